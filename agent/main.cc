@@ -1,0 +1,58 @@
+// perfgate-agent: probe the machine, run suites through the measurement
+// engine, stream every sample to the coordinator.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "agent/agent.h"
+
+int main(int argc, char** argv) {
+  perfgate::agent::AgentConfig config;
+  CLI::App app{"perfgate-agent: run benchmark suites and stream samples to a perfgate coordinator"};
+  app.set_config("--config", "", "TOML/INI file with option values (flags and PERFGATE_* override it)");
+  app.require_subcommand(1);
+
+  auto add_selection = [&](CLI::App* cmd) {
+    cmd->add_option("--suite", config.suites, "Suites to run (default: all built in)")
+        ->envname("PERFGATE_SUITES")->delimiter(',');
+    cmd->add_option("--filter", config.filters, "Globs over benchmark keys, e.g. 'kernels/sgemm*'")
+        ->delimiter(';');
+    cmd->add_option("--set", config.sets, "Override a parameter's values: NAME=V1,V2");
+  };
+
+  CLI::App* run = app.add_subcommand("run", "Measure the selected cases and stream them to the coordinator");
+  add_selection(run);
+  run->add_option("--coordinator", config.coordinator, "Coordinator address host:port")
+      ->envname("PERFGATE_COORDINATOR")->capture_default_str();
+  run->add_option("--token-file", config.token_file, "File holding this agent's bearer token")
+      ->envname("PERFGATE_TOKEN_FILE");
+  run->add_option("--agent-name", config.agent_name, "Agent name (default: hostname)")
+      ->envname("PERFGATE_AGENT_NAME");
+  run->add_option("--repo", config.repo, "Repository under test")->envname("PERFGATE_REPO");
+  run->add_option("--branch", config.branch, "Branch under test (default: git, else 'local')")
+      ->envname("PERFGATE_BRANCH");
+  run->add_option("--commit", config.commit, "Commit under test (default: git HEAD)")
+      ->envname("PERFGATE_COMMIT");
+  run->add_option("--trigger", config.trigger, "ci, sweep or manual")
+      ->envname("PERFGATE_TRIGGER")->check(CLI::IsMember({"ci", "sweep", "manual"}))->capture_default_str();
+  run->add_option("--ci-job", config.ci_job, "CI job id")->envname("PERFGATE_CI_JOB");
+  run->add_option("--run-id-file", config.run_id_file, "Write the run id to this file");
+  run->add_option("--inject-slowdown", config.slowdowns,
+                  "CASE=PCT: add real work worth PCT % of the case's time (proves the gate)");
+  run->add_option("--min-samples", config.engine.min_samples, "Samples before the case may stop")->capture_default_str()->check(CLI::Range(2u, 1000000u));
+  run->add_option("--min-time", config.engine.min_time_s, "Seconds of samples before the case may stop")->capture_default_str()->check(CLI::NonNegativeNumber);
+  run->add_option("--max-noise", config.max_noise_pct, "Noise target in percent (stdev/mean)")->capture_default_str()->check(CLI::PositiveNumber);
+  run->add_option("--timeout", config.engine.timeout_s, "Per-case time limit in seconds")->envname("PERFGATE_CASE_TIMEOUT")->capture_default_str()->check(CLI::PositiveNumber);
+
+  CLI::App* list = app.add_subcommand("list", "Print the cases and metrics the suites offer here");
+  add_selection(list);
+  app.add_subcommand("probe", "Print the SKU and environment this machine reports");
+
+  CLI11_PARSE(app, argc, argv);
+  if (run->parsed()) return perfgate::agent::RunCommand(config);
+  if (list->parsed()) return perfgate::agent::ListCommand(config);
+  return perfgate::agent::ProbeCommand();
+}

@@ -1,0 +1,80 @@
+#include "agent/runner.h"
+
+#include <cmath>
+#include <exception>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/identity.h"
+#include "common/stats.h"
+
+namespace perfgate::agent {
+
+absl::StatusOr<Slowdown> ParseSlowdown(const std::string& spec) {
+  const size_t eq = spec.rfind('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--inject-slowdown '", spec, "': expected CASE=PCT, e.g. 'kernels/triad*=25'"));
+  }
+  double pct = 0;
+  std::string num = spec.substr(eq + 1);
+  if (!num.empty() && num.back() == '%') num.pop_back();
+  if (!absl::SimpleAtod(num, &pct) || !std::isfinite(pct) || pct <= 0 || pct > 1000) {
+    return absl::InvalidArgumentError(absl::StrCat("--inject-slowdown '", spec, "': PCT '",
+                                                   spec.substr(eq + 1),
+                                                   "' must be a number in (0, 1000]"));
+  }
+  return Slowdown{spec.substr(0, eq), pct / 100.0};
+}
+
+CaseResult RunCase(const suites::CaseInstance& instance, const RunnerOptions& options) {
+  double fraction = 0;
+  const std::string key = instance.id.Key();
+  for (const Slowdown& s : options.slowdowns) {
+    if (GlobMatch(s.pattern, key)) fraction = s.fraction;
+  }
+  suites::State state(instance.id, instance.spec->metrics, options.engine, fraction);
+  try {
+    instance.spec->body(state);
+  } catch (const std::exception& e) {
+    state.Fail(absl::StrCat("the case threw: ", e.what()));
+  } catch (...) {
+    state.Fail("the case threw a non-standard exception");
+  }
+  CaseResult r = state.TakeResult();
+  if (fraction > 0) absl::StrAppend(&r.reason, r.reason.empty() ? "" : "; ", "injected slowdown ", fraction * 100, " %");
+  return r;
+}
+
+absl::Status RunCases(const std::vector<suites::CaseInstance>& cases, const RunnerOptions& options,
+                      const std::function<absl::Status(CaseResult)>& sink) {
+  for (const suites::CaseInstance& c : cases) {
+    absl::Status s = sink(RunCase(c, options));
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+std::string FormatSummaryTable(const std::vector<CaseResult>& cases) {
+  size_t width = 9;
+  for (const CaseResult& c : cases) width = std::max(width, c.benchmark.Key().size());
+  std::string out = absl::StrFormat("%-*s  %-10s  %14s %-8s %7s %6s  %s\n", static_cast<int>(width),
+                                    "benchmark", "metric", "median", "unit", "noise", "n", "status");
+  for (const CaseResult& c : cases) {
+    for (size_t m = 0; m < c.metrics.size(); ++m) {
+      std::vector<double> v;
+      for (const Sample& s : c.samples) {
+        if (!s.throttled) v.push_back(s.values[m]);
+      }
+      const double median = stats::Median(v);
+      absl::StrAppendFormat(&out, "%-*s  %-10s  %14.4g %-8s %6.2f%% %6zu  %s\n",
+                            static_cast<int>(width), m == 0 ? c.benchmark.Key() : "",
+                            c.metrics[m].name, median, c.metrics[m].unit,
+                            stats::Noise(v) * 100, v.size(), m == 0 ? ToString(c.status) : "");
+    }
+  }
+  return out;
+}
+
+}  // namespace perfgate::agent

@@ -1,0 +1,42 @@
+// Runs selected cases through the measurement engine, one after another, and
+// hands each finished case to a sink (the coordinator stream).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/engine.h"
+#include "common/model.h"
+#include "suites/registry.h"
+
+namespace perfgate::agent {
+
+/// A known slowdown injected into the cases whose key matches `pattern`.
+struct Slowdown {
+  std::string pattern;  // glob over benchmark keys
+  double fraction = 0;  // 0.25 = 25 % more time
+};
+
+/// Parses "CASE=PCT" (CASE a glob over keys, which may contain '=' themselves:
+/// the last '=' separates), e.g. "kernels/triad*=25".
+absl::StatusOr<Slowdown> ParseSlowdown(const std::string& spec);
+
+struct RunnerOptions {
+  EngineOptions engine;
+  std::vector<Slowdown> slowdowns;
+};
+
+/// Runs one case: exceptions from its body fail the case, never the agent.
+CaseResult RunCase(const suites::CaseInstance& instance, const RunnerOptions& options);
+
+/// Runs every case in order, calling `sink` after each; stops at the first
+/// error the sink returns and returns it.
+absl::Status RunCases(const std::vector<suites::CaseInstance>& cases, const RunnerOptions& options,
+                      const std::function<absl::Status(CaseResult)>& sink);
+
+/// A short table of the finished cases: key, metric, median, noise, samples, status.
+std::string FormatSummaryTable(const std::vector<CaseResult>& cases);
+
+}  // namespace perfgate::agent

@@ -1,0 +1,87 @@
+// The measurement engine for host-timed cases (methodology.md §1): warm-up,
+// then samples until the stopping rule says enough — the noise target met
+// after a minimum of samples and time, the noise plateaued above target, or
+// the per-case timeout. The rule itself is pure logic, so it is tested with
+// made-up sample times; the clock is an interface for the same reason.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace perfgate {
+
+/// Options of the stopping rule and the sampling loop. Defaults follow
+/// nvbench's stdrel criterion.
+struct EngineOptions {
+  unsigned warmup_runs = 1;        // untimed calls before the first sample
+  unsigned min_samples = 10;       // never stop before this many samples
+  double min_time_s = 0.5;         // nor before the samples sum to this
+  double max_noise = 0.005;        // stdev/mean target (0.5 %)
+  double timeout_s = 15.0;         // per case, wall time including warm-up
+  unsigned plateau_window = 32;    // noise values looked at for a plateau
+  double plateau_rel_stdev = 0.05; // plateau when noise varies less than this
+  unsigned max_samples = 100000;   // a hard cap, reported as a timeout
+};
+
+/// Why sampling stopped.
+enum class StopReason { kContinue, kNoiseTarget, kPlateau, kTimeout };
+
+/// "noise_target", "plateau", "timeout" or "continue".
+const char* ToString(StopReason r);
+
+/// nvbench-style stdrel stopping rule over unthrottled sample times.
+class StoppingRule {
+ public:
+  explicit StoppingRule(const EngineOptions& options);
+
+  /// Records one sample (seconds). Throttled samples count toward the time
+  /// spent but not toward the statistics. `elapsed_s` is the case's wall time
+  /// so far. Returns whether to stop and why.
+  StopReason Add(double sample_s, bool throttled, double elapsed_s);
+
+  /// Current relative noise (stdev/mean, Bessel) of the unthrottled samples.
+  double noise() const { return noise_; }
+  /// Unthrottled samples recorded.
+  size_t samples() const { return times_.size(); }
+
+ private:
+  EngineOptions options_;
+  std::vector<double> times_;
+  std::vector<double> noise_history_;
+  double total_s_ = 0;
+  unsigned count_ = 0;  // all samples, throttled included
+  double noise_ = 0;
+  double sum_ = 0, sum_sq_ = 0;
+};
+
+/// A monotonic clock in seconds; tests substitute a fake one.
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual double Now() = 0;
+};
+
+/// std::chrono::steady_clock.
+Clock& SteadyClock();
+
+/// What a host measurement produced.
+struct HostMeasurement {
+  std::vector<double> sample_s;  // one per sample, time per iteration
+  std::vector<bool> throttled;   // same length
+  StopReason reason = StopReason::kContinue;
+  double noise = 0;
+};
+
+/// Times `iteration` on the host: warm-up, then one call per sample until the
+/// stopping rule stops. When `inject_fraction` > 0, each sample also performs
+/// real busy work for that fraction of the iteration's measured time, inside
+/// the timed region — the known slowdown that proves the gate works.
+HostMeasurement MeasureHost(const std::function<void()>& iteration, const EngineOptions& options,
+                            double inject_fraction = 0.0, Clock& clock = SteadyClock());
+
+/// Spins doing arithmetic until `seconds` have passed on `clock`.
+void BusyWork(double seconds, Clock& clock);
+
+}  // namespace perfgate

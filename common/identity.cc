@@ -1,0 +1,231 @@
+#include "common/identity.h"
+
+#include <openssl/sha.h>
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace perfgate {
+
+std::string BenchmarkId::Key() const {
+  std::string key = absl::StrCat(suite, "/", name);
+  if (!params.empty()) {
+    key += '{';
+    bool first = true;
+    for (const auto& [k, v] : params) {  // std::map keeps them sorted
+      if (!first) key += ',';
+      first = false;
+      absl::StrAppend(&key, k, "=", v);
+    }
+    key += '}';
+  }
+  return key;
+}
+
+std::string Environment::Hash() const {
+  std::string canonical = absl::StrCat("sku=", sku, "\n");
+  for (const auto& [k, v] : fields) absl::StrAppend(&canonical, k, "=", v, "\n");
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(canonical.data()), canonical.size(), digest);
+  std::string hex;
+  hex.reserve(2 * SHA256_DIGEST_LENGTH);
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (unsigned char b : digest) {
+    hex += kHex[b >> 4];
+    hex += kHex[b & 0xf];
+  }
+  return hex;
+}
+
+namespace {
+
+bool ValidName(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<BenchmarkId> ParseBenchmarkKey(std::string_view key_view) {
+  const std::string key(key_view);
+  BenchmarkId id;
+  const size_t slash = key_view.find('/');
+  if (slash == std::string_view::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("benchmark key '", key, "' has no '/': expected suite/name{k=v,...}"));
+  }
+  id.suite = std::string(key_view.substr(0, slash));
+  std::string_view rest = key_view.substr(slash + 1);
+  const size_t brace = rest.find('{');
+  id.name = std::string(rest.substr(0, brace));
+  if (!ValidName(id.suite) || !ValidName(id.name)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "benchmark key '", key, "': suite and name must be non-empty [A-Za-z0-9_.-]"));
+  }
+  if (brace == std::string_view::npos) return id;
+  if (rest.back() != '}') {
+    return absl::InvalidArgumentError(absl::StrCat("benchmark key '", key, "' lacks a closing '}'"));
+  }
+  std::string_view body = rest.substr(brace + 1, rest.size() - brace - 2);
+  while (!body.empty()) {
+    const size_t comma = body.find(',');
+    std::string_view kv = body.substr(0, comma);
+    const size_t eq = kv.find('=');
+    if (eq == std::string_view::npos || eq == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("benchmark key '", key, "': parameter '", std::string(kv), "' is not k=v"));
+    }
+    id.params[std::string(kv.substr(0, eq))] = std::string(kv.substr(eq + 1));
+    if (comma == std::string_view::npos) break;
+    body.remove_prefix(comma + 1);
+  }
+  return id;
+}
+
+std::string Slug(std::string_view text) {
+  std::string out;
+  bool dash = false;
+  for (char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      if (dash && !out.empty()) out += '-';
+      dash = false;
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else {
+      dash = true;
+    }
+  }
+  return out;
+}
+
+std::string CpuSkuKey(std::string_view vendor_id, std::string_view model_name) {
+  std::string vendor;
+  if (vendor_id == "AuthenticAMD") {
+    vendor = "amd";
+  } else if (vendor_id == "GenuineIntel") {
+    vendor = "intel";
+  } else {
+    vendor = Slug(vendor_id);
+    if (vendor.empty()) vendor = "unknown";
+  }
+  std::string model = Slug(model_name);
+  // Drop words that describe marketing or core counts rather than the part.
+  static constexpr std::string_view kNoise[] = {"-processor", "-cpu", "(r)", "-r-", "-tm-"};
+  for (std::string_view n : kNoise) {
+    size_t pos;
+    while ((pos = model.find(n)) != std::string::npos) model.erase(pos, n.size());
+  }
+  // "amd-epyc-7b13-64-core" -> keep up to the core-count word.
+  if (size_t pos = model.find("-core"); pos != std::string::npos) {
+    size_t start = model.rfind('-', pos - 1);
+    model.erase(start == std::string::npos ? pos : start);
+  }
+  // "intel-xeon-platinum-8480-2-00ghz": the clock is noise too.
+  if (size_t pos = model.find("ghz"); pos != std::string::npos) {
+    size_t cut = model.rfind("-", model.rfind("-", pos) - 1);
+    if (cut != std::string::npos) model.erase(cut);
+  }
+  if (model.rfind(vendor + "-", 0) == 0) model.erase(0, vendor.size() + 1);
+  while (!model.empty() && model.back() == '-') model.pop_back();
+  if (model.empty()) model = "unknown";
+  return absl::StrCat("cpu-", vendor, "-", model);
+}
+
+std::string GpuSkuKey(std::string_view device_name, uint64_t total_memory_bytes) {
+  std::string slug = Slug(device_name);
+  if (slug.rfind("nvidia-", 0) == 0) slug.erase(0, 7);
+  const long gib = std::lround(static_cast<double>(total_memory_bytes) / (1024.0 * 1024 * 1024));
+  auto has = [&](std::string_view w) { return slug.find(w) != std::string::npos; };
+  // Memory as marketed: 80 GB parts report ~79.2 GiB, 40 GB ~39.4 GiB.
+  auto marketed = [&](long g) -> long {
+    static constexpr long kSizes[] = {16, 24, 32, 40, 48, 80, 94, 96, 141, 144, 180, 192};
+    for (long s : kSizes) {
+      if (std::labs(g - s) <= 2) return s;
+    }
+    return g;
+  };
+  const std::string mem = absl::StrCat(marketed(gib), "gb");
+  if (has("gh200")) return "gh200-" + mem;
+  if (has("h200")) return "h200-" + mem;
+  if (has("h100")) {
+    if (has("nvl")) return "h100-nvl-" + mem;
+    if (has("pcie")) return "h100-pcie-" + mem;
+    return "h100-sxm5-" + mem;
+  }
+  if (has("b200")) return "b200-" + mem;
+  if (has("a100")) {
+    if (has("pcie")) return "a100-pcie-" + mem;
+    return "a100-sxm4-" + mem;
+  }
+  if (has("l40s")) return "l40s-" + mem;
+  if (has("l4")) return "l4-" + mem;
+  return slug.empty() ? "gpu-unknown-" + mem : slug + "-" + mem;
+}
+
+const std::vector<std::string>& KnownSkuExamples() {
+  static const std::vector<std::string> kExamples = {
+      "h100-sxm5-80gb", "h100-pcie-80gb", "h100-nvl-94gb",  "h200-141gb",
+      "gh200-96gb",     "gh200-144gb",    "b200-180gb",     "a100-sxm4-40gb",
+      "a100-sxm4-80gb", "a100-pcie-40gb", "a100-pcie-80gb", "l40s-48gb",
+      "l4-24gb",        "cpu-amd-epyc",   "cpu-intel-xeon", "cpu-arm-neoverse",
+  };
+  return kExamples;
+}
+
+bool GlobMatch(std::string_view p, std::string_view t) {
+  size_t pi = 0, ti = 0, star = std::string_view::npos, mark = 0;
+  while (ti < t.size()) {
+    if (pi < p.size() && (p[pi] == '?' || p[pi] == t[ti])) {
+      ++pi;
+      ++ti;
+    } else if (pi < p.size() && p[pi] == '*') {
+      star = pi++;
+      mark = ti;
+    } else if (star != std::string_view::npos) {
+      pi = star + 1;
+      ti = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (pi < p.size() && p[pi] == '*') ++pi;
+  return pi == p.size();
+}
+
+std::string NewUuid() {
+  std::random_device rd;
+  std::uniform_int_distribution<unsigned> byte(0, 255);
+  unsigned char b[16];
+  for (auto& x : b) x = static_cast<unsigned char>(byte(rd));
+  b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);
+  b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);
+  char out[37];
+  std::snprintf(out, sizeof out,
+                "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+                b[15]);
+  return out;
+}
+
+bool IsUuid(std::string_view s) {
+  if (s.size() != 36) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i == 8 || i == 13 || i == 18 || i == 23) {
+      if (s[i] != '-') return false;
+    } else if (!std::isxdigit(static_cast<unsigned char>(s[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace perfgate

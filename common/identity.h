@@ -1,0 +1,43 @@
+// Identities of benchmarks and SKUs: the keys under which numbers are stored
+// and compared.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/model.h"
+
+namespace perfgate {
+
+/// Parses "suite/name{k=v,...}" (the form BenchmarkId::Key() prints).
+absl::StatusOr<BenchmarkId> ParseBenchmarkKey(std::string_view key);
+
+/// Lower-case, non-alphanumerics folded into single dashes, trimmed.
+std::string Slug(std::string_view text);
+
+/// SKU key of a host CPU: "cpu-<vendor>-<model>", e.g.
+/// ("AuthenticAMD", "AMD EPYC 7B13 64-Core Processor") -> "cpu-amd-epyc-7b13".
+std::string CpuSkuKey(std::string_view vendor_id, std::string_view model_name);
+
+/// SKU key of a GPU from its name and memory size, e.g.
+/// ("NVIDIA H100 80GB HBM3", 85'520'809'984) -> "h100-sxm5-80gb".
+std::string GpuSkuKey(std::string_view device_name, uint64_t total_memory_bytes);
+
+/// Families of SKU keys perfgate knows ("h100-*", "cpu-*", ...). A policy SKU
+/// pattern must match at least one of these examples to be accepted.
+const std::vector<std::string>& KnownSkuExamples();
+
+/// Shell-style match: '*' any run of characters, '?' one character.
+bool GlobMatch(std::string_view pattern, std::string_view text);
+
+/// A fresh random (version 4) UUID in canonical text form.
+std::string NewUuid();
+
+/// True when s is a canonical UUID (8-4-4-4-12 hex digits).
+bool IsUuid(std::string_view s);
+
+}  // namespace perfgate

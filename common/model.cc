@@ -1,0 +1,63 @@
+#include "common/model.h"
+
+#include <array>
+#include <utility>
+
+namespace perfgate {
+namespace {
+
+template <typename E, size_t N>
+const char* Name(const std::array<std::pair<E, const char*>, N>& table, E e) {
+  for (const auto& [v, n] : table) {
+    if (v == e) return n;
+  }
+  return "unspecified";
+}
+
+template <typename E, size_t N>
+bool Parse(const std::array<std::pair<E, const char*>, N>& table, const std::string& s, E* out) {
+  for (const auto& [v, n] : table) {
+    if (s == n) {
+      *out = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+constexpr std::array<std::pair<Direction, const char*>, 2> kDirections{{
+    {Direction::kHigherIsBetter, "higher_is_better"},
+    {Direction::kLowerIsBetter, "lower_is_better"},
+}};
+constexpr std::array<std::pair<CaseStatus, const char*>, 5> kCaseStatuses{{
+    {CaseStatus::kUnspecified, "unspecified"},
+    {CaseStatus::kOk, "ok"},
+    {CaseStatus::kTimedOut, "timed_out"},
+    {CaseStatus::kSkipped, "skipped"},
+    {CaseStatus::kFailed, "failed"},
+}};
+constexpr std::array<std::pair<Trigger, const char*>, 4> kTriggers{{
+    {Trigger::kUnspecified, "unspecified"},
+    {Trigger::kCi, "ci"},
+    {Trigger::kSweep, "sweep"},
+    {Trigger::kManual, "manual"},
+}};
+constexpr std::array<std::pair<RunStatus, const char*>, 4> kRunStatuses{{
+    {RunStatus::kUnspecified, "unspecified"},
+    {RunStatus::kRunning, "running"},
+    {RunStatus::kComplete, "complete"},
+    {RunStatus::kFailed, "failed"},
+}};
+
+}  // namespace
+
+const char* ToString(Direction d) { return Name(kDirections, d); }
+const char* ToString(CaseStatus s) { return Name(kCaseStatuses, s); }
+const char* ToString(Trigger t) { return Name(kTriggers, t); }
+const char* ToString(RunStatus s) { return Name(kRunStatuses, s); }
+bool ParseDirection(const std::string& s, Direction* out) { return Parse(kDirections, s, out); }
+bool ParseCaseStatus(const std::string& s, CaseStatus* out) { return Parse(kCaseStatuses, s, out); }
+bool ParseTrigger(const std::string& s, Trigger* out) { return Parse(kTriggers, s, out); }
+bool ParseRunStatus(const std::string& s, RunStatus* out) { return Parse(kRunStatuses, s, out); }
+
+}  // namespace perfgate

@@ -1,0 +1,110 @@
+// Domain types shared by the agent, the suites and the coordinator. They carry
+// no wire or database concerns; proto/convert.h maps them to messages.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace perfgate {
+
+/// Which way a metric improves.
+enum class Direction { kHigherIsBetter, kLowerIsBetter };
+
+/// One quantity a case reports: name unique within the case, unit, direction.
+struct MetricSpec {
+  std::string name;
+  std::string unit;
+  Direction direction = Direction::kLowerIsBetter;
+  bool operator==(const MetricSpec&) const = default;
+};
+
+/// A benchmark case's identity: suite/name{k=v,...}, parameters sorted.
+struct BenchmarkId {
+  std::string suite;
+  std::string name;
+  std::map<std::string, std::string> params;
+
+  /// The canonical key, e.g. "kernels/copy{bytes=268435456}".
+  std::string Key() const;
+  bool operator==(const BenchmarkId&) const = default;
+};
+
+/// One timed sample: a value per metric (same order as the case's metrics).
+struct Sample {
+  uint32_t index = 0;
+  std::vector<double> values;
+  bool throttled = false;
+};
+
+/// How a case ended on the agent.
+enum class CaseStatus { kUnspecified, kOk, kTimedOut, kSkipped, kFailed };
+
+/// Samples of one case (or part of one) and, when complete, how it ended.
+struct CaseResult {
+  BenchmarkId benchmark;
+  std::vector<MetricSpec> metrics;
+  std::vector<Sample> samples;
+  CaseStatus status = CaseStatus::kUnspecified;
+  std::string reason;
+  double noise = 0.0;
+};
+
+/// Every field that can move a number, plus the normalized SKU key.
+struct Environment {
+  std::string sku;
+  std::map<std::string, std::string> fields;
+
+  /// Hex SHA-256 of the SKU and the sorted fields; equal content, equal hash.
+  std::string Hash() const;
+};
+
+/// Why a run was made.
+enum class Trigger { kUnspecified, kCi, kSweep, kManual };
+
+/// How a run ended.
+enum class RunStatus { kUnspecified, kRunning, kComplete, kFailed };
+
+using TimePoint = std::chrono::system_clock::time_point;
+
+/// What the agent knows about a run when it opens it.
+struct RunMeta {
+  std::string run_id;  // UUID made by the agent
+  std::string agent_name;
+  Environment environment;
+  std::string repo;
+  std::string branch;
+  std::string commit;
+  Trigger trigger = Trigger::kManual;
+  std::string ci_job;
+  std::string node;
+  TimePoint started_at{};
+  std::vector<std::string> parent_commits;  // nearest first
+};
+
+/// Per-run statistics of one metric of one case.
+struct MetricSummary {
+  std::string benchmark;  // BenchmarkId::Key()
+  std::string metric;
+  std::string unit;
+  Direction direction = Direction::kLowerIsBetter;
+  uint32_t n = 0;            // unthrottled samples summarized
+  uint32_t n_throttled = 0;  // samples left out
+  double median = 0, mean = 0, stdev = 0, min = 0, max = 0, noise = 0;
+  CaseStatus status = CaseStatus::kUnspecified;
+  std::string reason;
+};
+
+/// Names used in messages and storage for the enums above.
+const char* ToString(Direction d);
+const char* ToString(CaseStatus s);
+const char* ToString(Trigger t);
+const char* ToString(RunStatus s);
+bool ParseDirection(const std::string& s, Direction* out);
+bool ParseCaseStatus(const std::string& s, CaseStatus* out);
+bool ParseTrigger(const std::string& s, Trigger* out);
+bool ParseRunStatus(const std::string& s, RunStatus* out);
+
+}  // namespace perfgate

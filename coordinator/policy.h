@@ -1,0 +1,66 @@
+// The gate policy: a YAML file versioned in the tested repository that sets,
+// per SKU pattern and per benchmark/metric pattern, the tolerated regression,
+// absolute floors, whether a metric gates, and which environment fields must
+// match for two runs to be compared.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace perfgate::coordinator {
+
+/// A benchmark/metric rule inside a SKU section (or at top level).
+struct PolicyRule {
+  std::string benchmark = "*";  // glob over BenchmarkId::Key()
+  std::string metric = "*";     // glob over the metric name
+  std::optional<double> tolerance;  // fraction, 0.05 = 5 %
+  std::optional<double> floor;      // absolute, in the metric's unit
+  std::optional<bool> gating;
+  int line = 0;  // 1-based line in the policy file, for messages
+};
+
+/// Settings that apply to the SKUs a pattern matches.
+struct SkuPolicy {
+  std::string pattern;  // glob over SKU keys, e.g. "h100-*"
+  std::optional<double> tolerance;
+  std::optional<bool> gating;
+  std::optional<std::vector<std::string>> match;
+  std::vector<PolicyRule> rules;
+  int line = 0;
+};
+
+/// What applies to one metric of one case on one SKU.
+struct ResolvedRule {
+  double tolerance = 0.03;
+  std::optional<double> floor;
+  bool gating = true;
+};
+
+/// A parsed, validated policy. Later, more specific entries win: top-level
+/// defaults, then rules at top level, then each matching SKU section in file
+/// order (its own settings, then its rules in order).
+struct Policy {
+  int version = 1;
+  double tolerance = 0.03;  // default tolerated regression
+  bool gating = true;
+  unsigned history = 5;     // K: baseline runs to compare against
+  std::vector<std::string> match;  // environment fields that must be equal
+  std::vector<PolicyRule> rules;
+  std::vector<SkuPolicy> skus;
+
+  /// The settings for metric `metric` of case `benchmark_key` on `sku`.
+  ResolvedRule Resolve(const std::string& sku, const std::string& benchmark_key,
+                       const std::string& metric) const;
+  /// Environment fields that must match on `sku`.
+  std::vector<std::string> MatchFields(const std::string& sku) const;
+};
+
+/// Parses and validates a policy. Errors are INVALID_ARGUMENT with
+/// "<file_name>:<line>: <reason>", e.g. "perfgate.yaml:7: unknown key
+/// 'tolerence' (expected one of: ...)".
+absl::StatusOr<Policy> ParsePolicy(const std::string& yaml_text, const std::string& file_name);
+
+}  // namespace perfgate::coordinator

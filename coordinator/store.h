@@ -1,0 +1,137 @@
+// PostgreSQL storage of agents, environments, runs, samples, summaries and
+// gate reports, through libpqxx. Every write that belongs together is one
+// transaction; libpqxx exceptions never leave this module (they become
+// statuses: connection trouble -> UNAVAILABLE, constraint misuse ->
+// INVALID_ARGUMENT / FAILED_PRECONDITION, missing rows -> NOT_FOUND).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/model.h"
+
+namespace perfgate::coordinator {
+
+/// A stored run as the queries and the gate see it.
+struct RunRecord {
+  RunMeta meta;
+  RunStatus status = RunStatus::kUnspecified;
+  std::optional<TimePoint> finished_at;
+  uint64_t samples = 0;  // samples stored for the run (a sample carries all metrics of its case)
+  std::string failure_reason;
+};
+
+/// What StoreBatch did.
+struct BatchOutcome {
+  bool duplicate = false;       // (run, sequence) had been stored before
+  uint32_t samples_stored = 0;  // samples written by this call (0 for a duplicate)
+};
+
+/// What CloseRun did.
+struct CloseOutcome {
+  uint32_t cases = 0;    // benchmark cases summarized
+  uint64_t samples = 0;  // samples stored for the run
+};
+
+/// One point of a metric's history: a run's median.
+struct HistoryPoint {
+  std::string run_id, commit, branch, node;
+  TimePoint finished_at{};
+  double median = 0;
+  uint32_t n = 0;
+};
+
+/// The series of one metric, oldest first.
+struct HistorySeries {
+  std::string unit;
+  Direction direction = Direction::kLowerIsBetter;
+  std::vector<HistoryPoint> points;
+};
+
+/// Which runs may serve as the baseline of a gate.
+struct BaselineQuery {
+  std::string branch;                         // runs of this branch
+  std::string sku;                            // on this SKU
+  std::string exclude_run_id;                 // never the candidate itself
+  std::vector<std::string> allowed_commits;   // when non-empty, only these commits
+  uint32_t limit = 5;                         // the newest K
+};
+
+class Store {
+ public:
+  /// Connects with a libpq connection string ("host=... port=... dbname=...
+  /// user=..."), keeping up to pool_size connections open.
+  static absl::StatusOr<std::unique_ptr<Store>> Connect(const std::string& conninfo,
+                                                        int pool_size = 4);
+  ~Store();
+
+  /// Applies every migration not yet applied, each in its own transaction,
+  /// and records it in schema_migrations. Safe to call concurrently and twice.
+  absl::Status Migrate();
+  /// Highest applied migration version (0 when none).
+  absl::StatusOr<int> SchemaVersion();
+  /// Highest migration version this binary knows.
+  static int LatestSchemaVersion();
+
+  /// Creates the agent or refreshes its hostname/version/last_seen; returns its id.
+  absl::StatusOr<int64_t> RegisterAgent(const std::string& name, const std::string& hostname,
+                                        const std::string& version);
+
+  /// Creates a run (environment deduplicated by hash). Returns true when a run
+  /// with this id already existed and is still running (a resend: nothing
+  /// changes). NOT_FOUND for an unregistered agent; ALREADY_EXISTS when the id
+  /// belongs to a finished run.
+  absl::StatusOr<bool> OpenRun(const RunMeta& meta);
+
+  /// Stores one batch in one transaction: benchmarks and metrics upserted,
+  /// samples written with COPY, (run, sequence) recorded. A batch already
+  /// stored returns duplicate=true and writes nothing. NOT_FOUND for an
+  /// unknown run, FAILED_PRECONDITION for a run that is not running,
+  /// INVALID_ARGUMENT when a case's samples do not match its metrics or a
+  /// case's metrics differ from those stored for it before.
+  absl::StatusOr<BatchOutcome> StoreBatch(const std::string& run_id, uint64_t sequence,
+                                          const std::vector<CaseResult>& cases);
+
+  /// Finishes a run: checks batches 1..last_sequence are all stored
+  /// (FAILED_PRECONDITION naming the first missing one otherwise), computes
+  /// per-metric summaries over unthrottled samples with common/stats, records
+  /// each case's final status, sets status and finished_at. Closing an already
+  /// closed run with the same status is accepted and changes nothing.
+  absl::StatusOr<CloseOutcome> CloseRun(const std::string& run_id, RunStatus status,
+                                        uint64_t last_sequence, const std::string& reason);
+
+  /// One run. NOT_FOUND when unknown.
+  absl::StatusOr<RunRecord> GetRun(const std::string& run_id);
+  /// Newest first; empty filters match all.
+  absl::StatusOr<std::vector<RunRecord>> ListRuns(const std::string& branch, const std::string& sku,
+                                                  uint32_t limit);
+  /// Per-metric summaries of a run, ordered by benchmark key then metric.
+  absl::StatusOr<std::vector<MetricSummary>> GetSummaries(const std::string& run_id);
+  /// Complete runs matching q, newest finished first.
+  absl::StatusOr<std::vector<RunRecord>> FindBaselineRuns(const BaselineQuery& q);
+  /// Run medians of one metric over complete runs, oldest first, at most limit
+  /// newest points. Empty sku/branch match all.
+  absl::StatusOr<HistorySeries> GetHistory(const std::string& benchmark_key,
+                                           const std::string& metric, const std::string& sku,
+                                           const std::string& branch, uint32_t limit);
+
+  /// Stores a gate report (its JSON form) and returns its id.
+  absl::StatusOr<int64_t> SaveGateReport(const std::string& candidate_run_id,
+                                         const std::string& baseline_branch,
+                                         const std::string& outcome,
+                                         const std::string& report_json);
+  /// The JSON of a stored report. NOT_FOUND when unknown.
+  absl::StatusOr<std::string> GetGateReport(int64_t report_id);
+
+ private:
+  class Pool;
+  explicit Store(std::unique_ptr<Pool> pool);
+  std::unique_ptr<Pool> pool_;
+};
+
+}  // namespace perfgate::coordinator

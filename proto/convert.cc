@@ -1,0 +1,234 @@
+#include "proto/convert.h"
+
+#include <cmath>
+#include <set>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "common/identity.h"
+
+namespace perfgate::wire {
+namespace {
+
+absl::Status Bad(const std::string& field, const std::string& why) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", why));
+}
+
+bool ValidToken(const std::string& s) {
+  if (s.empty() || s.size() > 200) return false;
+  for (char c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == '/' || c == '{' || c == '}' || c == ',' ||
+        c == '=') {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+v1::Direction ToProto(Direction d) {
+  return d == Direction::kHigherIsBetter ? v1::HIGHER_IS_BETTER : v1::LOWER_IS_BETTER;
+}
+
+v1::CaseStatus ToProto(CaseStatus s) {
+  switch (s) {
+    case CaseStatus::kOk: return v1::CASE_OK;
+    case CaseStatus::kTimedOut: return v1::CASE_TIMED_OUT;
+    case CaseStatus::kSkipped: return v1::CASE_SKIPPED;
+    case CaseStatus::kFailed: return v1::CASE_FAILED;
+    case CaseStatus::kUnspecified: break;
+  }
+  return v1::CASE_STATUS_UNSPECIFIED;
+}
+
+v1::Trigger ToProto(Trigger t) {
+  switch (t) {
+    case Trigger::kCi: return v1::TRIGGER_CI;
+    case Trigger::kSweep: return v1::TRIGGER_SWEEP;
+    case Trigger::kManual: return v1::TRIGGER_MANUAL;
+    case Trigger::kUnspecified: break;
+  }
+  return v1::TRIGGER_UNSPECIFIED;
+}
+
+v1::RunStatus ToProto(RunStatus s) {
+  switch (s) {
+    case RunStatus::kRunning: return v1::RUN_RUNNING;
+    case RunStatus::kComplete: return v1::RUN_COMPLETE;
+    case RunStatus::kFailed: return v1::RUN_FAILED;
+    case RunStatus::kUnspecified: break;
+  }
+  return v1::RUN_STATUS_UNSPECIFIED;
+}
+
+void ToProto(const BenchmarkId& id, v1::BenchmarkId* out) {
+  out->set_suite(id.suite);
+  out->set_name(id.name);
+  for (const auto& [k, v] : id.params) (*out->mutable_params())[k] = v;
+}
+
+void ToProto(const MetricSpec& m, v1::MetricSpec* out) {
+  out->set_name(m.name);
+  out->set_unit(m.unit);
+  out->set_direction(ToProto(m.direction));
+}
+
+void ToProto(const CaseResult& c, v1::CaseResult* out) {
+  ToProto(c.benchmark, out->mutable_benchmark());
+  for (const MetricSpec& m : c.metrics) ToProto(m, out->add_metrics());
+  for (const Sample& s : c.samples) {
+    v1::Sample* ps = out->add_samples();
+    ps->set_index(s.index);
+    ps->set_throttled(s.throttled);
+    for (double v : s.values) ps->add_values(v);
+  }
+  out->set_status(ToProto(c.status));
+  out->set_reason(c.reason);
+  out->set_noise(c.noise);
+}
+
+void ToProto(const Environment& e, v1::Environment* out) {
+  out->set_sku(e.sku);
+  for (const auto& [k, v] : e.fields) (*out->mutable_fields())[k] = v;
+}
+
+void ToProto(TimePoint t, google::protobuf::Timestamp* out) {
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
+  out->set_seconds(us / 1000000);
+  out->set_nanos(static_cast<int32_t>((us % 1000000) * 1000));
+}
+
+void ToProto(const RunMeta& meta, v1::OpenRunRequest* out) {
+  out->set_run_id(meta.run_id);
+  out->set_agent_name(meta.agent_name);
+  ToProto(meta.environment, out->mutable_environment());
+  out->set_repo(meta.repo);
+  out->set_branch(meta.branch);
+  out->set_commit(meta.commit);
+  out->set_trigger(ToProto(meta.trigger));
+  out->set_ci_job(meta.ci_job);
+  out->set_node(meta.node);
+  ToProto(meta.started_at, out->mutable_started_at());
+  for (const std::string& c : meta.parent_commits) out->add_parent_commits(c);
+}
+
+TimePoint FromProto(const google::protobuf::Timestamp& t) {
+  return TimePoint(std::chrono::duration_cast<TimePoint::duration>(
+      std::chrono::seconds(t.seconds()) + std::chrono::nanoseconds(t.nanos())));
+}
+
+Environment FromProto(const v1::Environment& e) {
+  Environment out;
+  out.sku = e.sku();
+  for (const auto& [k, v] : e.fields()) out.fields[k] = v;
+  return out;
+}
+
+BenchmarkId FromProto(const v1::BenchmarkId& id) {
+  BenchmarkId out;
+  out.suite = id.suite();
+  out.name = id.name();
+  for (const auto& [k, v] : id.params()) out.params[k] = v;
+  return out;
+}
+
+absl::StatusOr<Direction> FromProto(v1::Direction d, const std::string& field) {
+  switch (d) {
+    case v1::HIGHER_IS_BETTER: return Direction::kHigherIsBetter;
+    case v1::LOWER_IS_BETTER: return Direction::kLowerIsBetter;
+    default: return Bad(field, "must be HIGHER_IS_BETTER or LOWER_IS_BETTER");
+  }
+}
+
+absl::StatusOr<RunStatus> FromProto(v1::RunStatus s, const std::string& field) {
+  switch (s) {
+    case v1::RUN_RUNNING: return RunStatus::kRunning;
+    case v1::RUN_COMPLETE: return RunStatus::kComplete;
+    case v1::RUN_FAILED: return RunStatus::kFailed;
+    default: return Bad(field, "must be RUN_RUNNING, RUN_COMPLETE or RUN_FAILED");
+  }
+}
+
+absl::StatusOr<CaseResult> FromProto(const v1::CaseResult& c, const std::string& field) {
+  CaseResult out;
+  out.benchmark = FromProto(c.benchmark());
+  if (!ValidToken(out.benchmark.suite)) return Bad(field + ".benchmark.suite", "must be a non-empty name without / { } , =");
+  if (!ValidToken(out.benchmark.name)) return Bad(field + ".benchmark.name", "must be a non-empty name without / { } , =");
+  for (const auto& [k, v] : out.benchmark.params) {
+    if (!ValidToken(k)) return Bad(absl::StrCat(field, ".benchmark.params['", k, "']"), "parameter names must be non-empty, without / { } , =");
+    if (v.find_first_of("{},") != std::string::npos || v.empty()) {
+      return Bad(absl::StrCat(field, ".benchmark.params['", k, "']"), "value must be non-empty, without { } ,");
+    }
+  }
+  if (c.metrics().empty()) return Bad(field + ".metrics", "a case needs at least one metric");
+  std::set<std::string> names;
+  for (int i = 0; i < c.metrics_size(); ++i) {
+    const auto& m = c.metrics(i);
+    const std::string f = absl::StrCat(field, ".metrics[", i, "]");
+    if (!ValidToken(m.name())) return Bad(f + ".name", "must be a non-empty name");
+    if (!names.insert(m.name()).second) return Bad(f + ".name", absl::StrCat("'", m.name(), "' appears twice"));
+    if (m.unit().empty()) return Bad(f + ".unit", "must not be empty");
+    auto dir = FromProto(m.direction(), f + ".direction");
+    if (!dir.ok()) return dir.status();
+    out.metrics.push_back({m.name(), m.unit(), *dir});
+  }
+  for (int i = 0; i < c.samples_size(); ++i) {
+    const auto& s = c.samples(i);
+    const std::string f = absl::StrCat(field, ".samples[", i, "]");
+    if (s.values_size() != c.metrics_size()) {
+      return Bad(f + ".values", absl::StrCat("has ", s.values_size(), " values for ", c.metrics_size(), " metrics"));
+    }
+    Sample out_s;
+    out_s.index = s.index();
+    out_s.throttled = s.throttled();
+    for (int j = 0; j < s.values_size(); ++j) {
+      if (!std::isfinite(s.values(j))) {
+        return Bad(absl::StrCat(f, ".values[", j, "]"),
+                   absl::StrCat("metric '", c.metrics(j).name(), "' is ", s.values(j), "; samples must be finite"));
+      }
+      out_s.values.push_back(s.values(j));
+    }
+    out.samples.push_back(std::move(out_s));
+  }
+  switch (c.status()) {
+    case v1::CASE_STATUS_UNSPECIFIED: out.status = CaseStatus::kUnspecified; break;
+    case v1::CASE_OK: out.status = CaseStatus::kOk; break;
+    case v1::CASE_TIMED_OUT: out.status = CaseStatus::kTimedOut; break;
+    case v1::CASE_SKIPPED: out.status = CaseStatus::kSkipped; break;
+    case v1::CASE_FAILED: out.status = CaseStatus::kFailed; break;
+    default: return Bad(field + ".status", "unknown case status");
+  }
+  if (!std::isfinite(c.noise()) || c.noise() < 0) return Bad(field + ".noise", "must be finite and >= 0");
+  out.reason = c.reason();
+  out.noise = c.noise();
+  return out;
+}
+
+absl::StatusOr<RunMeta> FromProto(const v1::OpenRunRequest& r) {
+  RunMeta m;
+  if (!IsUuid(r.run_id())) return Bad("run_id", absl::StrCat("'", r.run_id(), "' is not a UUID"));
+  if (r.agent_name().empty()) return Bad("agent_name", "must not be empty");
+  if (r.environment().sku().empty()) return Bad("environment.sku", "must not be empty");
+  if (r.branch().empty()) return Bad("branch", "must not be empty");
+  m.run_id = r.run_id();
+  m.agent_name = r.agent_name();
+  m.environment = FromProto(r.environment());
+  m.repo = r.repo();
+  m.branch = r.branch();
+  m.commit = r.commit();
+  switch (r.trigger()) {
+    case v1::TRIGGER_CI: m.trigger = Trigger::kCi; break;
+    case v1::TRIGGER_SWEEP: m.trigger = Trigger::kSweep; break;
+    case v1::TRIGGER_MANUAL: m.trigger = Trigger::kManual; break;
+    default: return Bad("trigger", "must be TRIGGER_CI, TRIGGER_SWEEP or TRIGGER_MANUAL");
+  }
+  m.ci_job = r.ci_job();
+  m.node = r.node();
+  if (!r.has_started_at()) return Bad("started_at", "must be set");
+  m.started_at = FromProto(r.started_at());
+  for (const std::string& c : r.parent_commits()) m.parent_commits.push_back(c);
+  return m;
+}
+
+}  // namespace perfgate::wire

@@ -1,0 +1,38 @@
+// Conversion between the wire messages of perfgate.v1 and the domain types of
+// common/. Conversions from the wire validate and name the offending field.
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/model.h"
+#include "google/protobuf/timestamp.pb.h"
+#include "perfgate/v1/common.pb.h"
+#include "perfgate/v1/ingest.pb.h"
+
+namespace perfgate::wire {
+
+v1::Direction ToProto(Direction d);
+v1::CaseStatus ToProto(CaseStatus s);
+v1::Trigger ToProto(Trigger t);
+v1::RunStatus ToProto(RunStatus s);
+void ToProto(const BenchmarkId& id, v1::BenchmarkId* out);
+void ToProto(const MetricSpec& m, v1::MetricSpec* out);
+void ToProto(const CaseResult& c, v1::CaseResult* out);
+void ToProto(const Environment& e, v1::Environment* out);
+void ToProto(TimePoint t, google::protobuf::Timestamp* out);
+/// The OpenRun request for `meta`.
+void ToProto(const RunMeta& meta, v1::OpenRunRequest* out);
+
+TimePoint FromProto(const google::protobuf::Timestamp& t);
+Environment FromProto(const v1::Environment& e);
+BenchmarkId FromProto(const v1::BenchmarkId& id);
+
+/// Validates and converts a case; `field` prefixes messages ("cases[2]").
+absl::StatusOr<CaseResult> FromProto(const v1::CaseResult& c, const std::string& field);
+/// Validates and converts an OpenRun request.
+absl::StatusOr<RunMeta> FromProto(const v1::OpenRunRequest& r);
+absl::StatusOr<Direction> FromProto(v1::Direction d, const std::string& field);
+absl::StatusOr<RunStatus> FromProto(v1::RunStatus s, const std::string& field);
+
+}  // namespace perfgate::wire

@@ -1,0 +1,16 @@
+#include "suites/builtin.h"
+
+#include "suites/kernels/kernels.h"
+
+namespace perfgate::suites {
+
+const Registry& BuiltinRegistry() {
+  static const Registry registry = [] {
+    Registry r;
+    kernels::RegisterHost(r);
+    return r;
+  }();
+  return registry;
+}
+
+}  // namespace perfgate::suites

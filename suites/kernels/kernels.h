@@ -1,0 +1,27 @@
+// The kernels suite: memory bandwidth (copy, triad) and single-precision GEMM.
+// The host backend runs everywhere and is the correctness reference of the
+// CUDA backend.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "suites/registry.h"
+
+namespace perfgate::suites::kernels {
+
+/// Registers the host backend's cases: kernels/copy, kernels/triad, kernels/sgemm.
+void RegisterHost(Registry& registry);
+
+/// Reference triad a = b + scalar * c, used to verify every backend.
+void TriadReference(const double* b, const double* c, double scalar, double* a, size_t n);
+
+/// Reference single-precision GEMM C = A * B (row-major, M×K times K×N), a
+/// plain triple loop in double accumulation, for verifying small sizes.
+void GemmReference(const float* a, const float* b, float* c, int m, int n, int k);
+
+/// Fills with uniform values in [0.5, 1.5) from a fixed seed: never zeros.
+void FillRandom(float* data, size_t n, unsigned seed);
+void FillRandom(double* data, size_t n, unsigned seed);
+
+}  // namespace perfgate::suites::kernels

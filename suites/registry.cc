@@ -1,0 +1,196 @@
+#include "suites/registry.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/identity.h"
+
+namespace perfgate::suites {
+
+MetricSpec SpecOf(MetricKind kind) {
+  switch (kind) {
+    case MetricKind::kTime: return {"time", "ms", Direction::kLowerIsBetter};
+    case MetricKind::kBandwidth: return {"bandwidth", "GB/s", Direction::kHigherIsBetter};
+    case MetricKind::kThroughput: return {"throughput", "GFLOP/s", Direction::kHigherIsBetter};
+  }
+  std::abort();
+}
+
+State::State(BenchmarkId id, std::vector<MetricKind> metrics, EngineOptions options,
+             double inject_fraction)
+    : id_(std::move(id)),
+      metrics_(std::move(metrics)),
+      options_(options),
+      inject_fraction_(inject_fraction) {}
+
+const std::string& State::Param(const std::string& name) const {
+  auto it = id_.params.find(name);
+  if (it == id_.params.end()) {
+    std::fprintf(stderr, "perfgate: case %s reads undeclared parameter '%s'\n", id_.Key().c_str(),
+                 name.c_str());
+    std::abort();
+  }
+  return it->second;
+}
+
+int64_t State::IntParam(const std::string& name) {
+  int64_t v = 0;
+  if (!absl::SimpleAtoi(Param(name), &v)) {
+    Fail(absl::StrCat("parameter ", name, "='", Param(name), "' is not an integer"));
+    return 0;
+  }
+  return v;
+}
+
+void State::MeasureHost(const std::function<void()>& iteration) {
+  HostMeasurement m = perfgate::MeasureHost(iteration, options_, inject_fraction_);
+  for (size_t i = 0; i < m.sample_s.size(); ++i) {
+    Sample s;
+    s.index = static_cast<uint32_t>(samples_.size());
+    s.throttled = m.throttled[i];
+    const double t = m.sample_s[i];
+    for (MetricKind k : metrics_) {
+      switch (k) {
+        case MetricKind::kTime: s.values.push_back(t * 1e3); break;
+        case MetricKind::kBandwidth: s.values.push_back(bytes_ / t / 1e9); break;
+        case MetricKind::kThroughput: s.values.push_back(flops_ / t / 1e9); break;
+      }
+    }
+    samples_.push_back(std::move(s));
+  }
+  noise_ = m.noise;
+  if (status_ == CaseStatus::kUnspecified) {
+    if (m.reason == StopReason::kTimeout) {
+      status_ = CaseStatus::kTimedOut;
+      reason_ = absl::StrCat("per-case timeout of ", options_.timeout_s, " s reached at noise ",
+                             noise_ * 100, " % (target ", options_.max_noise * 100, " %)");
+    } else {
+      status_ = CaseStatus::kOk;
+      reason_ = ToString(m.reason);
+    }
+  }
+}
+
+void State::Skip(std::string reason) {
+  status_ = CaseStatus::kSkipped;
+  reason_ = std::move(reason);
+}
+
+void State::Fail(std::string reason) {
+  if (status_ == CaseStatus::kFailed) return;  // keep the first cause
+  status_ = CaseStatus::kFailed;
+  reason_ = std::move(reason);
+}
+
+CaseResult State::TakeResult() {
+  CaseResult r;
+  r.benchmark = id_;
+  for (MetricKind k : metrics_) r.metrics.push_back(SpecOf(k));
+  r.samples = std::move(samples_);
+  if (status_ == CaseStatus::kUnspecified) {
+    status_ = CaseStatus::kFailed;
+    reason_ = "the case neither recorded samples nor skipped";
+  }
+  r.status = status_;
+  r.reason = reason_;
+  r.noise = noise_;
+  return r;
+}
+
+void Registry::Add(CaseSpec spec) {
+  auto bug = [&](const char* what) {
+    std::fprintf(stderr, "perfgate: bad registration of %s/%s: %s\n", spec.suite.c_str(),
+                 spec.name.c_str(), what);
+    std::abort();
+  };
+  if (spec.suite.empty() || spec.name.empty()) bug("empty suite or name");
+  if (spec.metrics.empty()) bug("no metrics");
+  if (!spec.body) bug("no body");
+  for (const Axis& a : spec.axes) {
+    if (a.name.empty() || a.values.empty()) bug("axis without name or values");
+  }
+  for (const CaseSpec& c : cases_) {
+    if (c.suite == spec.suite && c.name == spec.name) bug("registered twice");
+  }
+  cases_.push_back(std::move(spec));
+}
+
+std::vector<std::string> Registry::Suites() const {
+  std::vector<std::string> out;
+  for (const CaseSpec& c : cases_) {
+    if (std::find(out.begin(), out.end(), c.suite) == out.end()) out.push_back(c.suite);
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<CaseInstance>> Registry::Select(
+    const std::vector<std::string>& suites, const std::vector<std::string>& filters,
+    const std::map<std::string, std::vector<std::string>>& overrides) const {
+  const std::vector<std::string> known = Suites();
+  for (const std::string& s : suites) {
+    if (std::find(known.begin(), known.end(), s) == known.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown suite '", s, "' (known: ", absl::StrJoin(known, ", "), ")"));
+    }
+  }
+  std::set<std::string> used_overrides;
+  std::vector<CaseInstance> out;
+  for (const CaseSpec& spec : cases_) {
+    if (!suites.empty() && std::find(suites.begin(), suites.end(), spec.suite) == suites.end()) {
+      continue;
+    }
+    // Explicit points, with overridden parameters replaced.
+    std::vector<std::map<std::string, std::string>> points = spec.points;
+    if (points.empty()) points.emplace_back();
+    for (auto& p : points) {
+      for (auto& [name, value] : p) {
+        auto it = overrides.find(name);
+        if (it == overrides.end()) continue;
+        used_overrides.insert(name);
+        if (it->second.size() != 1) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "--set ", name, ": parameter of ", spec.suite, "/", spec.name,
+              " is part of a fixed shape and takes a single value"));
+        }
+        value = it->second.front();
+      }
+    }
+    // Cartesian product of the points and the axes, last axis fastest.
+    std::vector<std::vector<std::string>> values;
+    for (const Axis& a : spec.axes) {
+      auto it = overrides.find(a.name);
+      if (it != overrides.end()) used_overrides.insert(a.name);
+      values.push_back(it != overrides.end() ? it->second : a.values);
+    }
+    size_t total = 1;
+    for (const auto& v : values) total *= v.size();
+    for (const auto& point : points) {
+      for (size_t n = 0; n < total; ++n) {
+        CaseInstance inst{&spec, BenchmarkId{spec.suite, spec.name, point}};
+        size_t rem = n;  // mixed-radix digits of n
+        for (size_t i = values.size(); i-- > 0;) {
+          inst.id.params[spec.axes[i].name] = values[i][rem % values[i].size()];
+          rem /= values[i].size();
+        }
+        const std::string key = inst.id.Key();
+        bool keep = filters.empty();
+        for (const std::string& f : filters) keep = keep || GlobMatch(f, key);
+        if (keep) out.push_back(std::move(inst));
+      }
+    }
+  }
+  for (const auto& [name, vals] : overrides) {
+    if (!used_overrides.count(name)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--set ", name, "=...: no selected case has a parameter '", name, "'"));
+    }
+  }
+  return out;
+}
+
+}  // namespace perfgate::suites

@@ -1,0 +1,64 @@
+// How a suite declares its cases: name, parameter axes, metrics and a body.
+// Registration does no measurement and no device work, so listing cases is
+// cheap and safe on any machine.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/model.h"
+#include "suites/state.h"
+
+namespace perfgate::suites {
+
+/// One parameter and the values a case is run at.
+struct Axis {
+  std::string name;
+  std::vector<std::string> values;
+};
+
+/// A case as a suite registers it.
+struct CaseSpec {
+  std::string suite;
+  std::string name;
+  std::string description;
+  std::vector<Axis> axes;
+  // Explicit parameter sets (such as GEMM shapes), each combined with every
+  // point of the axes; empty means one set with no parameters.
+  std::vector<std::map<std::string, std::string>> points;
+  std::vector<MetricKind> metrics;  // what each sample reports, in order
+  std::function<void(State&)> body;
+};
+
+/// One point of a case's axes: what the runner executes.
+struct CaseInstance {
+  const CaseSpec* spec = nullptr;
+  BenchmarkId id;
+};
+
+/// Every registered case of every suite.
+class Registry {
+ public:
+  /// Adds a case. Invariants (non-empty names, unique (suite, name), at least
+  /// one metric, non-empty axes) are checked and abort: they are bugs.
+  void Add(CaseSpec spec);
+
+  /// Suites in registration order, without duplicates.
+  std::vector<std::string> Suites() const;
+
+  /// The cases of `suites` (all when empty), expanded over their axes, with
+  /// axis values replaced by `overrides` where a case has that axis, and kept
+  /// only when their key matches one of `filters` (globs; all when empty).
+  /// INVALID_ARGUMENT for an unknown suite or an override no case uses.
+  absl::StatusOr<std::vector<CaseInstance>> Select(
+      const std::vector<std::string>& suites, const std::vector<std::string>& filters,
+      const std::map<std::string, std::vector<std::string>>& overrides) const;
+
+ private:
+  std::vector<CaseSpec> cases_;
+};
+
+}  // namespace perfgate::suites

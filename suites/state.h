@@ -1,0 +1,71 @@
+// What a case body receives: its parameters, the engine, and the place its
+// samples and outcome go.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/engine.h"
+#include "common/model.h"
+
+namespace perfgate::suites {
+
+/// The quantities a sample can report. Each is derived from the sample's time
+/// and what the body declared per iteration.
+enum class MetricKind {
+  kTime,        // "time" in ms, lower is better
+  kBandwidth,   // "bandwidth" in GB/s (decimal), bytes read + written / time
+  kThroughput,  // "throughput" in GFLOP/s, flops / time
+};
+
+/// The metric a kind reports.
+MetricSpec SpecOf(MetricKind kind);
+
+/// A case body's view of one run of one case.
+class State {
+ public:
+  State(BenchmarkId id, std::vector<MetricKind> metrics, EngineOptions options,
+        double inject_fraction);
+
+  const BenchmarkId& id() const { return id_; }
+  /// The value of parameter `name`; aborts if the case has no such axis.
+  const std::string& Param(const std::string& name) const;
+  /// Param(name) as an integer; Fail()s the case and returns 0 if it is not one.
+  int64_t IntParam(const std::string& name);
+
+  /// Bytes read plus written by one iteration (for kBandwidth).
+  void SetBytesPerIteration(double bytes) { bytes_ = bytes; }
+  /// Floating-point operations of one iteration (for kThroughput).
+  void SetFlopsPerIteration(double flops) { flops_ = flops; }
+
+  /// Times `iteration` with host clocks under the engine's stopping rule.
+  void MeasureHost(const std::function<void()>& iteration);
+
+  /// The case cannot run here; it is reported as skipped, not failed.
+  void Skip(std::string reason);
+  /// The case ran wrong (bad result, bad parameter); reported as failed.
+  void Fail(std::string reason);
+
+  bool skipped() const { return status_ == CaseStatus::kSkipped; }
+  bool failed() const { return status_ == CaseStatus::kFailed; }
+  bool measured() const { return !samples_.empty(); }
+
+  /// The case's samples and outcome. A case that neither measured nor skipped
+  /// nor failed is reported as failed: a silent case is a broken case.
+  CaseResult TakeResult();
+
+ private:
+  BenchmarkId id_;
+  std::vector<MetricKind> metrics_;
+  EngineOptions options_;
+  double inject_fraction_;
+  double bytes_ = 0, flops_ = 0;
+  std::vector<Sample> samples_;
+  CaseStatus status_ = CaseStatus::kUnspecified;
+  std::string reason_;
+  double noise_ = 0;
+};
+
+}  // namespace perfgate::suites
