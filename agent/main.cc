@@ -2,11 +2,6 @@
 // engine, stream every sample to the coordinator.
 #include <CLI/CLI.hpp>
 
-#include <cstdio>
-#include <fstream>
-#include <iostream>
-#include <sstream>
-
 #include "agent/agent.h"
 
 int main(int argc, char** argv) {
@@ -51,7 +46,12 @@ int main(int argc, char** argv) {
   add_selection(list);
   app.add_subcommand("probe", "Print the SKU and environment this machine reports");
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : perfgate::agent::kExitError;
+  }
   if (run->parsed()) return perfgate::agent::RunCommand(config);
   if (list->parsed()) return perfgate::agent::ListCommand(config);
   return perfgate::agent::ProbeCommand();

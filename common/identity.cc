@@ -3,6 +3,7 @@
 #include <openssl/sha.h>
 
 #include <cctype>
+#include <cstring>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -117,25 +118,30 @@ std::string CpuSkuKey(std::string_view vendor_id, std::string_view model_name) {
     vendor = Slug(vendor_id);
     if (vendor.empty()) vendor = "unknown";
   }
-  std::string model = Slug(model_name);
-  // Drop words that describe marketing or core counts rather than the part.
-  static constexpr std::string_view kNoise[] = {"-processor", "-cpu", "(r)", "-r-", "-tm-"};
-  for (std::string_view n : kNoise) {
-    size_t pos;
-    while ((pos = model.find(n)) != std::string::npos) model.erase(pos, n.size());
+  // Trademarks and the clock ("@ 2.30GHz") name no part; drop them first.
+  std::string raw(model_name.substr(0, model_name.find('@')));
+  for (const char* mark : {"(R)", "(r)", "(TM)", "(tm)"}) {
+    for (size_t pos; (pos = raw.find(mark)) != std::string::npos;) raw.erase(pos, std::strlen(mark));
   }
-  // "amd-epyc-7b13-64-core" -> keep up to the core-count word.
-  if (size_t pos = model.find("-core"); pos != std::string::npos) {
-    size_t start = model.rfind('-', pos - 1);
-    model.erase(start == std::string::npos ? pos : start);
+  std::vector<std::string> kept;
+  std::string token;
+  const std::string slug = Slug(raw) + "-";
+  for (char c : slug) {
+    if (c != '-') {
+      token += c;
+      continue;
+    }
+    if (token == "processor" || token == "cpu") {
+      // marketing words
+    } else if (token == "core" && !kept.empty()) {
+      kept.pop_back();  // "64-Core": a core count, not a model
+    } else if (!(kept.empty() && token == vendor)) {
+      kept.push_back(token);
+    }
+    token.clear();
   }
-  // "intel-xeon-platinum-8480-2-00ghz": the clock is noise too.
-  if (size_t pos = model.find("ghz"); pos != std::string::npos) {
-    size_t cut = model.rfind("-", model.rfind("-", pos) - 1);
-    if (cut != std::string::npos) model.erase(cut);
-  }
-  if (model.rfind(vendor + "-", 0) == 0) model.erase(0, vendor.size() + 1);
-  while (!model.empty() && model.back() == '-') model.pop_back();
+  std::string model;
+  for (const std::string& t : kept) model += (model.empty() ? "" : "-") + t;
   if (model.empty()) model = "unknown";
   return absl::StrCat("cpu-", vendor, "-", model);
 }
@@ -143,15 +149,22 @@ std::string CpuSkuKey(std::string_view vendor_id, std::string_view model_name) {
 std::string GpuSkuKey(std::string_view device_name, uint64_t total_memory_bytes) {
   std::string slug = Slug(device_name);
   if (slug.rfind("nvidia-", 0) == 0) slug.erase(0, 7);
-  const long gib = std::lround(static_cast<double>(total_memory_bytes) / (1024.0 * 1024 * 1024));
+  const double gib = static_cast<double>(total_memory_bytes) / (1024.0 * 1024 * 1024);
   auto has = [&](std::string_view w) { return slug.find(w) != std::string::npos; };
-  // Memory as marketed: 80 GB parts report ~79.2 GiB, 40 GB ~39.4 GiB.
-  auto marketed = [&](long g) -> long {
+  // Memory as marketed, which the reported size only approaches (80 GB parts
+  // report ~79.6 GiB, 48 GB L40S ~44.5 GiB): the nearest size within 10 %.
+  auto marketed = [](double g) -> long {
     static constexpr long kSizes[] = {16, 24, 32, 40, 48, 80, 94, 96, 141, 144, 180, 192};
+    long best = std::lround(g);
+    double best_diff = 0.10 * g;
     for (long s : kSizes) {
-      if (std::labs(g - s) <= 2) return s;
+      const double diff = std::fabs(g - static_cast<double>(s));
+      if (diff <= best_diff) {
+        best = s;
+        best_diff = diff;
+      }
     }
-    return g;
+    return best;
   };
   const std::string mem = absl::StrCat(marketed(gib), "gb");
   if (has("gh200")) return "gh200-" + mem;

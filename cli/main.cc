@@ -1,0 +1,209 @@
+// perfgate: the command a CI step or a person runs against a coordinator —
+// gate a candidate run, list runs, show one run, print a metric's history.
+#include <CLI/CLI.hpp>
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "absl/strings/str_format.h"
+#include "cli/report.h"
+#include "perfgate/v1/gate.grpc.pb.h"
+#include "perfgate/v1/query.grpc.pb.h"
+
+namespace {
+
+constexpr int kExitError = 2;
+
+struct Config {
+  std::string coordinator = "127.0.0.1:50051";
+  double timeout_s = 60;
+  // gate
+  std::string run_id, baseline_branch = "main", baseline_commit, policy_file;
+  std::string markdown_file, junit_file, json_file;
+  // runs / history
+  std::string branch, sku, benchmark, metric;
+  unsigned limit = 0;
+};
+
+void SetDeadline(grpc::ClientContext* ctx, double seconds) {
+  ctx->set_deadline(std::chrono::system_clock::now() +
+                    std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
+}
+
+int RpcError(const grpc::Status& s, const char* call, const std::string& address) {
+  std::cerr << "perfgate: " << call << " failed: " << s.error_message();
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    std::cerr << " (is a coordinator listening on " << address << "? set --coordinator or PERFGATE_COORDINATOR)";
+  }
+  std::cerr << "\n";
+  return kExitError;
+}
+
+bool WriteFile(const std::string& path, const std::string& text) {
+  if (path.empty()) return true;
+  std::ofstream out(path);
+  out << text;
+  out.close();
+  if (!out) {
+    std::cerr << "perfgate: cannot write " << path << "\n";
+    return false;
+  }
+  return true;
+}
+
+std::shared_ptr<grpc::Channel> Channel(const Config& c) {
+  return grpc::CreateChannel(c.coordinator, grpc::InsecureChannelCredentials());
+}
+
+int Gate(const Config& c) {
+  std::ifstream in(c.policy_file);
+  if (!in) {
+    std::cerr << "perfgate: cannot read policy file '" << c.policy_file << "'\n";
+    return kExitError;
+  }
+  std::stringstream policy;
+  policy << in.rdbuf();
+  perfgate::v1::EvaluateRequest req;
+  req.set_candidate_run_id(c.run_id);
+  req.set_baseline_branch(c.baseline_branch);
+  req.set_baseline_commit(c.baseline_commit);
+  req.set_policy_yaml(policy.str());
+  req.set_policy_name(c.policy_file);
+  perfgate::v1::GateReport report;
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, c.timeout_s);
+  auto stub = perfgate::v1::Gate::NewStub(Channel(c));
+  grpc::Status s = stub->Evaluate(&ctx, req, &report);
+  if (!s.ok()) return RpcError(s, "gate", c.coordinator);
+  std::cout << perfgate::cli::RenderTable(report);
+  if (!WriteFile(c.markdown_file, perfgate::cli::RenderMarkdown(report)) ||
+      !WriteFile(c.junit_file, perfgate::cli::RenderJUnit(report)) ||
+      !WriteFile(c.json_file, perfgate::cli::RenderJson(report))) {
+    return kExitError;
+  }
+  return perfgate::cli::ExitCode(report);
+}
+
+std::string Time(const google::protobuf::Timestamp& t) {
+  if (t.seconds() == 0) return "-";
+  std::time_t secs = t.seconds();
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", std::gmtime(&secs));
+  return buf;
+}
+
+int Runs(const Config& c) {
+  perfgate::v1::ListRunsRequest req;
+  req.set_branch(c.branch);
+  req.set_sku(c.sku);
+  req.set_limit(c.limit);
+  perfgate::v1::ListRunsResponse resp;
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, c.timeout_s);
+  grpc::Status s = perfgate::v1::Query::NewStub(Channel(c))->ListRuns(&ctx, req, &resp);
+  if (!s.ok()) return RpcError(s, "runs", c.coordinator);
+  std::cout << absl::StrFormat("%-36s  %-19s  %-20s  %-12s  %-18s  %-9s %8s\n", "run", "finished (UTC)",
+                               "branch", "commit", "sku", "status", "samples");
+  for (const auto& r : resp.runs()) {
+    std::cout << absl::StrFormat("%-36s  %-19s  %-20s  %-12s  %-18s  %-9s %8d\n", r.run_id(),
+                                 Time(r.finished_at()), r.branch(), r.commit().substr(0, 12), r.sku(),
+                                 perfgate::v1::RunStatus_Name(r.status()), r.samples());
+  }
+  return 0;
+}
+
+int Run(const Config& c) {
+  perfgate::v1::GetRunRequest req;
+  req.set_run_id(c.run_id);
+  perfgate::v1::RunDetail resp;
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, c.timeout_s);
+  grpc::Status s = perfgate::v1::Query::NewStub(Channel(c))->GetRun(&ctx, req, &resp);
+  if (!s.ok()) return RpcError(s, "run", c.coordinator);
+  const auto& r = resp.run();
+  std::cout << "run " << r.run_id() << "\n  branch " << r.branch() << " commit " << r.commit()
+            << "\n  sku " << r.sku() << " node " << r.node() << "\n  status "
+            << perfgate::v1::RunStatus_Name(r.status()) << ", " << r.samples() << " samples\n";
+  for (const auto& [k, v] : resp.environment().fields()) std::cout << "  " << k << ": " << v << "\n";
+  std::cout << absl::StrFormat("\n%-44s %-11s %12s %-8s %7s %5s %4s  %s\n", "benchmark", "metric", "median",
+                               "unit", "noise", "n", "thr", "case");
+  for (const auto& m : resp.summaries()) {
+    std::cout << absl::StrFormat("%-44s %-11s %12.4g %-8s %6.2f%% %5d %4d  %s\n", m.benchmark(), m.metric(),
+                                 m.median(), m.unit(), m.noise() * 100, m.n(), m.n_throttled(),
+                                 perfgate::v1::CaseStatus_Name(m.status()));
+  }
+  return 0;
+}
+
+int History(const Config& c) {
+  perfgate::v1::HistoryRequest req;
+  req.set_benchmark(c.benchmark);
+  req.set_metric(c.metric);
+  req.set_sku(c.sku);
+  req.set_branch(c.branch);
+  req.set_limit(c.limit);
+  perfgate::v1::HistoryResponse resp;
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, c.timeout_s);
+  grpc::Status s = perfgate::v1::Query::NewStub(Channel(c))->History(&ctx, req, &resp);
+  if (!s.ok()) return RpcError(s, "history", c.coordinator);
+  std::cout << c.benchmark << " " << c.metric << " [" << resp.unit() << "]\n";
+  for (const auto& p : resp.points()) {
+    std::cout << absl::StrFormat("%-19s  %-12s  %-20s  %-16s  %12.4g  n=%d\n", Time(p.finished_at()),
+                                 p.commit().substr(0, 12), p.branch(), p.node(), p.median(), p.n());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Config c;
+  CLI::App app{"perfgate: gate merges on benchmark runs and ask the history"};
+  app.set_config("--config", "", "TOML/INI file with option values (flags and PERFGATE_* override it)");
+  app.require_subcommand(1);
+  app.add_option("--coordinator", c.coordinator, "Coordinator address host:port")
+      ->envname("PERFGATE_COORDINATOR")->capture_default_str();
+  app.add_option("--timeout", c.timeout_s, "Seconds to wait for the coordinator")->capture_default_str();
+
+  CLI::App* gate = app.add_subcommand("gate", "Judge a candidate run against its baseline; exit 0 pass, 1 regression, 2 error");
+  gate->add_option("--run", c.run_id, "Candidate run id (perfgate-agent prints it)")->required();
+  gate->add_option("--baseline-branch", c.baseline_branch, "Branch whose runs form the baseline")
+      ->envname("PERFGATE_BASELINE_BRANCH")->capture_default_str();
+  gate->add_option("--baseline-commit", c.baseline_commit,
+                   "Merge-base commit: only it and its ancestors count as baseline");
+  gate->add_option("--policy", c.policy_file, "Gate policy (YAML)")->required()->envname("PERFGATE_POLICY");
+  gate->add_option("--markdown", c.markdown_file, "Also write the report as Markdown here");
+  gate->add_option("--junit", c.junit_file, "Also write the report as JUnit XML here");
+  gate->add_option("--json", c.json_file, "Also write the report as JSON here");
+
+  CLI::App* runs = app.add_subcommand("runs", "List recent runs");
+  runs->add_option("--branch", c.branch, "Only this branch");
+  runs->add_option("--sku", c.sku, "Only this SKU");
+  runs->add_option("--limit", c.limit, "At most this many (default 20)");
+
+  CLI::App* run = app.add_subcommand("run", "Show one run with its per-case summaries");
+  run->add_option("run_id", c.run_id, "Run id")->required();
+
+  CLI::App* history = app.add_subcommand("history", "Print a metric's run medians over time");
+  history->add_option("--benchmark", c.benchmark, "Benchmark key, suite/name{k=v,...}")->required();
+  history->add_option("--metric", c.metric, "Metric name")->required();
+  history->add_option("--branch", c.branch, "Only this branch");
+  history->add_option("--sku", c.sku, "Only this SKU");
+  history->add_option("--limit", c.limit, "At most this many points (default 100)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : kExitError;
+  }
+  if (gate->parsed()) return Gate(c);
+  if (runs->parsed()) return Runs(c);
+  if (run->parsed()) return Run(c);
+  return History(c);
+}

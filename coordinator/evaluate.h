@@ -1,0 +1,34 @@
+// A gate request from start to end: find the candidate, choose its baseline
+// runs (same branch, same SKU, the environment fields the policy names, same
+// node preferred, within the merge-base's ancestry when given), and judge.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "coordinator/gate.h"
+#include "coordinator/store.h"
+
+namespace perfgate::coordinator {
+
+struct GateRequest {
+  std::string candidate_run_id;
+  std::string baseline_branch;
+  std::string baseline_commit;  // merge-base; empty = latest runs of the branch
+  std::string policy_yaml;
+  std::string policy_name = "policy.yaml";
+};
+
+struct GateEvaluation {
+  RunRecord candidate;
+  std::vector<RunRecord> baselines;  // newest first
+  GateResult result;
+};
+
+/// Evaluates a gate. INVALID_ARGUMENT for a bad request or policy, NOT_FOUND
+/// for an unknown run, FAILED_PRECONDITION for a run that is not complete.
+absl::StatusOr<GateEvaluation> EvaluateCandidate(Store& store, const GateRequest& request,
+                                                 const Decider& decider);
+
+}  // namespace perfgate::coordinator

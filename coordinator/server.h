@@ -1,0 +1,44 @@
+// The coordinator's gRPC server: Ingest, Gate, Query and grpc.health.v1 on
+// one port, over a Store.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "coordinator/service.h"
+#include "coordinator/store.h"
+
+namespace perfgate::coordinator {
+
+struct ServerConfig {
+  std::string listen = "127.0.0.1:50051";  // port 0 picks a free one
+  std::string token;                       // agents' bearer token; empty = no check
+};
+
+class Server {
+ public:
+  /// Binds and starts serving. UNAVAILABLE when the address cannot be bound.
+  static absl::StatusOr<std::unique_ptr<Server>> Start(const ServerConfig& config, Store& store);
+  ~Server();
+
+  /// The bound port (the chosen one when asked for port 0).
+  int port() const { return port_; }
+  /// Blocks until Shutdown().
+  void Wait();
+  /// Stops accepting calls and lets running ones finish (5 s at most).
+  void Shutdown();
+
+ private:
+  Server(Store& store, const ServerConfig& config);
+  Authenticator auth_;
+  IngestService ingest_;
+  GateService gate_;
+  QueryService query_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+};
+
+}  // namespace perfgate::coordinator

@@ -1,0 +1,261 @@
+#include "coordinator/service.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <atomic>
+#include <cmath>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "common/identity.h"
+#include "coordinator/evaluate.h"
+#include "proto/convert.h"
+
+namespace perfgate::coordinator {
+namespace {
+
+std::atomic<uint64_t> g_request_ids{1};
+
+grpc::Status Invalid(const std::string& message) {
+  return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message);
+}
+
+v1::Verdict ToProto(Verdict v) {
+  switch (v) {
+    case Verdict::kPass: return v1::VERDICT_PASS;
+    case Verdict::kRegression: return v1::VERDICT_REGRESSION;
+    case Verdict::kImprovement: return v1::VERDICT_IMPROVEMENT;
+    case Verdict::kBelowFloor: return v1::VERDICT_BELOW_FLOOR;
+    case Verdict::kMissing: return v1::VERDICT_MISSING;
+    case Verdict::kNoBaseline: return v1::VERDICT_NO_BASELINE;
+    case Verdict::kTooNoisy: return v1::VERDICT_TOO_NOISY;
+  }
+  return v1::VERDICT_UNSPECIFIED;
+}
+
+void ToProto(const RunRecord& r, v1::RunInfo* out) {
+  out->set_run_id(r.meta.run_id);
+  out->set_agent_name(r.meta.agent_name);
+  out->set_sku(r.meta.environment.sku);
+  out->set_repo(r.meta.repo);
+  out->set_branch(r.meta.branch);
+  out->set_commit(r.meta.commit);
+  out->set_trigger(wire::ToProto(r.meta.trigger));
+  out->set_node(r.meta.node);
+  out->set_status(wire::ToProto(r.status));
+  wire::ToProto(r.meta.started_at, out->mutable_started_at());
+  if (r.finished_at) wire::ToProto(*r.finished_at, out->mutable_finished_at());
+  out->set_samples(r.samples);
+}
+
+}  // namespace
+
+grpc::Status ToGrpc(const absl::Status& status, const char* method) {
+  if (status.ok()) return grpc::Status::OK;
+  if (status.code() == absl::StatusCode::kInternal || status.code() == absl::StatusCode::kUnknown) {
+    const uint64_t id = g_request_ids.fetch_add(1);
+    std::cerr << "perfgate-coordinator: " << method << " request " << id << ": " << status.message()
+              << std::endl;
+    return grpc::Status(grpc::StatusCode::INTERNAL,
+                        absl::StrCat("internal error (request ", id, "; see the coordinator log)"));
+  }
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+}
+
+grpc::Status Authenticator::Check(const grpc::ServerContext* ctx) const {
+  if (token_.empty()) return grpc::Status::OK;
+  const auto& md = ctx->client_metadata();
+  auto it = md.find("authorization");
+  if (it == md.end()) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        "missing 'authorization: Bearer <token>' metadata; give the agent --token-file");
+  }
+  const std::string value(it->second.data(), it->second.size());
+  if (value != "Bearer " + token_) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "the agent's token does not match the coordinator's");
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status IngestService::RegisterAgent(grpc::ServerContext* ctx,
+                                          const v1::RegisterAgentRequest* req,
+                                          v1::RegisterAgentResponse* resp) {
+  if (auto s = auth_.Check(ctx); !s.ok()) return s;
+  if (req->name().empty()) return Invalid("name: must not be empty");
+  if (req->name().size() > 200) return Invalid("name: longer than 200 characters");
+  auto id = store_.RegisterAgent(req->name(), req->hostname(), req->version());
+  if (!id.ok()) return ToGrpc(id.status(), "RegisterAgent");
+  resp->set_agent_id(*id);
+  return grpc::Status::OK;
+}
+
+grpc::Status IngestService::OpenRun(grpc::ServerContext* ctx, const v1::OpenRunRequest* req,
+                                    v1::OpenRunResponse* resp) {
+  if (auto s = auth_.Check(ctx); !s.ok()) return s;
+  auto meta = wire::FromProto(*req);
+  if (!meta.ok()) return ToGrpc(meta.status(), "OpenRun");
+  auto reopened = store_.OpenRun(*meta);
+  if (!reopened.ok()) return ToGrpc(reopened.status(), "OpenRun");
+  resp->set_reopened(*reopened);
+  return grpc::Status::OK;
+}
+
+grpc::Status IngestService::StreamResults(
+    grpc::ServerContext* ctx, grpc::ServerReaderWriter<v1::BatchAck, v1::ResultBatch>* stream) {
+  if (auto s = auth_.Check(ctx); !s.ok()) return s;
+  v1::ResultBatch batch;
+  while (stream->Read(&batch)) {
+    const std::string where = absl::StrCat("batch ", batch.sequence(), ": ");
+    if (!IsUuid(batch.run_id())) return Invalid(where + "run_id: '" + batch.run_id() + "' is not a UUID");
+    if (batch.sequence() == 0) return Invalid(where + "sequence: must start at 1");
+    if (batch.cases().empty()) return Invalid(where + "cases: a batch carries at least one case");
+    std::vector<CaseResult> cases;
+    for (int i = 0; i < batch.cases_size(); ++i) {
+      auto c = wire::FromProto(batch.cases(i), absl::StrCat("cases[", i, "]"));
+      if (!c.ok()) return Invalid(where + std::string(c.status().message()));
+      cases.push_back(std::move(*c));
+    }
+    auto outcome = store_.StoreBatch(batch.run_id(), batch.sequence(), cases);
+    if (!outcome.ok()) {
+      return ToGrpc(absl::Status(outcome.status().code(), where + std::string(outcome.status().message())),
+                    "StreamResults");
+    }
+    v1::BatchAck ack;
+    ack.set_sequence(batch.sequence());
+    ack.set_duplicate(outcome->duplicate);
+    ack.set_samples_stored(outcome->samples_stored);
+    if (!stream->Write(ack)) break;  // the agent went away; it will resend
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status IngestService::CloseRun(grpc::ServerContext* ctx, const v1::CloseRunRequest* req,
+                                     v1::CloseRunResponse* resp) {
+  if (auto s = auth_.Check(ctx); !s.ok()) return s;
+  if (!IsUuid(req->run_id())) return Invalid("run_id: '" + req->run_id() + "' is not a UUID");
+  auto status = wire::FromProto(req->status(), "status");
+  if (!status.ok()) return ToGrpc(status.status(), "CloseRun");
+  if (*status == RunStatus::kRunning) return Invalid("status: a run is closed as RUN_COMPLETE or RUN_FAILED");
+  auto out = store_.CloseRun(req->run_id(), *status, req->last_sequence(), req->reason());
+  if (!out.ok()) return ToGrpc(out.status(), "CloseRun");
+  resp->set_cases(out->cases);
+  resp->set_samples(out->samples);
+  return grpc::Status::OK;
+}
+
+grpc::Status GateService::Evaluate(grpc::ServerContext* ctx, const v1::EvaluateRequest* req,
+                                   v1::GateReport* resp) {
+  GateRequest request;
+  request.candidate_run_id = req->candidate_run_id();
+  request.baseline_branch = req->baseline_branch();
+  request.baseline_commit = req->baseline_commit();
+  request.policy_yaml = req->policy_yaml();
+  if (!req->policy_name().empty()) request.policy_name = req->policy_name();
+  MedianToleranceDecider decider;
+  auto ev = EvaluateCandidate(store_, request, decider);
+  if (!ev.ok()) return ToGrpc(ev.status(), "Evaluate");
+
+  resp->set_candidate_run_id(ev->candidate.meta.run_id);
+  resp->set_sku(ev->candidate.meta.environment.sku);
+  resp->set_candidate_branch(ev->candidate.meta.branch);
+  resp->set_candidate_commit(ev->candidate.meta.commit);
+  resp->set_baseline_branch(request.baseline_branch);
+  for (const RunRecord& r : ev->baselines) resp->add_baseline_run_ids(r.meta.run_id);
+  for (const MetricVerdict& v : ev->result.verdicts) {
+    v1::MetricVerdict* out = resp->add_verdicts();
+    out->set_benchmark(v.benchmark);
+    out->set_metric(v.metric);
+    out->set_unit(v.unit);
+    out->set_direction(wire::ToProto(v.direction));
+    out->set_baseline_median(v.baseline_median);
+    out->set_candidate_median(v.candidate_median);
+    out->set_change(v.change);
+    out->set_tolerance(v.tolerance);
+    out->set_floor(v.floor);
+    out->set_verdict(ToProto(v.verdict));
+    out->set_gating(v.gating);
+    out->set_candidate_samples(v.candidate_samples);
+    out->set_baseline_runs(v.baseline_runs);
+    out->set_note(v.note);
+  }
+  resp->set_outcome(ev->result.regression ? v1::GATE_REGRESSION : v1::GATE_PASS);
+  resp->set_summary(ev->result.summary);
+
+  std::string json;
+  google::protobuf::util::JsonPrintOptions options;
+  options.always_print_primitive_fields = true;
+  if (!google::protobuf::util::MessageToJsonString(*resp, &json, options).ok()) {
+    return ToGrpc(absl::InternalError("cannot encode the gate report as JSON"), "Evaluate");
+  }
+  auto id = store_.SaveGateReport(resp->candidate_run_id(), request.baseline_branch,
+                                  ev->result.regression ? "regression" : "pass", json);
+  if (!id.ok()) return ToGrpc(id.status(), "Evaluate");
+  resp->set_report_id(*id);
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryService::ListRuns(grpc::ServerContext*, const v1::ListRunsRequest* req,
+                                    v1::ListRunsResponse* resp) {
+  uint32_t limit = req->limit() == 0 ? 20 : req->limit();
+  if (limit > 1000) return Invalid("limit: at most 1000");
+  auto runs = store_.ListRuns(req->branch(), req->sku(), limit);
+  if (!runs.ok()) return ToGrpc(runs.status(), "ListRuns");
+  for (const RunRecord& r : *runs) ToProto(r, resp->add_runs());
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryService::GetRun(grpc::ServerContext*, const v1::GetRunRequest* req,
+                                  v1::RunDetail* resp) {
+  if (!IsUuid(req->run_id())) return Invalid("run_id: '" + req->run_id() + "' is not a UUID");
+  auto run = store_.GetRun(req->run_id());
+  if (!run.ok()) return ToGrpc(run.status(), "GetRun");
+  ToProto(*run, resp->mutable_run());
+  wire::ToProto(run->meta.environment, resp->mutable_environment());
+  auto sums = store_.GetSummaries(req->run_id());
+  if (!sums.ok()) return ToGrpc(sums.status(), "GetRun");
+  for (const MetricSummary& m : *sums) {
+    v1::MetricSummary* out = resp->add_summaries();
+    out->set_benchmark(m.benchmark);
+    out->set_metric(m.metric);
+    out->set_unit(m.unit);
+    out->set_direction(wire::ToProto(m.direction));
+    out->set_n(m.n);
+    out->set_n_throttled(m.n_throttled);
+    out->set_median(m.median);
+    out->set_mean(m.mean);
+    out->set_stdev(m.stdev);
+    out->set_min(m.min);
+    out->set_max(m.max);
+    out->set_noise(m.noise);
+    out->set_status(wire::ToProto(m.status));
+    out->set_reason(m.reason);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryService::History(grpc::ServerContext*, const v1::HistoryRequest* req,
+                                   v1::HistoryResponse* resp) {
+  if (auto id = ParseBenchmarkKey(req->benchmark()); !id.ok()) {
+    return Invalid(absl::StrCat("benchmark: ", id.status().message()));
+  }
+  if (req->metric().empty()) return Invalid("metric: must not be empty");
+  uint32_t limit = req->limit() == 0 ? 100 : req->limit();
+  if (limit > 10000) return Invalid("limit: at most 10000");
+  auto series = store_.GetHistory(req->benchmark(), req->metric(), req->sku(), req->branch(), limit);
+  if (!series.ok()) return ToGrpc(series.status(), "History");
+  resp->set_unit(series->unit);
+  resp->set_direction(wire::ToProto(series->direction));
+  for (const HistoryPoint& p : series->points) {
+    v1::HistoryPoint* out = resp->add_points();
+    out->set_run_id(p.run_id);
+    out->set_commit(p.commit);
+    out->set_branch(p.branch);
+    out->set_node(p.node);
+    wire::ToProto(p.finished_at, out->mutable_finished_at());
+    out->set_median(p.median);
+    out->set_n(p.n);
+  }
+  return grpc::Status::OK;
+}
+
+}  // namespace perfgate::coordinator

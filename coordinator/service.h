@@ -1,0 +1,73 @@
+// The gRPC services. They translate between wire messages and domain calls
+// and do nothing else; errors are mapped to gRPC statuses in one place.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "coordinator/store.h"
+#include "perfgate/v1/gate.grpc.pb.h"
+#include "perfgate/v1/ingest.grpc.pb.h"
+#include "perfgate/v1/query.grpc.pb.h"
+
+namespace perfgate::coordinator {
+
+/// The one mapping of domain errors to gRPC statuses. INTERNAL (a bug) is
+/// logged with a request id that the client also sees.
+grpc::Status ToGrpc(const absl::Status& status, const char* method);
+
+/// Checks "authorization: Bearer <token>" when the server has a token.
+class Authenticator {
+ public:
+  explicit Authenticator(std::string token) : token_(std::move(token)) {}
+  grpc::Status Check(const grpc::ServerContext* ctx) const;
+
+ private:
+  std::string token_;
+};
+
+class IngestService final : public v1::Ingest::Service {
+ public:
+  IngestService(Store& store, const Authenticator& auth) : store_(store), auth_(auth) {}
+  grpc::Status RegisterAgent(grpc::ServerContext* ctx, const v1::RegisterAgentRequest* req,
+                             v1::RegisterAgentResponse* resp) override;
+  grpc::Status OpenRun(grpc::ServerContext* ctx, const v1::OpenRunRequest* req,
+                       v1::OpenRunResponse* resp) override;
+  grpc::Status StreamResults(
+      grpc::ServerContext* ctx,
+      grpc::ServerReaderWriter<v1::BatchAck, v1::ResultBatch>* stream) override;
+  grpc::Status CloseRun(grpc::ServerContext* ctx, const v1::CloseRunRequest* req,
+                        v1::CloseRunResponse* resp) override;
+
+ private:
+  Store& store_;
+  const Authenticator& auth_;
+};
+
+class GateService final : public v1::Gate::Service {
+ public:
+  explicit GateService(Store& store) : store_(store) {}
+  grpc::Status Evaluate(grpc::ServerContext* ctx, const v1::EvaluateRequest* req,
+                        v1::GateReport* resp) override;
+
+ private:
+  Store& store_;
+};
+
+class QueryService final : public v1::Query::Service {
+ public:
+  explicit QueryService(Store& store) : store_(store) {}
+  grpc::Status ListRuns(grpc::ServerContext* ctx, const v1::ListRunsRequest* req,
+                        v1::ListRunsResponse* resp) override;
+  grpc::Status GetRun(grpc::ServerContext* ctx, const v1::GetRunRequest* req,
+                      v1::RunDetail* resp) override;
+  grpc::Status History(grpc::ServerContext* ctx, const v1::HistoryRequest* req,
+                       v1::HistoryResponse* resp) override;
+
+ private:
+  Store& store_;
+};
+
+}  // namespace perfgate::coordinator

@@ -1,0 +1,106 @@
+#include "suites/registry.h"
+
+#include <gtest/gtest.h>
+
+#include "suites/builtin.h"
+
+namespace perfgate::suites {
+namespace {
+
+Registry TwoCases() {
+  Registry r;
+  r.Add({.suite = "demo",
+         .name = "grid",
+         .axes = {{"a", {"1", "2"}}, {"b", {"x", "y", "z"}}},
+         .metrics = {MetricKind::kTime},
+         .body = [](State&) {}});
+  r.Add({.suite = "demo",
+         .name = "shapes",
+         .points = {{{"m", "64"}, {"n", "32"}}, {{"m", "128"}, {"n", "16"}}},
+         .metrics = {MetricKind::kTime, MetricKind::kThroughput},
+         .body = [](State&) {}});
+  return r;
+}
+
+std::vector<std::string> Keys(const std::vector<CaseInstance>& cases) {
+  std::vector<std::string> out;
+  for (const auto& c : cases) out.push_back(c.id.Key());
+  return out;
+}
+
+TEST(Registry, ExpandsAxesAndPointsIntoInstances) {
+  Registry r = TwoCases();
+  auto all = r.Select({}, {}, {});
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(Keys(*all), (std::vector<std::string>{
+                            "demo/grid{a=1,b=x}", "demo/grid{a=1,b=y}", "demo/grid{a=1,b=z}",
+                            "demo/grid{a=2,b=x}", "demo/grid{a=2,b=y}", "demo/grid{a=2,b=z}",
+                            "demo/shapes{m=64,n=32}", "demo/shapes{m=128,n=16}"}));
+}
+
+TEST(Registry, FiltersByGlobOverKeys) {
+  Registry r = TwoCases();
+  auto some = r.Select({}, {"demo/grid{a=2*", "*m=128*"}, {});
+  ASSERT_TRUE(some.ok());
+  EXPECT_EQ(Keys(*some), (std::vector<std::string>{"demo/grid{a=2,b=x}", "demo/grid{a=2,b=y}",
+                                                   "demo/grid{a=2,b=z}", "demo/shapes{m=128,n=16}"}));
+}
+
+TEST(Registry, OverridesReplaceAxisValues) {
+  Registry r = TwoCases();
+  auto some = r.Select({}, {"demo/grid*"}, {{"b", {"w"}}});
+  ASSERT_TRUE(some.ok());
+  EXPECT_EQ(Keys(*some), (std::vector<std::string>{"demo/grid{a=1,b=w}", "demo/grid{a=2,b=w}"}));
+}
+
+TEST(Registry, RefusesUnknownSuitesAndUnusedOverrides) {
+  Registry r = TwoCases();
+  EXPECT_NE(r.Select({"nope"}, {}, {}).status().message().find("unknown suite 'nope'"), std::string::npos);
+  EXPECT_NE(r.Select({}, {}, {{"zzz", {"1"}}}).status().message().find("'zzz'"), std::string::npos);
+  EXPECT_FALSE(r.Select({}, {}, {{"m", {"1", "2"}}}).ok());  // a shape takes one value
+}
+
+TEST(Registry, RegistrationTouchesNoCaseBody) {
+  int ran = 0;
+  Registry r;
+  r.Add({.suite = "s", .name = "n", .metrics = {MetricKind::kTime}, .body = [&](State&) { ++ran; }});
+  ASSERT_TRUE(r.Select({}, {}, {}).ok());
+  EXPECT_EQ(ran, 0);
+}
+
+TEST(State, ACaseThatNeitherMeasuresNorSkipsFails) {
+  State s(BenchmarkId{"s", "n", {}}, {MetricKind::kTime}, EngineOptions{}, 0);
+  CaseResult r = s.TakeResult();
+  EXPECT_EQ(r.status, CaseStatus::kFailed);
+  EXPECT_NE(r.reason.find("neither"), std::string::npos);
+}
+
+TEST(State, DerivesMetricsFromTimeAndDeclaredWork) {
+  EngineOptions o;
+  o.min_time_s = 0;
+  State s(BenchmarkId{"s", "n", {}}, {MetricKind::kTime, MetricKind::kBandwidth, MetricKind::kThroughput}, o, 0);
+  s.SetBytesPerIteration(2e9);
+  s.SetFlopsPerIteration(4e9);
+  s.MeasureHost([] { BusyWork(0.001, SteadyClock()); });
+  CaseResult r = s.TakeResult();
+  ASSERT_GE(r.samples.size(), 10u);
+  for (const Sample& smp : r.samples) {
+    ASSERT_EQ(smp.values.size(), 3u);
+    const double seconds = smp.values[0] / 1e3;
+    EXPECT_NEAR(smp.values[1], 2.0 / seconds, 1e-6 * smp.values[1]);
+    EXPECT_NEAR(smp.values[2], 4.0 / seconds, 1e-6 * smp.values[2]);
+  }
+  EXPECT_NE(r.status, CaseStatus::kFailed);
+}
+
+TEST(BuiltinRegistry, HasTheKernelsHostCases) {
+  auto all = BuiltinRegistry().Select({"kernels"}, {}, {});
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(Keys(*all), (std::vector<std::string>{
+                            "kernels/copy{bytes=268435456}", "kernels/triad{bytes=268435456}",
+                            "kernels/sgemm{k=512,m=512,n=512}", "kernels/sgemm{k=1024,m=1024,n=1024}",
+                            "kernels/sgemm{k=2048,m=2048,n=2048}"}));
+}
+
+}  // namespace
+}  // namespace perfgate::suites
