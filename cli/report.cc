@@ -1,0 +1,447 @@
+#include "cli/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
+
+namespace perfgate::cli {
+namespace {
+
+using Row = std::vector<std::string>;
+
+// Commits are shown short, as git does; the full one is in the JSON.
+constexpr size_t kShortCommit = 12;
+
+bool IsFailure(v1::Verdict v) {
+  return v == v1::VERDICT_REGRESSION || v == v1::VERDICT_BELOW_FLOOR || v == v1::VERDICT_MISSING;
+}
+
+bool FailsGate(const v1::MetricVerdict& v) { return v.gating() && IsFailure(v.verdict()); }
+
+bool IsRegression(const v1::GateReport& report) {
+  if (report.outcome() == v1::GATE_REGRESSION) return true;
+  if (report.outcome() == v1::GATE_PASS) return false;
+  // A report without an outcome (an older server) is judged from its verdicts.
+  return std::any_of(report.verdicts().begin(), report.verdicts().end(), FailsGate);
+}
+
+std::string Number(double value, const std::string& unit) {
+  if (!std::isfinite(value)) return "-";
+  std::string text = absl::StrFormat("%.4g", value);
+  if (!unit.empty()) absl::StrAppend(&text, " ", unit);
+  return text;
+}
+
+std::string SignedPercent(double fraction) {
+  if (!std::isfinite(fraction)) return "-";
+  return absl::StrFormat("%+.1f", fraction * 100.0);
+}
+
+std::string Percent(double fraction) {
+  if (!std::isfinite(fraction)) return "-";
+  return absl::StrFormat("%.1f", fraction * 100.0);
+}
+
+// The verdict as a person reads it: spaces, the floor that was missed, and
+// whether it counts.
+std::string VerdictText(const v1::MetricVerdict& v) {
+  std::string text = VerdictName(v.verdict());
+  std::replace(text.begin(), text.end(), '_', ' ');
+  if (v.verdict() == v1::VERDICT_BELOW_FLOOR) {
+    text = v.direction() == v1::LOWER_IS_BETTER ? "above ceiling" : "below floor";
+    absl::StrAppend(&text, " ", Number(v.floor(), v.unit()));
+  }
+  if (!v.gating()) absl::StrAppend(&text, " (advisory)");
+  return text;
+}
+
+// The worst failing metric in a few words, for the verdict line.
+std::string Worst(const v1::MetricVerdict& v) {
+  std::string text = absl::StrCat(v.benchmark(), " ", v.metric(), " ");
+  switch (v.verdict()) {
+    case v1::VERDICT_REGRESSION:
+      absl::StrAppend(&text, SignedPercent(v.change()), " %");
+      break;
+    case v1::VERDICT_BELOW_FLOOR:
+      absl::StrAppend(&text, Number(v.candidate_median(), v.unit()),
+                      v.direction() == v1::LOWER_IS_BETTER ? " above ceiling " : " below floor ",
+                      Number(v.floor(), v.unit()));
+      break;
+    default:
+      absl::StrAppend(&text, "missing");
+      break;
+  }
+  return text;
+}
+
+// "PASS — ..." or "REGRESSION — 1 of 12 metrics regressed (...)", shared by
+// the table and the Markdown.
+std::string VerdictLine(const v1::GateReport& report) {
+  const v1::MetricVerdict* worst = nullptr;
+  int failing = 0, advisory = 0;
+  for (const v1::MetricVerdict& v : report.verdicts()) {
+    if (!IsFailure(v.verdict())) continue;
+    if (!v.gating()) {
+      ++advisory;
+      continue;
+    }
+    ++failing;
+    if (worst == nullptr) worst = &v;  // the coordinator lists the worst first
+  }
+  const int total = report.verdicts_size();
+  const std::string metrics = absl::StrCat(total, total == 1 ? " metric" : " metrics");
+  std::string line;
+  if (IsRegression(report)) {
+    line = absl::StrCat("REGRESSION \u2014 ", failing, " of ", metrics, " regressed");
+    if (worst != nullptr) absl::StrAppend(&line, " (", Worst(*worst), ")");
+  } else {
+    line = absl::StrCat("PASS \u2014 no gating metric regressed (", metrics, ")");
+  }
+  if (advisory > 0) {
+    absl::StrAppend(&line, "; ", advisory, " advisory ", advisory == 1 ? "metric" : "metrics",
+                    " regressed without failing the gate");
+  }
+  return line;
+}
+
+std::string Candidate(const v1::GateReport& report) {
+  std::string text = report.candidate_run_id().empty() ? "(unnamed)" : report.candidate_run_id();
+  if (!report.candidate_branch().empty() || !report.candidate_commit().empty()) {
+    absl::StrAppend(&text, " (", report.candidate_branch(),
+                    report.candidate_commit().empty() ? "" : " @ ",
+                    report.candidate_commit().substr(0, kShortCommit), ")");
+  }
+  return text;
+}
+
+// "run <id> (<branch> @ <commit>) on <sku> vs <baseline branch>, N baseline runs".
+std::string HeaderLine(const v1::GateReport& report) {
+  const int runs = report.baseline_run_ids_size();
+  return absl::StrCat("run ", Candidate(report), " on ",
+                      report.sku().empty() ? "(unknown SKU)" : report.sku(), " vs ",
+                      report.baseline_branch().empty() ? "(no branch)" : report.baseline_branch(),
+                      ", ", runs, runs == 1 ? " baseline run" : " baseline runs");
+}
+
+Row Cells(const v1::MetricVerdict& v) {
+  return {v.benchmark(),
+          v.metric(),
+          Number(v.baseline_median(), v.unit()),
+          Number(v.candidate_median(), v.unit()),
+          SignedPercent(v.change()),
+          Percent(v.tolerance()),
+          VerdictText(v)};
+}
+
+const Row kColumns = {"benchmark", "metric",      "baseline", "candidate",
+                      "change %",  "tolerance %", "verdict"};
+
+// Numbers read best right-aligned; names left-aligned.
+bool RightAligned(size_t column) { return column >= 2 && column <= 5; }
+
+// Display width, counting UTF-8 continuation bytes as nothing so that a
+// non-ASCII benchmark parameter does not shift the columns.
+size_t Width(absl::string_view s) {
+  return static_cast<size_t>(
+      std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+}
+
+std::string EscapeMarkdown(absl::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '\n':
+      case '\r':
+        out += ' ';  // a newline would end the table row
+        break;
+      case '|':
+      case '\\':
+      case '`':
+      case '*':
+      case '_':
+      case '[':
+      case ']':
+      case '#':
+        out += '\\';
+        out += c;
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string MarkdownTable(const Row& header, const std::vector<Row>& rows) {
+  std::string out = "|";
+  for (const std::string& h : header) absl::StrAppend(&out, " ", h, " |");
+  out += "\n|";
+  for (size_t i = 0; i < header.size(); ++i) out += RightAligned(i) ? "---:|" : "---|";
+  out += "\n";
+  for (const Row& row : rows) {
+    out += "|";
+    for (const std::string& cell : row) absl::StrAppend(&out, " ", EscapeMarkdown(cell), " |");
+    out += "\n";
+  }
+  return out;
+}
+
+// Escapes text for XML content and attribute values alike. Characters XML
+// 1.0 forbids (most control characters) cannot be escaped, so they become '?'.
+std::string EscapeXml(absl::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      case '\n':
+        out += "&#10;";  // kept through attribute-value normalisation
+        break;
+      case '\r':
+        out += "&#13;";
+        break;
+      case '\t':
+        out += "&#9;";
+        break;
+      default:
+        out += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
+    }
+  }
+  return out;
+}
+
+nlohmann::ordered_json JsonNumber(double value) {
+  if (!std::isfinite(value)) return nullptr;
+  return value;
+}
+
+const char* DirectionName(v1::Direction d) {
+  switch (d) {
+    case v1::HIGHER_IS_BETTER:
+      return "higher_is_better";
+    case v1::LOWER_IS_BETTER:
+      return "lower_is_better";
+    default:
+      return "unspecified";
+  }
+}
+
+}  // namespace
+
+const char* VerdictName(v1::Verdict verdict) {
+  switch (verdict) {
+    case v1::VERDICT_PASS:
+      return "pass";
+    case v1::VERDICT_REGRESSION:
+      return "regression";
+    case v1::VERDICT_IMPROVEMENT:
+      return "improvement";
+    case v1::VERDICT_BELOW_FLOOR:
+      return "below_floor";
+    case v1::VERDICT_MISSING:
+      return "missing";
+    case v1::VERDICT_NO_BASELINE:
+      return "no_baseline";
+    case v1::VERDICT_TOO_NOISY:
+      return "too_noisy";
+    default:
+      return "unspecified";
+  }
+}
+
+std::string RenderTable(const v1::GateReport& report) {
+  std::vector<Row> rows;
+  rows.reserve(report.verdicts_size());
+  for (const v1::MetricVerdict& v : report.verdicts()) rows.push_back(Cells(v));
+  std::vector<size_t> widths(kColumns.size());
+  for (size_t i = 0; i < kColumns.size(); ++i) widths[i] = Width(kColumns[i]);
+  for (const Row& row : rows) {
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], Width(row[i]));
+  }
+  auto format_row = [&](const Row& row) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      const std::string pad(widths[i] - Width(row[i]), ' ');
+      if (i > 0) line += "  ";
+      // The last column is not padded, so lines carry no trailing blanks.
+      if (RightAligned(i)) {
+        absl::StrAppend(&line, pad, row[i]);
+      } else {
+        absl::StrAppend(&line, row[i], i + 1 < row.size() ? pad : "");
+      }
+    }
+    return line + "\n";
+  };
+
+  std::string out = absl::StrCat("perfgate gate: candidate ", HeaderLine(report), "\n\n");
+  if (rows.empty()) {
+    out += "(no metrics in the candidate or the baseline)\n";
+  } else {
+    out += format_row(kColumns);
+    for (const Row& row : rows) out += format_row(row);
+  }
+  // What to do about each failure is in its note; the table has no room for it.
+  bool first_note = true;
+  for (const v1::MetricVerdict& v : report.verdicts()) {
+    if (!IsFailure(v.verdict()) || v.note().empty()) continue;
+    if (first_note) out += "\n";
+    first_note = false;
+    absl::StrAppend(&out, "  ", v.benchmark(), " ", v.metric(), ": ", v.note(), "\n");
+  }
+  absl::StrAppend(&out, "\nperfgate gate: ", VerdictLine(report), "\n");
+  return out;
+}
+
+std::string RenderMarkdown(const v1::GateReport& report) {
+  std::string line = VerdictLine(report);
+  // The status word leads in bold; everything after it comes from the report
+  // and is escaped.
+  const size_t dash = line.find(" \u2014 ");
+  std::string out =
+      absl::StrCat("**perfgate gate: ", line.substr(0, dash), "**",
+                   dash == std::string::npos ? "" : EscapeMarkdown(line.substr(dash)), "\n\n",
+                   EscapeMarkdown(absl::StrCat("Candidate ", HeaderLine(report), ".")), "\n");
+  if (!report.summary().empty()) {
+    absl::StrAppend(&out, "\n", EscapeMarkdown(report.summary()), "\n");
+  }
+
+  std::vector<Row> failed;
+  for (const v1::MetricVerdict& v : report.verdicts()) {
+    if (!IsFailure(v.verdict())) continue;
+    Row row = Cells(v);
+    row.push_back(v.note());
+    failed.push_back(std::move(row));
+  }
+  if (failed.empty()) {
+    out += "\nNo metric regressed.\n";
+  } else {
+    Row header = kColumns;
+    header.push_back("note");
+    absl::StrAppend(&out, "\n", MarkdownTable(header, failed));
+  }
+
+  std::vector<Row> all;
+  for (const v1::MetricVerdict& v : report.verdicts()) all.push_back(Cells(v));
+  const int total = report.verdicts_size();
+  // GitHub renders Markdown inside <details> only after a blank line.
+  absl::StrAppend(&out, "\n<details><summary>All ", total, total == 1 ? " metric" : " metrics",
+                  "</summary>\n\n", MarkdownTable(kColumns, all), "\n</details>\n");
+  return out;
+}
+
+std::string RenderJUnit(const v1::GateReport& report) {
+  int failures = 0, skipped = 0;
+  for (const v1::MetricVerdict& v : report.verdicts()) {
+    if (FailsGate(v)) ++failures;
+    if (v.verdict() == v1::VERDICT_NO_BASELINE) ++skipped;
+  }
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  absl::StrAppend(&out, "<testsuite name=\"perfgate gate\" tests=\"", report.verdicts_size(),
+                  "\" failures=\"", failures, "\" errors=\"0\" skipped=\"", skipped, "\">\n");
+  out += "  <properties>\n";
+  auto property = [&](absl::string_view name, absl::string_view value) {
+    absl::StrAppend(&out, "    <property name=\"", name, "\" value=\"", EscapeXml(value), "\"/>\n");
+  };
+  property("candidate_run_id", report.candidate_run_id());
+  property("sku", report.sku());
+  property("candidate_branch", report.candidate_branch());
+  property("candidate_commit", report.candidate_commit());
+  property("baseline_branch", report.baseline_branch());
+  property("baseline_runs", absl::StrCat(report.baseline_run_ids_size()));
+  property("outcome", IsRegression(report) ? "regression" : "pass");
+  property("summary", report.summary());
+  out += "  </properties>\n";
+
+  for (const v1::MetricVerdict& v : report.verdicts()) {
+    absl::StrAppend(&out, "  <testcase classname=\"", EscapeXml(v.benchmark()), "\" name=\"",
+                    EscapeXml(v.metric()), "\" time=\"0\">\n");
+    const std::string numbers =
+        absl::StrCat("baseline ", Number(v.baseline_median(), v.unit()), " over ",
+                     v.baseline_runs(), " runs, candidate ", Number(v.candidate_median(), v.unit()),
+                     " over ", v.candidate_samples(), " samples, change ",
+                     SignedPercent(v.change()), " %, tolerance ", Percent(v.tolerance()), " %");
+    if (FailsGate(v)) {
+      absl::StrAppend(&out, "    <failure type=\"", VerdictName(v.verdict()), "\" message=\"",
+                      EscapeXml(absl::StrCat(VerdictText(v), ": ", v.note())), "\">",
+                      EscapeXml(numbers), "</failure>\n");
+    } else if (v.verdict() == v1::VERDICT_NO_BASELINE) {
+      absl::StrAppend(&out, "    <skipped message=\"", EscapeXml(v.note()), "\"/>\n");
+    } else {
+      // Advisory failures and passes still carry their numbers for the CI view.
+      absl::StrAppend(&out, "    <system-out>",
+                      EscapeXml(absl::StrCat(VerdictText(v), ": ", v.note())), "</system-out>\n");
+    }
+    out += "  </testcase>\n";
+  }
+  out += "</testsuite>\n";
+  return out;
+}
+
+std::string RenderJson(const v1::GateReport& report) {
+  nlohmann::ordered_json verdicts = nlohmann::ordered_json::array();
+  for (const v1::MetricVerdict& v : report.verdicts()) {
+    verdicts.push_back({
+        {"benchmark", v.benchmark()},
+        {"metric", v.metric()},
+        {"unit", v.unit()},
+        {"direction", DirectionName(v.direction())},
+        {"baseline_median", JsonNumber(v.baseline_median())},
+        {"candidate_median", JsonNumber(v.candidate_median())},
+        {"change", JsonNumber(v.change())},
+        {"tolerance", JsonNumber(v.tolerance())},
+        {"floor", JsonNumber(v.floor())},
+        {"verdict", VerdictName(v.verdict())},
+        {"gating", v.gating()},
+        {"candidate_samples", v.candidate_samples()},
+        {"baseline_runs", v.baseline_runs()},
+        {"note", v.note()},
+    });
+  }
+  nlohmann::ordered_json out = {
+      {"report_id", report.report_id()},
+      {"candidate_run_id", report.candidate_run_id()},
+      {"sku", report.sku()},
+      {"candidate_branch", report.candidate_branch()},
+      {"candidate_commit", report.candidate_commit()},
+      {"baseline_branch", report.baseline_branch()},
+      {"baseline_run_ids", std::vector<std::string>(report.baseline_run_ids().begin(),
+                                                    report.baseline_run_ids().end())},
+      {"outcome", IsRegression(report) ? "regression" : "pass"},
+      {"summary", report.summary()},
+      {"verdicts", std::move(verdicts)},
+  };
+  // Strings from the wire are UTF-8 already; replace rather than throw if not.
+  return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+int ExitCode(const v1::GateReport& report) { return IsRegression(report) ? 1 : 0; }
+
+}  // namespace perfgate::cli

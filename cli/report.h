@@ -1,0 +1,41 @@
+// Report writers for `perfgate gate`: one GateReport from the coordinator,
+// rendered for a terminal, a pull-request comment, a CI test view (JUnit) or
+// a program (JSON). They only format: every number and verdict comes from the
+// report, in the order the coordinator sorted it (worst first).
+#pragma once
+
+#include <string>
+
+#include "perfgate/v1/gate.pb.h"
+
+namespace perfgate::cli {
+
+/// A fixed-width table for a terminal: a header naming the candidate run,
+/// SKU, baseline branch and number of baseline runs; one row per verdict
+/// (benchmark, metric, baseline, candidate, change %, tolerance %, verdict;
+/// advisory metrics marked); and a final "perfgate gate: PASS|REGRESSION — ..."
+/// line. Ends with a newline.
+std::string RenderTable(const v1::GateReport& report);
+
+/// GitHub-flavoured Markdown for a pull-request comment: a bold status word
+/// and summary line, a table of the metrics that regressed, then the full
+/// table inside <details>. Text from the report is escaped.
+std::string RenderMarkdown(const v1::GateReport& report);
+
+/// JUnit XML: one <testsuite name="perfgate gate"> with a <testcase> per
+/// verdict; gating regressions, misses of a floor and missing metrics are
+/// <failure>s, metrics without a baseline are <skipped/>. Everything from the
+/// report is XML-escaped.
+std::string RenderJUnit(const v1::GateReport& report);
+
+/// The report as a JSON object (pretty-printed); NaN and infinite numbers
+/// become null, enums their lower-case names.
+std::string RenderJson(const v1::GateReport& report);
+
+/// The process exit code for the report: 0 when it passes, 1 on regression.
+int ExitCode(const v1::GateReport& report);
+
+/// Lower-case verdict name as the coordinator's gate uses it ("below_floor").
+const char* VerdictName(v1::Verdict verdict);
+
+}  // namespace perfgate::cli

@@ -1,0 +1,448 @@
+#include "coordinator/policy.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
+#include "common/identity.h"
+
+namespace perfgate::coordinator {
+namespace {
+
+constexpr int kSupportedVersion = 1;
+constexpr unsigned kMinHistory = 1;
+constexpr unsigned kMaxHistory = 100;
+
+// The keys each kind of map accepts, in the order the documentation lists them.
+const std::vector<absl::string_view> kTopKeys = {"version", "defaults", "rules", "skus"};
+const std::vector<absl::string_view> kDefaultsKeys = {"tolerance", "gating", "history", "match"};
+const std::vector<absl::string_view> kRuleKeys = {"benchmark", "metric", "tolerance", "floor",
+                                                  "gating"};
+const std::vector<absl::string_view> kSkuKeys = {"pattern", "tolerance", "gating", "match",
+                                                 "rules"};
+
+size_t EditDistance(absl::string_view a, absl::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+const char* TypeName(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Scalar:
+      return "a scalar";
+    case YAML::NodeType::Null:
+      return "nothing";
+    case YAML::NodeType::Undefined:
+      break;
+  }
+  return "an undefined node";
+}
+
+// A policy is small enough that one pass with early returns reads best; the
+// parser keeps the file name so every error can point at a line.
+class PolicyParser {
+ public:
+  explicit PolicyParser(const std::string& file_name) : file_name_(file_name) {}
+
+  absl::Status Error(const YAML::Mark& mark, absl::string_view reason) const {
+    // yaml-cpp counts lines from 0; people and editors count from 1. A null
+    // mark (a node made up rather than read) has line -1: point at line 1.
+    const int line = mark.is_null() || mark.line < 0 ? 1 : mark.line + 1;
+    return absl::InvalidArgumentError(absl::StrCat(file_name_, ":", line, ": ", reason));
+  }
+
+  // Checks that `node` is a map with only `allowed` keys, each once, and a
+  // value for each key not in `may_be_empty`.
+  absl::Status CheckMap(const YAML::Node& node, absl::string_view where,
+                        const std::vector<absl::string_view>& allowed,
+                        const std::vector<absl::string_view>& may_be_empty = {}) const {
+    if (!node.IsMap()) {
+      return Error(node.Mark(),
+                   absl::StrCat(where, " must be a map (key: value lines), got ", TypeName(node)));
+    }
+    std::set<std::string> seen;
+    for (const auto& entry : node) {
+      const YAML::Node& key = entry.first;
+      if (!key.IsScalar()) {
+        return Error(key.Mark(), absl::StrCat("a key in ", where, " must be a plain name, got ",
+                                              TypeName(key)));
+      }
+      const std::string& name = key.Scalar();
+      if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+        std::string reason = absl::StrCat("unknown key '", name, "'");
+        absl::string_view closest;
+        size_t best = 3;  // suggest only within an edit distance of 2
+        for (absl::string_view candidate : allowed) {
+          const size_t d = EditDistance(name, candidate);
+          if (d < best) {
+            best = d;
+            closest = candidate;
+          }
+        }
+        if (!closest.empty()) absl::StrAppend(&reason, " (did you mean '", closest, "'?)");
+        absl::StrAppend(&reason, " in ", where, "; allowed keys: ", absl::StrJoin(allowed, ", "));
+        return Error(key.Mark(), reason);
+      }
+      // yaml-cpp keeps both entries of a repeated key and lookups see only
+      // the first; refusing the file is clearer than silently using one.
+      if (!seen.insert(name).second) {
+        return Error(key.Mark(),
+                     absl::StrCat("key '", name, "' appears twice in ", where, "; keep one"));
+      }
+      // An empty value would otherwise be blamed on the line after the key.
+      if (entry.second.IsNull() &&
+          std::find(may_be_empty.begin(), may_be_empty.end(), name) == may_be_empty.end()) {
+        return Error(key.Mark(), absl::StrCat("key '", name, "' in ", where,
+                                              " has no value; give one or remove the key"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ParseTolerance(const YAML::Node& node, std::optional<double>* out) const {
+    const std::string hint =
+        "expected a percentage with a % sign, at least 0% and below 100%, e.g. 3% or 2.5%";
+    if (!node.IsScalar()) {
+      return Error(node.Mark(), absl::StrCat("tolerance must be a percentage, got ", TypeName(node),
+                                             "; ", hint));
+    }
+    const std::string& text = node.Scalar();
+    absl::string_view digits = absl::StripAsciiWhitespace(text);
+    // A bare number is refused rather than guessed: "5" could mean 5 % or 500 %.
+    bool ok = absl::ConsumeSuffix(&digits, "%");
+    digits = absl::StripTrailingAsciiWhitespace(digits);
+    ok = ok && !digits.empty() &&
+         std::all_of(digits.begin(), digits.end(),
+                     [](char c) { return (c >= '0' && c <= '9') || c == '.'; }) &&
+         std::count(digits.begin(), digits.end(), '.') <= 1 && digits.front() != '.' &&
+         digits.back() != '.';
+    double percent = 0;
+    ok = ok && absl::SimpleAtod(digits, &percent) && std::isfinite(percent);
+    if (!ok) {
+      return Error(node.Mark(), absl::StrCat("bad tolerance '", text, "'; ", hint));
+    }
+    if (percent >= 100) {
+      return Error(node.Mark(), absl::StrCat("tolerance '", text, "' is out of range; ", hint));
+    }
+    *out = percent / 100.0;
+    return absl::OkStatus();
+  }
+
+  absl::Status ParseGating(const YAML::Node& node, std::optional<bool>* out) const {
+    // Only the YAML 1.2 spellings: "yes"/"on" are booleans in some parsers and
+    // strings in others, and a gate should not depend on which one reads it.
+    static const std::vector<absl::string_view> kTrue = {"true", "True", "TRUE"};
+    static const std::vector<absl::string_view> kFalse = {"false", "False", "FALSE"};
+    if (node.IsScalar()) {
+      const std::string& text = node.Scalar();
+      if (std::find(kTrue.begin(), kTrue.end(), text) != kTrue.end()) {
+        *out = true;
+        return absl::OkStatus();
+      }
+      if (std::find(kFalse.begin(), kFalse.end(), text) != kFalse.end()) {
+        *out = false;
+        return absl::OkStatus();
+      }
+      return Error(node.Mark(), absl::StrCat("gating must be true or false, got '", text,
+                                             "'; false makes a metric advisory"));
+    }
+    return Error(node.Mark(), absl::StrCat("gating must be true or false, got ", TypeName(node)));
+  }
+
+  absl::Status ParseFloor(const YAML::Node& node, std::optional<double>* out) const {
+    double value = 0;
+    if (!node.IsScalar() || !absl::SimpleAtod(node.Scalar(), &value) || !std::isfinite(value)) {
+      const std::string got =
+          node.IsScalar() ? absl::StrCat("'", node.Scalar(), "'") : std::string(TypeName(node));
+      return Error(
+          node.Mark(),
+          absl::StrCat("floor must be a number in the metric's unit (e.g. 700), got ", got));
+    }
+    *out = value;
+    return absl::OkStatus();
+  }
+
+  absl::Status ParseHistory(const YAML::Node& node, unsigned* out) const {
+    const std::string range = absl::StrCat(kMinHistory, "..", kMaxHistory);
+    int64_t value = 0;
+    if (!node.IsScalar() || !absl::SimpleAtoi(node.Scalar(), &value)) {
+      const std::string got =
+          node.IsScalar() ? absl::StrCat("'", node.Scalar(), "'") : std::string(TypeName(node));
+      return Error(node.Mark(), absl::StrCat("history must be a whole number of baseline runs (",
+                                             range, "), got ", got));
+    }
+    if (value < static_cast<int64_t>(kMinHistory) || value > static_cast<int64_t>(kMaxHistory)) {
+      return Error(node.Mark(), absl::StrCat("history ", value, " is out of range; expected ",
+                                             range, " baseline runs"));
+    }
+    *out = static_cast<unsigned>(value);
+    return absl::OkStatus();
+  }
+
+  absl::Status ParseMatch(const YAML::Node& node, std::vector<std::string>* out) const {
+    const std::string hint =
+        "expected a list of environment field names, e.g. [driver_version, "
+        "cuda_runtime]";
+    if (!node.IsSequence()) {
+      return Error(node.Mark(),
+                   absl::StrCat("match must be a list, got ", TypeName(node), "; ", hint));
+    }
+    out->clear();
+    for (const auto& item : node) {
+      if (!item.IsScalar() || item.Scalar().empty()) {
+        return Error(item.Mark(), absl::StrCat("match entries must be field names, got ",
+                                               TypeName(item), "; ", hint));
+      }
+      out->push_back(item.Scalar());
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ParseGlob(const YAML::Node& node, absl::string_view key, std::string* out) const {
+    if (!node.IsScalar() || node.Scalar().empty()) {
+      return Error(node.Mark(), absl::StrCat(key,
+                                             " must be a non-empty glob ('*' matches "
+                                             "anything), got ",
+                                             TypeName(node)));
+    }
+    *out = node.Scalar();
+    return absl::OkStatus();
+  }
+
+  absl::Status ParseRules(const YAML::Node& node, absl::string_view where,
+                          std::vector<PolicyRule>* out) const {
+    if (!node.IsSequence()) {
+      return Error(node.Mark(), absl::StrCat("rules in ", where,
+                                             " must be a list of maps (lines starting with "
+                                             "'- '), got ",
+                                             TypeName(node)));
+    }
+    for (const auto& item : node) {
+      PolicyRule rule;
+      rule.line = item.Mark().line + 1;
+      if (auto s = CheckMap(item, "a rule", kRuleKeys); !s.ok()) return s;
+      for (const auto& entry : item) {
+        const std::string& key = entry.first.Scalar();
+        const YAML::Node& value = entry.second;
+        absl::Status s;
+        if (key == "benchmark") {
+          s = ParseGlob(value, key, &rule.benchmark);
+        } else if (key == "metric") {
+          s = ParseGlob(value, key, &rule.metric);
+        } else if (key == "tolerance") {
+          s = ParseTolerance(value, &rule.tolerance);
+        } else if (key == "floor") {
+          s = ParseFloor(value, &rule.floor);
+        } else if (key == "gating") {
+          s = ParseGating(value, &rule.gating);
+        }
+        if (!s.ok()) return s;
+      }
+      if (!rule.tolerance && !rule.floor && !rule.gating) {
+        return Error(item.Mark(),
+                     absl::StrCat("rule for benchmark '", rule.benchmark, "' metric '", rule.metric,
+                                  "' has no effect; give it a tolerance, a floor or gating"));
+      }
+      out->push_back(std::move(rule));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ParseSkus(const YAML::Node& node, std::vector<SkuPolicy>* out) const {
+    if (!node.IsSequence()) {
+      return Error(node.Mark(), absl::StrCat("skus must be a list of maps (lines starting with "
+                                             "'- pattern: ...'), got ",
+                                             TypeName(node)));
+    }
+    for (const auto& item : node) {
+      SkuPolicy sku;
+      sku.line = item.Mark().line + 1;
+      if (auto s = CheckMap(item, "an SKU section", kSkuKeys); !s.ok()) return s;
+      if (!item["pattern"]) {
+        return Error(item.Mark(), "SKU section has no pattern; add e.g. pattern: \"h100-*\"");
+      }
+      for (const auto& entry : item) {
+        const std::string& key = entry.first.Scalar();
+        const YAML::Node& value = entry.second;
+        absl::Status s;
+        if (key == "pattern") {
+          s = ParseGlob(value, key, &sku.pattern);
+          if (s.ok()) s = CheckSkuPattern(value, sku.pattern);
+        } else if (key == "tolerance") {
+          s = ParseTolerance(value, &sku.tolerance);
+        } else if (key == "gating") {
+          s = ParseGating(value, &sku.gating);
+        } else if (key == "match") {
+          sku.match.emplace();
+          s = ParseMatch(value, &*sku.match);
+        } else if (key == "rules") {
+          s = ParseRules(value, absl::StrCat("SKU section '", item["pattern"].Scalar(), "'"),
+                         &sku.rules);
+        }
+        if (!s.ok()) return s;
+      }
+      out->push_back(std::move(sku));
+    }
+    return absl::OkStatus();
+  }
+
+  // A typo in an SKU pattern would silently turn a section off; refuse a
+  // pattern that names no SKU perfgate knows.
+  absl::Status CheckSkuPattern(const YAML::Node& node, const std::string& pattern) const {
+    for (const std::string& example : KnownSkuExamples()) {
+      if (GlobMatch(pattern, example)) return absl::OkStatus();
+      // The CPU examples are families ("cpu-amd-epyc"); real keys add the
+      // model ("cpu-amd-epyc-7b13"), so a pattern for one model is accepted.
+      if (example.starts_with("cpu-") &&
+          (pattern.starts_with(example + "-") || GlobMatch(pattern, example + "-x"))) {
+        return absl::OkStatus();
+      }
+    }
+    return Error(node.Mark(),
+                 absl::StrCat("SKU pattern '", pattern, "' matches no known SKU (known: ",
+                              absl::StrJoin(KnownSkuExamples(), ", "),
+                              "); check the spelling or use a glob like 'h100-*'"));
+  }
+
+  absl::StatusOr<Policy> Parse(const YAML::Node& root) const {
+    Policy policy;
+    // An empty file (or one with only comments) is the default policy.
+    if (root.IsNull()) return policy;
+    // An empty section ("rules:" with nothing under it) changes nothing.
+    if (auto s = CheckMap(root, "the policy", kTopKeys, {"defaults", "rules", "skus"}); !s.ok()) {
+      return s;
+    }
+    const YAML::Node version = root["version"];
+    if (!version) {
+      return Error(root.Mark(), absl::StrCat("missing 'version'; add 'version: ", kSupportedVersion,
+                                             "' as the first line"));
+    }
+    int64_t v = 0;
+    if (!version.IsScalar() || !absl::SimpleAtoi(version.Scalar(), &v) || v != kSupportedVersion) {
+      const std::string got = version.IsScalar() ? absl::StrCat("'", version.Scalar(), "'")
+                                                 : std::string(TypeName(version));
+      return Error(version.Mark(),
+                   absl::StrCat("unsupported policy version ", got,
+                                "; this perfgate reads version ", kSupportedVersion));
+    }
+    policy.version = static_cast<int>(v);
+
+    if (const YAML::Node defaults = root["defaults"]; defaults && !defaults.IsNull()) {
+      if (auto s = CheckMap(defaults, "defaults", kDefaultsKeys); !s.ok()) return s;
+      for (const auto& entry : defaults) {
+        const std::string& key = entry.first.Scalar();
+        const YAML::Node& value = entry.second;
+        absl::Status s;
+        if (key == "tolerance") {
+          std::optional<double> tolerance;
+          s = ParseTolerance(value, &tolerance);
+          if (tolerance) policy.tolerance = *tolerance;
+        } else if (key == "gating") {
+          std::optional<bool> gating;
+          s = ParseGating(value, &gating);
+          if (gating) policy.gating = *gating;
+        } else if (key == "history") {
+          s = ParseHistory(value, &policy.history);
+        } else if (key == "match") {
+          s = ParseMatch(value, &policy.match);
+        }
+        if (!s.ok()) return s;
+      }
+    }
+    if (const YAML::Node rules = root["rules"]; rules && !rules.IsNull()) {
+      if (auto s = ParseRules(rules, "the top level", &policy.rules); !s.ok()) return s;
+    }
+    if (const YAML::Node skus = root["skus"]; skus && !skus.IsNull()) {
+      if (auto s = ParseSkus(skus, &policy.skus); !s.ok()) return s;
+    }
+    return policy;
+  }
+
+ private:
+  std::string file_name_;
+};
+
+bool RuleMatches(const PolicyRule& rule, const std::string& benchmark_key,
+                 const std::string& metric) {
+  return GlobMatch(rule.benchmark, benchmark_key) && GlobMatch(rule.metric, metric);
+}
+
+void Apply(const PolicyRule& rule, ResolvedRule* out) {
+  if (rule.tolerance) out->tolerance = *rule.tolerance;
+  if (rule.floor) out->floor = *rule.floor;
+  if (rule.gating) out->gating = *rule.gating;
+}
+
+}  // namespace
+
+ResolvedRule Policy::Resolve(const std::string& sku, const std::string& benchmark_key,
+                             const std::string& metric) const {
+  ResolvedRule out;
+  out.tolerance = tolerance;
+  out.gating = gating;
+  for (const PolicyRule& rule : rules) {
+    if (RuleMatches(rule, benchmark_key, metric)) Apply(rule, &out);
+  }
+  for (const SkuPolicy& section : skus) {
+    if (!GlobMatch(section.pattern, sku)) continue;
+    if (section.tolerance) out.tolerance = *section.tolerance;
+    if (section.gating) out.gating = *section.gating;
+    for (const PolicyRule& rule : section.rules) {
+      if (RuleMatches(rule, benchmark_key, metric)) Apply(rule, &out);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> Policy::MatchFields(const std::string& sku) const {
+  // Like every other setting, the last matching SKU section that sets the
+  // list replaces it; a section that wants the defaults too repeats them.
+  std::vector<std::string> out = match;
+  for (const SkuPolicy& section : skus) {
+    if (section.match && GlobMatch(section.pattern, sku)) out = *section.match;
+  }
+  return out;
+}
+
+absl::StatusOr<Policy> ParsePolicy(const std::string& yaml_text, const std::string& file_name) {
+  PolicyParser parser(file_name);
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::ParserException& e) {
+    return parser.Error(e.mark, absl::StrCat("malformed YAML: ", e.msg));
+  } catch (const YAML::Exception& e) {
+    return parser.Error(e.mark, absl::StrCat("cannot read the policy: ", e.msg));
+  }
+  try {
+    return parser.Parse(root);
+  } catch (const YAML::Exception& e) {
+    // Validation checks node types before it reads them, so this is a gap in
+    // those checks; still name the line rather than fail the gate obscurely.
+    return parser.Error(e.mark, absl::StrCat("cannot read the policy: ", e.msg));
+  }
+}
+
+}  // namespace perfgate::coordinator

@@ -1,0 +1,407 @@
+#include "cli/report.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace perfgate::cli {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr char kTriad[] = "kernels/triad{n=67108864}";
+constexpr char kGemm[] = "kernels/gemm{dtype=bf16,k=8192,m=8192,n=8192}";
+constexpr char kNew[] = "kernels/scan{n=1024}";
+constexpr char kCopy[] = "kernels/copy{bytes=268435456}";
+// Every character XML and Markdown treat specially.
+constexpr char kNasty[] = "custom/odd{label=<a&b\"c'd>|x}";
+
+v1::MetricVerdict Verdict(const std::string& benchmark, const std::string& metric,
+                          v1::Verdict verdict, double baseline, double candidate, double change,
+                          double tolerance, bool gating = true) {
+  v1::MetricVerdict v;
+  v.set_benchmark(benchmark);
+  v.set_metric(metric);
+  v.set_unit(metric == "time" ? "ms" : "GB/s");
+  v.set_direction(metric == "time" ? v1::LOWER_IS_BETTER : v1::HIGHER_IS_BETTER);
+  v.set_baseline_median(baseline);
+  v.set_candidate_median(candidate);
+  v.set_change(change);
+  v.set_tolerance(tolerance);
+  v.set_floor(kNaN);
+  v.set_verdict(verdict);
+  v.set_gating(gating);
+  v.set_candidate_samples(30);
+  v.set_baseline_runs(std::isnan(baseline) ? 0 : 3);
+  v.set_note("note for " + benchmark);
+  return v;
+}
+
+// Four metrics, worst first as the coordinator sorts them: one gating
+// regression, one advisory regression, one without baseline, one pass.
+v1::GateReport RegressionReport() {
+  v1::GateReport r;
+  r.set_report_id(42);
+  r.set_candidate_run_id("6f1c2a9e-1b7d-4c3e-9a55-0e2f4b8d9c10");
+  r.set_sku("h100-sxm5-80gb");
+  r.set_candidate_branch("feature/faster-triad");
+  r.set_candidate_commit("0123456789abcdef0123456789abcdef01234567");
+  r.set_baseline_branch("main");
+  for (const char* id : {"run-a", "run-b", "run-c"}) r.add_baseline_run_ids(id);
+  *r.add_verdicts() =
+      Verdict(kTriad, "bandwidth", v1::VERDICT_REGRESSION, 16.0, 12.03, 0.248, 0.10);
+  *r.add_verdicts() =
+      Verdict(kGemm, "bandwidth", v1::VERDICT_REGRESSION, 700, 665, 0.05, 0.02, false);
+  *r.add_verdicts() = Verdict(kNew, "time", v1::VERDICT_NO_BASELINE, kNaN, 1.5, kNaN, 0.03);
+  *r.add_verdicts() = Verdict(kCopy, "time", v1::VERDICT_PASS, 10.0, 10.1, 0.01, 0.03);
+  r.set_outcome(v1::GATE_REGRESSION);
+  r.set_summary("1 of 4 metrics on h100-sxm5-80gb regressed");
+  return r;
+}
+
+v1::GateReport PassReport() {
+  v1::GateReport r = RegressionReport();
+  r.mutable_verdicts()->DeleteSubrange(0, 1);
+  r.set_outcome(v1::GATE_PASS);
+  return r;
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// A small XML reader, strict enough to catch what a report writer gets wrong:
+// unbalanced tags, unquoted or unescaped attribute values, raw '<' or '&' in
+// text, more than one root. It records every element with its decoded
+// attributes.
+struct XmlElement {
+  std::string name;
+  std::map<std::string, std::string> attributes;
+  std::string parent;
+};
+
+class XmlReader {
+ public:
+  explicit XmlReader(const std::string& text) : text_(text) {}
+
+  // True when the text is well-formed; error() says why not.
+  bool Read() {
+    if (text_.compare(0, 5, "<?xml") == 0) {
+      pos_ = text_.find("?>");
+      if (pos_ == std::string::npos) return Fail("unterminated prolog");
+      pos_ += 2;
+    }
+    int roots = 0;
+    while (pos_ < text_.size()) {
+      if (text_[pos_] != '<') {
+        std::string ignored;
+        if (!ReadText('<', &ignored)) return false;
+        continue;
+      }
+      ++pos_;
+      if (pos_ < text_.size() && text_[pos_] == '/') {
+        ++pos_;
+        const std::string name = ReadName();
+        if (stack_.empty() || stack_.back() != name) return Fail("unbalanced </" + name + ">");
+        stack_.pop_back();
+        if (!Expect('>')) return false;
+        continue;
+      }
+      XmlElement e;
+      e.name = ReadName();
+      if (e.name.empty()) return Fail("empty tag name");
+      e.parent = stack_.empty() ? "" : stack_.back();
+      if (stack_.empty() && ++roots > 1) return Fail("more than one root element");
+      while (true) {
+        SkipSpace();
+        if (pos_ >= text_.size()) return Fail("unterminated tag");
+        if (text_[pos_] == '/' || text_[pos_] == '>') break;
+        const std::string attribute = ReadName();
+        if (attribute.empty() || !Expect('=') || !Expect('"')) return Fail("bad attribute");
+        std::string value;
+        if (!ReadText('"', &value)) return false;
+        ++pos_;
+        if (!e.attributes.emplace(attribute, value).second) return Fail("repeated attribute");
+      }
+      const bool empty = text_[pos_] == '/';
+      if (empty) ++pos_;
+      if (!Expect('>')) return false;
+      if (!empty) stack_.push_back(e.name);
+      elements_.push_back(std::move(e));
+    }
+    if (!stack_.empty()) return Fail("unclosed <" + stack_.back() + ">");
+    return roots == 1 || Fail("no root element");
+  }
+
+  const std::vector<XmlElement>& elements() const { return elements_; }
+  const std::string& error() const { return error_; }
+
+  std::vector<XmlElement> Named(const std::string& name) const {
+    std::vector<XmlElement> out;
+    for (const XmlElement& e : elements_) {
+      if (e.name == name) out.push_back(e);
+    }
+    return out;
+  }
+
+ private:
+  bool Fail(const std::string& why) {
+    error_ = why + " at offset " + std::to_string(pos_);
+    return false;
+  }
+  void SkipSpace() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+  }
+  bool Expect(char c) {
+    SkipSpace();
+    if (pos_ >= text_.size() || text_[pos_] != c) return Fail(std::string("expected '") + c + "'");
+    ++pos_;
+    return true;
+  }
+  std::string ReadName() {
+    const size_t start = pos_;
+    while (pos_ < text_.size() &&
+           (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_' ||
+            text_[pos_] == '-' || text_[pos_] == ':')) {
+      ++pos_;
+    }
+    return text_.substr(start, pos_ - start);
+  }
+  // Reads up to (not including) `end`, decoding entities; refuses raw '<'
+  // and a bare '&'.
+  bool ReadText(char end, std::string* out) {
+    static const std::map<std::string, std::string> kEntities = {
+        {"amp", "&"}, {"lt", "<"}, {"gt", ">"}, {"quot", "\""}, {"apos", "'"}};
+    while (pos_ < text_.size() && text_[pos_] != end) {
+      const char c = text_[pos_];
+      if (c == '<') return Fail("raw '<' in text or attribute");
+      if (c == '&') {
+        const size_t semi = text_.find(';', pos_);
+        if (semi == std::string::npos) return Fail("bare '&'");
+        const std::string entity = text_.substr(pos_ + 1, semi - pos_ - 1);
+        if (kEntities.count(entity) != 0) {
+          *out += kEntities.at(entity);
+        } else if (entity.size() > 1 && entity[0] == '#' &&
+                   entity.find_first_not_of("0123456789", 1) == std::string::npos) {
+          *out += static_cast<char>(std::stoi(entity.substr(1)));
+        } else {
+          return Fail("unknown entity &" + entity + ";");
+        }
+        pos_ = semi + 1;
+        continue;
+      }
+      if (end == '"' && c == '"') break;
+      *out += c;
+      ++pos_;
+    }
+    if (end == '"' && pos_ >= text_.size()) return Fail("unterminated attribute value");
+    return true;
+  }
+
+  const std::string text_;
+  size_t pos_ = 0;
+  std::vector<std::string> stack_;
+  std::vector<XmlElement> elements_;
+  std::string error_;
+};
+
+TEST(ReportTable, HeaderNamesCandidateSkuBaselineBranchAndRuns) {
+  const std::string table = RenderTable(RegressionReport());
+  EXPECT_THAT(table, StartsWith("perfgate gate: candidate run 6f1c2a9e-1b7d-4c3e-9a55-0e2f4b8d9c10 "
+                                "(feature/faster-triad @ 0123456789ab) on h100-sxm5-80gb vs "
+                                "main, 3 baseline runs\n"));
+}
+
+TEST(ReportTable, HasColumnsAndOneRowPerVerdictInServerOrder) {
+  const std::string table = RenderTable(RegressionReport());
+  for (const char* column :
+       {"benchmark", "metric", "baseline", "candidate", "change %", "tolerance %", "verdict"}) {
+    EXPECT_THAT(table, HasSubstr(column));
+  }
+  // The first mention of each key is its row; notes and the verdict line follow the table.
+  const size_t triad = table.find(kTriad);
+  const size_t gemm = table.find(kGemm);
+  const size_t scan = table.find(kNew);
+  const size_t copy = table.find(kCopy);
+  ASSERT_NE(triad, std::string::npos);
+  ASSERT_NE(copy, std::string::npos);
+  EXPECT_LT(triad, gemm);
+  EXPECT_LT(gemm, scan);
+  EXPECT_LT(scan, copy);
+  EXPECT_THAT(table, HasSubstr("16 GB/s"));
+  EXPECT_THAT(table, HasSubstr("12.03 GB/s"));
+  EXPECT_THAT(table, HasSubstr("+24.8"));
+  EXPECT_THAT(table, HasSubstr("10.0"));
+}
+
+TEST(ReportTable, MarksAdvisoryMetrics) {
+  const std::string table = RenderTable(RegressionReport());
+  const size_t gemm_line = table.find(kGemm);
+  const std::string line = table.substr(gemm_line, table.find('\n', gemm_line) - gemm_line);
+  EXPECT_THAT(line, HasSubstr("regression (advisory)"));
+  const size_t triad_line = table.find(kTriad);
+  EXPECT_THAT(table.substr(triad_line, table.find('\n', triad_line) - triad_line),
+              Not(HasSubstr("advisory")));
+}
+
+TEST(ReportTable, EndsWithRegressionVerdictLineNamingTheWorst) {
+  const std::string table = RenderTable(RegressionReport());
+  EXPECT_THAT(table, HasSubstr("\nperfgate gate: REGRESSION \u2014 1 of 4 metrics regressed "
+                               "(kernels/triad{n=67108864} bandwidth +24.8 %); 1 advisory metric "
+                               "regressed without failing the gate\n"));
+  EXPECT_EQ(table.back(), '\n');
+  EXPECT_EQ(table.rfind("perfgate gate: REGRESSION"), table.rfind("perfgate gate:"));
+}
+
+TEST(ReportTable, ListsTheNoteOfEachFailure) {
+  const std::string table = RenderTable(RegressionReport());
+  EXPECT_THAT(table, HasSubstr(std::string(kTriad) + " bandwidth: note for " + kTriad));
+  EXPECT_THAT(table, Not(HasSubstr(std::string("note for ") + kCopy)));
+}
+
+TEST(ReportTable, PassingReportEndsWithPass) {
+  const std::string table = RenderTable(PassReport());
+  EXPECT_THAT(table, HasSubstr("\nperfgate gate: PASS"));
+  EXPECT_THAT(table, Not(HasSubstr("REGRESSION")));
+}
+
+TEST(ReportMarkdown, StartsWithBoldStatusWordAndSummary) {
+  const std::string md = RenderMarkdown(RegressionReport());
+  EXPECT_THAT(md, StartsWith("**perfgate gate: REGRESSION** \u2014 1 of 4 metrics regressed"));
+  EXPECT_THAT(md, HasSubstr("h100-sxm5-80gb"));
+  EXPECT_THAT(md, HasSubstr("3 baseline runs"));
+  EXPECT_THAT(RenderMarkdown(PassReport()), StartsWith("**perfgate gate: PASS**"));
+}
+
+TEST(ReportMarkdown, TablesRegressionsThenEverythingInsideDetails) {
+  const std::string md = RenderMarkdown(RegressionReport());
+  const size_t details = md.find("<details><summary>All 4 metrics</summary>");
+  ASSERT_NE(details, std::string::npos);
+  EXPECT_NE(md.find("</details>", details), std::string::npos);
+  const std::string before = md.substr(0, details);
+  const std::string inside = md.substr(details);
+  // The regressions table, above the fold, has the triad row with its numbers
+  // and its note, and not the passing copy.
+  EXPECT_THAT(before, HasSubstr("| kernels/triad{n=67108864} | bandwidth | 16 GB/s | 12.03 GB/s | "
+                                "+24.8 | 10.0 | regression |"));
+  EXPECT_THAT(before, HasSubstr("note for kernels/triad"));
+  EXPECT_THAT(before, Not(HasSubstr(kCopy)));
+  EXPECT_THAT(inside, HasSubstr(kCopy));
+  EXPECT_THAT(inside, HasSubstr(kNew));
+  EXPECT_EQ(Count(inside, "\n| kernels/"), 4u);
+}
+
+TEST(ReportMarkdown, PassingReportSaysNothingRegressed) {
+  v1::GateReport r = PassReport();
+  r.mutable_verdicts()->DeleteSubrange(0, 1);  // drop the advisory regression too
+  EXPECT_THAT(RenderMarkdown(r), HasSubstr("No metric regressed."));
+}
+
+TEST(ReportMarkdown, EscapesTableBreakingCharacters) {
+  v1::GateReport r = RegressionReport();
+  r.mutable_verdicts(0)->set_benchmark(kNasty);
+  const std::string md = RenderMarkdown(r);
+  EXPECT_THAT(md, HasSubstr("custom/odd{label=&lt;a&amp;b\"c'd&gt;\\|x}"));
+  EXPECT_THAT(md, Not(HasSubstr("<a&b")));
+}
+
+TEST(ReportJUnit, IsWellFormedWithOneCasePerVerdict) {
+  const std::string xml = RenderJUnit(RegressionReport());
+  XmlReader reader(xml);
+  ASSERT_TRUE(reader.Read()) << reader.error() << "\n" << xml;
+  const auto suites = reader.Named("testsuite");
+  ASSERT_EQ(suites.size(), 1u);
+  EXPECT_EQ(suites[0].parent, "");
+  EXPECT_EQ(suites[0].attributes.at("name"), "perfgate gate");
+  EXPECT_EQ(suites[0].attributes.at("tests"), "4");
+  EXPECT_EQ(suites[0].attributes.at("failures"), "1");  // the advisory one does not fail
+  EXPECT_EQ(suites[0].attributes.at("skipped"), "1");
+
+  const auto cases = reader.Named("testcase");
+  ASSERT_EQ(cases.size(), 4u);
+  EXPECT_EQ(cases[0].attributes.at("classname"), kTriad);
+  EXPECT_EQ(cases[0].attributes.at("name"), "bandwidth");
+  EXPECT_EQ(cases[3].attributes.at("classname"), kCopy);
+
+  const auto failures = reader.Named("failure");
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0].parent, "testcase");
+  EXPECT_EQ(failures[0].attributes.at("type"), "regression");
+  EXPECT_THAT(failures[0].attributes.at("message"), HasSubstr("note for kernels/triad"));
+  EXPECT_EQ(reader.Named("skipped").size(), 1u);
+}
+
+TEST(ReportJUnit, FailsOnBelowFloorAndMissingToo) {
+  v1::GateReport r = RegressionReport();
+  r.mutable_verdicts(2)->set_verdict(v1::VERDICT_MISSING);
+  r.mutable_verdicts(3)->set_verdict(v1::VERDICT_BELOW_FLOOR);
+  XmlReader reader(RenderJUnit(r));
+  ASSERT_TRUE(reader.Read()) << reader.error();
+  EXPECT_EQ(reader.Named("failure").size(), 3u);
+  EXPECT_EQ(reader.Named("skipped").size(), 0u);
+  EXPECT_EQ(reader.Named("testsuite")[0].attributes.at("failures"), "3");
+}
+
+TEST(ReportJUnit, EscapesBenchmarkKeysAndNotes) {
+  v1::GateReport r = RegressionReport();
+  r.mutable_verdicts(0)->set_benchmark(kNasty);
+  r.mutable_verdicts(0)->set_note("median <12> & \"worse\"\nsee 'docs'");
+  r.set_summary("</testsuite><evil>");
+  const std::string xml = RenderJUnit(r);
+  EXPECT_THAT(xml, Not(HasSubstr("<a&b")));
+  EXPECT_THAT(xml, Not(HasSubstr("<evil>")));
+  XmlReader reader(xml);
+  ASSERT_TRUE(reader.Read()) << reader.error() << "\n" << xml;
+  EXPECT_EQ(reader.Named("testcase")[0].attributes.at("classname"), kNasty);
+  EXPECT_THAT(reader.Named("failure")[0].attributes.at("message"),
+              HasSubstr("median <12> & \"worse\"\nsee 'docs'"));
+}
+
+TEST(ReportJson, HasEveryVerdictWithNaNAsNull) {
+  const nlohmann::json j = nlohmann::json::parse(RenderJson(RegressionReport()));
+  EXPECT_EQ(j.at("report_id"), 42);
+  EXPECT_EQ(j.at("outcome"), "regression");
+  EXPECT_EQ(j.at("sku"), "h100-sxm5-80gb");
+  EXPECT_EQ(j.at("baseline_run_ids").size(), 3u);
+  ASSERT_EQ(j.at("verdicts").size(), 4u);
+  const nlohmann::json& triad = j.at("verdicts")[0];
+  EXPECT_EQ(triad.at("benchmark"), kTriad);
+  EXPECT_EQ(triad.at("verdict"), "regression");
+  EXPECT_EQ(triad.at("direction"), "higher_is_better");
+  EXPECT_DOUBLE_EQ(triad.at("change").get<double>(), 0.248);
+  EXPECT_TRUE(triad.at("floor").is_null());
+  const nlohmann::json& scan = j.at("verdicts")[2];
+  EXPECT_EQ(scan.at("verdict"), "no_baseline");
+  EXPECT_TRUE(scan.at("baseline_median").is_null());
+  EXPECT_TRUE(scan.at("change").is_null());
+  EXPECT_FALSE(j.at("verdicts")[1].at("gating").get<bool>());
+}
+
+TEST(ReportExitCode, IsOneOnRegressionAndZeroOnPass) {
+  EXPECT_EQ(ExitCode(RegressionReport()), 1);
+  EXPECT_EQ(ExitCode(PassReport()), 0);
+}
+
+TEST(ReportExitCode, WithoutOutcomeIsJudgedFromGatingVerdicts) {
+  v1::GateReport r = RegressionReport();
+  r.clear_outcome();
+  EXPECT_EQ(ExitCode(r), 1);
+  r.mutable_verdicts(0)->set_gating(false);  // now only advisory regressions remain
+  EXPECT_EQ(ExitCode(r), 0);
+}
+
+}  // namespace
+}  // namespace perfgate::cli
