@@ -1,0 +1,197 @@
+// The whole path over real processes: a private PostgreSQL, the coordinator
+// binary on a loopback port, the agent binary measuring the kernels host
+// suite, and the perfgate CLI's gate verdict.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <set>
+
+#include "tests/support/postgres.h"
+#include "tests/support/processes.h"
+
+namespace perfgate {
+namespace {
+
+using testing::ChildProcess;
+using testing::CommandResult;
+using testing::RunCommand;
+using testing::TempDir;
+
+std::string Bin(const std::string& relative) {
+  const char* dir = std::getenv("PERFGATE_BIN_DIR");
+  return std::string(dir ? dir : ".") + "/" + relative;
+}
+
+// Three cases keep the run short: two memory-bound, one compute-bound.
+constexpr char kFilter[] = "kernels/copy*;kernels/triad*;kernels/sgemm{k=512*";
+
+constexpr char kPolicy[] = R"(version: 1
+defaults:
+  # Loose enough for a shared 2-core runner, tight enough for a 25 % slowdown.
+  tolerance: 12%
+  history: 5
+  match: [cpu_model]
+)";
+
+class GateEndToEnd : public testing::PostgresTest {
+ protected:
+  void SetUp() override {
+    testing::PostgresTest::SetUp();
+    if (HasFatalFailure()) return;
+    auto dir = TempDir::Create("perfgate-e2e-");
+    ASSERT_TRUE(dir.ok()) << dir.status();
+    dir_ = std::make_unique<TempDir>(std::move(*dir));
+    policy_ = dir_->Join("policy.yaml");
+    std::ofstream(policy_) << kPolicy;
+  }
+
+  void StartCoordinator(const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> argv = {Bin("coordinator/perfgate-coordinator"), "--database", ConnInfo(),
+                                     "serve", "--listen", "127.0.0.1:0"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    auto child = ChildProcess::Start(argv, dir_->Join("coordinator.log"));
+    ASSERT_TRUE(child.ok()) << child.status();
+    coordinator_ = std::move(*child);
+    ASSERT_TRUE(coordinator_->WaitForLine("listening on", std::chrono::seconds(30)))
+        << coordinator_->OutputTail();
+    std::smatch m;
+    const std::string out = coordinator_->Output();
+    ASSERT_TRUE(std::regex_search(out, m, std::regex("listening on 127\\.0\\.0\\.1:(\\d+)")));
+    address_ = "127.0.0.1:" + m[1].str();
+  }
+
+  // Runs the agent; returns its result and the run id it wrote.
+  CommandResult Agent(const std::string& branch, const std::string& commit,
+                      const std::vector<std::string>& extra, std::string* run_id) {
+    const std::string id_file = dir_->Join("run-id-" + std::to_string(++agent_runs_));
+    std::vector<std::string> argv = {Bin("agent/perfgate-agent"), "run", "--coordinator", address_,
+                                     "--branch", branch, "--commit", commit, "--trigger", "ci",
+                                     "--filter", kFilter, "--set", "bytes=67108864",
+                                     "--min-time", "0.3", "--timeout", "1.5", "--run-id-file", id_file};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    auto r = RunCommand(argv, {}, std::chrono::minutes(3));
+    EXPECT_TRUE(r.ok()) << r.status();
+    if (!r.ok()) return {};
+    if (run_id != nullptr) {
+      std::ifstream in(id_file);
+      std::getline(in, *run_id);
+    }
+    // A failure is explained by both sides of the wire.
+    if (r->exit_code != 0) r->output += "\n--- coordinator log ---\n" + coordinator_->OutputTail();
+    return *r;
+  }
+
+  CommandResult Gate(const std::string& run_id, const std::string& json_out) {
+    auto r = RunCommand({Bin("cli/perfgate"), "--coordinator", address_, "gate", "--run", run_id,
+                         "--baseline-branch", "main", "--policy", policy_, "--json", json_out,
+                         "--junit", dir_->Join("junit.xml"), "--markdown", dir_->Join("report.md")});
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : CommandResult{};
+  }
+
+  std::unique_ptr<TempDir> dir_;
+  std::string policy_;
+  std::unique_ptr<ChildProcess> coordinator_;
+  std::string address_;
+  int agent_runs_ = 0;
+};
+
+// Verdicts by benchmark key from the gate's JSON report.
+std::map<std::string, std::set<std::string>> VerdictsByBenchmark(const std::string& json_path) {
+  std::ifstream in(json_path);
+  nlohmann::json report = nlohmann::json::parse(in);
+  std::map<std::string, std::set<std::string>> out;
+  for (const auto& v : report.at("verdicts")) {
+    out[v.at("benchmark").get<std::string>()].insert(v.at("verdict").get<std::string>());
+  }
+  return out;
+}
+
+TEST_F(GateEndToEnd, CatchesAnInjectedSlowdownOnExactlyThatCaseAndPassesACleanCandidate) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator());
+  for (const char* commit : {"base1", "base2"}) {
+    CommandResult base = Agent("main", commit, {}, nullptr);
+    ASSERT_EQ(base.exit_code, 0) << base.output;
+  }
+
+  std::string slow_run;
+  CommandResult slow = Agent("pr-1", "cand1", {"--inject-slowdown", "kernels/triad*=25"}, &slow_run);
+  ASSERT_EQ(slow.exit_code, 0) << slow.output;
+  ASSERT_FALSE(slow_run.empty());
+  const std::string slow_json = dir_->Join("slow.json");
+  CommandResult slow_gate = Gate(slow_run, slow_json);
+  EXPECT_EQ(slow_gate.exit_code, 1) << slow_gate.output;
+  EXPECT_NE(slow_gate.output.find("REGRESSION"), std::string::npos) << slow_gate.output;
+  auto verdicts = VerdictsByBenchmark(slow_json);
+  ASSERT_EQ(verdicts.size(), 3u) << slow_gate.output;
+  for (const auto& [benchmark, kinds] : verdicts) {
+    if (benchmark.rfind("kernels/triad", 0) == 0) {
+      // Both of its metrics (time and bandwidth) regressed.
+      EXPECT_EQ(kinds, std::set<std::string>{"regression"}) << slow_gate.output;
+    } else {
+      EXPECT_EQ(kinds.count("regression"), 0u) << benchmark << "\n" << slow_gate.output;
+    }
+  }
+
+  std::string clean_run;
+  CommandResult clean = Agent("pr-2", "cand2", {}, &clean_run);
+  ASSERT_EQ(clean.exit_code, 0) << clean.output;
+  CommandResult clean_gate = Gate(clean_run, dir_->Join("clean.json"));
+  EXPECT_EQ(clean_gate.exit_code, 0) << clean_gate.output;
+  for (const auto& [benchmark, kinds] : VerdictsByBenchmark(dir_->Join("clean.json"))) {
+    EXPECT_EQ(kinds.count("regression"), 0u) << benchmark << "\n" << clean_gate.output;
+    EXPECT_EQ(kinds.count("no_baseline"), 0u) << benchmark << "\n" << clean_gate.output;
+  }
+  // The JUnit and Markdown reports were written beside the terminal table.
+  auto junit = testing::ReadFile(dir_->Join("junit.xml"));
+  ASSERT_TRUE(junit.ok());
+  EXPECT_NE(junit->find("<testsuite"), std::string::npos);
+}
+
+TEST_F(GateEndToEnd, GateWithoutBaselineRunsSaysSo) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator());
+  std::string run;
+  CommandResult r = Agent("pr-3", "lonely", {"--filter", "kernels/sgemm{k=512*"}, &run);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string json = dir_->Join("lonely.json");
+  CommandResult gate = Gate(run, json);
+  EXPECT_EQ(gate.exit_code, 0) << gate.output;
+  for (const auto& [benchmark, kinds] : VerdictsByBenchmark(json)) {
+    EXPECT_EQ(kinds, std::set<std::string>{"no_baseline"}) << benchmark;
+  }
+}
+
+TEST_F(GateEndToEnd, AgentWithAWrongTokenIsRejectedAndExitsNonZero) {
+  const std::string token = dir_->Join("token");
+  std::ofstream(token) << "s3cret\n";
+  const std::string wrong = dir_->Join("wrong");
+  std::ofstream(wrong) << "guess\n";
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--token-file", token}));
+  CommandResult r = Agent("main", "x", {"--token-file", wrong}, nullptr);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("token does not match"), std::string::npos) << r.output;
+  CommandResult ok = Agent("main", "x", {"--token-file", token, "--filter", "kernels/sgemm{k=512*"}, nullptr);
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+}
+
+TEST_F(GateEndToEnd, PolicyWithATypoIsRefusedNamingItsLine) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator());
+  std::ofstream(policy_) << "version: 1\ndefaults:\n  tolerence: 5%\n";
+  CommandResult gate = Gate("0b0e8f36-7f1c-4e7e-9a55-1f2d3c4b5a69", dir_->Join("x.json"));
+  EXPECT_EQ(gate.exit_code, 2) << gate.output;
+  EXPECT_NE(gate.output.find("policy.yaml:3"), std::string::npos) << gate.output;
+  EXPECT_NE(gate.output.find("tolerence"), std::string::npos) << gate.output;
+}
+
+TEST_F(GateEndToEnd, GateOfAnUnknownRunIsAnError) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator());
+  CommandResult gate = Gate("0b0e8f36-7f1c-4e7e-9a55-1f2d3c4b5a69", dir_->Join("x.json"));
+  EXPECT_EQ(gate.exit_code, 2) << gate.output;
+  EXPECT_NE(gate.output.find("0b0e8f36"), std::string::npos) << gate.output;
+}
+
+}  // namespace
+}  // namespace perfgate
