@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_format.h"
 #include "cli/report.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "perfgate/v1/gate.grpc.pb.h"
 #include "perfgate/v1/query.grpc.pb.h"
 
@@ -159,6 +160,19 @@ int History(const Config& c) {
   return 0;
 }
 
+int Health(const Config& c) {
+  grpc::health::v1::HealthCheckRequest req;
+  grpc::health::v1::HealthCheckResponse resp;
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, c.timeout_s);
+  ctx.set_wait_for_ready(true);  // a coordinator still starting is waited for, up to --timeout
+  grpc::Status s = grpc::health::v1::Health::NewStub(Channel(c))->Check(&ctx, req, &resp);
+  if (!s.ok()) return RpcError(s, "health", c.coordinator);
+  std::cout << c.coordinator << ": "
+            << grpc::health::v1::HealthCheckResponse::ServingStatus_Name(resp.status()) << "\n";
+  return resp.status() == grpc::health::v1::HealthCheckResponse::SERVING ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -196,6 +210,9 @@ int main(int argc, char** argv) {
   history->add_option("--sku", c.sku, "Only this SKU");
   history->add_option("--limit", c.limit, "At most this many points (default 100)");
 
+  CLI::App* health = app.add_subcommand(
+      "health", "Ask the coordinator's grpc.health.v1 service; exit 0 when it is serving");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -205,5 +222,6 @@ int main(int argc, char** argv) {
   if (gate->parsed()) return Gate(c);
   if (runs->parsed()) return Runs(c);
   if (run->parsed()) return Run(c);
+  if (health->parsed()) return Health(c);
   return History(c);
 }

@@ -71,7 +71,13 @@ grpc::Status Authenticator::Check(const grpc::ServerContext* ctx) const {
                         "missing 'authorization: Bearer <token>' metadata; give the agent --token-file");
   }
   const std::string value(it->second.data(), it->second.size());
-  if (value != "Bearer " + token_) {
+  const std::string expected = "Bearer " + token_;
+  // Compare in constant time so the reply's latency says nothing of the token.
+  unsigned char diff = value.size() == expected.size() ? 0 : 1;
+  for (size_t i = 0; i < value.size() && i < expected.size(); ++i) {
+    diff |= static_cast<unsigned char>(value[i] ^ expected[i]);
+  }
+  if (diff != 0) {
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "the agent's token does not match the coordinator's");
   }
   return grpc::Status::OK;

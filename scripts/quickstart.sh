@@ -57,12 +57,11 @@ say "starting the coordinator on 127.0.0.1:$port"
   >"$state/coordinator.log" 2>&1 &
 coordinator=$!
 trap 'kill $coordinator 2>/dev/null; wait $coordinator 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do
-  grep -q "listening on" "$state/coordinator.log" && break
-  kill -0 $coordinator 2>/dev/null || { cat "$state/coordinator.log" >&2; exit 2; }
-  sleep 0.1
-done
-grep -q "listening on" "$state/coordinator.log" || { cat "$state/coordinator.log" >&2; exit 2; }
+# Ready when its grpc.health.v1 service answers SERVING.
+if ! "$build/cli/perfgate" --coordinator "127.0.0.1:$port" --timeout 30 health; then
+  cat "$state/coordinator.log" >&2
+  exit 2
+fi
 
 export PERFGATE_COORDINATOR=127.0.0.1:$port
 commit=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)

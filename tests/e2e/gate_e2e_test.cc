@@ -186,6 +186,18 @@ TEST_F(GateEndToEnd, PolicyWithATypoIsRefusedNamingItsLine) {
   EXPECT_NE(gate.output.find("tolerence"), std::string::npos) << gate.output;
 }
 
+TEST_F(GateEndToEnd, CoordinatorAnswersTheStandardHealthCheck) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator());
+  auto r = RunCommand({Bin("cli/perfgate"), "--coordinator", address_, "--timeout", "10", "health"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->exit_code, 0) << r->output;
+  EXPECT_NE(r->output.find("SERVING"), std::string::npos) << r->output;
+  coordinator_->Kill();
+  auto down = RunCommand({Bin("cli/perfgate"), "--coordinator", address_, "--timeout", "2", "health"});
+  ASSERT_TRUE(down.ok()) << down.status();
+  EXPECT_EQ(down->exit_code, 2) << down->output;
+}
+
 TEST_F(GateEndToEnd, GateOfAnUnknownRunIsAnError) {
   ASSERT_NO_FATAL_FAILURE(StartCoordinator());
   CommandResult gate = Gate("0b0e8f36-7f1c-4e7e-9a55-1f2d3c4b5a69", dir_->Join("x.json"));
