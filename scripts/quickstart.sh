@@ -6,7 +6,7 @@
 # present, host suites otherwise), and print the gate's verdict.
 #
 # Environment: PERFGATE_PG_PORT (default 55432), PERFGATE_PORT (default
-# 50051), PERFGATE_DEMO_SLOWDOWN (e.g. 'kernels/triad*=25' to watch the gate
+# 50051), PERFGATE_DEMO_SLOWDOWN (e.g. 'kernels/sgemm*=25' to watch the gate
 # catch a known slowdown), PERFGATE_CASE_TIMEOUT (seconds per case, default 5).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -98,8 +98,9 @@ TEST(BuiltinRegistry, HasTheKernelsHostCases) {
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(Keys(*all), (std::vector<std::string>{
                             "kernels/copy{bytes=268435456}", "kernels/triad{bytes=268435456}",
-                            "kernels/sgemm{k=512,m=512,n=512}", "kernels/sgemm{k=1024,m=1024,n=1024}",
-                            "kernels/sgemm{k=2048,m=2048,n=2048}"}));
+                            "kernels/sgemm{k=512,m=512,n=512,threads=1}",
+                            "kernels/sgemm{k=1024,m=1024,n=1024,threads=1}",
+                            "kernels/sgemm{k=2048,m=2048,n=2048,threads=1}"}));
 }
 
 }  // namespace

@@ -1,0 +1,243 @@
+#include "tests/support/postgres.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace perfgate::testing {
+namespace {
+
+constexpr auto kReadyTimeout = std::chrono::seconds(60);
+constexpr auto kShutdownGrace = std::chrono::seconds(30);
+// Another process may take the free port between FreeTcpPort() and the
+// server's bind.
+constexpr int kStartAttempts = 5;
+constexpr const char* kReadyLine = "database system is ready to accept connections";
+constexpr const char* kInstallHint =
+    "install the postgresql package (Debian/Ubuntu: apt-get install postgresql), or point "
+    "PERFGATE_POSTGRES_BIN at the directory holding initdb and postgres";
+
+bool IsExecutable(const std::filesystem::path& p) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(p, ec) && access(p.c_str(), X_OK) == 0;
+}
+
+bool HasServerBinaries(const std::filesystem::path& dir) {
+  return IsExecutable(dir / "initdb") && IsExecutable(dir / "postgres");
+}
+
+// "12" < "15" < "100": compares directory names numerically where they are numbers.
+bool NewerVersion(const std::filesystem::path& a, const std::filesystem::path& b) {
+  const std::string va = a.parent_path().filename(), vb = b.parent_path().filename();
+  const int na = std::atoi(va.c_str()), nb = std::atoi(vb.c_str());
+  return na != nb ? na > nb : va > vb;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> FindPostgresBinDir() {
+  if (const char* env = std::getenv("PERFGATE_POSTGRES_BIN"); env != nullptr && *env != '\0') {
+    if (HasServerBinaries(env)) return std::string(env);
+    return absl::FailedPreconditionError(absl::StrCat(
+        "PERFGATE_POSTGRES_BIN=", env, " does not contain initdb and postgres; ", kInstallHint));
+  }
+  std::vector<std::string> looked = {"PATH"};
+  if (auto initdb = FindInPath("initdb")) {
+    // Debian links initdb into PATH but not postgres: follow the link to the
+    // versioned directory that has both.
+    std::error_code ec;
+    const auto real = std::filesystem::canonical(*initdb, ec);
+    if (!ec && HasServerBinaries(real.parent_path())) return real.parent_path().string();
+  }
+  std::vector<std::filesystem::path> candidates;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/usr/lib/postgresql", ec)) {
+    const auto bin = entry.path() / "bin";
+    if (HasServerBinaries(bin)) candidates.push_back(bin);
+  }
+  looked.push_back("/usr/lib/postgresql/*/bin");
+  if (candidates.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("PostgreSQL server binaries (initdb, postgres) were not found in ",
+                     absl::StrJoin(looked, " or "), "; ", kInstallHint));
+  }
+  std::sort(candidates.begin(), candidates.end(), NewerVersion);
+  return candidates.front().string();
+}
+
+absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Start() {
+  auto bin_dir = FindPostgresBinDir();
+  if (!bin_dir.ok()) return bin_dir.status();
+  auto dir = TempDir::Create("perfgate-pg-");
+  if (!dir.ok()) return dir.status();
+  std::unique_ptr<PostgresServer> server(new PostgresServer(std::move(*dir), *bin_dir));
+
+  if (geteuid() == 0) {
+    const passwd* pw = getpwnam("postgres");
+    if (pw == nullptr) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "running as root, but there is no 'postgres' user to run the server as (PostgreSQL "
+          "refuses to run as root); ",
+          kInstallHint, ", or run the tests as a non-root user"));
+    }
+    if (chown(server->dir_.path().c_str(), pw->pw_uid, pw->pw_gid) != 0) {
+      return absl::InternalError(
+          absl::StrCat("cannot chown ", server->dir_.path(), " to postgres"));
+    }
+    server->user_ = "postgres";
+  }
+
+  ProcessOptions opts;
+  opts.user = server->user_;
+  opts.working_dir = server->dir_.path();
+  opts.env["LC_ALL"] = "C";
+  auto initdb = RunCommand({server->bin_dir_ + "/initdb", "-D", server->dir_.Join("data"), "-A",
+                            "trust", "-U", kUser, "-E", "UTF8", "--no-locale", "--no-sync"},
+                           opts);
+  if (!initdb.ok()) return initdb.status();
+  if (initdb->exit_code != 0) {
+    return absl::InternalError(
+        absl::StrCat("initdb failed with exit code ", initdb->exit_code, ":\n", initdb->output));
+  }
+
+  absl::Status launched;
+  for (int attempt = 0; attempt < kStartAttempts; ++attempt) {
+    launched = server->Launch();
+    if (launched.ok() || !absl::IsUnavailable(launched)) break;
+  }
+  if (!launched.ok()) return launched;
+
+  if (absl::Status s = server->CreateDatabase(kDatabase); !s.ok()) return s;
+  return server;
+}
+
+// Starts the server on a fresh port. UNAVAILABLE when the port was taken in
+// the meantime (the caller retries), another error with the log otherwise.
+absl::Status PostgresServer::Launch() {
+  auto port = FreeTcpPort();
+  if (!port.ok()) return port.status();
+  port_ = *port;
+  const std::string log = dir_.Join("server.log");
+  ProcessOptions opts;
+  opts.user = user_;
+  opts.working_dir = dir_.path();
+  opts.env["LC_ALL"] = "C";
+  auto process = ChildProcess::Start({bin_dir_ + "/postgres",
+                                      "-D",
+                                      dir_.Join("data"),
+                                      "-p",
+                                      std::to_string(port_),
+                                      "-k",
+                                      dir_.path(),
+                                      "-c",
+                                      "listen_addresses=127.0.0.1",
+                                      "-c",
+                                      "fsync=off",
+                                      "-c",
+                                      "synchronous_commit=off",
+                                      "-c",
+                                      "full_page_writes=off",
+                                      "-c",
+                                      "shared_buffers=32MB",
+                                      "-c",
+                                      "max_connections=60",
+                                      "-c",
+                                      "lc_messages=C"},
+                                     log, opts);
+  if (!process.ok()) return process.status();
+  process_ = std::move(*process);
+  if (process_->WaitForLine(kReadyLine, kReadyTimeout)) return absl::OkStatus();
+
+  const std::string output = process_->Output();
+  const bool port_taken = absl::StrContains(output, "could not bind") ||
+                          absl::StrContains(output, "Address already in use");
+  process_->Stop(SIGQUIT, kShutdownGrace);
+  process_.reset();
+  const std::string why =
+      absl::StrCat("PostgreSQL (", bin_dir_, "/postgres) did not become ready on port ", port_,
+                   "; the end of its log:\n", FileTail(log, 40));
+  return port_taken ? absl::UnavailableError(why) : absl::InternalError(why);
+}
+
+PostgresServer::~PostgresServer() { Stop(); }
+
+void PostgresServer::Stop() {
+  if (process_ == nullptr) return;
+  // SIGINT is PostgreSQL's fast shutdown: it does not wait for clients to
+  // disconnect as SIGTERM (smart shutdown) would.
+  process_->Stop(SIGINT, kShutdownGrace);
+}
+
+std::string PostgresServer::ConnInfo(const std::string& dbname) const {
+  return absl::StrCat("host=127.0.0.1 port=", port_, " user=", kUser, " dbname=", dbname,
+                      " connect_timeout=10");
+}
+
+absl::Status PostgresServer::CreateDatabase(const std::string& name) {
+  if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+      })) {
+    return absl::InvalidArgumentError(absl::StrCat("bad database name '", name, "'"));
+  }
+  const std::string createdb = bin_dir_ + "/createdb";
+  ProcessOptions opts;
+  opts.env["PGCONNECT_TIMEOUT"] = "10";
+  auto r = RunCommand({createdb, "-h", "127.0.0.1", "-p", std::to_string(port_), "-U", kUser, name},
+                      opts);
+  if (!r.ok()) return r.status();
+  if (r->exit_code != 0) {
+    return absl::InternalError(absl::StrCat("createdb ", name, " failed (exit ", r->exit_code,
+                                            "): ", r->output, "\nserver log:\n", LogTail()));
+  }
+  return absl::OkStatus();
+}
+
+std::string PostgresServer::LogTail(int max_lines) const {
+  return FileTail(dir_.Join("server.log"), max_lines);
+}
+
+absl::StatusOr<PostgresServer*> SharedPostgresServer() {
+  // Owned by a static so that the exit handlers of a test process that ends
+  // normally (failed assertions included) stop the server; a crash leaves it
+  // to PR_SET_PDEATHSIG.
+  static std::unique_ptr<PostgresServer> server;
+  static std::optional<absl::Status> failure;
+  if (failure) return *failure;
+  if (server != nullptr && !server->Running()) {
+    return absl::InternalError(absl::StrCat(
+        "the shared PostgreSQL server has stopped; the end of its log:\n", server->LogTail()));
+  }
+  if (server == nullptr) {
+    auto started = PostgresServer::Start();
+    if (!started.ok()) {
+      failure = started.status();
+      return *failure;
+    }
+    server = std::move(*started);
+  }
+  return server.get();
+}
+
+void PostgresTest::SetUp() {
+  auto server = SharedPostgresServer();
+  ASSERT_TRUE(server.ok()) << "cannot start a PostgreSQL server for this test: "
+                           << server.status().message();
+  server_ = *server;
+  static std::atomic<int> databases{0};
+  const std::string name = absl::StrCat("test_", ++databases);
+  const absl::Status created = server_->CreateDatabase(name);
+  ASSERT_TRUE(created.ok()) << created.message();
+  conninfo_ = server_->ConnInfo(name);
+}
+
+}  // namespace perfgate::testing

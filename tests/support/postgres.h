@@ -1,0 +1,92 @@
+// A private, throw-away PostgreSQL server for tests labelled `db` and `e2e`:
+// initdb into a temporary directory, the server on a free port of 127.0.0.1
+// with fsync off, trust authentication for the superuser "perfgate". Never
+// skipped: when the server binaries are missing the test fails and says to
+// install the postgresql package.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "gtest/gtest.h"
+#include "tests/support/processes.h"
+
+namespace perfgate::testing {
+
+/// One running PostgreSQL server, stopped and deleted with the object.
+class PostgresServer {
+ public:
+  /// Superuser that initdb creates; connections need no password.
+  static constexpr const char* kUser = "perfgate";
+  /// Database created at start.
+  static constexpr const char* kDatabase = "perfgate";
+
+  /// Runs initdb and starts the server (as user postgres when called as root,
+  /// since PostgreSQL refuses to run as root). The error of a failed start
+  /// carries the tail of the server's log.
+  static absl::StatusOr<std::unique_ptr<PostgresServer>> Start();
+  PostgresServer(const PostgresServer&) = delete;
+  PostgresServer& operator=(const PostgresServer&) = delete;
+  /// Stops the server (fast shutdown) and removes its files.
+  ~PostgresServer();
+
+  /// A libpq connection string for dbname: "host=127.0.0.1 port=N user=perfgate dbname=...".
+  std::string ConnInfo(const std::string& dbname = kDatabase) const;
+  /// Creates an empty database (name: lower-case letters, digits, '_').
+  absl::Status CreateDatabase(const std::string& name);
+  /// The TCP port the server listens on.
+  int port() const { return port_; }
+  /// True while the server process is alive.
+  bool Running() { return process_ != nullptr && process_->Running(); }
+  /// Stops the server with a fast shutdown (clients are disconnected). Safe to
+  /// call twice; the data directory stays until destruction.
+  void Stop();
+  /// The last lines of the server's log, for failure messages.
+  std::string LogTail(int max_lines = 40) const;
+  /// Directory holding the server binaries that were used.
+  const std::string& bin_dir() const { return bin_dir_; }
+
+ private:
+  PostgresServer(TempDir dir, std::string bin_dir)
+      : dir_(std::move(dir)), bin_dir_(std::move(bin_dir)) {}
+  absl::Status Launch();
+
+  TempDir dir_;  // data directory, socket and log; destroyed after process_
+  std::string bin_dir_;
+  std::string user_;  // the OS user the server runs as; empty: the current one
+  int port_ = 0;
+  std::unique_ptr<ChildProcess> process_;
+};
+
+/// The directory of initdb/postgres/createdb: $PERFGATE_POSTGRES_BIN, then the
+/// directory of initdb found in PATH, then the newest /usr/lib/postgresql/*/bin.
+/// FAILED_PRECONDITION saying to install the postgresql package when none has them.
+absl::StatusOr<std::string> FindPostgresBinDir();
+
+/// The server shared by every test of this process, started on first use and
+/// stopped when the process exits (ctest runs each test in its own process,
+/// so this is one server per test there). A failed start is remembered and
+/// returned to every caller. Call it from the main thread: the server is tied
+/// to the thread that starts it and dies with it.
+absl::StatusOr<PostgresServer*> SharedPostgresServer();
+
+/// GoogleTest fixture: a fresh, empty database on the process's shared server
+/// for each test. SetUp fails the test (it is never skipped) when no server
+/// can be started.
+class PostgresTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+
+  /// libpq connection string of this test's database.
+  const std::string& ConnInfo() const { return conninfo_; }
+  /// The server behind it.
+  PostgresServer& server() { return *server_; }
+
+ private:
+  PostgresServer* server_ = nullptr;
+  std::string conninfo_;
+};
+
+}  // namespace perfgate::testing
