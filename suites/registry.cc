@@ -7,6 +7,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/identity.h"
 
@@ -67,8 +68,8 @@ void State::MeasureHost(const std::function<void()>& iteration) {
   if (status_ == CaseStatus::kUnspecified) {
     if (m.reason == StopReason::kTimeout) {
       status_ = CaseStatus::kTimedOut;
-      reason_ = absl::StrCat("per-case timeout of ", options_.timeout_s, " s reached at noise ",
-                             noise_ * 100, " % (target ", options_.max_noise * 100, " %)");
+      reason_ = absl::StrFormat("per-case timeout of %g s reached at noise %.2f %% (target %.2f %%)",
+                                options_.timeout_s, noise_ * 100, options_.max_noise * 100);
     } else {
       status_ = CaseStatus::kOk;
       reason_ = ToString(m.reason);

@@ -1,0 +1,222 @@
+// The coordinator's services over real gRPC on loopback, in process, against
+// a private PostgreSQL: what a client sees for good and bad requests.
+#include "coordinator/service.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "common/identity.h"
+#include "coordinator/server.h"
+#include "coordinator/store.h"
+#include "proto/convert.h"
+#include "tests/support/postgres.h"
+
+namespace perfgate::coordinator {
+namespace {
+
+class ServiceTest : public testing::PostgresTest {
+ protected:
+  void SetUp() override {
+    testing::PostgresTest::SetUp();
+    if (HasFatalFailure()) return;
+    auto store = Store::Connect(ConnInfo());
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = std::move(*store);
+    ASSERT_TRUE(store_->Migrate().ok());
+    ServerConfig config;
+    config.listen = "127.0.0.1:0";
+    config.token = "s3cret";
+    auto server = Server::Start(config, *store_);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = std::move(*server);
+    auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->port()),
+                                       grpc::InsecureChannelCredentials());
+    ingest_ = v1::Ingest::NewStub(channel);
+    query_ = v1::Query::NewStub(channel);
+  }
+
+  void TearDown() override {
+    if (server_) server_->Shutdown();
+  }
+
+  std::unique_ptr<grpc::ClientContext> Context(const std::string& token = "s3cret") {
+    auto ctx = std::make_unique<grpc::ClientContext>();
+    ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    if (!token.empty()) ctx->AddMetadata("authorization", "Bearer " + token);
+    return ctx;
+  }
+
+  // Registers an agent and opens a run; returns its id.
+  std::string OpenRun() {
+    v1::RegisterAgentRequest reg;
+    reg.set_name("node-1");
+    v1::RegisterAgentResponse reg_resp;
+    EXPECT_TRUE(ingest_->RegisterAgent(Context().get(), reg, &reg_resp).ok());
+    RunMeta meta;
+    meta.run_id = NewUuid();
+    meta.agent_name = "node-1";
+    meta.environment = {"cpu-amd-epyc", {{"cpu_model", "AMD EPYC"}}};
+    meta.branch = "main";
+    meta.commit = "abc";
+    meta.started_at = std::chrono::system_clock::now();
+    v1::OpenRunRequest req;
+    wire::ToProto(meta, &req);
+    v1::OpenRunResponse resp;
+    grpc::Status s = ingest_->OpenRun(Context().get(), req, &resp);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return meta.run_id;
+  }
+
+  static v1::ResultBatch Batch(const std::string& run_id, uint64_t seq, std::vector<double> times) {
+    CaseResult c;
+    c.benchmark = {"kernels", "copy", {{"bytes", "1024"}}};
+    c.metrics = {{"time", "ms", Direction::kLowerIsBetter}};
+    for (size_t i = 0; i < times.size(); ++i) c.samples.push_back({static_cast<uint32_t>(i), {times[i]}, false});
+    c.status = CaseStatus::kOk;
+    v1::ResultBatch b;
+    b.set_run_id(run_id);
+    b.set_sequence(seq);
+    wire::ToProto(c, b.add_cases());
+    return b;
+  }
+
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<Server> server_;
+  std::unique_ptr<v1::Ingest::Stub> ingest_;
+  std::unique_ptr<v1::Query::Stub> query_;
+};
+
+TEST_F(ServiceTest, ABatchIsAcknowledgedAndAResendIsAcknowledgedAsDuplicate) {
+  const std::string run = OpenRun();
+  auto ctx = Context();
+  auto stream = ingest_->StreamResults(ctx.get());
+  v1::BatchAck ack;
+  ASSERT_TRUE(stream->Write(Batch(run, 1, {1.0, 2.0, 3.0})));
+  ASSERT_TRUE(stream->Read(&ack));
+  EXPECT_EQ(ack.sequence(), 1u);
+  EXPECT_FALSE(ack.duplicate());
+  EXPECT_EQ(ack.samples_stored(), 3u);
+  ASSERT_TRUE(stream->Write(Batch(run, 1, {1.0, 2.0, 3.0})));
+  ASSERT_TRUE(stream->Read(&ack));
+  EXPECT_TRUE(ack.duplicate());
+  EXPECT_EQ(ack.samples_stored(), 0u);
+  stream->WritesDone();
+  ASSERT_TRUE(stream->Finish().ok());
+
+  v1::CloseRunRequest close;
+  close.set_run_id(run);
+  close.set_status(v1::RUN_COMPLETE);
+  close.set_last_sequence(1);
+  v1::CloseRunResponse closed;
+  ASSERT_TRUE(ingest_->CloseRun(Context().get(), close, &closed).ok());
+  EXPECT_EQ(closed.samples(), 3u);
+
+  v1::GetRunRequest get;
+  get.set_run_id(run);
+  v1::RunDetail detail;
+  ASSERT_TRUE(query_->GetRun(Context().get(), get, &detail).ok());
+  ASSERT_EQ(detail.summaries_size(), 1);
+  EXPECT_EQ(detail.summaries(0).median(), 2.0);
+  EXPECT_EQ(detail.run().status(), v1::RUN_COMPLETE);
+}
+
+TEST_F(ServiceTest, ANaNSampleIsRefusedNamingTheFieldAndNothingIsStored) {
+  const std::string run = OpenRun();
+  auto ctx = Context();
+  auto stream = ingest_->StreamResults(ctx.get());
+  ASSERT_TRUE(stream->Write(Batch(run, 1, {1.0, std::numeric_limits<double>::quiet_NaN()})));
+  v1::BatchAck ack;
+  EXPECT_FALSE(stream->Read(&ack));
+  grpc::Status s = stream->Finish();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("cases[0].samples[1].values[0]"), std::string::npos) << s.error_message();
+  EXPECT_NE(s.error_message().find("batch 1"), std::string::npos) << s.error_message();
+
+  // The run has no batch: closing it as complete with batch 1 is refused.
+  v1::CloseRunRequest close;
+  close.set_run_id(run);
+  close.set_status(v1::RUN_COMPLETE);
+  close.set_last_sequence(1);
+  v1::CloseRunResponse closed;
+  EXPECT_EQ(ingest_->CloseRun(Context().get(), close, &closed).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+TEST_F(ServiceTest, MalformedRequestsGetInvalidArgumentNamingTheField) {
+  v1::OpenRunRequest open;
+  open.set_run_id("run-1");
+  v1::OpenRunResponse open_resp;
+  grpc::Status s = ingest_->OpenRun(Context().get(), open, &open_resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("run_id"), std::string::npos) << s.error_message();
+
+  const std::string run = OpenRun();
+  v1::ResultBatch bad = Batch(run, 1, {1.0});
+  bad.mutable_cases(0)->mutable_metrics(0)->set_direction(v1::DIRECTION_UNSPECIFIED);
+  auto ctx = Context();
+  auto stream = ingest_->StreamResults(ctx.get());
+  stream->Write(bad);
+  v1::BatchAck ack;
+  EXPECT_FALSE(stream->Read(&ack));
+  s = stream->Finish();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("cases[0].metrics[0].direction"), std::string::npos) << s.error_message();
+
+  v1::HistoryRequest history;
+  history.set_benchmark("no-slash");
+  history.set_metric("time");
+  v1::HistoryResponse hresp;
+  s = query_->History(Context().get(), history, &hresp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("benchmark"), std::string::npos) << s.error_message();
+}
+
+TEST_F(ServiceTest, UnknownRunsAreNotFound) {
+  auto ctx = Context();
+  auto stream = ingest_->StreamResults(ctx.get());
+  stream->Write(Batch(NewUuid(), 1, {1.0}));
+  v1::BatchAck ack;
+  EXPECT_FALSE(stream->Read(&ack));
+  EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::NOT_FOUND);
+
+  v1::GetRunRequest get;
+  get.set_run_id(NewUuid());
+  v1::RunDetail detail;
+  EXPECT_EQ(query_->GetRun(Context().get(), get, &detail).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(ServiceTest, IngestWithoutOrWithAWrongTokenIsUnauthenticated) {
+  v1::RegisterAgentRequest reg;
+  reg.set_name("node-1");
+  v1::RegisterAgentResponse resp;
+  EXPECT_EQ(ingest_->RegisterAgent(Context("").get(), reg, &resp).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(ingest_->RegisterAgent(Context("s3cre").get(), reg, &resp).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_TRUE(ingest_->RegisterAgent(Context().get(), reg, &resp).ok());
+}
+
+TEST_F(ServiceTest, ReopeningAClosedRunIsAlreadyExists) {
+  const std::string run = OpenRun();
+  v1::CloseRunRequest close;
+  close.set_run_id(run);
+  close.set_status(v1::RUN_FAILED);
+  close.set_reason("agent gave up");
+  v1::CloseRunResponse closed;
+  ASSERT_TRUE(ingest_->CloseRun(Context().get(), close, &closed).ok());
+  RunMeta meta;
+  meta.run_id = run;
+  meta.agent_name = "node-1";
+  meta.environment = {"cpu-amd-epyc", {}};
+  meta.branch = "main";
+  meta.started_at = std::chrono::system_clock::now();
+  v1::OpenRunRequest req;
+  wire::ToProto(meta, &req);
+  v1::OpenRunResponse resp;
+  EXPECT_EQ(ingest_->OpenRun(Context().get(), req, &resp).error_code(), grpc::StatusCode::ALREADY_EXISTS);
+}
+
+}  // namespace
+}  // namespace perfgate::coordinator
