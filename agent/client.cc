@@ -3,6 +3,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <iostream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -28,14 +29,22 @@ bool Retryable(const grpc::Status& s) {
 
 class CoordinatorClient::Impl {
  public:
-  explicit Impl(ClientOptions o)
-      : options_(std::move(o)),
-        stub_(v1::Ingest::NewStub(
-            grpc::CreateChannel(options_.address, grpc::InsecureChannelCredentials()))) {}
+  explicit Impl(ClientOptions o) : options_(std::move(o)) {
+    grpc::ChannelArguments args;
+    // Reconnect within seconds once a restarted coordinator is back, rather
+    // than after gRPC's default backoff of up to two minutes.
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+    channel_ = grpc::CreateCustomChannel(options_.address, grpc::InsecureChannelCredentials(), args);
+    stub_ = v1::Ingest::NewStub(channel_);
+  }
+
+  std::chrono::system_clock::time_point Deadline(double seconds) const {
+    return std::chrono::system_clock::now() +
+           std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+  }
 
   void Prepare(grpc::ClientContext* ctx, double timeout_s) const {
-    ctx->set_deadline(std::chrono::system_clock::now() +
-                      std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)));
+    ctx->set_deadline(Deadline(timeout_s));
     if (!options_.token.empty()) ctx->AddMetadata("authorization", "Bearer " + options_.token);
   }
 
@@ -64,6 +73,7 @@ class CoordinatorClient::Impl {
   }
 
   ClientOptions options_;
+  std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Ingest::Stub> stub_;
   std::unique_ptr<grpc::ClientContext> stream_ctx_;
   std::unique_ptr<grpc::ClientReaderWriter<v1::ResultBatch, v1::BatchAck>> stream_;
@@ -103,9 +113,17 @@ absl::StatusOr<Ack> CoordinatorClient::SendBatch(const std::string& run_id, uint
   grpc::Status last;
   for (int attempt = 1; attempt <= impl_->options_.attempts; ++attempt) {
     if (!impl_->stream_) {
+      // Wait a bounded time for the coordinator (it may be restarting); the
+      // stream itself lives as long as the run.
+      if (!impl_->channel_->WaitForConnected(impl_->Deadline(impl_->options_.rpc_timeout_s))) {
+        last = grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                            absl::StrCat("coordinator at ", impl_->options_.address,
+                                         " unreachable for ", impl_->options_.rpc_timeout_s, " s"));
+        std::cerr << "perfgate-agent: " << last.error_message() << "\n";
+        continue;
+      }
       impl_->stream_ctx_ = std::make_unique<grpc::ClientContext>();
       impl_->Prepare(impl_->stream_ctx_.get(), impl_->options_.stream_timeout_s);
-      impl_->stream_ctx_->set_wait_for_ready(true);
       impl_->stream_ = impl_->stub_->StreamResults(impl_->stream_ctx_.get());
     }
     v1::BatchAck ack;
@@ -122,6 +140,11 @@ absl::StatusOr<Ack> CoordinatorClient::SendBatch(const std::string& run_id, uint
     impl_->stream_.reset();
     impl_->stream_ctx_.reset();
     if (!Retryable(last) && last.error_code() != grpc::StatusCode::OK) break;
+    if (attempt < impl_->options_.attempts) {
+      std::cerr << "perfgate-agent: batch " << sequence << " not acknowledged ("
+                << (last.ok() ? "stream closed" : last.error_message()) << "); resending in "
+                << (200 << attempt) << " ms\n";
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(200 << attempt));
   }
   return FromGrpc(last.ok() ? grpc::Status(grpc::StatusCode::UNAVAILABLE, "stream closed without an acknowledgement") : last,

@@ -58,9 +58,9 @@ class GateEndToEnd : public testing::PostgresTest {
     std::ofstream(policy_) << kPolicy;
   }
 
-  void StartCoordinator(const std::vector<std::string>& extra = {}) {
+  void StartCoordinator(const std::vector<std::string>& extra = {}, int port = 0) {
     std::vector<std::string> argv = {Bin("coordinator/perfgate-coordinator"), "--database", ConnInfo(),
-                                     "serve", "--listen", "127.0.0.1:0"};
+                                     "serve", "--listen", "127.0.0.1:" + std::to_string(port)};
     argv.insert(argv.end(), extra.begin(), extra.end());
     auto child = ChildProcess::Start(argv, dir_->Join("coordinator.log"));
     ASSERT_TRUE(child.ok()) << child.status();
@@ -73,16 +73,21 @@ class GateEndToEnd : public testing::PostgresTest {
     address_ = "127.0.0.1:" + m[1].str();
   }
 
-  // Runs the agent; returns its result and the run id it wrote.
-  CommandResult Agent(const std::string& branch, const std::string& commit,
-                      const std::vector<std::string>& extra, std::string* run_id) {
-    const std::string id_file = dir_->Join("run-id-" + std::to_string(++agent_runs_));
+  std::vector<std::string> AgentArgv(const std::string& branch, const std::string& commit,
+                                     const std::vector<std::string>& extra, const std::string& id_file) {
     std::vector<std::string> argv = {Bin("agent/perfgate-agent"), "run", "--coordinator", address_,
                                      "--branch", branch, "--commit", commit, "--trigger", "ci",
                                      "--filter", kFilter, "--set", "bytes=67108864",
                                      "--min-time", "0.3", "--timeout", "1.5", "--run-id-file", id_file};
     argv.insert(argv.end(), extra.begin(), extra.end());
-    auto r = RunCommand(argv, {}, std::chrono::minutes(3));
+    return argv;
+  }
+
+  // Runs the agent; returns its result and the run id it wrote.
+  CommandResult Agent(const std::string& branch, const std::string& commit,
+                      const std::vector<std::string>& extra, std::string* run_id) {
+    const std::string id_file = dir_->Join("run-id-" + std::to_string(++agent_runs_));
+    auto r = RunCommand(AgentArgv(branch, commit, extra, id_file), {}, std::chrono::minutes(3));
     EXPECT_TRUE(r.ok()) << r.status();
     if (!r.ok()) return {};
     if (run_id != nullptr) {
@@ -196,6 +201,40 @@ TEST_F(GateEndToEnd, PolicyWithATypoIsRefusedNamingItsLine) {
   EXPECT_EQ(gate.exit_code, 2) << gate.output;
   EXPECT_NE(gate.output.find("policy.yaml:3"), std::string::npos) << gate.output;
   EXPECT_NE(gate.output.find("tolerence"), std::string::npos) << gate.output;
+}
+
+TEST_F(GateEndToEnd, AgentResendsThroughACoordinatorRestartAndTheRunIsWhole) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator());
+  const int port = std::stoi(address_.substr(address_.rfind(':') + 1));
+  const std::string id_file = dir_->Join("restart.id");
+  auto agent = ChildProcess::Start(AgentArgv("main", "restart", {}, id_file), dir_->Join("agent.log"));
+  ASSERT_TRUE(agent.ok()) << agent.status();
+  // The first case is done and on its way: the coordinator dies (no graceful
+  // shutdown that would let the open stream finish).
+  ASSERT_TRUE((*agent)->WaitForLine("kernels/copy{bytes=67108864}: ", std::chrono::seconds(60)))
+      << (*agent)->OutputTail();
+  coordinator_->Stop(SIGKILL, std::chrono::seconds(5));
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({}, port));
+  auto exit_code = (*agent)->Wait(std::chrono::minutes(2));
+  ASSERT_TRUE(exit_code.has_value()) << (*agent)->OutputTail();
+  EXPECT_EQ(*exit_code, 0) << (*agent)->Output();
+  // The broken stream was noticed and the batch sent again.
+  EXPECT_NE((*agent)->Output().find("resending"), std::string::npos) << (*agent)->Output();
+
+  std::string run;
+  std::getline(std::ifstream(id_file), run);
+  auto shown = RunCommand({Bin("cli/perfgate"), "--coordinator", address_, "run", run});
+  ASSERT_TRUE(shown.ok()) << shown.status();
+  ASSERT_EQ(shown->exit_code, 0) << shown->output;
+  EXPECT_NE(shown->output.find("RUN_COMPLETE"), std::string::npos) << shown->output;
+  // Every case arrived exactly once: three cases, two metrics each.
+  for (const char* key : {"kernels/copy{", "kernels/triad{", "kernels/sgemm{"}) {
+    size_t count = 0;
+    for (size_t pos = shown->output.find(key); pos != std::string::npos; pos = shown->output.find(key, pos + 1)) {
+      ++count;
+    }
+    EXPECT_EQ(count, 2u) << key << "\n" << shown->output;
+  }
 }
 
 TEST_F(GateEndToEnd, CoordinatorAnswersTheStandardHealthCheck) {
