@@ -12,7 +12,9 @@
 #include "agent/client.h"
 #include "agent/probe.h"
 #include "agent/runner.h"
+#include "agent/spool.h"
 #include "common/identity.h"
+#include "proto/convert.h"
 #include "suites/builtin.h"
 
 namespace perfgate::agent {
@@ -63,6 +65,73 @@ int Fail(const absl::Status& s, const char* what) {
   return kExitError;
 }
 
+// The coordinator could not be reached, as opposed to refusing what it got.
+bool Transient(const absl::Status& s) {
+  return s.code() == absl::StatusCode::kUnavailable ||
+         s.code() == absl::StatusCode::kDeadlineExceeded;
+}
+
+absl::StatusOr<ClientOptions> MakeClientOptions(const AgentConfig& config) {
+  ClientOptions o;
+  o.address = config.coordinator;
+  o.rpc_timeout_s = config.rpc_timeout_s;
+  if (!config.token_file.empty()) {
+    std::ifstream in(config.token_file);
+    if (!in || !std::getline(in, o.token) || o.token.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("cannot read a token from ", config.token_file));
+    }
+  }
+  return o;
+}
+
+v1::CloseRunRequest CloseRequest(const std::string& run_id, v1::RunStatus status,
+                                 uint64_t last_sequence, const std::string& reason) {
+  v1::CloseRunRequest r;
+  r.set_run_id(run_id);
+  r.set_status(status);
+  r.set_last_sequence(last_sequence);
+  r.set_reason(reason);
+  return r;
+}
+
+// Sends one spooled run: opens it (again), sends what was never acknowledged,
+// closes it and removes it from the spool.
+absl::Status ReplayRun(CoordinatorClient& client, const std::string& dir, const std::string& hostname) {
+  auto spool = SpooledRun::Open(dir);
+  if (!spool.ok()) return spool.status();
+  auto open = spool->ReadRun();
+  if (!open.ok()) return open.status();
+  auto pending = spool->ReadPending();
+  if (!pending.ok()) return pending.status();
+  auto close = spool->ReadClose();
+  if (!close.ok()) return close.status();
+  if (!close->has_value()) {
+    // The agent stopped without ending the run: what it measured is kept,
+    // but the run is incomplete and must never serve as a baseline.
+    auto last = spool->LastSequence();
+    if (!last.ok()) return last.status();
+    *close = CloseRequest(open->run_id(), v1::RUN_FAILED, *last,
+                          "the agent stopped before closing the run; replayed from its spool");
+  }
+  if (auto s = client.RegisterAgent(open->agent_name(), hostname, PERFGATE_VERSION); !s.ok()) return s;
+  if (auto s = client.OpenRun(*open); !s.ok()) {
+    if (s.code() != absl::StatusCode::kAlreadyExists) return s;
+    // Closed on the coordinator already: it has the whole run.
+    std::cout << "perfgate-agent: run " << open->run_id() << " was already stored\n";
+    return spool->Remove();
+  }
+  for (const auto& [seq, batch] : *pending) {
+    auto ack = client.SendBatch(batch);
+    if (!ack.ok()) return ack.status();
+    if (auto s = spool->Acknowledge(seq); !s.ok()) return s;
+  }
+  auto stored = client.CloseRun(**close);
+  if (!stored.ok()) return stored.status();
+  std::cout << "perfgate-agent: replayed run " << open->run_id() << " (" << pending->size()
+            << " batches, " << *stored << " samples stored)\n";
+  return spool->Remove();
+}
+
 }  // namespace
 
 int RunCommand(const AgentConfig& config) {
@@ -77,13 +146,8 @@ int RunCommand(const AgentConfig& config) {
     if (!s.ok()) return Fail(s.status(), "bad option");
     options.slowdowns.push_back(*s);
   }
-  ClientOptions client_options;
-  client_options.address = config.coordinator;
-  if (!config.token_file.empty()) {
-    std::ifstream in(config.token_file);
-    if (!in) return Fail(absl::NotFoundError(config.token_file), "cannot read the token file");
-    std::getline(in, client_options.token);
-  }
+  auto client_options = MakeClientOptions(config);
+  if (!client_options.ok()) return Fail(client_options.status(), "bad option");
 
   const ProbeResult probe = ProbeMachine();
   RunMeta meta;
@@ -111,11 +175,34 @@ int RunCommand(const AgentConfig& config) {
             << " cases, coordinator " << config.coordinator << "\n";
   if (!probe.cuda.available) std::cout << "perfgate-agent: no GPU: " << probe.cuda.note << "\n";
 
-  CoordinatorClient client(client_options);
+  // Every batch goes to the spool before the wire, so nothing measured is
+  // lost if the coordinator goes away.
+  auto spool = SpooledRun::Create(config.spool_dir, meta);
+  if (!spool.ok()) return Fail(spool.status(), "cannot write the spool (set --spool)");
+
+  CoordinatorClient client(*client_options);
+  bool online = true;
+  auto go_offline = [&](const absl::Status& s) {
+    online = false;
+    std::cerr << "perfgate-agent: coordinator unreachable (" << s.message()
+              << "); measuring on into the spool\n";
+  };
+  auto refused = [&](const absl::Status& s, const char* what) {
+    spool->Remove().ok();  // a refused run would be refused again on replay
+    return Fail(s, what);
+  };
   if (auto s = client.RegisterAgent(meta.agent_name, probe.hostname, PERFGATE_VERSION); !s.ok()) {
-    return Fail(s, "coordinator refused the agent");
+    if (!Transient(s)) return refused(s, "coordinator refused the agent");
+    go_offline(s);
   }
-  if (auto s = client.OpenRun(meta); !s.ok()) return Fail(s, "coordinator refused the run");
+  v1::OpenRunRequest open;
+  wire::ToProto(meta, &open);
+  if (online) {
+    if (auto s = client.OpenRun(open); !s.ok()) {
+      if (!Transient(s)) return refused(s, "coordinator refused the run");
+      go_offline(s);
+    }
+  }
   std::cout << "perfgate-agent: run " << meta.run_id << " (" << meta.branch << " "
             << meta.commit.substr(0, 12) << ")\n" << std::flush;
 
@@ -127,28 +214,70 @@ int RunCommand(const AgentConfig& config) {
               << ToString(r.status) << (r.reason.empty() ? "" : " (" + r.reason + ")") << "\n"
               << std::flush;
     case_failed = case_failed || r.status == CaseStatus::kFailed;
-    auto ack = client.SendBatch(meta.run_id, ++sequence, {r});
-    if (!ack.ok()) return ack.status();
-    // Keep only what the summary table needs.
+    v1::ResultBatch batch;
+    batch.set_run_id(meta.run_id);
+    batch.set_sequence(++sequence);
+    wire::ToProto(r, batch.add_cases());
     done.push_back(std::move(r));
+    if (auto s = spool->Append(batch); !s.ok()) return s;
+    if (!online) return absl::OkStatus();
+    auto ack = client.SendBatch(batch);
+    if (ack.ok()) return spool->Acknowledge(ack->sequence);
+    if (!Transient(ack.status())) return ack.status();
+    go_offline(ack.status());
     return absl::OkStatus();
   });
   if (!streamed.ok()) {
     // Best effort: mark the run failed so it never serves as a baseline.
-    client.CloseRun(meta.run_id, RunStatus::kFailed, sequence - 1, std::string(streamed.message())).ok();
-    return Fail(streamed, "coordinator rejected the results");
+    if (online) client.CloseRun(CloseRequest(meta.run_id, v1::RUN_FAILED, sequence - 1, std::string(streamed.message()))).ok();
+    return refused(streamed, "the run was refused");
   }
-  auto closed = client.CloseRun(meta.run_id, RunStatus::kComplete, sequence, "");
-  if (!closed.ok()) return Fail(closed.status(), "coordinator refused to close the run");
 
   std::cout << "\n" << FormatSummaryTable(done) << "\n";
-  std::cout << "run_id: " << meta.run_id << "  (" << *closed << " samples stored)\n";
+  const v1::CloseRunRequest close = CloseRequest(meta.run_id, v1::RUN_COMPLETE, sequence, "");
+  if (online) {
+    auto closed = client.CloseRun(close);
+    if (closed.ok()) {
+      spool->Remove().ok();
+      std::cout << "run_id: " << meta.run_id << "  (" << *closed << " samples stored)\n";
+    } else if (Transient(closed.status())) {
+      go_offline(closed.status());
+    } else {
+      return refused(closed.status(), "coordinator refused to close the run");
+    }
+  }
   if (!config.run_id_file.empty()) {
     std::ofstream out(config.run_id_file);
     out << meta.run_id << "\n";
     if (!out) return Fail(absl::InternalError(config.run_id_file), "cannot write the run id file");
   }
+  if (!online) {
+    if (auto s = spool->Close(close); !s.ok()) return Fail(s, "cannot write the spool");
+    std::cerr << "perfgate-agent: run " << meta.run_id << " is kept in " << spool->path()
+              << "; `perfgate-agent replay` sends it once the coordinator is back\n";
+    return kExitError;
+  }
   return case_failed ? kExitCaseFailed : kExitOk;
+}
+
+int ReplayCommand(const AgentConfig& config) {
+  auto client_options = MakeClientOptions(config);
+  if (!client_options.ok()) return Fail(client_options.status(), "bad option");
+  auto runs = ListSpool(config.spool_dir);
+  if (!runs.ok()) return Fail(runs.status(), "cannot read the spool");
+  CoordinatorClient client(*client_options);
+  const ProbeResult probe = ProbeMachine();
+  int failures = 0;
+  for (const std::string& dir : *runs) {
+    absl::Status s = ReplayRun(client, dir, probe.hostname);
+    if (!s.ok()) {
+      ++failures;
+      std::cerr << "perfgate-agent: " << dir << ": " << s.message() << "\n";
+    }
+  }
+  std::cout << "perfgate-agent: " << runs->size() - failures << " of " << runs->size()
+            << " spooled runs replayed\n";
+  return failures == 0 ? kExitOk : kExitError;
 }
 
 int ListCommand(const AgentConfig& config) {

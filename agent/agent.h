@@ -16,6 +16,8 @@ struct AgentConfig {
   std::vector<std::string> sets;  // NAME=V1,V2
   std::string coordinator = "127.0.0.1:50051";
   std::string token_file;
+  std::string spool_dir = "/var/tmp/perfgate/spool";
+  double rpc_timeout_s = 30;
   std::string agent_name;
   std::string repo;
   std::string branch;
@@ -32,8 +34,12 @@ struct AgentConfig {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitCaseFailed = 1;  // a case failed verification or threw
 inline constexpr int kExitError = 2;       // usage error, coordinator unreachable or refused the run
+                                           // (an unreachable coordinator leaves the run in the spool)
 
 int RunCommand(const AgentConfig& config);
+/// Sends every run left in the spool (measured while the coordinator was
+/// away, or by an agent that stopped) and removes what was stored.
+int ReplayCommand(const AgentConfig& config);
 int ListCommand(const AgentConfig& config);
 int ProbeCommand();
 

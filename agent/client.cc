@@ -8,7 +8,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "perfgate/v1/ingest.grpc.pb.h"
-#include "proto/convert.h"
 
 namespace perfgate::agent {
 namespace {
@@ -19,9 +18,10 @@ absl::Status FromGrpc(const grpc::Status& s, const std::string& call) {
                       absl::StrCat(call, ": ", s.error_message()));
 }
 
+// A connection that broke (or a transaction that lost a race) is worth
+// another try; a deadline already spent waiting for the coordinator is not.
 bool Retryable(const grpc::Status& s) {
   return s.error_code() == grpc::StatusCode::UNAVAILABLE ||
-         s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ||
          s.error_code() == grpc::StatusCode::ABORTED;
 }
 
@@ -96,20 +96,14 @@ absl::Status CoordinatorClient::RegisterAgent(const std::string& name, const std
   });
 }
 
-absl::Status CoordinatorClient::OpenRun(const RunMeta& meta) {
-  v1::OpenRunRequest req;
-  wire::ToProto(meta, &req);
+absl::Status CoordinatorClient::OpenRun(const v1::OpenRunRequest& req) {
   v1::OpenRunResponse resp;
   return impl_->Unary("OpenRun",
                       [&](grpc::ClientContext* ctx) { return impl_->stub_->OpenRun(ctx, req, &resp); });
 }
 
-absl::StatusOr<Ack> CoordinatorClient::SendBatch(const std::string& run_id, uint64_t sequence,
-                                                 const std::vector<CaseResult>& cases) {
-  v1::ResultBatch batch;
-  batch.set_run_id(run_id);
-  batch.set_sequence(sequence);
-  for (const CaseResult& c : cases) wire::ToProto(c, batch.add_cases());
+absl::StatusOr<Ack> CoordinatorClient::SendBatch(const v1::ResultBatch& batch) {
+  const uint64_t sequence = batch.sequence();
   grpc::Status last;
   for (int attempt = 1; attempt <= impl_->options_.attempts; ++attempt) {
     if (!impl_->stream_) {
@@ -119,8 +113,7 @@ absl::StatusOr<Ack> CoordinatorClient::SendBatch(const std::string& run_id, uint
         last = grpc::Status(grpc::StatusCode::UNAVAILABLE,
                             absl::StrCat("coordinator at ", impl_->options_.address,
                                          " unreachable for ", impl_->options_.rpc_timeout_s, " s"));
-        std::cerr << "perfgate-agent: " << last.error_message() << "\n";
-        continue;
+        break;  // it already had the whole timeout to come back
       }
       impl_->stream_ctx_ = std::make_unique<grpc::ClientContext>();
       impl_->Prepare(impl_->stream_ctx_.get(), impl_->options_.stream_timeout_s);
@@ -151,9 +144,7 @@ absl::StatusOr<Ack> CoordinatorClient::SendBatch(const std::string& run_id, uint
                   absl::StrCat("StreamResults (batch ", sequence, ")"));
 }
 
-absl::StatusOr<uint64_t> CoordinatorClient::CloseRun(const std::string& run_id, RunStatus status,
-                                                     uint64_t last_sequence,
-                                                     const std::string& reason) {
+absl::StatusOr<uint64_t> CoordinatorClient::CloseRun(const v1::CloseRunRequest& req) {
   if (impl_->stream_) {
     impl_->stream_->WritesDone();
     grpc::Status s = impl_->stream_->Finish();
@@ -161,11 +152,6 @@ absl::StatusOr<uint64_t> CoordinatorClient::CloseRun(const std::string& run_id, 
     impl_->stream_ctx_.reset();
     if (!s.ok() && !Retryable(s)) return FromGrpc(s, "StreamResults");
   }
-  v1::CloseRunRequest req;
-  req.set_run_id(run_id);
-  req.set_status(wire::ToProto(status));
-  req.set_last_sequence(last_sequence);
-  req.set_reason(reason);
   v1::CloseRunResponse resp;
   absl::Status s = impl_->Unary(
       "CloseRun", [&](grpc::ClientContext* ctx) { return impl_->stub_->CloseRun(ctx, req, &resp); });

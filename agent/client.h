@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/model.h"
+#include "perfgate/v1/ingest.pb.h"
 
 namespace perfgate::agent {
 
@@ -19,7 +20,7 @@ struct ClientOptions {
   std::string token;              // sent as "authorization: Bearer <token>" when set
   double rpc_timeout_s = 30;      // unary calls
   double stream_timeout_s = 6 * 3600;  // the whole run's stream
-  int attempts = 5;               // per call, on UNAVAILABLE / DEADLINE_EXCEEDED
+  int attempts = 5;               // per call, on a broken connection
 };
 
 /// What the coordinator acknowledged for a batch.
@@ -36,13 +37,12 @@ class CoordinatorClient {
 
   absl::Status RegisterAgent(const std::string& name, const std::string& hostname,
                              const std::string& version);
-  absl::Status OpenRun(const RunMeta& meta);
-  /// Sends batch `sequence` of `run_id` and waits for its acknowledgement.
-  absl::StatusOr<Ack> SendBatch(const std::string& run_id, uint64_t sequence,
-                                const std::vector<CaseResult>& cases);
+  absl::Status OpenRun(const v1::OpenRunRequest& request);
+  /// Sends a batch on the run's stream and waits for its acknowledgement;
+  /// a broken stream is reopened and the batch resent.
+  absl::StatusOr<Ack> SendBatch(const v1::ResultBatch& batch);
   /// Ends the stream and closes the run; returns the samples the coordinator stored.
-  absl::StatusOr<uint64_t> CloseRun(const std::string& run_id, RunStatus status,
-                                    uint64_t last_sequence, const std::string& reason);
+  absl::StatusOr<uint64_t> CloseRun(const v1::CloseRunRequest& request);
 
  private:
   class Impl;

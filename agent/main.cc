@@ -20,10 +20,19 @@ int main(int argc, char** argv) {
 
   CLI::App* run = app.add_subcommand("run", "Measure the selected cases and stream them to the coordinator");
   add_selection(run);
-  run->add_option("--coordinator", config.coordinator, "Coordinator address host:port")
-      ->envname("PERFGATE_COORDINATOR")->capture_default_str();
-  run->add_option("--token-file", config.token_file, "File holding this agent's bearer token")
-      ->envname("PERFGATE_TOKEN_FILE");
+  auto add_connection = [&](CLI::App* cmd) {
+    cmd->add_option("--coordinator", config.coordinator, "Coordinator address host:port")
+        ->envname("PERFGATE_COORDINATOR")->capture_default_str();
+    cmd->add_option("--token-file", config.token_file, "File holding this agent's bearer token")
+        ->envname("PERFGATE_TOKEN_FILE");
+    cmd->add_option("--spool", config.spool_dir,
+                    "Directory keeping each batch until the coordinator acknowledged it")
+        ->envname("PERFGATE_SPOOL")->capture_default_str();
+    cmd->add_option("--rpc-timeout", config.rpc_timeout_s,
+                    "Seconds to wait for the coordinator on each call")
+        ->capture_default_str()->check(CLI::PositiveNumber);
+  };
+  add_connection(run);
   run->add_option("--agent-name", config.agent_name, "Agent name (default: hostname)")
       ->envname("PERFGATE_AGENT_NAME");
   run->add_option("--repo", config.repo, "Repository under test")->envname("PERFGATE_REPO");
@@ -42,6 +51,10 @@ int main(int argc, char** argv) {
   run->add_option("--max-noise", config.max_noise_pct, "Noise target in percent (stdev/mean)")->capture_default_str()->check(CLI::PositiveNumber);
   run->add_option("--timeout", config.engine.timeout_s, "Per-case time limit in seconds")->envname("PERFGATE_CASE_TIMEOUT")->capture_default_str()->check(CLI::PositiveNumber);
 
+  CLI::App* replay = app.add_subcommand(
+      "replay", "Send the runs left in the spool (measured while the coordinator was away)");
+  add_connection(replay);
+
   CLI::App* list = app.add_subcommand("list", "Print the cases and metrics the suites offer here");
   add_selection(list);
   app.add_subcommand("probe", "Print the SKU and environment this machine reports");
@@ -53,6 +66,7 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : perfgate::agent::kExitError;
   }
   if (run->parsed()) return perfgate::agent::RunCommand(config);
+  if (replay->parsed()) return perfgate::agent::ReplayCommand(config);
   if (list->parsed()) return perfgate::agent::ListCommand(config);
   return perfgate::agent::ProbeCommand();
 }

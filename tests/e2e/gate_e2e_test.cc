@@ -78,7 +78,8 @@ class GateEndToEnd : public testing::PostgresTest {
     std::vector<std::string> argv = {Bin("agent/perfgate-agent"), "run", "--coordinator", address_,
                                      "--branch", branch, "--commit", commit, "--trigger", "ci",
                                      "--filter", kFilter, "--set", "bytes=67108864",
-                                     "--min-time", "0.3", "--timeout", "1.5", "--run-id-file", id_file};
+                                     "--min-time", "0.3", "--timeout", "1.5", "--run-id-file", id_file,
+                                     "--spool", dir_->Join("spool")};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return argv;
   }
@@ -235,6 +236,41 @@ TEST_F(GateEndToEnd, AgentResendsThroughACoordinatorRestartAndTheRunIsWhole) {
     }
     EXPECT_EQ(count, 2u) << key << "\n" << shown->output;
   }
+}
+
+TEST_F(GateEndToEnd, AgentWithoutACoordinatorSpoolsTheRunAndReplaySendsIt) {
+  auto port = testing::FreeTcpPort();
+  ASSERT_TRUE(port.ok());
+  address_ = "127.0.0.1:" + std::to_string(*port);  // nothing listens there yet
+  const std::string id_file = dir_->Join("offline.id");
+  auto offline = RunCommand(AgentArgv("main", "offline", {"--rpc-timeout", "1"}, id_file), {},
+                            std::chrono::minutes(3));
+  ASSERT_TRUE(offline.ok());
+  EXPECT_EQ(offline->exit_code, 2) << offline->output;
+  EXPECT_NE(offline->output.find("kept in"), std::string::npos) << offline->output;
+  std::string run;
+  std::getline(std::ifstream(id_file), run);
+  ASSERT_FALSE(run.empty()) << offline->output;
+
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({}, *port));
+  auto replay = RunCommand({Bin("agent/perfgate-agent"), "replay", "--coordinator", address_, "--spool",
+                            dir_->Join("spool")});
+  ASSERT_TRUE(replay.ok());
+  EXPECT_EQ(replay->exit_code, 0) << replay->output;
+  EXPECT_NE(replay->output.find("1 of 1 spooled runs replayed"), std::string::npos) << replay->output;
+
+  auto shown = RunCommand({Bin("cli/perfgate"), "--coordinator", address_, "run", run});
+  ASSERT_TRUE(shown.ok());
+  ASSERT_EQ(shown->exit_code, 0) << shown->output;
+  EXPECT_NE(shown->output.find("RUN_COMPLETE"), std::string::npos) << shown->output;
+  for (const char* key : {"kernels/copy{", "kernels/triad{", "kernels/sgemm{"}) {
+    EXPECT_NE(shown->output.find(key), std::string::npos) << key << "\n" << shown->output;
+  }
+  // Nothing is left to replay.
+  auto again = RunCommand({Bin("agent/perfgate-agent"), "replay", "--coordinator", address_, "--spool",
+                           dir_->Join("spool")});
+  ASSERT_TRUE(again.ok());
+  EXPECT_NE(again->output.find("0 of 0"), std::string::npos) << again->output;
 }
 
 TEST_F(GateEndToEnd, CoordinatorAnswersTheStandardHealthCheck) {
