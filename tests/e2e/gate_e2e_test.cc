@@ -26,8 +26,9 @@ std::string Bin(const std::string& relative) {
   return std::string(dir ? dir : ".") + "/" + relative;
 }
 
-// Three cases keep the run short: two memory-bound, one compute-bound.
-constexpr char kFilter[] = "kernels/copy*;kernels/triad*;kernels/sgemm{k=512*";
+// Four cases keep the run short: two memory-bound, two compute-bound.
+constexpr char kFilter[] =
+    "kernels/copy*;kernels/triad*;kernels/sgemm{k=512,*;kernels/sgemm{k=1024,*";
 
 constexpr char kPolicy[] = R"(version: 1
 defaults:
@@ -37,13 +38,13 @@ defaults:
 skus:
   - pattern: "cpu-*"
     rules:
-      # Host memory bandwidth on a shared VM moves by up to ~15 % from one
-      # process to the next (measured on the CI machine), so the
-      # memory-bound cases gate loosely there; the compute-bound one tightly.
+      # Host memory bandwidth on a shared VM moved by up to 40 % from one
+      # process to the next on the CI machine (noisy neighbours), so the
+      # memory-bound cases are reported but do not gate there.
       - benchmark: "kernels/copy*"
-        tolerance: 40%
+        gating: false
       - benchmark: "kernels/triad*"
-        tolerance: 40%
+        gating: false
 )";
 
 class GateEndToEnd : public testing::PostgresTest {
@@ -117,13 +118,16 @@ class GateEndToEnd : public testing::PostgresTest {
   int agent_runs_ = 0;
 };
 
-// Verdicts by benchmark key from the gate's JSON report.
+// Verdicts by benchmark key from the gate's JSON report; advisory verdicts
+// (which never fail a gate) are prefixed "advisory:".
 std::map<std::string, std::set<std::string>> VerdictsByBenchmark(const std::string& json_path) {
   std::ifstream in(json_path);
   nlohmann::json report = nlohmann::json::parse(in);
   std::map<std::string, std::set<std::string>> out;
   for (const auto& v : report.at("verdicts")) {
-    out[v.at("benchmark").get<std::string>()].insert(v.at("verdict").get<std::string>());
+    const std::string verdict = v.at("verdict").get<std::string>();
+    out[v.at("benchmark").get<std::string>()].insert(v.at("gating").get<bool>() ? verdict
+                                                                               : "advisory:" + verdict);
   }
   return out;
 }
@@ -136,7 +140,7 @@ TEST_F(GateEndToEnd, CatchesAnInjectedSlowdownOnExactlyThatCaseAndPassesACleanCa
   }
 
   std::string slow_run;
-  CommandResult slow = Agent("pr-1", "cand1", {"--inject-slowdown", "kernels/sgemm*=25"}, &slow_run);
+  CommandResult slow = Agent("pr-1", "cand1", {"--inject-slowdown", "kernels/sgemm{k=512,*=25"}, &slow_run);
   ASSERT_EQ(slow.exit_code, 0) << slow.output;
   ASSERT_FALSE(slow_run.empty());
   const std::string slow_json = dir_->Join("slow.json");
@@ -144,9 +148,9 @@ TEST_F(GateEndToEnd, CatchesAnInjectedSlowdownOnExactlyThatCaseAndPassesACleanCa
   EXPECT_EQ(slow_gate.exit_code, 1) << slow_gate.output;
   EXPECT_NE(slow_gate.output.find("REGRESSION"), std::string::npos) << slow_gate.output;
   auto verdicts = VerdictsByBenchmark(slow_json);
-  ASSERT_EQ(verdicts.size(), 3u) << slow_gate.output;
+  ASSERT_EQ(verdicts.size(), 4u) << slow_gate.output;
   for (const auto& [benchmark, kinds] : verdicts) {
-    if (benchmark.rfind("kernels/sgemm", 0) == 0) {
+    if (benchmark.rfind("kernels/sgemm{k=512,", 0) == 0) {
       // Both of its metrics (time and throughput) regressed.
       EXPECT_EQ(kinds, std::set<std::string>{"regression"}) << slow_gate.output;
     } else {
@@ -159,7 +163,9 @@ TEST_F(GateEndToEnd, CatchesAnInjectedSlowdownOnExactlyThatCaseAndPassesACleanCa
   ASSERT_EQ(clean.exit_code, 0) << clean.output;
   CommandResult clean_gate = Gate(clean_run, dir_->Join("clean.json"));
   EXPECT_EQ(clean_gate.exit_code, 0) << clean_gate.output;
-  for (const auto& [benchmark, kinds] : VerdictsByBenchmark(dir_->Join("clean.json"))) {
+  auto clean_verdicts = VerdictsByBenchmark(dir_->Join("clean.json"));
+  EXPECT_EQ(clean_verdicts.size(), 4u) << clean_gate.output;
+  for (const auto& [benchmark, kinds] : clean_verdicts) {
     EXPECT_EQ(kinds.count("regression"), 0u) << benchmark << "\n" << clean_gate.output;
     EXPECT_EQ(kinds.count("no_baseline"), 0u) << benchmark << "\n" << clean_gate.output;
   }
@@ -172,13 +178,17 @@ TEST_F(GateEndToEnd, CatchesAnInjectedSlowdownOnExactlyThatCaseAndPassesACleanCa
 TEST_F(GateEndToEnd, GateWithoutBaselineRunsSaysSo) {
   ASSERT_NO_FATAL_FAILURE(StartCoordinator());
   std::string run;
-  CommandResult r = Agent("pr-3", "lonely", {"--filter", "kernels/sgemm{k=512*"}, &run);
+  CommandResult r = Agent("pr-3", "lonely", {}, &run);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string json = dir_->Join("lonely.json");
   CommandResult gate = Gate(run, json);
   EXPECT_EQ(gate.exit_code, 0) << gate.output;
-  for (const auto& [benchmark, kinds] : VerdictsByBenchmark(json)) {
-    EXPECT_EQ(kinds, std::set<std::string>{"no_baseline"}) << benchmark;
+  auto verdicts = VerdictsByBenchmark(json);
+  EXPECT_EQ(verdicts.size(), 4u) << gate.output;
+  for (const auto& [benchmark, kinds] : verdicts) {
+    for (const std::string& kind : kinds) {
+      EXPECT_TRUE(kind == "no_baseline" || kind == "advisory:no_baseline") << benchmark << ": " << kind;
+    }
   }
 }
 
@@ -191,7 +201,7 @@ TEST_F(GateEndToEnd, AgentWithAWrongTokenIsRejectedAndExitsNonZero) {
   CommandResult r = Agent("main", "x", {"--token-file", wrong}, nullptr);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("token does not match"), std::string::npos) << r.output;
-  CommandResult ok = Agent("main", "x", {"--token-file", token, "--filter", "kernels/sgemm{k=512*"}, nullptr);
+  CommandResult ok = Agent("main", "x", {"--token-file", token}, nullptr);
   EXPECT_EQ(ok.exit_code, 0) << ok.output;
 }
 
@@ -228,8 +238,8 @@ TEST_F(GateEndToEnd, AgentResendsThroughACoordinatorRestartAndTheRunIsWhole) {
   ASSERT_TRUE(shown.ok()) << shown.status();
   ASSERT_EQ(shown->exit_code, 0) << shown->output;
   EXPECT_NE(shown->output.find("RUN_COMPLETE"), std::string::npos) << shown->output;
-  // Every case arrived exactly once: three cases, two metrics each.
-  for (const char* key : {"kernels/copy{", "kernels/triad{", "kernels/sgemm{"}) {
+  // Every case arrived exactly once: four cases, two metrics each.
+  for (const char* key : {"kernels/copy{", "kernels/triad{", "kernels/sgemm{k=512,", "kernels/sgemm{k=1024,"}) {
     size_t count = 0;
     for (size_t pos = shown->output.find(key); pos != std::string::npos; pos = shown->output.find(key, pos + 1)) {
       ++count;
