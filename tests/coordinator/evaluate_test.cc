@@ -1,0 +1,142 @@
+// Choosing a gate's baseline from stored runs: branch, SKU, environment
+// fields named by the policy, the merge-base's ancestry, same node first.
+#include "coordinator/evaluate.h"
+
+#include <gtest/gtest.h>
+
+#include "common/identity.h"
+#include "coordinator/store.h"
+#include "tests/support/postgres.h"
+
+namespace perfgate::coordinator {
+namespace {
+
+struct RunSpec {
+  std::string branch = "main";
+  std::string commit = "c0";
+  std::string node = "node-a";
+  std::string sku = "cpu-amd-epyc";
+  std::string kernel = "6.1";
+  double time_ms = 10.0;  // every sample's value
+  RunStatus status = RunStatus::kComplete;
+  std::vector<std::string> parents;
+};
+
+class EvaluateTest : public testing::PostgresTest {
+ protected:
+  void SetUp() override {
+    testing::PostgresTest::SetUp();
+    if (HasFatalFailure()) return;
+    auto store = Store::Connect(ConnInfo());
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = std::move(*store);
+    ASSERT_TRUE(store_->Migrate().ok());
+    ASSERT_TRUE(store_->RegisterAgent("agent", "host", "test").ok());
+  }
+
+  // Stores a complete (or failed) run of one case; returns its id.
+  std::string Store(const RunSpec& spec) {
+    RunMeta meta;
+    meta.run_id = NewUuid();
+    meta.agent_name = "agent";
+    meta.environment = {spec.sku, {{"kernel", spec.kernel}}};
+    meta.branch = spec.branch;
+    meta.commit = spec.commit;
+    meta.node = spec.node;
+    meta.parent_commits = spec.parents;
+    meta.started_at = std::chrono::system_clock::now();
+    EXPECT_TRUE(store_->OpenRun(meta).ok());
+    CaseResult c;
+    c.benchmark = {"kernels", "sgemm", {{"m", "512"}}};
+    c.metrics = {{"time", "ms", Direction::kLowerIsBetter}};
+    for (uint32_t i = 0; i < 5; ++i) c.samples.push_back({i, {spec.time_ms}, false});
+    c.status = CaseStatus::kOk;
+    EXPECT_TRUE(store_->StoreBatch(meta.run_id, 1, {c}).ok());
+    EXPECT_TRUE(store_->CloseRun(meta.run_id, spec.status, 1, "").ok());
+    return meta.run_id;
+  }
+
+  absl::StatusOr<GateEvaluation> Gate(const std::string& candidate, const std::string& policy,
+                                      const std::string& baseline_commit = "") {
+    GateRequest req;
+    req.candidate_run_id = candidate;
+    req.baseline_branch = "main";
+    req.baseline_commit = baseline_commit;
+    req.policy_yaml = policy;
+    MedianToleranceDecider decider;
+    return EvaluateCandidate(*store_, req, decider);
+  }
+
+  static std::vector<std::string> Ids(const GateEvaluation& ev) {
+    std::vector<std::string> out;
+    for (const RunRecord& r : ev.baselines) out.push_back(r.meta.run_id);
+    return out;
+  }
+
+  std::unique_ptr<coordinator::Store> store_;
+};
+
+TEST_F(EvaluateTest, BaselineIsTheNewestKRunsOfTheBranchOnTheSameSku) {
+  Store({.commit = "old"});
+  const std::string b2 = Store({.commit = "b2"});
+  const std::string b3 = Store({.commit = "b3"});
+  Store({.branch = "feature", .commit = "f1"});
+  Store({.commit = "gpu", .sku = "h100-sxm5-80gb"});
+  Store({.commit = "failed", .status = RunStatus::kFailed});
+  const std::string cand = Store({.branch = "pr", .commit = "c1", .time_ms = 13});
+  auto ev = Gate(cand, "version: 1\ndefaults:\n  history: 2\n");
+  ASSERT_TRUE(ev.ok()) << ev.status();
+  EXPECT_EQ(Ids(*ev), (std::vector<std::string>{b3, b2}));
+  ASSERT_EQ(ev->result.verdicts.size(), 1u);
+  EXPECT_EQ(ev->result.verdicts[0].verdict, Verdict::kRegression);  // 13 vs 10 ms at 3 %
+  EXPECT_TRUE(ev->result.regression);
+}
+
+TEST_F(EvaluateTest, EnvironmentFieldsNamedByThePolicyMustMatch) {
+  Store({.commit = "b1", .kernel = "5.15"});
+  const std::string same = Store({.commit = "b2", .kernel = "6.1"});
+  Store({.commit = "b3", .kernel = "5.15"});
+  const std::string cand = Store({.branch = "pr", .kernel = "6.1"});
+  auto ev = Gate(cand, "version: 1\ndefaults:\n  match: [kernel]\n");
+  ASSERT_TRUE(ev.ok()) << ev.status();
+  EXPECT_EQ(Ids(*ev), std::vector<std::string>{same});
+  auto any = Gate(cand, "version: 1\n");
+  ASSERT_TRUE(any.ok());
+  EXPECT_EQ(any->baselines.size(), 3u);
+}
+
+TEST_F(EvaluateTest, MergeBaseRestrictsTheBaselineToItsAncestry) {
+  Store({.commit = "a0"});
+  Store({.commit = "a1"});
+  Store({.commit = "after-fork"});  // on main, but not an ancestor of the candidate
+  const std::string cand = Store({.branch = "pr", .commit = "p1", .parents = {"p0", "a1", "a0"}});
+  auto ev = Gate(cand, "version: 1\n", "a1");
+  ASSERT_TRUE(ev.ok()) << ev.status();
+  ASSERT_EQ(ev->baselines.size(), 2u);
+  for (const RunRecord& r : ev->baselines) EXPECT_NE(r.meta.commit, "after-fork");
+}
+
+TEST_F(EvaluateTest, SameNodeRunsComeFirst) {
+  const std::string same_node = Store({.commit = "b1", .node = "node-a"});
+  Store({.commit = "b2", .node = "node-b"});
+  Store({.commit = "b3", .node = "node-b"});
+  const std::string cand = Store({.branch = "pr", .node = "node-a"});
+  auto ev = Gate(cand, "version: 1\ndefaults:\n  history: 1\n");
+  ASSERT_TRUE(ev.ok()) << ev.status();
+  EXPECT_EQ(Ids(*ev), std::vector<std::string>{same_node});
+}
+
+TEST_F(EvaluateTest, RefusesBadRequestsWithPreciseCodes) {
+  const std::string failed = Store({.branch = "pr", .status = RunStatus::kFailed});
+  EXPECT_EQ(Gate("nope", "version: 1\n").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Gate(NewUuid(), "version: 1\n").status().code(), absl::StatusCode::kNotFound);
+  auto not_complete = Gate(failed, "version: 1\n");
+  EXPECT_EQ(not_complete.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(not_complete.status().message().find("failed"), std::string::npos);
+  auto typo = Gate(failed, "version: 1\ndefaults:\n  tolerence: 5%\n");
+  EXPECT_EQ(typo.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(typo.status().message().find(":3:"), std::string::npos) << typo.status();
+}
+
+}  // namespace
+}  // namespace perfgate::coordinator
