@@ -115,14 +115,18 @@ Environment BuildEnvironment(const CpuInfo& cpu, uint64_t memory_bytes, const st
   return env;
 }
 
+std::string Hostname() {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return host;
+}
+
 ProbeResult ProbeMachine() {
   ProbeResult r;
   r.cpu = ParseCpuInfo(ReadFile("/proc/cpuinfo"));
   if (r.cpu.logical_cpus == 0) r.cpu.logical_cpus = static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN));
   r.memory_bytes = ParseMemTotal(ReadFile("/proc/meminfo"));
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  r.hostname = host;
+  r.hostname = Hostname();
   utsname uts{};
   uname(&uts);
   r.cuda = ProbeCuda();

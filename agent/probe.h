@@ -38,6 +38,9 @@ struct ProbeResult {
 /// Probes this machine.
 ProbeResult ProbeMachine();
 
+/// This machine's hostname, without probing anything else.
+std::string Hostname();
+
 /// Builds the SKU key and environment fields from probed facts (pure; tested
 /// on recorded descriptions).
 Environment BuildEnvironment(const CpuInfo& cpu, uint64_t memory_bytes, const std::string& kernel,

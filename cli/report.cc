@@ -5,7 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 
@@ -256,25 +258,14 @@ const char* DirectionName(v1::Direction d) {
 
 }  // namespace
 
-const char* VerdictName(v1::Verdict verdict) {
-  switch (verdict) {
-    case v1::VERDICT_PASS:
-      return "pass";
-    case v1::VERDICT_REGRESSION:
-      return "regression";
-    case v1::VERDICT_IMPROVEMENT:
-      return "improvement";
-    case v1::VERDICT_BELOW_FLOOR:
-      return "below_floor";
-    case v1::VERDICT_MISSING:
-      return "missing";
-    case v1::VERDICT_NO_BASELINE:
-      return "no_baseline";
-    case v1::VERDICT_TOO_NOISY:
-      return "too_noisy";
-    default:
-      return "unspecified";
-  }
+std::string VerdictName(v1::Verdict verdict) {
+  // The proto enum's own names, without the prefix: VERDICT_BELOW_FLOOR ->
+  // "below_floor", the same words the coordinator's gate uses.
+  std::string name = v1::Verdict_Name(verdict);
+  if (name.empty()) return "unspecified";
+  absl::string_view view(name);
+  absl::ConsumePrefix(&view, "VERDICT_");
+  return absl::AsciiStrToLower(view);
 }
 
 std::string RenderTable(const v1::GateReport& report) {

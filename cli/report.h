@@ -36,6 +36,6 @@ std::string RenderJson(const v1::GateReport& report);
 int ExitCode(const v1::GateReport& report);
 
 /// Lower-case verdict name as the coordinator's gate uses it ("below_floor").
-const char* VerdictName(v1::Verdict verdict);
+std::string VerdictName(v1::Verdict verdict);
 
 }  // namespace perfgate::cli

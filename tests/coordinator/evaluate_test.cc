@@ -6,7 +6,7 @@
 
 #include "common/identity.h"
 #include "coordinator/store.h"
-#include "tests/support/postgres.h"
+#include "tests/coordinator/migrated_store_test.h"
 
 namespace perfgate::coordinator {
 namespace {
@@ -22,15 +22,11 @@ struct RunSpec {
   std::vector<std::string> parents;
 };
 
-class EvaluateTest : public testing::PostgresTest {
+class EvaluateTest : public MigratedStoreTest {
  protected:
   void SetUp() override {
-    testing::PostgresTest::SetUp();
+    MigratedStoreTest::SetUp();
     if (HasFatalFailure()) return;
-    auto store = Store::Connect(ConnInfo());
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = std::move(*store);
-    ASSERT_TRUE(store_->Migrate().ok());
     ASSERT_TRUE(store_->RegisterAgent("agent", "host", "test").ok());
   }
 
@@ -73,7 +69,6 @@ class EvaluateTest : public testing::PostgresTest {
     return out;
   }
 
-  std::unique_ptr<coordinator::Store> store_;
 };
 
 TEST_F(EvaluateTest, BaselineIsTheNewestKRunsOfTheBranchOnTheSameSku) {

@@ -11,20 +11,16 @@
 #include "coordinator/server.h"
 #include "coordinator/store.h"
 #include "proto/convert.h"
-#include "tests/support/postgres.h"
+#include "tests/coordinator/migrated_store_test.h"
 
 namespace perfgate::coordinator {
 namespace {
 
-class ServiceTest : public testing::PostgresTest {
+class ServiceTest : public MigratedStoreTest {
  protected:
   void SetUp() override {
-    testing::PostgresTest::SetUp();
+    MigratedStoreTest::SetUp();
     if (HasFatalFailure()) return;
-    auto store = Store::Connect(ConnInfo());
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = std::move(*store);
-    ASSERT_TRUE(store_->Migrate().ok());
     ServerConfig config;
     config.listen = "127.0.0.1:0";
     config.token = "s3cret";
@@ -82,7 +78,6 @@ class ServiceTest : public testing::PostgresTest {
     return b;
   }
 
-  std::unique_ptr<Store> store_;
   std::unique_ptr<Server> server_;
   std::unique_ptr<v1::Ingest::Stub> ingest_;
   std::unique_ptr<v1::Query::Stub> query_;

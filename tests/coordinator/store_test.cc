@@ -1,6 +1,7 @@
 // The PostgreSQL store against a real server (label `db`): each test gets a
 // fresh database on a private server started by tests/support/postgres.
 #include "coordinator/store.h"
+#include "tests/coordinator/migrated_store_test.h"
 
 #include <chrono>
 #include <cmath>
@@ -73,15 +74,11 @@ CaseResult AllReduceCase(std::vector<double> values) {
   return c;
 }
 
-class StoreTest : public testing::PostgresTest {
+class StoreTest : public MigratedStoreTest {
  protected:
   void SetUp() override {
-    PostgresTest::SetUp();
+    MigratedStoreTest::SetUp();
     if (HasFatalFailure()) return;
-    auto store = Store::Connect(ConnInfo(), 2);
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = std::move(*store);
-    ASSERT_TRUE(store_->Migrate().ok());
     ASSERT_TRUE(store_->RegisterAgent(kAgent, "node-3.cluster", "0.1.0").ok());
   }
 
@@ -106,8 +103,6 @@ class StoreTest : public testing::PostgresTest {
     }
     return meta.run_id;
   }
-
-  std::unique_ptr<Store> store_;
 };
 
 TEST_F(StoreTest, MigrationsApplyOnceAndReapplyingChangesNothing) {
