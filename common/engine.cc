@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <thread>
 
 #include <span>
 
@@ -58,6 +59,23 @@ StopReason StoppingRule::Add(double sample_s, bool throttled, double elapsed_s) 
   return StopReason::kContinue;
 }
 
+void Clock::Sleep(double seconds) {
+  if (seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
+bool IsThrottled(const ThrottleReading& before, const ThrottleReading& after,
+                 double default_clock_mhz) {
+  for (const ThrottleReading* r : {&before, &after}) {
+    if (!r->valid) continue;
+    if ((r->reasons & kThrottleReasonMask) != 0) return true;
+    if (default_clock_mhz > 0 && r->sm_clock_mhz > 0 &&
+        r->sm_clock_mhz < kThrottleClockRatio * default_clock_mhz) {
+      return true;
+    }
+  }
+  return false;
+}
+
 namespace {
 
 class Steady final : public Clock {
@@ -83,24 +101,51 @@ void BusyWork(double seconds, Clock& clock) {
   }
 }
 
-HostMeasurement MeasureHost(const std::function<void()>& iteration, const EngineOptions& options,
-                            double inject_fraction, Clock& clock) {
-  HostMeasurement m;
+Measurement MeasureSamples(const std::function<void()>& warmup,
+                           const std::function<double()>& sample, const EngineOptions& options,
+                           Clock& clock, ThrottleSource* throttle, double backoff_s) {
+  Measurement m;
   const double start = clock.Now();
-  for (unsigned i = 0; i < options.warmup_runs; ++i) iteration();
+  for (unsigned i = 0; i < options.warmup_runs; ++i) warmup();
   StoppingRule rule(options);
+  const double default_mhz = throttle != nullptr ? throttle->DefaultSmClockMhz() : 0.0;
+  unsigned throttled_in_a_row = 0;
   while (true) {
-    const double t0 = clock.Now();
-    iteration();
-    if (inject_fraction > 0) BusyWork((clock.Now() - t0) * inject_fraction, clock);
-    const double t1 = clock.Now();
-    m.sample_s.push_back(t1 - t0);
-    m.throttled.push_back(false);  // host clocks carry no throttle reasons
-    m.reason = rule.Add(t1 - t0, false, t1 - start);
+    const ThrottleReading before = throttle != nullptr ? throttle->Read() : ThrottleReading{};
+    const double t = sample();
+    const ThrottleReading after = throttle != nullptr ? throttle->Read() : ThrottleReading{};
+    const bool throttled = throttle != nullptr && IsThrottled(before, after, default_mhz);
+    m.sample_s.push_back(t);
+    m.throttled.push_back(throttled);
+    if (throttled) {
+      ++m.throttled_count;
+      // A card that keeps throttling needs a moment to cool or to leave its
+      // power cap; sampling straight on would only collect more marked samples.
+      if (++throttled_in_a_row >= 3) {
+        clock.Sleep(backoff_s);
+        throttled_in_a_row = 0;
+      }
+    } else {
+      throttled_in_a_row = 0;
+    }
+    m.reason = rule.Add(t, throttled, clock.Now() - start);
     if (m.reason != StopReason::kContinue) break;
   }
   m.noise = rule.noise();
   return m;
+}
+
+Measurement MeasureHost(const std::function<void()>& iteration, const EngineOptions& options,
+                            double inject_fraction, Clock& clock) {
+  return MeasureSamples(
+      iteration,
+      [&] {
+        const double t0 = clock.Now();
+        iteration();
+        if (inject_fraction > 0) BusyWork((clock.Now() - t0) * inject_fraction, clock);
+        return clock.Now() - t0;
+      },
+      options, clock);
 }
 
 }  // namespace perfgate

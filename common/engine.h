@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -61,24 +62,69 @@ class Clock {
  public:
   virtual ~Clock() = default;
   virtual double Now() = 0;
+  /// Waits `seconds` (the throttle back-off); a fake clock just advances.
+  virtual void Sleep(double seconds);
 };
 
 /// std::chrono::steady_clock.
 Clock& SteadyClock();
 
-/// What a host measurement produced.
-struct HostMeasurement {
+/// The device clock and throttle reasons read around one sample.
+struct ThrottleReading {
+  bool valid = false;        // false when nothing could be read (no NVML)
+  double sm_clock_mhz = 0;   // current SM clock
+  uint64_t reasons = 0;      // NVML clocks-event reasons bitmask
+};
+
+/// NVML clocks-event reasons that make a sample throttled (methodology.md §1):
+/// SW power cap 0x4, HW slowdown 0x8, SW thermal 0x20, HW thermal 0x40,
+/// HW power brake 0x80.
+inline constexpr uint64_t kThrottleReasonMask = 0x4 | 0x8 | 0x20 | 0x40 | 0x80;
+/// A sample whose SM clock fell below this fraction of the default is throttled.
+inline constexpr double kThrottleClockRatio = 0.75;
+
+/// Where the sampling loop reads clocks and throttle reasons; the device
+/// probe supplies an NVML-backed one, tests a scripted one.
+class ThrottleSource {
+ public:
+  virtual ~ThrottleSource() = default;
+  /// Reads the current SM clock and the reasons set since the last read.
+  virtual ThrottleReading Read() = 0;
+  /// The SM clock the device runs at when nothing holds it back (MHz).
+  virtual double DefaultSmClockMhz() const = 0;
+};
+
+/// Whether a sample bracketed by `before` and `after` counts as throttled:
+/// a throttle reason set in either, or either clock below
+/// kThrottleClockRatio x `default_clock_mhz`. Invalid readings say nothing.
+bool IsThrottled(const ThrottleReading& before, const ThrottleReading& after,
+                 double default_clock_mhz);
+
+/// What a measurement produced.
+struct Measurement {
   std::vector<double> sample_s;  // one per sample, time per iteration
   std::vector<bool> throttled;   // same length
   StopReason reason = StopReason::kContinue;
   double noise = 0;
+  unsigned throttled_count = 0;
 };
+
+/// The sampling loop every timing strategy shares: `warmup` once per
+/// options.warmup_runs (untimed), then `sample` — which does the work and
+/// returns the time per iteration in seconds — until the stopping rule
+/// stops. With a throttle source, each sample is bracketed by readings and
+/// marked; after three throttled samples in a row the loop backs off for
+/// `backoff_s` on `clock` before going on.
+Measurement MeasureSamples(const std::function<void()>& warmup,
+                           const std::function<double()>& sample, const EngineOptions& options,
+                           Clock& clock = SteadyClock(), ThrottleSource* throttle = nullptr,
+                           double backoff_s = 0.05);
 
 /// Times `iteration` on the host: warm-up, then one call per sample until the
 /// stopping rule stops. When `inject_fraction` > 0, each sample also performs
 /// real busy work for that fraction of the iteration's measured time, inside
 /// the timed region — the known slowdown that proves the gate works.
-HostMeasurement MeasureHost(const std::function<void()>& iteration, const EngineOptions& options,
+Measurement MeasureHost(const std::function<void()>& iteration, const EngineOptions& options,
                             double inject_fraction = 0.0, Clock& clock = SteadyClock());
 
 /// Spins doing arithmetic until `seconds` have passed on `clock`.

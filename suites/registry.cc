@@ -18,6 +18,9 @@ MetricSpec SpecOf(MetricKind kind) {
     case MetricKind::kTime: return {"time", "ms", Direction::kLowerIsBetter};
     case MetricKind::kBandwidth: return {"bandwidth", "GB/s", Direction::kHigherIsBetter};
     case MetricKind::kThroughput: return {"throughput", "GFLOP/s", Direction::kHigherIsBetter};
+    case MetricKind::kTflops: return {"tflops", "TFLOP/s", Direction::kHigherIsBetter};
+    case MetricKind::kAlgBandwidth: return {"algbw", "GB/s", Direction::kHigherIsBetter};
+    case MetricKind::kBusBandwidth: return {"busbw", "GB/s", Direction::kHigherIsBetter};
   }
   std::abort();
 }
@@ -49,7 +52,15 @@ int64_t State::IntParam(const std::string& name) {
 }
 
 void State::MeasureHost(const std::function<void()>& iteration) {
-  HostMeasurement m = perfgate::MeasureHost(iteration, options_, inject_fraction_);
+  Record(perfgate::MeasureHost(iteration, options_, inject_fraction_));
+}
+
+void State::MeasureSamples(const std::function<void()>& warmup,
+                           const std::function<double()>& sample) {
+  Record(perfgate::MeasureSamples(warmup, sample, options_, SteadyClock(), throttle_));
+}
+
+void State::Record(const Measurement& m) {
   for (size_t i = 0; i < m.sample_s.size(); ++i) {
     Sample s;
     s.index = static_cast<uint32_t>(samples_.size());
@@ -60,6 +71,11 @@ void State::MeasureHost(const std::function<void()>& iteration) {
         case MetricKind::kTime: s.values.push_back(t * 1e3); break;
         case MetricKind::kBandwidth: s.values.push_back(bytes_ / t / 1e9); break;
         case MetricKind::kThroughput: s.values.push_back(flops_ / t / 1e9); break;
+        case MetricKind::kTflops: s.values.push_back(flops_ / t / 1e12); break;
+        case MetricKind::kAlgBandwidth: s.values.push_back(alg_bytes_ / t / 1e9); break;
+        case MetricKind::kBusBandwidth:
+          s.values.push_back(alg_bytes_ / t / 1e9 * bus_factor_);
+          break;
       }
     }
     samples_.push_back(std::move(s));

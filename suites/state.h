@@ -18,6 +18,9 @@ enum class MetricKind {
   kTime,        // "time" in ms, lower is better
   kBandwidth,   // "bandwidth" in GB/s (decimal), bytes read + written / time
   kThroughput,  // "throughput" in GFLOP/s, flops / time
+  kTflops,      // "tflops" in TFLOP/s, flops / time (device GEMMs)
+  kAlgBandwidth,  // "algbw" in GB/s, a collective's size S / time (nccl-tests)
+  kBusBandwidth,  // "busbw" in GB/s, algbw x the operation's bus factor
 };
 
 /// The metric a kind reports.
@@ -39,9 +42,28 @@ class State {
   void SetBytesPerIteration(double bytes) { bytes_ = bytes; }
   /// Floating-point operations of one iteration (for kThroughput).
   void SetFlopsPerIteration(double flops) { flops_ = flops; }
+  /// A collective's size S in bytes as nccl-tests defines it (kAlgBandwidth).
+  void SetAlgorithmBytes(double bytes) { alg_bytes_ = bytes; }
+  /// busbw / algbw for the operation and rank count (kBusBandwidth).
+  void SetBusFactor(double factor) { bus_factor_ = factor; }
 
   /// Times `iteration` with host clocks under the engine's stopping rule.
   void MeasureHost(const std::function<void()>& iteration);
+  /// Runs the engine's sampling loop over a timing strategy of the case's own
+  /// (CUDA events, a collective's barrier-bracketed loop): `warmup` is called
+  /// untimed, `sample` returns seconds per iteration. Samples are marked with
+  /// the state's throttle source when it has one.
+  void MeasureSamples(const std::function<void()>& warmup, const std::function<double()>& sample);
+  /// Records a measurement taken elsewhere (the same rules as above apply).
+  void Record(const Measurement& m);
+
+  /// The engine options this case runs under.
+  const EngineOptions& options() const { return options_; }
+  /// The injected slowdown (a fraction of the measured time), 0 when none.
+  double inject_fraction() const { return inject_fraction_; }
+  /// Where device samples read clocks and throttle reasons; null on the host.
+  ThrottleSource* throttle_source() const { return throttle_; }
+  void set_throttle_source(ThrottleSource* source) { throttle_ = source; }
 
   /// The case cannot run here; it is reported as skipped, not failed.
   void Skip(std::string reason);
@@ -61,11 +83,12 @@ class State {
   std::vector<MetricKind> metrics_;
   EngineOptions options_;
   double inject_fraction_;
-  double bytes_ = 0, flops_ = 0;
+  double bytes_ = 0, flops_ = 0, alg_bytes_ = 0, bus_factor_ = 1;
   std::vector<Sample> samples_;
   CaseStatus status_ = CaseStatus::kUnspecified;
   std::string reason_;
   double noise_ = 0;
+  ThrottleSource* throttle_ = nullptr;
 };
 
 }  // namespace perfgate::suites

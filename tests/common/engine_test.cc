@@ -13,9 +13,14 @@ class FakeClock final : public Clock {
   double Now() override { return now_ += tick_; }
   void set_tick(double t) { tick_ = t; }
   void Advance(double seconds) { now_ += seconds; }
+  void Sleep(double seconds) override {
+    now_ += seconds;
+    slept_ += seconds;
+  }
+  double slept() const { return slept_; }
 
  private:
-  double now_ = 0, tick_ = 0;
+  double now_ = 0, tick_ = 0, slept_ = 0;
 };
 
 EngineOptions Defaults() { return EngineOptions{}; }
@@ -88,7 +93,7 @@ TEST(MeasureHost, TimesEachIterationWithTheClock) {
   clock.set_tick(0.05);  // every Now() advances 50 ms
   int calls = 0;
   EngineOptions o = Defaults();
-  HostMeasurement m = MeasureHost([&] { ++calls; }, o, 0.0, clock);
+  Measurement m = MeasureHost([&] { ++calls; }, o, 0.0, clock);
   // Warm-up once, then samples of exactly one tick each (two Now() calls).
   EXPECT_EQ(calls, static_cast<int>(m.sample_s.size()) + 1);
   for (double s : m.sample_s) EXPECT_NEAR(s, 0.05, 1e-12);
@@ -101,13 +106,82 @@ TEST(MeasureHost, InjectedSlowdownAddsWorkInProportion) {
   clock.set_tick(1e-7);
   auto body = [&] { clock.Advance(0.004); };  // the case takes 4 ms
   EngineOptions o = Defaults();
-  HostMeasurement base = MeasureHost(body, o, 0.0, clock);
-  HostMeasurement slow = MeasureHost(body, o, 0.25, clock);
+  Measurement base = MeasureHost(body, o, 0.0, clock);
+  Measurement slow = MeasureHost(body, o, 0.25, clock);
   ASSERT_FALSE(base.sample_s.empty());
   ASSERT_FALSE(slow.sample_s.empty());
   EXPECT_NEAR(base.sample_s.front(), 0.004, 1e-6);
   // 25 % more, spent in real busy work measured on the same clock.
   EXPECT_NEAR(slow.sample_s.front(), 0.005, 1e-5);
+}
+
+TEST(IsThrottled, AnyListedReasonMarksTheSample) {
+  const ThrottleReading quiet{true, 1980, 0};
+  for (uint64_t bit : {0x4ULL, 0x8ULL, 0x20ULL, 0x40ULL, 0x80ULL}) {
+    EXPECT_TRUE(IsThrottled(quiet, ThrottleReading{true, 1980, bit}, 1980)) << bit;
+    EXPECT_TRUE(IsThrottled(ThrottleReading{true, 1980, bit}, quiet, 1980)) << bit;
+  }
+  // GPU idle (0x1) and applications-clocks setting (0x2) are not throttling.
+  EXPECT_FALSE(IsThrottled(quiet, ThrottleReading{true, 1980, 0x1 | 0x2}, 1980));
+}
+
+TEST(IsThrottled, AClockBelowThreeQuartersOfDefaultMarksTheSample) {
+  EXPECT_TRUE(IsThrottled({true, 1980, 0}, {true, 1484, 0}, 1980));   // 0.7495
+  EXPECT_FALSE(IsThrottled({true, 1980, 0}, {true, 1485, 0}, 1980));  // 0.75
+  // Nothing read (no NVML) says nothing.
+  EXPECT_FALSE(IsThrottled({false, 100, 0xff}, {false, 100, 0xff}, 1980));
+}
+
+// Replays scripted readings: each sample reads twice (before and after).
+class ScriptedThrottle final : public ThrottleSource {
+ public:
+  explicit ScriptedThrottle(std::vector<ThrottleReading> r) : readings_(std::move(r)) {}
+  ThrottleReading Read() override {
+    return next_ < readings_.size() ? readings_[next_++] : ThrottleReading{true, 1980, 0};
+  }
+  double DefaultSmClockMhz() const override { return 1980; }
+
+ private:
+  std::vector<ThrottleReading> readings_;
+  size_t next_ = 0;
+};
+
+TEST(MeasureSamples, MarksThrottledSamplesKeepsThemAndLeavesThemOutOfTheNoise) {
+  FakeClock clock;
+  const ThrottleReading ok{true, 1980, 0}, capped{true, 1900, 0x4};
+  // Sample 0 quiet, sample 1 power-capped after, sample 2 quiet, then quiet.
+  ScriptedThrottle throttle({ok, ok, ok, capped, ok, ok});
+  int n = 0;
+  EngineOptions o = Defaults();
+  o.warmup_runs = 0;
+  Measurement m = MeasureSamples([] {}, [&] {
+    clock.Advance(0.1);
+    // The throttled sample is 3x slower: were it counted the noise would show it.
+    return ++n == 2 ? 0.3 : 0.1;
+  }, o, clock, &throttle);
+  ASSERT_GE(m.sample_s.size(), 11u);
+  EXPECT_FALSE(m.throttled[0]);
+  EXPECT_TRUE(m.throttled[1]);
+  EXPECT_FALSE(m.throttled[2]);
+  EXPECT_EQ(m.throttled_count, 1u);
+  EXPECT_DOUBLE_EQ(m.sample_s[1], 0.3);
+  EXPECT_LT(m.noise, 1e-6);  // with the 0.3 s sample it would be about 0.6
+  // Ten unthrottled samples were needed, so eleven were taken.
+  EXPECT_EQ(m.sample_s.size(), 11u);
+}
+
+TEST(MeasureSamples, BacksOffAfterThreeThrottledSamplesInARow) {
+  FakeClock clock;
+  const ThrottleReading hot{true, 1200, 0x20};
+  ScriptedThrottle throttle(std::vector<ThrottleReading>(6, hot));
+  EngineOptions o = Defaults();
+  o.warmup_runs = 0;
+  Measurement m = MeasureSamples([] {}, [&] {
+    clock.Advance(0.1);
+    return 0.1;
+  }, o, clock, &throttle, 0.25);
+  EXPECT_EQ(m.throttled_count, 3u);
+  EXPECT_DOUBLE_EQ(clock.slept(), 0.25);
 }
 
 }  // namespace
