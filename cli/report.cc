@@ -25,11 +25,36 @@ bool IsFailure(v1::Verdict v) {
 
 bool FailsGate(const v1::MetricVerdict& v) { return v.gating() && IsFailure(v.verdict()); }
 
+bool IsUndecided(v1::Verdict v) {
+  return v == v1::VERDICT_TOO_NOISY || v == v1::VERDICT_NO_BASELINE ||
+         v == v1::VERDICT_INVALID_ENVIRONMENT;
+}
+
 bool IsRegression(const v1::GateReport& report) {
   if (report.outcome() == v1::GATE_REGRESSION) return true;
-  if (report.outcome() == v1::GATE_PASS) return false;
+  if (report.outcome() == v1::GATE_PASS || report.outcome() == v1::GATE_INCONCLUSIVE) return false;
   // A report without an outcome (an older server) is judged from its verdicts.
   return std::any_of(report.verdicts().begin(), report.verdicts().end(), FailsGate);
+}
+
+bool IsInconclusive(const v1::GateReport& report) {
+  return report.outcome() == v1::GATE_INCONCLUSIVE;
+}
+
+const char* OutcomeName(const v1::GateReport& report) {
+  if (IsRegression(report)) return "regression";
+  return IsInconclusive(report) ? "inconclusive" : "pass";
+}
+
+std::string PValue(double p) {
+  if (!std::isfinite(p)) return "-";
+  return p < 1e-4 ? std::string("<0.0001") : absl::StrFormat("%.4f", p);
+}
+
+// "[-1.2, +3.4]" in percent, or "-" when no test gave an interval.
+std::string Interval(double low, double high) {
+  if (!std::isfinite(low) || !std::isfinite(high)) return "-";
+  return absl::StrFormat("[%+.1f, %+.1f]", low * 100.0, high * 100.0);
 }
 
 std::string Number(double value, const std::string& unit) {
@@ -98,9 +123,28 @@ std::string VerdictLine(const v1::GateReport& report) {
   const int total = report.verdicts_size();
   const std::string metrics = absl::StrCat(total, total == 1 ? " metric" : " metrics");
   std::string line;
+  int undecided = 0;
+  const v1::MetricVerdict* first_undecided = nullptr;
+  for (const v1::MetricVerdict& v : report.verdicts()) {
+    if (!v.gating() || !IsUndecided(v.verdict())) continue;
+    ++undecided;
+    if (first_undecided == nullptr) first_undecided = &v;
+  }
   if (IsRegression(report)) {
-    line = absl::StrCat("REGRESSION \u2014 ", failing, " of ", metrics, " regressed");
-    if (worst != nullptr) absl::StrAppend(&line, " (", Worst(*worst), ")");
+    if (failing > 0) {
+      line = absl::StrCat("REGRESSION \u2014 ", failing, " of ", metrics, " regressed");
+      if (worst != nullptr) absl::StrAppend(&line, " (", Worst(*worst), ")");
+    } else {
+      line = absl::StrCat("REGRESSION \u2014 ", undecided, " of ", metrics,
+                          " could not be judged and the policy fails them");
+    }
+  } else if (IsInconclusive(report)) {
+    line = absl::StrCat("INCONCLUSIVE \u2014 ", undecided, " of ", metrics,
+                        " could not be judged");
+    if (first_undecided != nullptr) {
+      absl::StrAppend(&line, " (", first_undecided->benchmark(), " ", first_undecided->metric(),
+                      " ", VerdictName(first_undecided->verdict()), ")");
+    }
   } else {
     line = absl::StrCat("PASS \u2014 no gating metric regressed (", metrics, ")");
   }
@@ -124,6 +168,12 @@ std::string Candidate(const v1::GateReport& report) {
 // "run <id> (<branch> @ <commit>) on <sku> vs <baseline branch>, N baseline runs".
 std::string HeaderLine(const v1::GateReport& report) {
   const int runs = report.baseline_run_ids_size();
+  if (report.mode() == v1::GATE_MODE_AB) {
+    return absl::StrCat("run ", Candidate(report), " on ",
+                        report.sku().empty() ? "(unknown SKU)" : report.sku(),
+                        " vs its A/B baseline side ",
+                        runs > 0 ? report.baseline_run_ids(0) : std::string("(none)"));
+  }
   return absl::StrCat("run ", Candidate(report), " on ",
                       report.sku().empty() ? "(unknown SKU)" : report.sku(), " vs ",
                       report.baseline_branch().empty() ? "(no branch)" : report.baseline_branch(),
@@ -136,15 +186,17 @@ Row Cells(const v1::MetricVerdict& v) {
           Number(v.baseline_median(), v.unit()),
           Number(v.candidate_median(), v.unit()),
           SignedPercent(v.change()),
+          Interval(v.change_ci_low(), v.change_ci_high()),
+          PValue(v.p_adjusted()),
           Percent(v.tolerance()),
           VerdictText(v)};
 }
 
-const Row kColumns = {"benchmark", "metric",      "baseline", "candidate",
-                      "change %",  "tolerance %", "verdict"};
+const Row kColumns = {"benchmark", "metric", "baseline",    "candidate", "change %",
+                      "95% CI %",  "p adj",  "tolerance %", "verdict"};
 
 // Numbers read best right-aligned; names left-aligned.
-bool RightAligned(size_t column) { return column >= 2 && column <= 5; }
+bool RightAligned(size_t column) { return column >= 2 && column <= 7; }
 
 // Display width, counting UTF-8 continuation bytes as nothing so that a
 // non-ASCII benchmark parameter does not shift the columns.
@@ -245,6 +297,13 @@ nlohmann::ordered_json JsonNumber(double value) {
   return value;
 }
 
+std::string MethodName(v1::TestMethod m) {
+  std::string name = v1::TestMethod_Name(m);
+  absl::string_view view(name);
+  absl::ConsumePrefix(&view, "TEST_METHOD_");
+  return name.empty() ? "unspecified" : absl::AsciiStrToLower(view);
+}
+
 const char* DirectionName(v1::Direction d) {
   switch (d) {
     case v1::HIGHER_IS_BETTER:
@@ -302,10 +361,16 @@ std::string RenderTable(const v1::GateReport& report) {
   // What to do about each failure is in its note; the table has no room for it.
   bool first_note = true;
   for (const v1::MetricVerdict& v : report.verdicts()) {
-    if (!IsFailure(v.verdict()) || v.note().empty()) continue;
+    if (!(IsFailure(v.verdict()) || (v.gating() && IsUndecided(v.verdict()))) || v.note().empty()) {
+      continue;
+    }
     if (first_note) out += "\n";
     first_note = false;
     absl::StrAppend(&out, "  ", v.benchmark(), " ", v.metric(), ": ", v.note(), "\n");
+  }
+  if (report.invalid_reasons_size() > 0) {
+    out += "\nEnvironment unfit for gating:\n";
+    for (const std::string& r : report.invalid_reasons()) absl::StrAppend(&out, "  - ", r, "\n");
   }
   absl::StrAppend(&out, "\nperfgate gate: ", VerdictLine(report), "\n");
   return out;
@@ -331,6 +396,12 @@ std::string RenderMarkdown(const v1::GateReport& report) {
     row.push_back(v.note());
     failed.push_back(std::move(row));
   }
+  if (report.invalid_reasons_size() > 0) {
+    out += "\nThe environment was unfit for gating, so the numbers below say little about the code:\n\n";
+    for (const std::string& r : report.invalid_reasons()) {
+      absl::StrAppend(&out, "- ", EscapeMarkdown(r), "\n");
+    }
+  }
   if (failed.empty()) {
     out += "\nNo metric regressed.\n";
   } else {
@@ -352,7 +423,7 @@ std::string RenderJUnit(const v1::GateReport& report) {
   int failures = 0, skipped = 0;
   for (const v1::MetricVerdict& v : report.verdicts()) {
     if (FailsGate(v)) ++failures;
-    if (v.verdict() == v1::VERDICT_NO_BASELINE) ++skipped;
+    if (IsUndecided(v.verdict())) ++skipped;
   }
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   absl::StrAppend(&out, "<testsuite name=\"perfgate gate\" tests=\"", report.verdicts_size(),
@@ -367,7 +438,8 @@ std::string RenderJUnit(const v1::GateReport& report) {
   property("candidate_commit", report.candidate_commit());
   property("baseline_branch", report.baseline_branch());
   property("baseline_runs", absl::StrCat(report.baseline_run_ids_size()));
-  property("outcome", IsRegression(report) ? "regression" : "pass");
+  property("mode", report.mode() == v1::GATE_MODE_AB ? "ab" : "history");
+  property("outcome", OutcomeName(report));
   property("summary", report.summary());
   out += "  </properties>\n";
 
@@ -378,13 +450,16 @@ std::string RenderJUnit(const v1::GateReport& report) {
         absl::StrCat("baseline ", Number(v.baseline_median(), v.unit()), " over ",
                      v.baseline_runs(), " runs, candidate ", Number(v.candidate_median(), v.unit()),
                      " over ", v.candidate_samples(), " samples, change ",
-                     SignedPercent(v.change()), " %, tolerance ", Percent(v.tolerance()), " %");
+                     SignedPercent(v.change()), " % ", Interval(v.change_ci_low(), v.change_ci_high()),
+                     ", p adjusted ", PValue(v.p_adjusted()), ", tolerance ",
+                     Percent(v.tolerance()), " %");
     if (FailsGate(v)) {
       absl::StrAppend(&out, "    <failure type=\"", VerdictName(v.verdict()), "\" message=\"",
                       EscapeXml(absl::StrCat(VerdictText(v), ": ", v.note())), "\">",
                       EscapeXml(numbers), "</failure>\n");
-    } else if (v.verdict() == v1::VERDICT_NO_BASELINE) {
-      absl::StrAppend(&out, "    <skipped message=\"", EscapeXml(v.note()), "\"/>\n");
+    } else if (IsUndecided(v.verdict())) {
+      absl::StrAppend(&out, "    <skipped message=\"",
+                      EscapeXml(absl::StrCat(VerdictText(v), ": ", v.note())), "\"/>\n");
     } else {
       // Advisory failures and passes still carry their numbers for the CI view.
       absl::StrAppend(&out, "    <system-out>",
@@ -407,6 +482,12 @@ std::string RenderJson(const v1::GateReport& report) {
         {"baseline_median", JsonNumber(v.baseline_median())},
         {"candidate_median", JsonNumber(v.candidate_median())},
         {"change", JsonNumber(v.change())},
+        {"change_ci", {JsonNumber(v.change_ci_low()), JsonNumber(v.change_ci_high())}},
+        {"p_value", JsonNumber(v.p_value())},
+        {"p_adjusted", JsonNumber(v.p_adjusted())},
+        {"method", MethodName(v.method())},
+        {"candidate_noise", JsonNumber(v.candidate_noise())},
+        {"baseline_samples", v.baseline_samples()},
         {"tolerance", JsonNumber(v.tolerance())},
         {"floor", JsonNumber(v.floor())},
         {"verdict", VerdictName(v.verdict())},
@@ -425,14 +506,21 @@ std::string RenderJson(const v1::GateReport& report) {
       {"baseline_branch", report.baseline_branch()},
       {"baseline_run_ids", std::vector<std::string>(report.baseline_run_ids().begin(),
                                                     report.baseline_run_ids().end())},
-      {"outcome", IsRegression(report) ? "regression" : "pass"},
+      {"mode", report.mode() == v1::GATE_MODE_AB ? "ab" : "history"},
+      {"fdr", JsonNumber(report.fdr())},
+      {"outcome", OutcomeName(report)},
       {"summary", report.summary()},
+      {"invalid_reasons", std::vector<std::string>(report.invalid_reasons().begin(),
+                                                   report.invalid_reasons().end())},
       {"verdicts", std::move(verdicts)},
   };
   // Strings from the wire are UTF-8 already; replace rather than throw if not.
   return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
-int ExitCode(const v1::GateReport& report) { return IsRegression(report) ? 1 : 0; }
+int ExitCode(const v1::GateReport& report) {
+  if (IsRegression(report)) return 1;
+  return IsInconclusive(report) ? 3 : 0;
+}
 
 }  // namespace perfgate::cli

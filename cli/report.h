@@ -32,7 +32,10 @@ std::string RenderJUnit(const v1::GateReport& report);
 /// become null, enums their lower-case names.
 std::string RenderJson(const v1::GateReport& report);
 
-/// The process exit code for the report: 0 when it passes, 1 on regression.
+/// The process exit code for the report: 0 pass, 1 regression (or a floor
+/// missed, a metric missing, or undecided metrics the policy fails), 3
+/// inconclusive (a gating metric too noisy, without baseline, or measured in
+/// an unfit environment, and the policy reports it).
 int ExitCode(const v1::GateReport& report);
 
 /// Lower-case verdict name as the coordinator's gate uses it ("below_floor").

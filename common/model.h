@@ -93,6 +93,8 @@ struct MetricSummary {
   uint32_t n = 0;            // unthrottled samples summarized
   uint32_t n_throttled = 0;  // samples left out
   double median = 0, mean = 0, stdev = 0, min = 0, max = 0, noise = 0;
+  double mad = 0, p5 = 0, p95 = 0;
+  double median_ci_low = 0, median_ci_high = 0;  // seeded 95 % bootstrap interval
   CaseStatus status = CaseStatus::kUnspecified;
   std::string reason;
 };

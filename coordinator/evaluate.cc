@@ -20,30 +20,89 @@ bool Comparable(const RunRecord& candidate, const RunRecord& other,
   return true;
 }
 
+// A run's summaries with their unthrottled samples, as the gate reads them.
+absl::StatusOr<gate::RunData> LoadRun(Store& store, const RunRecord& run) {
+  gate::RunData data;
+  data.run_id = run.meta.run_id;
+  auto summaries = store.GetSummaries(run.meta.run_id);
+  if (!summaries.ok()) return summaries.status();
+  auto samples = store.GetSamples(run.meta.run_id);
+  if (!samples.ok()) return samples.status();
+  for (MetricSummary& s : *summaries) {
+    gate::MetricData m;
+    auto it = samples->find({s.benchmark, s.metric});
+    if (it != samples->end()) m.samples = std::move(it->second);
+    m.summary = std::move(s);
+    data.metrics.push_back(std::move(m));
+  }
+  return data;
+}
+
+absl::StatusOr<RunRecord> CompleteRun(Store& store, const std::string& run_id,
+                                      const std::string& role) {
+  auto run = store.GetRun(run_id);
+  if (!run.ok()) return run.status();
+  if (run->status != RunStatus::kComplete) {
+    return absl::FailedPreconditionError(absl::StrCat(role, " run ", run_id, " is ",
+                                                      ToString(run->status),
+                                                      "; only complete runs can be gated"));
+  }
+  return run;
+}
+
 }  // namespace
 
-absl::StatusOr<GateEvaluation> EvaluateCandidate(Store& store, const GateRequest& request,
-                                                 const Decider& decider) {
+absl::StatusOr<GateEvaluation> EvaluateCandidate(Store& store, const GateRequest& request) {
   if (!IsUuid(request.candidate_run_id)) {
     return absl::InvalidArgumentError(
         absl::StrCat("candidate_run_id: '", request.candidate_run_id, "' is not a UUID"));
   }
-  if (request.baseline_branch.empty()) {
-    return absl::InvalidArgumentError("baseline_branch: must not be empty");
+  if (request.mode == gate::Mode::kHistory && request.baseline_branch.empty()) {
+    return absl::InvalidArgumentError("baseline_branch: must not be empty for a history gate");
   }
-  auto policy = ParsePolicy(request.policy_yaml, request.policy_name);
+  if (request.mode == gate::Mode::kAb) {
+    if (!IsUuid(request.baseline_run_id)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "baseline_run_id: '", request.baseline_run_id,
+          "' is not a UUID; an A/B gate names the baseline side's run"));
+    }
+    if (request.baseline_run_id == request.candidate_run_id) {
+      return absl::InvalidArgumentError("baseline_run_id: the same run as the candidate");
+    }
+  }
+  auto policy = gate::ParsePolicy(request.policy_yaml, request.policy_name);
   if (!policy.ok()) return policy.status();
 
   GateEvaluation ev;
-  auto candidate = store.GetRun(request.candidate_run_id);
+  ev.policy = *policy;
+  auto candidate = CompleteRun(store, request.candidate_run_id, "candidate");
   if (!candidate.ok()) return candidate.status();
   ev.candidate = std::move(*candidate);
-  if (ev.candidate.status != RunStatus::kComplete) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("run ", request.candidate_run_id, " is ", ToString(ev.candidate.status),
-                     "; only complete runs can be gated"));
-  }
   const std::string& sku = ev.candidate.meta.environment.sku;
+
+  gate::GateInput input;
+  input.mode = request.mode;
+  input.sku = sku;
+  auto cand_data = LoadRun(store, ev.candidate);
+  if (!cand_data.ok()) return cand_data.status();
+  input.candidate = std::move(*cand_data);
+
+  if (request.mode == gate::Mode::kAb) {
+    auto baseline = CompleteRun(store, request.baseline_run_id, "baseline");
+    if (!baseline.ok()) return baseline.status();
+    if (baseline->meta.environment.sku != sku) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "baseline_run_id: run ", request.baseline_run_id, " ran on ",
+          baseline->meta.environment.sku, ", the candidate on ", sku,
+          "; the two sides of an A/B gate run on one node"));
+    }
+    auto data = LoadRun(store, *baseline);
+    if (!data.ok()) return data.status();
+    input.baselines.push_back(std::move(*data));
+    ev.baselines.push_back(std::move(*baseline));
+    ev.result = gate::EvaluateGate(input, *policy);
+    return ev;
+  }
 
   BaselineQuery q;
   q.branch = request.baseline_branch;
@@ -72,15 +131,12 @@ absl::StatusOr<GateEvaluation> EvaluateCandidate(Store& store, const GateRequest
   if (comparable.size() > policy->history) comparable.resize(policy->history);
   ev.baselines = std::move(comparable);
 
-  auto cand_summaries = store.GetSummaries(ev.candidate.meta.run_id);
-  if (!cand_summaries.ok()) return cand_summaries.status();
-  std::vector<std::vector<MetricSummary>> base_summaries;
   for (const RunRecord& r : ev.baselines) {
-    auto s = store.GetSummaries(r.meta.run_id);
-    if (!s.ok()) return s.status();
-    base_summaries.push_back(std::move(*s));
+    auto data = LoadRun(store, r);
+    if (!data.ok()) return data.status();
+    input.baselines.push_back(std::move(*data));
   }
-  ev.result = EvaluateGate(sku, *cand_summaries, base_summaries, *policy, decider);
+  ev.result = gate::EvaluateGate(input, *policy);
   return ev;
 }
 

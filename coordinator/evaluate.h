@@ -7,15 +7,17 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "coordinator/gate.h"
+#include "gate/gate.h"
 #include "coordinator/store.h"
 
 namespace perfgate::coordinator {
 
 struct GateRequest {
   std::string candidate_run_id;
-  std::string baseline_branch;
-  std::string baseline_commit;  // merge-base; empty = latest runs of the branch
+  gate::Mode mode = gate::Mode::kHistory;
+  std::string baseline_branch;  // history mode
+  std::string baseline_commit;  // history mode: merge-base; empty = latest runs of the branch
+  std::string baseline_run_id;  // A/B mode: the baseline side
   std::string policy_yaml;
   std::string policy_name = "policy.yaml";
 };
@@ -23,12 +25,12 @@ struct GateRequest {
 struct GateEvaluation {
   RunRecord candidate;
   std::vector<RunRecord> baselines;  // newest first
-  GateResult result;
+  gate::Policy policy;
+  gate::GateResult result;
 };
 
 /// Evaluates a gate. INVALID_ARGUMENT for a bad request or policy, NOT_FOUND
 /// for an unknown run, FAILED_PRECONDITION for a run that is not complete.
-absl::StatusOr<GateEvaluation> EvaluateCandidate(Store& store, const GateRequest& request,
-                                                 const Decider& decider);
+absl::StatusOr<GateEvaluation> EvaluateCandidate(Store& store, const GateRequest& request);
 
 }  // namespace perfgate::coordinator

@@ -10,6 +10,7 @@
 #include "common/identity.h"
 #include "coordinator/evaluate.h"
 #include "proto/convert.h"
+#include "proto/gate_convert.h"
 
 namespace perfgate::coordinator {
 namespace {
@@ -18,19 +19,6 @@ std::atomic<uint64_t> g_request_ids{1};
 
 grpc::Status Invalid(const std::string& message) {
   return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message);
-}
-
-v1::Verdict ToProto(Verdict v) {
-  switch (v) {
-    case Verdict::kPass: return v1::VERDICT_PASS;
-    case Verdict::kRegression: return v1::VERDICT_REGRESSION;
-    case Verdict::kImprovement: return v1::VERDICT_IMPROVEMENT;
-    case Verdict::kBelowFloor: return v1::VERDICT_BELOW_FLOOR;
-    case Verdict::kMissing: return v1::VERDICT_MISSING;
-    case Verdict::kNoBaseline: return v1::VERDICT_NO_BASELINE;
-    case Verdict::kTooNoisy: return v1::VERDICT_TOO_NOISY;
-  }
-  return v1::VERDICT_UNSPECIFIED;
 }
 
 void ToProto(const RunRecord& r, v1::RunInfo* out) {
@@ -153,39 +141,34 @@ grpc::Status GateService::Evaluate(grpc::ServerContext* ctx, const v1::EvaluateR
                                    v1::GateReport* resp) {
   GateRequest request;
   request.candidate_run_id = req->candidate_run_id();
+  switch (req->mode()) {
+    case v1::GATE_MODE_UNSPECIFIED:
+    case v1::GATE_MODE_HISTORY:
+      request.mode = gate::Mode::kHistory;
+      break;
+    case v1::GATE_MODE_AB:
+      request.mode = gate::Mode::kAb;
+      break;
+    default:
+      return Invalid(absl::StrCat("mode: unknown value ", static_cast<int>(req->mode())));
+  }
   request.baseline_branch = req->baseline_branch();
   request.baseline_commit = req->baseline_commit();
+  request.baseline_run_id = req->baseline_run_id();
   request.policy_yaml = req->policy_yaml();
   if (!req->policy_name().empty()) request.policy_name = req->policy_name();
-  MedianToleranceDecider decider;
-  auto ev = EvaluateCandidate(store_, request, decider);
+  auto ev = EvaluateCandidate(store_, request);
   if (!ev.ok()) return ToGrpc(ev.status(), "Evaluate");
 
   resp->set_candidate_run_id(ev->candidate.meta.run_id);
   resp->set_sku(ev->candidate.meta.environment.sku);
   resp->set_candidate_branch(ev->candidate.meta.branch);
   resp->set_candidate_commit(ev->candidate.meta.commit);
-  resp->set_baseline_branch(request.baseline_branch);
+  resp->set_baseline_branch(request.mode == gate::Mode::kAb && request.baseline_branch.empty()
+                                ? std::string("(A/B baseline side)")
+                                : request.baseline_branch);
   for (const RunRecord& r : ev->baselines) resp->add_baseline_run_ids(r.meta.run_id);
-  for (const MetricVerdict& v : ev->result.verdicts) {
-    v1::MetricVerdict* out = resp->add_verdicts();
-    out->set_benchmark(v.benchmark);
-    out->set_metric(v.metric);
-    out->set_unit(v.unit);
-    out->set_direction(wire::ToProto(v.direction));
-    out->set_baseline_median(v.baseline_median);
-    out->set_candidate_median(v.candidate_median);
-    out->set_change(v.change);
-    out->set_tolerance(v.tolerance);
-    out->set_floor(v.floor);
-    out->set_verdict(ToProto(v.verdict));
-    out->set_gating(v.gating);
-    out->set_candidate_samples(v.candidate_samples);
-    out->set_baseline_runs(v.baseline_runs);
-    out->set_note(v.note);
-  }
-  resp->set_outcome(ev->result.regression ? v1::GATE_REGRESSION : v1::GATE_PASS);
-  resp->set_summary(ev->result.summary);
+  wire::ToProto(ev->result, ev->policy.fdr, resp);
 
   std::string json;
   google::protobuf::util::JsonPrintOptions options;
@@ -193,10 +176,29 @@ grpc::Status GateService::Evaluate(grpc::ServerContext* ctx, const v1::EvaluateR
   if (!google::protobuf::util::MessageToJsonString(*resp, &json, options).ok()) {
     return ToGrpc(absl::InternalError("cannot encode the gate report as JSON"), "Evaluate");
   }
-  auto id = store_.SaveGateReport(resp->candidate_run_id(), request.baseline_branch,
-                                  ev->result.regression ? "regression" : "pass", json);
+  auto id = store_.SaveGateReport(resp->candidate_run_id(), resp->baseline_branch(),
+                                  gate::ToString(ev->result.outcome), json);
   if (!id.ok()) return ToGrpc(id.status(), "Evaluate");
   resp->set_report_id(*id);
+  return grpc::Status::OK;
+}
+
+grpc::Status GateService::GetReport(grpc::ServerContext*, const v1::GetReportRequest* req,
+                                    v1::GateReport* resp) {
+  if (req->report_id() <= 0) {
+    return Invalid(absl::StrCat("report_id: ", req->report_id(),
+                                " is not a report id; ids are positive and printed by `perfgate gate`"));
+  }
+  auto json = store_.GetGateReport(req->report_id());
+  if (!json.ok()) return ToGrpc(json.status(), "GetReport");
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = true;  // a report stored by a newer coordinator
+  if (!google::protobuf::util::JsonStringToMessage(*json, resp, options).ok()) {
+    return ToGrpc(absl::InternalError(absl::StrCat("stored report ", req->report_id(),
+                                                    " cannot be decoded")),
+                  "GetReport");
+  }
+  resp->set_report_id(req->report_id());
   return grpc::Status::OK;
 }
 

@@ -51,6 +51,8 @@ class GateService final : public v1::Gate::Service {
   explicit GateService(Store& store) : store_(store) {}
   grpc::Status Evaluate(grpc::ServerContext* ctx, const v1::EvaluateRequest* req,
                         v1::GateReport* resp) override;
+  grpc::Status GetReport(grpc::ServerContext* ctx, const v1::GetReportRequest* req,
+                         v1::GateReport* resp) override;
 
  private:
   Store& store_;

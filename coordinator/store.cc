@@ -656,18 +656,27 @@ absl::StatusOr<CloseOutcome> Store::CloseRun(const std::string& raw_run_id, RunS
                       {"stdev", num(s.stdev)},
                       {"min", num(s.min)},
                       {"max", num(s.max)},
-                      {"noise", num(s.noise)}});
+                      {"noise", num(s.noise)},
+                      {"mad", num(s.mad)},
+                      {"p5", num(s.p5)},
+                      {"p95", num(s.p95)},
+                      {"median_ci_low", num(s.median_ci_low)},
+                      {"median_ci_high", num(s.median_ci_high)}});
     }
     txn.exec_params(
         "INSERT INTO summaries (run_id, metric_id, n, n_throttled, median, mean, stdev, min, max, "
-        "noise) "
+        "noise, mad, p5, p95, median_ci_low, median_ci_high) "
         "SELECT $1, (x->>'metric_id')::bigint, (x->>'n')::int, (x->>'n_throttled')::int, "
         "(x->>'median')::float8, (x->>'mean')::float8, (x->>'stdev')::float8, "
-        "(x->>'min')::float8, (x->>'max')::float8, (x->>'noise')::float8 "
+        "(x->>'min')::float8, (x->>'max')::float8, (x->>'noise')::float8, "
+        "(x->>'mad')::float8, (x->>'p5')::float8, (x->>'p95')::float8, "
+        "(x->>'median_ci_low')::float8, (x->>'median_ci_high')::float8 "
         "FROM jsonb_array_elements($2::jsonb) x "
         "ON CONFLICT (run_id, metric_id) DO UPDATE SET n = excluded.n, "
         "n_throttled = excluded.n_throttled, median = excluded.median, mean = excluded.mean, "
-        "stdev = excluded.stdev, min = excluded.min, max = excluded.max, noise = excluded.noise",
+        "stdev = excluded.stdev, min = excluded.min, max = excluded.max, noise = excluded.noise, "
+        "mad = excluded.mad, p5 = excluded.p5, p95 = excluded.p95, "
+        "median_ci_low = excluded.median_ci_low, median_ci_high = excluded.median_ci_high",
         *run_id, rows.dump());
     txn.exec_params(
         "UPDATE runs SET status = $2, finished_at = now(), failure_reason = $3 WHERE id = $1",
@@ -722,7 +731,7 @@ absl::StatusOr<std::vector<MetricSummary>> Store::GetSummaries(const std::string
         for (const auto& row : txn.exec_params(
                  "SELECT b.key, m.name, m.unit, m.direction, s.n, s.n_throttled, s.median, s.mean, "
                  "s.stdev, s.min, s.max, s.noise, coalesce(rc.status, 'unspecified'), "
-                 "coalesce(rc.reason, '') "
+                 "coalesce(rc.reason, ''), s.mad, s.p5, s.p95, s.median_ci_low, s.median_ci_high "
                  "FROM summaries s JOIN metrics m ON m.id = s.metric_id "
                  "JOIN benchmarks b ON b.id = m.benchmark_id "
                  "LEFT JOIN run_cases rc ON rc.run_id = s.run_id AND rc.benchmark_id = b.id "
@@ -743,10 +752,35 @@ absl::StatusOr<std::vector<MetricSummary>> Store::GetSummaries(const std::string
           ms.noise = NullableDouble(row[11]);
           ParseCaseStatus(row[12].as<std::string>(), &ms.status);
           ms.reason = row[13].as<std::string>();
+          ms.mad = NullableDouble(row[14]);
+          ms.p5 = NullableDouble(row[15]);
+          ms.p95 = NullableDouble(row[16]);
+          ms.median_ci_low = NullableDouble(row[17]);
+          ms.median_ci_high = NullableDouble(row[18]);
           out.push_back(std::move(ms));
         }
         return out;
       });
+}
+
+absl::StatusOr<RunSamples> Store::GetSamples(const std::string& raw_run_id) {
+  auto run_id = NormalizeRunId(raw_run_id);
+  if (!run_id.ok()) return run_id.status();
+  return pool_->Run("reading samples", [&](pqxx::connection& c) -> absl::StatusOr<RunSamples> {
+    pqxx::read_transaction txn(c);
+    if (txn.exec_params("SELECT 1 FROM runs WHERE id = $1", *run_id).empty()) {
+      return absl::NotFoundError(absl::StrCat("run ", *run_id, " does not exist"));
+    }
+    RunSamples out;
+    for (const auto& row : txn.exec_params(
+             "SELECT b.key, m.name, s.value FROM samples s JOIN metrics m ON m.id = s.metric_id "
+             "JOIN benchmarks b ON b.id = s.benchmark_id "
+             "WHERE s.run_id = $1 AND NOT s.throttled ORDER BY s.metric_id, s.idx",
+             *run_id)) {
+      out[{row[0].as<std::string>(), row[1].as<std::string>()}].push_back(row[2].as<double>());
+    }
+    return out;
+  });
 }
 
 absl::StatusOr<std::vector<RunRecord>> Store::FindBaselineRuns(const BaselineQuery& q) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,9 @@ struct RunRecord {
   uint64_t samples = 0;  // samples stored for the run (a sample carries all metrics of its case)
   std::string failure_reason;
 };
+
+/// Unthrottled sample values by (benchmark key, metric name).
+using RunSamples = std::map<std::pair<std::string, std::string>, std::vector<double>>;
 
 /// What StoreBatch did.
 struct BatchOutcome {
@@ -112,6 +116,8 @@ class Store {
                                                   uint32_t limit);
   /// Per-metric summaries of a run, ordered by benchmark key then metric.
   absl::StatusOr<std::vector<MetricSummary>> GetSummaries(const std::string& run_id);
+  /// The unthrottled sample values of every metric of a run, in sample order.
+  absl::StatusOr<RunSamples> GetSamples(const std::string& run_id);
   /// Complete runs matching q, newest finished first.
   absl::StatusOr<std::vector<RunRecord>> FindBaselineRuns(const BaselineQuery& q);
   /// Run medians of one metric over complete runs, oldest first, at most limit

@@ -10,7 +10,27 @@
 
 #include "absl/status/statusor.h"
 
-namespace perfgate::coordinator {
+namespace perfgate::gate {
+
+/// How a gate gets its baseline: the last K comparable runs of the baseline
+/// branch, or a baseline side measured interleaved in the same job.
+enum class Mode { kHistory, kAb };
+/// "history" or "ab".
+const char* ToString(Mode m);
+/// Parses "history" or "ab"; false for anything else.
+bool ParseMode(const std::string& text, Mode* out);
+
+/// What a gate does with a gating metric it cannot judge (too noisy, no
+/// baseline, invalid environment): report it with exit 3, fail, or pass.
+enum class InconclusiveAction { kReport, kFail, kPass };
+
+/// Settings that A/B gates use instead of the ones around them: one job on
+/// one node removes node-to-node variance, so a tighter tolerance can hold.
+struct AbOverrides {
+  std::optional<double> tolerance;
+  std::optional<double> max_noise;
+  std::optional<bool> gating;
+};
 
 /// A benchmark/metric rule inside a SKU section (or at top level).
 struct PolicyRule {
@@ -19,6 +39,8 @@ struct PolicyRule {
   std::optional<double> tolerance;  // fraction, 0.05 = 5 %
   std::optional<double> floor;      // absolute, in the metric's unit
   std::optional<bool> gating;
+  std::optional<double> max_noise;  // candidate noise (stdev/mean) above this is too noisy
+  AbOverrides ab;
   int line = 0;  // 1-based line in the policy file, for messages
 };
 
@@ -27,6 +49,8 @@ struct SkuPolicy {
   std::string pattern;  // glob over SKU keys, e.g. "h100-*"
   std::optional<double> tolerance;
   std::optional<bool> gating;
+  std::optional<double> max_noise;
+  AbOverrides ab;
   std::optional<std::vector<std::string>> match;
   std::vector<PolicyRule> rules;
   int line = 0;
@@ -37,6 +61,7 @@ struct ResolvedRule {
   double tolerance = 0.03;
   std::optional<double> floor;
   bool gating = true;
+  std::optional<double> max_noise;
 };
 
 /// A parsed, validated policy. Later, more specific entries win: top-level
@@ -48,12 +73,16 @@ struct Policy {
   bool gating = true;
   unsigned history = 5;     // K: baseline runs to compare against
   std::vector<std::string> match;  // environment fields that must be equal
+  std::optional<double> max_noise;
+  double fdr = 0.05;        // Benjamini–Hochberg q over the metrics of one gate
+  InconclusiveAction inconclusive = InconclusiveAction::kReport;
+  AbOverrides ab;
   std::vector<PolicyRule> rules;
   std::vector<SkuPolicy> skus;
 
   /// The settings for metric `metric` of case `benchmark_key` on `sku`.
   ResolvedRule Resolve(const std::string& sku, const std::string& benchmark_key,
-                       const std::string& metric) const;
+                       const std::string& metric, Mode mode = Mode::kHistory) const;
   /// Environment fields that must match on `sku`.
   std::vector<std::string> MatchFields(const std::string& sku) const;
 };
@@ -63,4 +92,4 @@ struct Policy {
 /// 'tolerence' (expected one of: ...)".
 absl::StatusOr<Policy> ParsePolicy(const std::string& yaml_text, const std::string& file_name);
 
-}  // namespace perfgate::coordinator
+}  // namespace perfgate::gate

@@ -1,11 +1,11 @@
-#include "coordinator/policy.h"
+#include "gate/policy.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
 
-namespace perfgate::coordinator {
+namespace perfgate::gate {
 namespace {
 
 using ::testing::ElementsAre;
@@ -383,4 +383,4 @@ TEST(PolicyErrors, MessageUsesTheGivenFileName) {
 }
 
 }  // namespace
-}  // namespace perfgate::coordinator
+}  // namespace perfgate::gate

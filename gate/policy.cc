@@ -1,4 +1,4 @@
-#include "coordinator/policy.h"
+#include "gate/policy.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -14,7 +14,7 @@
 #include "absl/strings/strip.h"
 #include "common/identity.h"
 
-namespace perfgate::coordinator {
+namespace perfgate::gate {
 namespace {
 
 constexpr int kSupportedVersion = 1;
@@ -23,11 +23,14 @@ constexpr unsigned kMaxHistory = 100;
 
 // The keys each kind of map accepts, in the order the documentation lists them.
 const std::vector<absl::string_view> kTopKeys = {"version", "defaults", "rules", "skus"};
-const std::vector<absl::string_view> kDefaultsKeys = {"tolerance", "gating", "history", "match"};
-const std::vector<absl::string_view> kRuleKeys = {"benchmark", "metric", "tolerance", "floor",
-                                                  "gating"};
-const std::vector<absl::string_view> kSkuKeys = {"pattern", "tolerance", "gating", "match",
-                                                 "rules"};
+const std::vector<absl::string_view> kDefaultsKeys = {
+    "tolerance", "gating", "max_noise", "history", "match", "fdr", "inconclusive", "ab"};
+const std::vector<absl::string_view> kRuleKeys = {"benchmark", "metric",    "tolerance", "floor",
+                                                  "gating",    "max_noise", "ab"};
+const std::vector<absl::string_view> kSkuKeys = {"pattern",   "tolerance", "gating", "max_noise",
+                                                 "match",     "rules",     "ab"};
+const std::vector<absl::string_view> kAbKeys = {"tolerance", "max_noise", "gating"};
+const std::vector<absl::string_view> kInconclusiveValues = {"report", "fail", "pass"};
 
 size_t EditDistance(absl::string_view a, absl::string_view b) {
   std::vector<size_t> row(b.size() + 1);
@@ -122,10 +125,15 @@ class PolicyParser {
   }
 
   absl::Status ParseTolerance(const YAML::Node& node, std::optional<double>* out) const {
+    return ParsePercent(node, "tolerance", out);
+  }
+
+  absl::Status ParsePercent(const YAML::Node& node, absl::string_view name,
+                            std::optional<double>* out) const {
     const std::string hint =
         "expected a percentage with a % sign, at least 0% and below 100%, e.g. 3% or 2.5%";
     if (!node.IsScalar()) {
-      return Error(node.Mark(), absl::StrCat("tolerance must be a percentage, got ", TypeName(node),
+      return Error(node.Mark(), absl::StrCat(name, " must be a percentage, got ", TypeName(node),
                                              "; ", hint));
     }
     const std::string& text = node.Scalar();
@@ -141,10 +149,10 @@ class PolicyParser {
     double percent = 0;
     ok = ok && absl::SimpleAtod(digits, &percent) && std::isfinite(percent);
     if (!ok) {
-      return Error(node.Mark(), absl::StrCat("bad tolerance '", text, "'; ", hint));
+      return Error(node.Mark(), absl::StrCat("bad ", name, " '", text, "'; ", hint));
     }
     if (percent >= 100) {
-      return Error(node.Mark(), absl::StrCat("tolerance '", text, "' is out of range; ", hint));
+      return Error(node.Mark(), absl::StrCat(name, " '", text, "' is out of range; ", hint));
     }
     *out = percent / 100.0;
     return absl::OkStatus();
@@ -220,6 +228,53 @@ class PolicyParser {
     return absl::OkStatus();
   }
 
+  absl::Status ParseAb(const YAML::Node& node, AbOverrides* out) const {
+    if (auto s = CheckMap(node, "an 'ab' section (settings for A/B gates)", kAbKeys); !s.ok()) {
+      return s;
+    }
+    for (const auto& entry : node) {
+      const std::string& key = entry.first.Scalar();
+      absl::Status s;
+      if (key == "tolerance") {
+        s = ParseTolerance(entry.second, &out->tolerance);
+      } else if (key == "max_noise") {
+        s = ParsePercent(entry.second, "max_noise", &out->max_noise);
+      } else if (key == "gating") {
+        s = ParseGating(entry.second, &out->gating);
+      }
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ParseInconclusive(const YAML::Node& node, InconclusiveAction* out) const {
+    const std::string got = node.IsScalar() ? node.Scalar() : std::string(TypeName(node));
+    if (node.IsScalar()) {
+      if (got == "report") *out = InconclusiveAction::kReport;
+      if (got == "fail") *out = InconclusiveAction::kFail;
+      if (got == "pass") *out = InconclusiveAction::kPass;
+      if (std::find(kInconclusiveValues.begin(), kInconclusiveValues.end(), got) !=
+          kInconclusiveValues.end()) {
+        return absl::OkStatus();
+      }
+    }
+    return Error(node.Mark(),
+                 absl::StrCat("inconclusive must be one of ", absl::StrJoin(kInconclusiveValues, ", "),
+                              ", got '", got,
+                              "'; report exits 3, fail exits 1, pass exits 0 when a gating metric "
+                              "cannot be judged"));
+  }
+
+  absl::Status ParseFdr(const YAML::Node& node, double* out) const {
+    std::optional<double> q;
+    if (auto s = ParsePercent(node, "fdr", &q); !s.ok()) return s;
+    if (*q <= 0) {
+      return Error(node.Mark(), "fdr must be above 0%; 5% is the usual false-discovery rate");
+    }
+    *out = *q;
+    return absl::OkStatus();
+  }
+
   absl::Status ParseGlob(const YAML::Node& node, absl::string_view key, std::string* out) const {
     if (!node.IsScalar() || node.Scalar().empty()) {
       return Error(node.Mark(), absl::StrCat(key,
@@ -257,13 +312,19 @@ class PolicyParser {
           s = ParseFloor(value, &rule.floor);
         } else if (key == "gating") {
           s = ParseGating(value, &rule.gating);
+        } else if (key == "max_noise") {
+          s = ParsePercent(value, "max_noise", &rule.max_noise);
+        } else if (key == "ab") {
+          s = ParseAb(value, &rule.ab);
         }
         if (!s.ok()) return s;
       }
-      if (!rule.tolerance && !rule.floor && !rule.gating) {
+      if (!rule.tolerance && !rule.floor && !rule.gating && !rule.max_noise &&
+          !rule.ab.tolerance && !rule.ab.max_noise && !rule.ab.gating) {
         return Error(item.Mark(),
                      absl::StrCat("rule for benchmark '", rule.benchmark, "' metric '", rule.metric,
-                                  "' has no effect; give it a tolerance, a floor or gating"));
+                                  "' has no effect; give it a tolerance, a floor, max_noise, "
+                                  "gating or an ab section"));
       }
       out->push_back(std::move(rule));
     }
@@ -294,6 +355,10 @@ class PolicyParser {
           s = ParseTolerance(value, &sku.tolerance);
         } else if (key == "gating") {
           s = ParseGating(value, &sku.gating);
+        } else if (key == "max_noise") {
+          s = ParsePercent(value, "max_noise", &sku.max_noise);
+        } else if (key == "ab") {
+          s = ParseAb(value, &sku.ab);
         } else if (key == "match") {
           sku.match.emplace();
           s = ParseMatch(value, &*sku.match);
@@ -367,6 +432,14 @@ class PolicyParser {
           s = ParseHistory(value, &policy.history);
         } else if (key == "match") {
           s = ParseMatch(value, &policy.match);
+        } else if (key == "max_noise") {
+          s = ParsePercent(value, "max_noise", &policy.max_noise);
+        } else if (key == "fdr") {
+          s = ParseFdr(value, &policy.fdr);
+        } else if (key == "inconclusive") {
+          s = ParseInconclusive(value, &policy.inconclusive);
+        } else if (key == "ab") {
+          s = ParseAb(value, &policy.ab);
         }
         if (!s.ok()) return s;
       }
@@ -389,28 +462,56 @@ bool RuleMatches(const PolicyRule& rule, const std::string& benchmark_key,
   return GlobMatch(rule.benchmark, benchmark_key) && GlobMatch(rule.metric, metric);
 }
 
-void Apply(const PolicyRule& rule, ResolvedRule* out) {
+void ApplyAb(const AbOverrides& ab, Mode mode, ResolvedRule* out) {
+  if (mode != Mode::kAb) return;
+  if (ab.tolerance) out->tolerance = *ab.tolerance;
+  if (ab.max_noise) out->max_noise = *ab.max_noise;
+  if (ab.gating) out->gating = *ab.gating;
+}
+
+void Apply(const PolicyRule& rule, Mode mode, ResolvedRule* out) {
   if (rule.tolerance) out->tolerance = *rule.tolerance;
   if (rule.floor) out->floor = *rule.floor;
   if (rule.gating) out->gating = *rule.gating;
+  if (rule.max_noise) out->max_noise = *rule.max_noise;
+  ApplyAb(rule.ab, mode, out);
 }
 
 }  // namespace
 
+const char* ToString(Mode m) { return m == Mode::kAb ? "ab" : "history"; }
+
+bool ParseMode(const std::string& text, Mode* out) {
+  if (text == "history") {
+    *out = Mode::kHistory;
+  } else if (text == "ab") {
+    *out = Mode::kAb;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 ResolvedRule Policy::Resolve(const std::string& sku, const std::string& benchmark_key,
-                             const std::string& metric) const {
+                             const std::string& metric, Mode mode) const {
+  // Each level applies its own settings and then its A/B overrides, so an
+  // A/B tolerance at the top level yields to a plain tolerance for one case.
   ResolvedRule out;
   out.tolerance = tolerance;
   out.gating = gating;
+  out.max_noise = max_noise;
+  ApplyAb(ab, mode, &out);
   for (const PolicyRule& rule : rules) {
-    if (RuleMatches(rule, benchmark_key, metric)) Apply(rule, &out);
+    if (RuleMatches(rule, benchmark_key, metric)) Apply(rule, mode, &out);
   }
   for (const SkuPolicy& section : skus) {
     if (!GlobMatch(section.pattern, sku)) continue;
     if (section.tolerance) out.tolerance = *section.tolerance;
     if (section.gating) out.gating = *section.gating;
+    if (section.max_noise) out.max_noise = *section.max_noise;
+    ApplyAb(section.ab, mode, &out);
     for (const PolicyRule& rule : section.rules) {
-      if (RuleMatches(rule, benchmark_key, metric)) Apply(rule, &out);
+      if (RuleMatches(rule, benchmark_key, metric)) Apply(rule, mode, &out);
     }
   }
   return out;
@@ -445,4 +546,4 @@ absl::StatusOr<Policy> ParsePolicy(const std::string& yaml_text, const std::stri
   }
 }
 
-}  // namespace perfgate::coordinator
+}  // namespace perfgate::gate

@@ -1,0 +1,523 @@
+#include "gate/gate.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "common/stats.h"
+
+namespace perfgate::gate {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kSku[] = "h100-sxm5-80gb";
+constexpr char kCopy[] = "kernels/copy{bytes=268435456}";
+constexpr char kTriad[] = "kernels/triad{n=67108864}";
+constexpr char kGemm[] = "kernels/gemm{dtype=bf16,k=8192,m=8192,n=8192}";
+
+// A metric known only by its summary (a run stored before samples were kept,
+// or a file with aggregates): the gate can apply no test to it.
+MetricData Summary(const std::string& benchmark, const std::string& metric, double median,
+                   Direction direction = Direction::kLowerIsBetter, uint32_t n = 20) {
+  MetricData m;
+  MetricSummary& s = m.summary;
+  s.benchmark = benchmark;
+  s.metric = metric;
+  s.unit = direction == Direction::kLowerIsBetter ? "ms" : "GB/s";
+  s.direction = direction;
+  s.n = n;
+  s.median = s.mean = s.min = s.max = median;
+  s.status = CaseStatus::kOk;
+  return m;
+}
+
+// A metric with samples spread evenly around `center`: center * (1 + spread * u)
+// for n values of u evenly spaced over [-1, 1], in a fixed shuffled order.
+MetricData Samples(const std::string& benchmark, const std::string& metric, double center,
+                   double spread, unsigned n = 30,
+                   Direction direction = Direction::kLowerIsBetter) {
+  MetricData m = Summary(benchmark, metric, center, direction, n);
+  for (unsigned i = 0; i < n; ++i) {
+    const unsigned j = (i * 7 + 3) % n;  // 7 is coprime with the n used here
+    const double u = n == 1 ? 0.0 : -1.0 + 2.0 * j / (n - 1);
+    m.samples.push_back(center * (1.0 + spread * u));
+  }
+  m.summary.median = stats::Median(m.samples);
+  m.summary.noise = stats::Noise(m.samples);
+  return m;
+}
+
+RunData Run(std::vector<MetricData> metrics, std::string id = "run") {
+  RunData r;
+  r.run_id = std::move(id);
+  r.metrics = std::move(metrics);
+  return r;
+}
+
+GateInput Input(std::vector<MetricData> candidate, std::vector<std::vector<MetricData>> baselines,
+                Mode mode = Mode::kHistory) {
+  GateInput in;
+  in.mode = mode;
+  in.sku = kSku;
+  in.candidate = Run(std::move(candidate), "candidate");
+  for (auto& b : baselines) in.baselines.push_back(Run(std::move(b), "baseline"));
+  return in;
+}
+
+Policy PolicyWithTolerance(double tolerance) {
+  Policy p;
+  p.tolerance = tolerance;
+  return p;
+}
+
+// Judges one metric alone.
+MetricVerdict DecideOne(std::optional<MetricData> candidate, std::vector<MetricData> baseline,
+                        double tolerance, std::optional<double> floor = std::nullopt) {
+  std::vector<MetricData> cand;
+  if (candidate) cand.push_back(*candidate);
+  std::vector<std::vector<MetricData>> runs;
+  for (MetricData& b : baseline) runs.push_back({b});
+  Policy policy = PolicyWithTolerance(tolerance);
+  if (floor) {
+    PolicyRule rule;
+    rule.floor = floor;
+    policy.rules.push_back(rule);
+  }
+  GateResult r = EvaluateGate(Input(cand, runs), policy);
+  EXPECT_EQ(r.verdicts.size(), 1u);
+  return r.verdicts.empty() ? MetricVerdict{} : r.verdicts.front();
+}
+
+TEST(GateDecider, LowerIsBetterMetric25PercentSlowerRegressesAtTenPercentTolerance) {
+  const MetricData candidate = Summary(kCopy, "time", 12.5);
+  const MetricVerdict v = DecideOne(candidate, {Summary(kCopy, "time", 10.0)}, 0.10);
+  EXPECT_EQ(v.verdict, Verdict::kRegression);
+  EXPECT_NEAR(v.change, 0.25, 1e-12);
+  EXPECT_DOUBLE_EQ(v.baseline_median, 10.0);
+  EXPECT_DOUBLE_EQ(v.candidate_median, 12.5);
+  EXPECT_EQ(v.baseline_runs, 1u);
+  EXPECT_EQ(v.candidate_samples, 20u);
+  EXPECT_EQ(v.method, Method::kNone);  // summaries only: no test applies
+  EXPECT_THAT(v.note, HasSubstr("median 12.5 ms vs 10 ms, +25.0 %, against 1 run"));
+  EXPECT_THAT(v.note, HasSubstr("worse than the tolerance of 10.0 %"));
+}
+
+TEST(GateDecider, LowerIsBetterMetricWithinTwoPercentPasses) {
+  const MetricData candidate = Summary(kCopy, "time", 10.15);
+  const MetricVerdict v = DecideOne(candidate, {Summary(kCopy, "time", 10.0)}, 0.02);
+  EXPECT_EQ(v.verdict, Verdict::kPass);
+  EXPECT_NEAR(v.change, 0.015, 1e-12);
+  EXPECT_THAT(v.note, HasSubstr("within the tolerance of 2.0 %"));
+}
+
+TEST(GateDecider, LowerIsBetterMetricMuchFasterIsAnImprovement) {
+  const MetricData candidate = Summary(kCopy, "time", 8.0);
+  const MetricVerdict v = DecideOne(candidate, {Summary(kCopy, "time", 10.0)}, 0.05);
+  EXPECT_EQ(v.verdict, Verdict::kImprovement);
+  EXPECT_NEAR(v.change, -0.2, 1e-12);
+  EXPECT_THAT(v.note, HasSubstr("-20.0 %; better by more than the tolerance"));
+}
+
+TEST(GateDecider, HigherIsBetterMetricThatDropsRegresses) {
+  const MetricData candidate = Summary(kTriad, "bandwidth", 12.0, Direction::kHigherIsBetter);
+  const MetricVerdict v = DecideOne(candidate, {Summary(kTriad, "bandwidth", 16.0, Direction::kHigherIsBetter)}, 0.10);
+  EXPECT_EQ(v.verdict, Verdict::kRegression);
+  EXPECT_NEAR(v.change, 0.25, 1e-12);  // positive means worse whatever the direction
+  EXPECT_THAT(v.note, HasSubstr("GB/s"));
+}
+
+TEST(GateDecider, HigherIsBetterMetricThatRisesImproves) {
+  const MetricData candidate = Summary(kTriad, "bandwidth", 20.0, Direction::kHigherIsBetter);
+  const MetricVerdict v = DecideOne(candidate, {Summary(kTriad, "bandwidth", 16.0, Direction::kHigherIsBetter)}, 0.10);
+  EXPECT_EQ(v.verdict, Verdict::kImprovement);
+  EXPECT_NEAR(v.change, -0.25, 1e-12);
+}
+
+TEST(GateDecider, HigherIsBetterMetricBelowFloorFailsEvenWithinTolerance) {
+  const MetricData candidate = Summary(kGemm, "tflops", 690, Direction::kHigherIsBetter);
+  const MetricVerdict v = DecideOne(candidate, {Summary(kGemm, "tflops", 695, Direction::kHigherIsBetter)}, 0.05, 700);
+  EXPECT_EQ(v.verdict, Verdict::kBelowFloor);
+  EXPECT_DOUBLE_EQ(v.floor, 700);
+  EXPECT_THAT(v.note, HasSubstr("below the floor of 700"));
+}
+
+TEST(GateDecider, HigherIsBetterMetricAboveFloorPasses) {
+  const MetricData candidate = Summary(kGemm, "tflops", 710, Direction::kHigherIsBetter);
+  const MetricVerdict v = DecideOne(candidate, {Summary(kGemm, "tflops", 712, Direction::kHigherIsBetter)}, 0.05, 700);
+  EXPECT_EQ(v.verdict, Verdict::kPass);
+}
+
+TEST(GateDecider, LowerIsBetterFloorIsACeiling) {
+  const MetricData slow = Summary(kCopy, "time", 5.2);
+  const MetricVerdict over = DecideOne(slow, {Summary(kCopy, "time", 5.1)}, 0.05, 5.0);
+  EXPECT_EQ(over.verdict, Verdict::kBelowFloor);
+  EXPECT_THAT(over.note, HasSubstr("above the ceiling of 5 ms"));
+
+  const MetricData fast = Summary(kCopy, "time", 4.9);
+  EXPECT_EQ(DecideOne(fast, {Summary(kCopy, "time", 4.9)}, 0.05, 5.0).verdict,
+            Verdict::kPass);
+}
+
+TEST(GateDecider, FloorIsCheckedWithoutBaseline) {
+  const MetricData candidate = Summary(kGemm, "tflops", 650, Direction::kHigherIsBetter);
+  EXPECT_EQ(DecideOne(candidate, {}, 0.03, 700).verdict, Verdict::kBelowFloor);
+  const MetricData good = Summary(kGemm, "tflops", 750, Direction::kHigherIsBetter);
+  EXPECT_EQ(DecideOne(good, {}, 0.03, 700).verdict, Verdict::kNoBaseline);
+}
+
+TEST(GateDecider, CandidateWithoutMetricIsMissing) {
+  const MetricVerdict v = DecideOne(std::nullopt, {Summary(kCopy, "time", 10.0)}, 0.03);
+  EXPECT_EQ(v.verdict, Verdict::kMissing);
+  EXPECT_TRUE(std::isnan(v.candidate_median));
+  EXPECT_DOUBLE_EQ(v.baseline_median, 10.0);
+  EXPECT_THAT(v.note, HasSubstr("absent from the candidate"));
+}
+
+TEST(GateDecider, CandidateWithOnlyThrottledSamplesIsAnInvalidEnvironment) {
+  MetricData candidate = Summary(kCopy, "time", 0.0, Direction::kLowerIsBetter, 0);
+  candidate.summary.n_throttled = 12;
+  candidate.summary.status = CaseStatus::kTimedOut;
+  const MetricVerdict v = DecideOne(candidate, {Summary(kCopy, "time", 10.0)}, 0.03);
+  EXPECT_EQ(v.verdict, Verdict::kInvalidEnvironment);
+  EXPECT_THAT(v.note, HasSubstr("all 12 samples of the candidate were throttled"));
+}
+
+TEST(GateDecider, MetricWithoutBaselineRunsHasNoBaseline) {
+  const MetricData candidate = Summary(kCopy, "time", 10.0);
+  const MetricVerdict v = DecideOne(candidate, {}, 0.03);
+  EXPECT_EQ(v.verdict, Verdict::kNoBaseline);
+  EXPECT_EQ(v.baseline_runs, 0u);
+  EXPECT_TRUE(std::isnan(v.change));
+}
+
+TEST(GateDecider, BaselineRunsWithoutSamplesAreIgnored) {
+  const MetricData candidate = Summary(kCopy, "time", 10.0);
+  const MetricVerdict v = DecideOne(candidate, {Summary(kCopy, "time", 1.0, Direction::kLowerIsBetter, 0)}, 0.03);
+  EXPECT_EQ(v.verdict, Verdict::kNoBaseline);
+}
+
+TEST(GateDecider, ZeroBaselineDoesNotDivideByZero) {
+  const MetricData candidate = Summary(kCopy, "errors", 1.0);
+  const MetricVerdict v = DecideOne(candidate, {Summary(kCopy, "errors", 0.0)}, 0.03);
+  EXPECT_EQ(v.verdict, Verdict::kNoBaseline);
+  EXPECT_TRUE(std::isnan(v.change));
+  EXPECT_THAT(v.note, HasSubstr("baseline of 0"));
+}
+
+TEST(GateDecider, BaselineIsMedianOfRunMediansOverThreeRuns) {
+  const MetricData candidate = Summary(kCopy, "time", 10.5);
+  // Mean of the medians would be 14; their median is 10.
+  const MetricVerdict v = DecideOne(candidate,
+      {Summary(kCopy, "time", 22.0), Summary(kCopy, "time", 10.0), Summary(kCopy, "time", 10.0)},
+      0.10);
+  EXPECT_DOUBLE_EQ(v.baseline_median, 10.0);
+  EXPECT_EQ(v.baseline_runs, 3u);
+  EXPECT_NEAR(v.change, 0.05, 1e-12);
+  EXPECT_EQ(v.verdict, Verdict::kPass);
+  EXPECT_EQ(v.method, Method::kHistory);
+  EXPECT_THAT(v.note, HasSubstr("against 3 runs"));
+}
+
+TEST(GateDecider, BaselineOfTwoRunsIsTheirMean) {
+  const MetricData candidate = Summary(kCopy, "time", 12.0);
+  const MetricVerdict v = DecideOne(candidate, {Summary(kCopy, "time", 10.0), Summary(kCopy, "time", 14.0)}, 0.1);
+  EXPECT_DOUBLE_EQ(v.baseline_median, 12.0);
+}
+
+TEST(GateVerdict, NamesAreLowerCase) {
+  EXPECT_STREQ(ToString(Verdict::kBelowFloor), "below_floor");
+  EXPECT_STREQ(ToString(Verdict::kNoBaseline), "no_baseline");
+  EXPECT_STREQ(ToString(Verdict::kRegression), "regression");
+}
+
+TEST(EvaluateGate, GatingRegressionFailsTheGate) {
+  const GateResult r =
+      EvaluateGate(Input({Summary(kCopy, "time", 12.5)}, {{Summary(kCopy, "time", 10.0)}}),
+                   PolicyWithTolerance(0.10));
+  ASSERT_EQ(r.verdicts.size(), 1u);
+  EXPECT_EQ(r.verdicts[0].verdict, Verdict::kRegression);
+  EXPECT_TRUE(r.outcome == Outcome::kRegression);
+  EXPECT_THAT(r.summary, HasSubstr("1 of 1 metric"));
+  EXPECT_THAT(r.summary, HasSubstr(kCopy));
+  EXPECT_THAT(r.summary, HasSubstr("25.0 % worse"));
+}
+
+TEST(EvaluateGate, AdvisoryRegressionDoesNotFailTheGate) {
+  Policy policy = PolicyWithTolerance(0.10);
+  policy.gating = false;
+  const GateResult r =
+      EvaluateGate(Input({Summary(kCopy, "time", 12.5)}, {{Summary(kCopy, "time", 10.0)}}), policy);
+  ASSERT_EQ(r.verdicts.size(), 1u);
+  EXPECT_EQ(r.verdicts[0].verdict, Verdict::kRegression);
+  EXPECT_FALSE(r.verdicts[0].gating);
+  EXPECT_FALSE(r.outcome == Outcome::kRegression);
+  EXPECT_THAT(r.summary, HasSubstr("no gating metric regressed"));
+  EXPECT_THAT(r.summary, HasSubstr("1 advisory metric"));
+}
+
+TEST(EvaluateGate, MetricOnlyInBaselineIsMissingAndFailsTheGate) {
+  const GateResult r = EvaluateGate(Input({Summary(kCopy, "time", 10.0)},
+                                    {{Summary(kCopy, "time", 10.0), Summary(kTriad, "time", 3.0)}}),
+                                    PolicyWithTolerance(0.05));
+  ASSERT_EQ(r.verdicts.size(), 2u);
+  EXPECT_EQ(r.verdicts[0].benchmark, kTriad);
+  EXPECT_EQ(r.verdicts[0].verdict, Verdict::kMissing);
+  EXPECT_EQ(r.verdicts[0].unit, "ms");  // described from the baseline run
+  EXPECT_TRUE(r.outcome == Outcome::kRegression);
+  EXPECT_THAT(r.summary, HasSubstr("missing"));
+}
+
+TEST(EvaluateGate, MetricOnlyInCandidateHasNoBaselineAndPasses) {
+  const GateResult r = EvaluateGate(Input({Summary(kCopy, "time", 10.0), Summary(kTriad, "time", 3.0)},
+      {{Summary(kCopy, "time", 10.0)}}), PolicyWithTolerance(0.05));
+  ASSERT_EQ(r.verdicts.size(), 2u);
+  EXPECT_EQ(r.verdicts[0].verdict, Verdict::kNoBaseline);
+  EXPECT_EQ(r.verdicts[1].verdict, Verdict::kPass);
+  EXPECT_FALSE(r.outcome == Outcome::kRegression);
+}
+
+TEST(EvaluateGate, BaselineMedianSpansRunsAndSkipsRunsWithoutTheMetric) {
+  const GateResult r = EvaluateGate(Input({Summary(kCopy, "time", 10.0)},
+                                    {{Summary(kCopy, "time", 9.0)},
+                                     {Summary(kTriad, "time", 1.0)},
+                                     {Summary(kCopy, "time", 11.0)},
+                                     {Summary(kCopy, "time", 10.0)}}),
+                                    PolicyWithTolerance(0.05));
+  const MetricVerdict* copy = nullptr;
+  for (const MetricVerdict& v : r.verdicts) {
+    if (v.benchmark == kCopy) copy = &v;
+  }
+  ASSERT_NE(copy, nullptr);
+  EXPECT_EQ(copy->baseline_runs, 3u);
+  EXPECT_DOUBLE_EQ(copy->baseline_median, 10.0);
+}
+
+TEST(EvaluateGate, PolicyRuleForTheSkuIsApplied) {
+  absl::StatusOr<Policy> policy = ParsePolicy(R"(version: 1
+defaults:
+  tolerance: 30%
+skus:
+  - pattern: "h100-*"
+    rules:
+      - benchmark: "kernels/copy*"
+        metric: time
+        tolerance: 10%
+)",
+                                              "perfgate.yaml");
+  ASSERT_TRUE(policy.ok()) << policy.status();
+  const std::vector<MetricData> candidate = {Summary(kCopy, "time", 12.5)};
+  const std::vector<std::vector<MetricData>> baseline = {{Summary(kCopy, "time", 10.0)}};
+  const GateResult h100 = EvaluateGate(Input(candidate, baseline), *policy);
+  EXPECT_TRUE(h100.outcome == Outcome::kRegression);
+  EXPECT_DOUBLE_EQ(h100.verdicts[0].tolerance, 0.10);
+  GateInput on_a100 = Input(candidate, baseline);
+  on_a100.sku = "a100-sxm4-80gb";
+  const GateResult a100 = EvaluateGate(on_a100, *policy);
+  EXPECT_FALSE(a100.outcome == Outcome::kRegression);
+  EXPECT_DOUBLE_EQ(a100.verdicts[0].tolerance, 0.30);
+}
+
+TEST(EvaluateGate, VerdictsAreSortedWorstFirst) {
+  const auto s = [](const std::string& name, double median) {
+    return Summary("kernels/" + name, "time", median);
+  };
+  const GateResult r = EvaluateGate(Input({s("pass_small", 10.1), s("improve_big", 5.0), s("regress_small", 11.5), s("pass_zero", 10.0),
+       s("regress_big", 20.0), s("new", 1.0), s("improve_small", 8.0)},
+      {{s("pass_small", 10.0), s("improve_big", 10.0), s("regress_small", 10.0),
+        s("pass_zero", 10.0), s("regress_big", 10.0), s("gone", 10.0), s("improve_small", 10.0)}}),
+      PolicyWithTolerance(0.10));
+  std::vector<std::string> order;
+  for (const MetricVerdict& v : r.verdicts) order.push_back(v.benchmark.substr(8));
+  EXPECT_THAT(order,
+              ::testing::ElementsAre("regress_big", "regress_small", "gone", "new", "pass_small",
+                                     "pass_zero", "improve_small", "improve_big"));
+}
+
+TEST(GateVerdict, OutcomesAreTheExitCodes) {
+  EXPECT_EQ(static_cast<int>(Outcome::kPass), 0);
+  EXPECT_EQ(static_cast<int>(Outcome::kRegression), 1);
+  EXPECT_EQ(static_cast<int>(Outcome::kInconclusive), 3);
+}
+
+TEST(AbGate, TenPercentSlowerSamplesRegressWithATestedChange) {
+  const GateResult r = EvaluateGate(Input({Samples(kCopy, "time", 11.0, 0.01)},
+                                          {{Samples(kCopy, "time", 10.0, 0.01)}}, Mode::kAb),
+                                    PolicyWithTolerance(0.03));
+  ASSERT_EQ(r.verdicts.size(), 1u);
+  const MetricVerdict& v = r.verdicts[0];
+  EXPECT_EQ(v.method, Method::kSamples);
+  EXPECT_EQ(v.verdict, Verdict::kRegression);
+  EXPECT_NEAR(v.change, 0.10, 1e-9);
+  EXPECT_LT(v.change_ci_low, 0.10);
+  EXPECT_GT(v.change_ci_high, 0.10);
+  EXPECT_GT(v.change_ci_low, 0.03);  // the whole interval is past the tolerance
+  EXPECT_LT(v.p_value, 1e-6);        // 30 vs 30 samples that do not overlap
+  EXPECT_EQ(v.baseline_samples, 30u);
+  EXPECT_EQ(r.outcome, Outcome::kRegression);
+  EXPECT_EQ(r.mode, Mode::kAb);
+}
+
+TEST(AbGate, HigherIsBetterDropIsARegression) {
+  const GateResult r = EvaluateGate(
+      Input({Samples(kTriad, "bandwidth", 90.0, 0.01, 30, Direction::kHigherIsBetter)},
+            {{Samples(kTriad, "bandwidth", 100.0, 0.01, 30, Direction::kHigherIsBetter)}},
+            Mode::kAb),
+      PolicyWithTolerance(0.03));
+  ASSERT_EQ(r.verdicts.size(), 1u);
+  EXPECT_EQ(r.verdicts[0].verdict, Verdict::kRegression);
+  EXPECT_NEAR(r.verdicts[0].change, 0.10, 1e-9);
+}
+
+TEST(AbGate, SameSamplesPass) {
+  const GateResult r = EvaluateGate(Input({Samples(kCopy, "time", 10.0, 0.02)},
+                                          {{Samples(kCopy, "time", 10.0, 0.02)}}, Mode::kAb),
+                                    PolicyWithTolerance(0.03));
+  ASSERT_EQ(r.verdicts.size(), 1u);
+  EXPECT_EQ(r.verdicts[0].verdict, Verdict::kPass);
+  EXPECT_NEAR(r.verdicts[0].change, 0.0, 1e-12);
+  EXPECT_GT(r.verdicts[0].p_value, 0.9);
+  EXPECT_EQ(r.outcome, Outcome::kPass);
+}
+
+TEST(AbGate, AWideIntervalIsTooNoisyAndInconclusive) {
+  // +-40 % spread, 6 samples a side: a 3 % tolerance cannot be judged.
+  const GateResult r =
+      EvaluateGate(Input({Samples(kCopy, "time", 10.2, 0.4, 6)},
+                         {{Samples(kCopy, "time", 10.0, 0.4, 6)}}, Mode::kAb),
+                   PolicyWithTolerance(0.03));
+  ASSERT_EQ(r.verdicts.size(), 1u);
+  EXPECT_EQ(r.verdicts[0].verdict, Verdict::kTooNoisy);
+  EXPECT_GT(r.verdicts[0].change_ci_high - r.verdicts[0].change_ci_low, 0.06);
+  EXPECT_THAT(r.verdicts[0].note, HasSubstr("wider than twice the tolerance"));
+  EXPECT_EQ(r.outcome, Outcome::kInconclusive);
+}
+
+TEST(AbGate, PolicyDecidesWhatInconclusiveMeans) {
+  const GateInput in = Input({Samples(kCopy, "time", 10.2, 0.4, 6)},
+                             {{Samples(kCopy, "time", 10.0, 0.4, 6)}}, Mode::kAb);
+  Policy fail = PolicyWithTolerance(0.03);
+  fail.inconclusive = InconclusiveAction::kFail;
+  EXPECT_EQ(EvaluateGate(in, fail).outcome, Outcome::kRegression);
+  Policy pass = PolicyWithTolerance(0.03);
+  pass.inconclusive = InconclusiveAction::kPass;
+  const GateResult r = EvaluateGate(in, pass);
+  EXPECT_EQ(r.outcome, Outcome::kPass);
+  EXPECT_THAT(r.summary, HasSubstr("could not be judged and the policy passes them"));
+}
+
+TEST(AbGate, CandidateNoiseAboveThePolicysLimitIsTooNoisy) {
+  Policy policy = PolicyWithTolerance(0.05);
+  policy.max_noise = 0.01;
+  const GateResult r = EvaluateGate(Input({Samples(kCopy, "time", 10.0, 0.05)},
+                                          {{Samples(kCopy, "time", 10.0, 0.005)}}, Mode::kAb),
+                                    policy);
+  ASSERT_EQ(r.verdicts.size(), 1u);
+  EXPECT_EQ(r.verdicts[0].verdict, Verdict::kTooNoisy);
+  EXPECT_THAT(r.verdicts[0].note, HasSubstr("above the 1.0 % the policy allows"));
+}
+
+TEST(AbGate, ManyMetricsAreCorrectedTogether) {
+  // One metric 4 % slower with heavily overlapping samples: significant alone
+  // (p about 0.02) but not among 40 metrics after Benjamini–Hochberg.
+  std::vector<MetricData> cand = {Samples(kCopy, "time", 10.4, 0.10, 30)};
+  std::vector<MetricData> base = {Samples(kCopy, "time", 10.0, 0.10, 30)};
+  const GateResult alone =
+      EvaluateGate(Input(cand, {base}, Mode::kAb), PolicyWithTolerance(0.03));
+  ASSERT_EQ(alone.verdicts.size(), 1u);
+  const double p = alone.verdicts[0].p_value;
+  ASSERT_LT(p, 0.05);
+  EXPECT_DOUBLE_EQ(alone.verdicts[0].p_adjusted, p);
+  for (int i = 0; i < 39; ++i) {
+    const std::string key = "kernels/other{i=" + std::to_string(i) + "}";
+    cand.push_back(Samples(key, "time", 10.0, 0.10, 30));
+    base.push_back(Samples(key, "time", 10.0, 0.10, 30));
+  }
+  const GateResult many = EvaluateGate(Input(cand, {base}, Mode::kAb), PolicyWithTolerance(0.03));
+  const MetricVerdict* copy = nullptr;
+  for (const MetricVerdict& v : many.verdicts) {
+    if (v.benchmark == kCopy) copy = &v;
+  }
+  ASSERT_NE(copy, nullptr);
+  EXPECT_DOUBLE_EQ(copy->p_value, p);
+  EXPECT_GT(copy->p_adjusted, 0.05);
+  EXPECT_NE(copy->verdict, Verdict::kRegression);
+}
+
+TEST(HistoryGate, FewerThanThreeRunsCompareSamples) {
+  const GateResult r = EvaluateGate(Input({Samples(kCopy, "time", 12.0, 0.01)},
+                                          {{Samples(kCopy, "time", 10.0, 0.01)},
+                                           {Samples(kCopy, "time", 10.1, 0.01)}}),
+                                    PolicyWithTolerance(0.03));
+  ASSERT_EQ(r.verdicts.size(), 1u);
+  EXPECT_EQ(r.verdicts[0].method, Method::kSamples);
+  EXPECT_EQ(r.verdicts[0].baseline_samples, 60u);
+  EXPECT_EQ(r.verdicts[0].verdict, Verdict::kRegression);
+  EXPECT_THAT(r.verdicts[0].note, HasSubstr("too few runs for between-run noise"));
+}
+
+TEST(HistoryGate, BetweenRunNoiseDecidesWithFiveRuns) {
+  // Run medians 9.8 .. 10.2: a candidate at 10.25 is within their spread, one
+  // at 12 is far outside it.
+  std::vector<std::vector<MetricData>> history;
+  for (double m : {10.0, 9.8, 10.2, 9.9, 10.1}) history.push_back({Summary(kCopy, "time", m)});
+  const GateResult same =
+      EvaluateGate(Input({Summary(kCopy, "time", 10.25)}, history), PolicyWithTolerance(0.03));
+  ASSERT_EQ(same.verdicts.size(), 1u);
+  EXPECT_EQ(same.verdicts[0].method, Method::kHistory);
+  EXPECT_EQ(same.verdicts[0].verdict, Verdict::kPass);
+  EXPECT_GT(same.verdicts[0].p_value, 0.05);
+  const GateResult slow =
+      EvaluateGate(Input({Summary(kCopy, "time", 12.0)}, history), PolicyWithTolerance(0.03));
+  EXPECT_EQ(slow.verdicts[0].verdict, Verdict::kRegression);
+  EXPECT_LT(slow.verdicts[0].p_value, 0.01);
+  EXPECT_NEAR(slow.verdicts[0].change, 0.2, 1e-9);
+  EXPECT_EQ(slow.verdicts[0].baseline_runs, 5u);
+}
+
+TEST(InvalidEnvironment, AnUnfitCandidateRunIsNotBlamedOnTheCode) {
+  GateInput in = Input({Samples(kCopy, "time", 13.0, 0.01)}, {{Samples(kCopy, "time", 10.0, 0.01)}},
+                       Mode::kAb);
+  in.candidate.invalid_reasons.push_back("GPU 0: HW slowdown on 80 % of samples");
+  const GateResult r = EvaluateGate(in, PolicyWithTolerance(0.03));
+  ASSERT_EQ(r.verdicts.size(), 1u);
+  EXPECT_EQ(r.verdicts[0].verdict, Verdict::kInvalidEnvironment);
+  EXPECT_THAT(r.verdicts[0].note, HasSubstr("HW slowdown"));
+  EXPECT_EQ(r.outcome, Outcome::kInconclusive);
+  EXPECT_THAT(r.summary, HasSubstr("environment unfit for gating"));
+}
+
+TEST(InvalidEnvironment, MostlyThrottledCandidateMetricIsInvalid) {
+  MetricData cand = Samples(kCopy, "time", 13.0, 0.01, 10);
+  cand.summary.n_throttled = 30;
+  const GateResult r = EvaluateGate(
+      Input({cand}, {{Samples(kCopy, "time", 10.0, 0.01)}}, Mode::kAb), PolicyWithTolerance(0.03));
+  ASSERT_EQ(r.verdicts.size(), 1u);
+  EXPECT_EQ(r.verdicts[0].verdict, Verdict::kInvalidEnvironment);
+  EXPECT_THAT(r.verdicts[0].note, HasSubstr("30 of 40 candidate samples were throttled"));
+}
+
+TEST(AbOverrides, AnAbToleranceAppliesOnlyToAbGates) {
+  absl::StatusOr<Policy> policy = ParsePolicy(R"(version: 1
+defaults:
+  tolerance: 10%
+  ab:
+    tolerance: 2%
+)",
+                                              "perfgate.yaml");
+  ASSERT_TRUE(policy.ok()) << policy.status();
+  const MetricData cand = Samples(kCopy, "time", 10.5, 0.005);
+  const MetricData base = Samples(kCopy, "time", 10.0, 0.005);
+  const GateResult ab = EvaluateGate(Input({cand}, {{base}}, Mode::kAb), *policy);
+  EXPECT_EQ(ab.verdicts[0].verdict, Verdict::kRegression);
+  EXPECT_DOUBLE_EQ(ab.verdicts[0].tolerance, 0.02);
+  const GateResult history = EvaluateGate(Input({cand}, {{base}}), *policy);
+  EXPECT_EQ(history.verdicts[0].verdict, Verdict::kPass);
+  EXPECT_DOUBLE_EQ(history.verdicts[0].tolerance, 0.10);
+}
+
+}  // namespace
+}  // namespace perfgate::gate
