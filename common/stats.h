@@ -2,6 +2,9 @@
 // summarizes; none of them filters throttled samples (callers do).
 #pragma once
 
+#include <cstdint>
+#include <limits>
+#include <random>
 #include <span>
 #include <vector>
 
@@ -20,10 +23,33 @@ double Mad(std::span<const double> v);
 /// Linear-interpolated quantile, q in [0, 1]. NaN when empty.
 double Quantile(std::span<const double> v, double q);
 
+/// A closed interval; both ends NaN when it could not be estimated.
+struct Interval {
+  double low = std::numeric_limits<double>::quiet_NaN();
+  double high = std::numeric_limits<double>::quiet_NaN();
+};
+
+/// Uniform draw from [0, n), n > 0, by rejection sampling: the same seed gives
+/// the same draws with every standard library (std::uniform_int_distribution
+/// does not promise that).
+uint64_t UniformIndex(std::mt19937_64& rng, uint64_t n);
+
+/// Median of one with-replacement resample of v (same size), drawn from rng;
+/// scratch is reused between calls to avoid an allocation per resample.
+double ResampledMedian(std::span<const double> v, std::mt19937_64& rng, std::vector<double>& scratch);
+
+/// Seeded percentile-bootstrap CI of the median (same data + seed → same CI).
+/// Empty v gives NaN ends; a single value gives [v, v].
+Interval BootstrapMedianCi(std::span<const double> v, double confidence = 0.95, unsigned resamples = 2000,
+                           uint64_t seed = 0x5eed);
+
 /// Summary of one metric over a run's unthrottled samples.
 struct Summary {
   unsigned n = 0;
   double median = 0, mean = 0, stdev = 0, min = 0, max = 0, noise = 0;
+  double mad = 0;                                  // unscaled, as Mad()
+  double p5 = 0, p95 = 0;                          // as Quantile()
+  double median_ci_low = 0, median_ci_high = 0;    // BootstrapMedianCi() with its defaults
 };
 /// Summarizes v; an empty v gives n = 0 and NaN statistics.
 Summary Summarize(std::span<const double> v);

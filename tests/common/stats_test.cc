@@ -2,8 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 #include <vector>
+
+#include "tests/common/random_series.h"
 
 namespace perfgate::stats {
 namespace {
@@ -40,6 +44,88 @@ TEST(Stats, SummaryOfEmptyIsNaN) {
   EXPECT_EQ(t.min, 1);
   EXPECT_EQ(t.max, 5);
   EXPECT_EQ(t.median, 3);
+}
+
+TEST(Stats, SummaryFillsSpreadQuantilesAndMedianCi) {
+  std::vector<double> v{1, 1, 2, 2, 4, 6, 9};
+  Summary s = Summarize(v);
+  EXPECT_DOUBLE_EQ(s.mad, Mad(v));
+  EXPECT_DOUBLE_EQ(s.p5, Quantile(v, 0.05));
+  EXPECT_DOUBLE_EQ(s.p95, Quantile(v, 0.95));
+  const Interval ci = BootstrapMedianCi(v);
+  EXPECT_EQ(s.median_ci_low, ci.low);
+  EXPECT_EQ(s.median_ci_high, ci.high);
+  EXPECT_LE(s.median_ci_low, s.median);
+  EXPECT_GE(s.median_ci_high, s.median);
+  Summary empty = Summarize(std::vector<double>{});
+  EXPECT_TRUE(std::isnan(empty.mad));
+  EXPECT_TRUE(std::isnan(empty.median_ci_low));
+}
+
+TEST(UniformIndex, StaysInRangeAndReachesEveryValue) {
+  std::mt19937_64 rng(7);
+  std::vector<int> seen(5, 0);
+  for (int i = 0; i < 1000; ++i) {
+    const uint64_t k = UniformIndex(rng, 5);
+    ASSERT_LT(k, 5u);
+    ++seen[k];
+  }
+  for (int count : seen) EXPECT_GT(count, 100);  // 200 expected; far from 100 if biased or stuck
+}
+
+TEST(BootstrapMedianCi, SameSeedGivesTheSameInterval) {
+  std::mt19937_64 rng(1);
+  const std::vector<double> v = testing::Normal(rng, 50, 10.0, 1.0);
+  const Interval a = BootstrapMedianCi(v, 0.95, 500, 42);
+  const Interval b = BootstrapMedianCi(v, 0.95, 500, 42);
+  EXPECT_EQ(a.low, b.low);
+  EXPECT_EQ(a.high, b.high);
+  const Interval c = BootstrapMedianCi(v, 0.95, 500, 43);
+  EXPECT_TRUE(a.low != c.low || a.high != c.high) << "the seed should drive the resampling";
+}
+
+TEST(BootstrapMedianCi, ContainsTheMedianAndLiesWithinTheData) {
+  std::mt19937_64 rng(2);
+  for (int trial = 0; trial < 5; ++trial) {
+    const std::vector<double> v = testing::Normal(rng, 31, 100.0, 5.0);
+    const Interval ci = BootstrapMedianCi(v);
+    const double med = Median(v);
+    EXPECT_LE(ci.low, med);
+    EXPECT_GE(ci.high, med);
+    EXPECT_LT(ci.low, ci.high);
+    EXPECT_GE(ci.low, *std::min_element(v.begin(), v.end()));
+    EXPECT_LE(ci.high, *std::max_element(v.begin(), v.end()));
+  }
+}
+
+TEST(BootstrapMedianCi, NarrowsWithMoreData) {
+  std::mt19937_64 rng(3);
+  const std::vector<double> small = testing::Normal(rng, 20, 100.0, 5.0);
+  const std::vector<double> large = testing::Normal(rng, 2000, 100.0, 5.0);
+  const Interval a = BootstrapMedianCi(small);
+  const Interval b = BootstrapMedianCi(large);
+  // The width goes as 1/sqrt(n): 10x less for 100x the data; ask for 3x.
+  EXPECT_LT(3.0 * (b.high - b.low), a.high - a.low);
+}
+
+TEST(BootstrapMedianCi, WiderAtHigherConfidence) {
+  std::mt19937_64 rng(4);
+  const std::vector<double> v = testing::Normal(rng, 40, 0.0, 1.0);
+  const Interval ci80 = BootstrapMedianCi(v, 0.80);
+  const Interval ci99 = BootstrapMedianCi(v, 0.99);
+  EXPECT_LE(ci99.low, ci80.low);
+  EXPECT_GE(ci99.high, ci80.high);
+  EXPECT_GT(ci99.high - ci99.low, ci80.high - ci80.low);
+}
+
+TEST(BootstrapMedianCi, DegenerateInputs) {
+  EXPECT_TRUE(std::isnan(BootstrapMedianCi(std::vector<double>{}).low));
+  const Interval one = BootstrapMedianCi(std::vector<double>{7.5});
+  EXPECT_EQ(one.low, 7.5);
+  EXPECT_EQ(one.high, 7.5);
+  const Interval same = BootstrapMedianCi(std::vector<double>{3, 3, 3, 3});
+  EXPECT_EQ(same.low, 3);
+  EXPECT_EQ(same.high, 3);
 }
 
 }  // namespace

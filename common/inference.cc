@@ -1,0 +1,212 @@
+#include "common/inference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include <boost/math/distributions/normal.hpp>
+#include <boost/math/distributions/students_t.hpp>
+
+namespace perfgate::stats {
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Beyond this many (m·n) the exact table would cost too much memory; a forced
+// exact test falls back to the normal approximation there.
+constexpr double kMaxExactCells = 1e7;
+
+bool AllFinite(std::span<const double> v) {
+  return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
+}
+
+// Interval with its ends in increasing order: orienting a change by direction
+// can swap them.
+Interval Ordered(double a, double b) { return a <= b ? Interval{a, b} : Interval{b, a}; }
+
+// Midranks (1-based) of xy, and the tie term Σ (t³ - t) over groups of equal values.
+std::vector<double> MidRanks(std::span<const double> xy, double* tie_term) {
+  std::vector<size_t> order(xy.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return xy[a] < xy[b]; });
+  std::vector<double> ranks(xy.size());
+  *tie_term = 0;
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    while (j + 1 < order.size() && xy[order[j + 1]] == xy[order[i]]) ++j;
+    const double rank = 0.5 * static_cast<double>(i + j) + 1.0;
+    for (size_t k = i; k <= j; ++k) ranks[order[k]] = rank;
+    const double t = static_cast<double>(j - i + 1);
+    *tie_term += t * t * t - t;
+    i = j + 1;
+  }
+  return ranks;
+}
+
+// Counts of the arrangements of m x's and n y's giving U = 0..m·n: the
+// coefficients of the Gaussian binomial [m+n choose m]_q, built as
+// Π_{i=1..m} (1 - q^{n+i}) / (1 - q^i). Each factor is one pass of the
+// counting recursion; every intermediate is an exact polynomial, and long
+// double keeps counts exact up to 2^64 (beyond, the tail that decides small
+// p-values is still summed from small exact counts).
+std::vector<long double> ExactUCounts(unsigned m, unsigned n) {
+  if (m > n) std::swap(m, n);  // the distribution is the same; fewer passes
+  const size_t top = static_cast<size_t>(m) * n + m;
+  std::vector<long double> c(top + 1, 0.0L);
+  c[0] = 1.0L;
+  size_t degree = 0;
+  for (size_t i = 1; i <= m; ++i) {
+    const size_t shift = n + i;
+    for (size_t k = degree + shift; k >= shift; --k) c[k] -= c[k - shift];
+    degree += shift;
+    for (size_t k = i; k <= degree; ++k) c[k] += c[k - i];
+    degree -= i;
+  }
+  c.resize(static_cast<size_t>(m) * n + 1);
+  return c;
+}
+
+}  // namespace
+
+double RelativeChange(double baseline_median, double candidate_median, bool higher_is_better) {
+  if (!std::isfinite(baseline_median) || !std::isfinite(candidate_median) || baseline_median == 0.0) return kNaN;
+  const double delta = higher_is_better ? baseline_median - candidate_median : candidate_median - baseline_median;
+  return delta / baseline_median;
+}
+
+ChangeEstimate BootstrapRelativeChange(std::span<const double> baseline, std::span<const double> candidate,
+                                       bool higher_is_better, double confidence, unsigned resamples,
+                                       uint64_t seed) {
+  ChangeEstimate out;
+  if (baseline.empty() || candidate.empty()) return out;
+  out.change = RelativeChange(Median(baseline), Median(candidate), higher_is_better);
+  if (std::isnan(out.change) || resamples == 0) return out;
+  std::mt19937_64 rng(seed);
+  std::vector<double> changes, scratch;
+  changes.reserve(resamples);
+  for (unsigned r = 0; r < resamples; ++r) {
+    const double b = ResampledMedian(baseline, rng, scratch);
+    const double c = ResampledMedian(candidate, rng, scratch);
+    const double change = RelativeChange(b, c, higher_is_better);
+    // A resampled baseline median of zero has no relative change; leave it out.
+    if (!std::isnan(change)) changes.push_back(change);
+  }
+  if (changes.empty()) return out;
+  const double tail = (1.0 - confidence) / 2.0;
+  out.ci = {Quantile(changes, tail), Quantile(changes, 1.0 - tail)};
+  return out;
+}
+
+double MannWhitneyExactSf(unsigned m, unsigned n, double u) {
+  if (m == 0 || n == 0 || std::isnan(u)) return kNaN;
+  const double mn = static_cast<double>(m) * n;
+  const double k = std::ceil(u);
+  if (k <= 0) return 1.0;
+  if (k > mn) return 0.0;
+  const std::vector<long double> counts = ExactUCounts(m, n);
+  const long double total = std::accumulate(counts.begin(), counts.end(), 0.0L);
+  // Sum whichever tail is shorter; U is symmetric about m·n/2, so
+  // P(U >= k) = P(U <= m·n - k).
+  const size_t kk = static_cast<size_t>(k);
+  const size_t mirror = static_cast<size_t>(mn) - kk;
+  if (mirror <= kk) {
+    const long double lower = std::accumulate(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(mirror) + 1, 0.0L);
+    return static_cast<double>(lower / total);
+  }
+  const long double below = std::accumulate(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(kk), 0.0L);
+  return static_cast<double>(1.0L - below / total);
+}
+
+MannWhitneyResult MannWhitneyU(std::span<const double> x, std::span<const double> y, MannWhitneyMethod method) {
+  MannWhitneyResult out;
+  if (x.empty() || y.empty() || !AllFinite(x) || !AllFinite(y)) return out;
+  const size_t n1 = x.size(), n2 = y.size();
+  std::vector<double> xy(x.begin(), x.end());
+  xy.insert(xy.end(), y.begin(), y.end());
+  double tie_term = 0;
+  const std::vector<double> ranks = MidRanks(xy, &tie_term);
+  const double r1 = std::accumulate(ranks.begin(), ranks.begin() + static_cast<std::ptrdiff_t>(n1), 0.0);
+  const double d1 = static_cast<double>(n1), d2 = static_cast<double>(n2);
+  const double u1 = r1 - d1 * (d1 + 1.0) / 2.0;
+  const double u_max = std::max(u1, d1 * d2 - u1);
+  out.u = u1;
+
+  bool exact = false;
+  switch (method) {
+    case MannWhitneyMethod::kAuto:
+      exact = (n1 <= 8 || n2 <= 8) && tie_term == 0;
+      break;
+    case MannWhitneyMethod::kExact:
+      exact = d1 * d2 <= kMaxExactCells;
+      break;
+    case MannWhitneyMethod::kAsymptotic:
+      exact = false;
+      break;
+  }
+  double p = kNaN;
+  if (exact) {
+    // With ties U can be a half-integer; scipy truncates it.
+    p = 2.0 * MannWhitneyExactSf(static_cast<unsigned>(n1), static_cast<unsigned>(n2), std::floor(u_max));
+  } else {
+    const double n = d1 + d2;
+    const double sd = std::sqrt(d1 * d2 / 12.0 * ((n + 1.0) - tie_term / (n * (n - 1.0))));
+    // u_max >= m·n/2, so subtracting 1/2 always moves U toward the mean.
+    const double numerator = u_max - d1 * d2 / 2.0 - 0.5;
+    if (!(sd > 0)) {
+      p = numerator > 0 ? 0.0 : 1.0;
+    } else {
+      p = 2.0 * boost::math::cdf(boost::math::complement(boost::math::normal(), numerator / sd));
+    }
+  }
+  out.p_value = std::clamp(p, 0.0, 1.0);
+  out.exact = exact;
+  return out;
+}
+
+std::vector<double> BenjaminiHochberg(std::span<const double> p_values) {
+  std::vector<double> adjusted(p_values.size(), kNaN);
+  std::vector<size_t> order;
+  for (size_t i = 0; i < p_values.size(); ++i) {
+    if (!std::isnan(p_values[i])) order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p_values[a] < p_values[b]; });
+  const double m = static_cast<double>(order.size());
+  // Step up from the largest p: each adjusted value is the smallest m/rank·p
+  // at its rank or above, which keeps them monotone in p.
+  double running = 1.0;
+  for (size_t r = order.size(); r-- > 0;) {
+    const size_t i = order[r];
+    running = std::min(running, p_values[i] * m / static_cast<double>(r + 1));
+    adjusted[i] = running;
+  }
+  return adjusted;
+}
+
+HistoryComparison CompareWithHistory(std::span<const double> history_medians, double candidate_median,
+                                     bool higher_is_better, double confidence) {
+  HistoryComparison out;
+  out.history_runs = static_cast<unsigned>(history_medians.size());
+  if (history_medians.empty() || !AllFinite(history_medians)) return out;
+  const double centre = Median(history_medians);
+  out.change = RelativeChange(centre, candidate_median, higher_is_better);
+  if (history_medians.size() < 2 || std::isnan(out.change)) return out;
+
+  const double k = static_cast<double>(history_medians.size());
+  const double mean = Mean(history_medians);
+  const double spread = Stdev(history_medians) * std::sqrt(1.0 + 1.0 / k);
+  const boost::math::students_t t_dist(k - 1.0);
+  const double t_crit = boost::math::quantile(t_dist, 1.0 - (1.0 - confidence) / 2.0);
+  const double half = t_crit * spread;
+  out.ci = Ordered(RelativeChange(centre, mean - half, higher_is_better),
+                   RelativeChange(centre, mean + half, higher_is_better));
+  out.change_ci = Ordered(RelativeChange(centre, candidate_median - half, higher_is_better),
+                          RelativeChange(centre, candidate_median + half, higher_is_better));
+  const double diff = candidate_median - mean;
+  if (!(spread > 0)) {
+    out.p_value = diff == 0 ? 1.0 : 0.0;
+  } else {
+    out.p_value = 2.0 * boost::math::cdf(boost::math::complement(t_dist, std::fabs(diff) / spread));
+  }
+  return out;
+}
+
+}  // namespace perfgate::stats

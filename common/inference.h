@@ -1,0 +1,77 @@
+// Inference for the gate: how much a metric changed, oriented by its
+// direction, and how sure we are. A/B samples (baseline and candidate measured
+// together), a candidate against the medians of past runs, and the correction
+// for testing many metrics at once. Deterministic: bootstraps take a seed.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "common/stats.h"
+
+namespace perfgate::stats {
+
+/// Relative change of medians oriented so that > 0 is WORSE for the metric's direction:
+///   lower_is_better: (median(cand) - median(base)) / median(base)
+///   higher_is_better: (median(base) - median(cand)) / median(base)
+/// NaN when the baseline median is zero or either median is not finite.
+double RelativeChange(double baseline_median, double candidate_median, bool higher_is_better);
+
+/// A relative change (as RelativeChange) with its confidence interval.
+struct ChangeEstimate {
+  double change = std::numeric_limits<double>::quiet_NaN();
+  Interval ci;
+};
+/// RelativeChange of the medians, and a percentile-bootstrap CI of it that
+/// resamples each side independently (seeded: same data + seed → same CI).
+/// Either side empty gives NaN change and CI.
+ChangeEstimate BootstrapRelativeChange(std::span<const double> baseline, std::span<const double> candidate,
+                                       bool higher_is_better, double confidence = 0.95,
+                                       unsigned resamples = 2000, uint64_t seed = 0x5eed);
+
+/// How MannWhitneyU computes its p-value (the names of scipy.stats.mannwhitneyu).
+enum class MannWhitneyMethod { kAuto, kExact, kAsymptotic };
+
+/// Outcome of a Mann–Whitney U test.
+struct MannWhitneyResult {
+  double u = std::numeric_limits<double>::quiet_NaN();        // U of the first sample
+  double p_value = std::numeric_limits<double>::quiet_NaN();  // two-sided
+  bool exact = false;                                         // exact null distribution used
+};
+/// Two-sided Mann–Whitney U, agreeing with scipy.stats.mannwhitneyu. kAuto is
+/// scipy's rule: exact when either sample has <= 8 values and there are no
+/// ties; otherwise the normal approximation with tie and continuity
+/// correction. kExact ignores ties as scipy does (U truncated to an integer).
+/// u is U of the first sample (scipy's convention). An empty sample or a NaN
+/// value gives NaN u and p.
+MannWhitneyResult MannWhitneyU(std::span<const double> x, std::span<const double> y,
+                               MannWhitneyMethod method = MannWhitneyMethod::kAuto);
+
+/// P(U >= u) under the null for samples of sizes m and n without ties, from
+/// the exact distribution of U. NaN when m or n is zero.
+double MannWhitneyExactSf(unsigned m, unsigned n, double u);
+
+/// Benjamini–Hochberg adjusted p-values (same order as input; monotone; capped at 1), as R's
+/// p.adjust(method="BH") / statsmodels fdr_bh. NaN entries stay NaN and are not counted.
+std::vector<double> BenjaminiHochberg(std::span<const double> p_values);
+
+/// A candidate run's median against the medians of past runs.
+struct HistoryComparison {
+  double change = std::numeric_limits<double>::quiet_NaN();  // RelativeChange(median(history), candidate)
+  Interval ci;            // prediction interval of a new unchanged run, in units of change
+  double p_value = std::numeric_limits<double>::quiet_NaN();  // two-sided, Student t with K-1 d.o.f.
+  unsigned history_runs = 0;  // K
+  Interval change_ci;     // the same half-width centred on the candidate: plausible true changes
+};
+/// Candidate run median against the medians of K history runs: change = RelativeChange(median(history), candidate, dir);
+/// the between-run spread of the history gives a Student-t prediction interval for a new run
+/// (mean ± t_{1-α/2, K-1} · s · sqrt(1 + 1/K)), expressed as an interval of the relative change
+/// (ci: where an unchanged candidate would fall; change_ci: candidate - mean ± the same half-width);
+/// p_value two-sided from the t statistic (candidate - mean)/(s·sqrt(1+1/K)) with K-1 d.o.f. K < 2 → NaN p and CI.
+/// s = 0 gives a zero-width interval and p 1 when the candidate equals the mean, else 0.
+HistoryComparison CompareWithHistory(std::span<const double> history_medians, double candidate_median,
+                                     bool higher_is_better, double confidence = 0.95);
+
+}  // namespace perfgate::stats

@@ -1,0 +1,136 @@
+#include "common/changepoint.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "tests/common/random_series.h"
+
+namespace perfgate::stats {
+namespace {
+
+// Levels of the given lengths, each with N(0, sd) noise from one seeded stream.
+std::vector<double> Levels(std::vector<std::pair<size_t, double>> levels, double sd, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<double> series;
+  for (const auto& [n, level] : levels) {
+    const std::vector<double> part = testing::Normal(rng, n, level, sd);
+    series.insert(series.end(), part.begin(), part.end());
+  }
+  return series;
+}
+
+TEST(EnergyStatistic, MatchesThePapersFormulaWorkedByHand) {
+  // X = {1, 3}, Y = {6, 8, 10}, α = 1, m = 2, n = 3:
+  //   Σ|Xi-Yj| = 5+7+9 + 3+5+7 = 36, times 2/(m·n) = 2/6       -> 12
+  //   Σ|Xi-Xk| = 2, over C(2,2) = 1                             -> 2
+  //   Σ|Yj-Yk| = 2+4+2 = 8, over C(3,2) = 3                     -> 8/3
+  //   Ê = 12 - 2 - 8/3 = 22/3;  Q̂ = m·n/(m+n) · Ê = 6/5 · 22/3 = 8.8
+  const std::vector<double> x{1, 3}, y{6, 8, 10};
+  EXPECT_NEAR(EnergyStatistic(x, y), 8.8, 1e-12);
+  EXPECT_NEAR(EnergyStatistic(y, x), 8.8, 1e-12);
+  EXPECT_EQ(EnergyStatistic(std::vector<double>{}, y), 0.0);
+}
+
+TEST(EDivisive, ReportsTheStatisticOfTheBestSplit) {
+  // Splits with both sides >= 2 points: τ = 2 gives 8.8 (above); τ = 3, X = {1,3,6},
+  // Y = {8,10}: cross 34·2/6 = 34/3, within X 10/3, within Y 2/1, Ê = 6, Q̂ = 6/5·6 = 7.2.
+  // Five points cannot be significant at 0.05 (too few arrangements), so accept any p.
+  const std::vector<double> series{1, 3, 6, 8, 10};
+  const std::vector<ChangePoint> cps = EDivisive(series, /*significance=*/1.0, 99, /*min_size=*/2);
+  ASSERT_EQ(cps.size(), 1u);
+  EXPECT_EQ(cps[0].index, 2u);
+  EXPECT_NEAR(cps[0].statistic, 8.8, 1e-12);
+  EXPECT_GT(cps[0].p_value, 0.0);
+  EXPECT_LE(cps[0].p_value, 1.0);
+}
+
+// The change points with the largest statistics, by index. Each later step of
+// the bisection tests noise at the 5 % level, so a run may add a weak spurious
+// split inside a level; the shifts themselves must be the strongest.
+std::vector<size_t> Strongest(std::vector<ChangePoint> cps, size_t k) {
+  std::sort(cps.begin(), cps.end(), [](const ChangePoint& a, const ChangePoint& b) { return a.statistic > b.statistic; });
+  std::vector<size_t> idx;
+  for (size_t i = 0; i < std::min(k, cps.size()); ++i) idx.push_back(cps[i].index);
+  std::sort(idx.begin(), idx.end());
+  return idx;
+}
+
+TEST(EDivisive, FindsAClearLevelShiftAtItsFirstPoint) {
+  for (uint64_t seed : {21, 22, 23}) {
+    const std::vector<double> series = Levels({{20, 100.0}, {20, 110.0}}, 1.0, seed);
+    const std::vector<ChangePoint> cps = EDivisive(series);
+    ASSERT_FALSE(cps.empty()) << "seed " << seed;
+    EXPECT_EQ(Strongest(cps, 1), std::vector<size_t>{20}) << "seed " << seed;
+    const auto at = std::find_if(cps.begin(), cps.end(), [](const ChangePoint& c) { return c.index == 20; });
+    ASSERT_NE(at, cps.end());
+    // The smallest p a test with 199 permutations can give: no shuffle came close.
+    EXPECT_DOUBLE_EQ(at->p_value, 1.0 / 200.0);
+    const double direct = EnergyStatistic(std::span(series).first(20), std::span(series).subspan(20));
+    EXPECT_NEAR(at->statistic, direct, 1e-12 * direct);  // incremental sums round differently
+  }
+}
+
+TEST(EDivisive, FindsBothOfTwoShiftsSortedByIndex) {
+  for (uint64_t seed : {21, 22, 23}) {
+    const std::vector<double> series = Levels({{15, 100.0}, {15, 110.0}, {15, 95.0}}, 1.0, seed);
+    const std::vector<ChangePoint> cps = EDivisive(series);
+    ASSERT_GE(cps.size(), 2u) << "seed " << seed;
+    EXPECT_EQ(Strongest(cps, 2), (std::vector<size_t>{15, 30})) << "seed " << seed;
+    for (size_t i = 0; i < cps.size(); ++i) {
+      EXPECT_LT(cps[i].p_value, 0.05);
+      if (i > 0) {
+        EXPECT_LT(cps[i - 1].index, cps[i].index);
+      }
+    }
+  }
+}
+
+TEST(EDivisive, FindsNothingInAConstantSeries) {
+  const std::vector<double> series(30, 42.0);
+  EXPECT_TRUE(EDivisive(series).empty());
+}
+
+TEST(EDivisive, FindsNothingInPureNoise) {
+  for (uint64_t seed : {31, 32, 33}) {
+    const std::vector<double> series = Levels({{40, 100.0}}, 1.0, seed);
+    EXPECT_TRUE(EDivisive(series).empty()) << "seed " << seed;
+  }
+}
+
+TEST(EDivisive, SameSeedSameAnswer) {
+  const std::vector<double> series = Levels({{12, 10.0}, {12, 10.6}}, 0.5, 23);
+  const std::vector<ChangePoint> a = EDivisive(series, 0.05, 199, 3, 5);
+  const std::vector<ChangePoint> b = EDivisive(series, 0.05, 199, 3, 5);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].index, b[i].index);
+    EXPECT_EQ(a[i].p_value, b[i].p_value);
+  }
+}
+
+TEST(EDivisive, RespectsTheMinimumSegmentSize) {
+  // A shift after two points: with min_size 3 no segment may be that short.
+  const std::vector<double> series = Levels({{2, 100.0}, {20, 110.0}}, 0.5, 24);
+  for (const ChangePoint& cp : EDivisive(series, 0.05, 199, 3)) {
+    EXPECT_GE(cp.index, 3u);
+    EXPECT_LE(cp.index, series.size() - 3);
+  }
+  const std::vector<ChangePoint> short_ok = EDivisive(series, 0.05, 199, 2);
+  ASSERT_FALSE(short_ok.empty());
+  EXPECT_EQ(short_ok[0].index, 2u);
+}
+
+TEST(EDivisive, TooShortOrNonFiniteSeriesGiveNothing) {
+  EXPECT_TRUE(EDivisive(std::vector<double>{1, 2, 3, 4, 5}).empty());  // < 2·min_size
+  std::vector<double> series = Levels({{20, 100.0}, {20, 110.0}}, 1.0, 25);
+  series[7] = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_TRUE(EDivisive(series).empty());
+}
+
+}  // namespace
+}  // namespace perfgate::stats
