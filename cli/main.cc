@@ -11,6 +11,8 @@
 
 #include "absl/strings/str_format.h"
 #include "cli/report.h"
+#include "gate/policy.h"
+#include "gate/simulate.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "perfgate/v1/gate.grpc.pb.h"
 #include "perfgate/v1/query.grpc.pb.h"
@@ -24,6 +26,11 @@ struct Config {
   double timeout_s = 60;
   // gate
   std::string run_id, baseline_branch = "main", baseline_commit, policy_file;
+  std::string mode = "history", baseline_run_id;
+  int64_t report_id = 0;
+  // simulate
+  unsigned sim_metrics = 100, sim_aa_trials = 1000, sim_power_trials = 200;
+  std::string sim_out;
   std::string markdown_file, junit_file, json_file;
   // runs / history
   std::string branch, sku, benchmark, metric;
@@ -70,6 +77,16 @@ int Gate(const Config& c) {
   policy << in.rdbuf();
   perfgate::v1::EvaluateRequest req;
   req.set_candidate_run_id(c.run_id);
+  if (c.mode == "ab") {
+    if (c.baseline_run_id.empty()) {
+      std::cerr << "perfgate: --mode ab needs --baseline-run, the run of the baseline side\n";
+      return kExitError;
+    }
+    req.set_mode(perfgate::v1::GATE_MODE_AB);
+    req.set_baseline_run_id(c.baseline_run_id);
+  } else {
+    req.set_mode(perfgate::v1::GATE_MODE_HISTORY);
+  }
   req.set_baseline_branch(c.baseline_branch);
   req.set_baseline_commit(c.baseline_commit);
   req.set_policy_yaml(policy.str());
@@ -81,12 +98,60 @@ int Gate(const Config& c) {
   grpc::Status s = stub->Evaluate(&ctx, req, &report);
   if (!s.ok()) return RpcError(s, "gate", c.coordinator);
   std::cout << perfgate::cli::RenderTable(report);
+  if (report.report_id() > 0) {
+    std::cout << "report " << report.report_id() << " stored; `perfgate report "
+              << report.report_id() << "` shows it again\n";
+  }
   if (!WriteFile(c.markdown_file, perfgate::cli::RenderMarkdown(report)) ||
       !WriteFile(c.junit_file, perfgate::cli::RenderJUnit(report)) ||
       !WriteFile(c.json_file, perfgate::cli::RenderJson(report))) {
     return kExitError;
   }
   return perfgate::cli::ExitCode(report);
+}
+
+int Report(const Config& c) {
+  perfgate::v1::GetReportRequest req;
+  req.set_report_id(c.report_id);
+  perfgate::v1::GateReport report;
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, c.timeout_s);
+  grpc::Status s = perfgate::v1::Gate::NewStub(Channel(c))->GetReport(&ctx, req, &report);
+  if (!s.ok()) return RpcError(s, "report", c.coordinator);
+  std::cout << perfgate::cli::RenderTable(report);
+  if (!WriteFile(c.markdown_file, perfgate::cli::RenderMarkdown(report)) ||
+      !WriteFile(c.junit_file, perfgate::cli::RenderJUnit(report)) ||
+      !WriteFile(c.json_file, perfgate::cli::RenderJson(report))) {
+    return kExitError;
+  }
+  return perfgate::cli::ExitCode(report);
+}
+
+int Simulate(const Config& c) {
+  perfgate::gate::Policy policy;
+  if (!c.policy_file.empty()) {
+    std::ifstream in(c.policy_file);
+    if (!in) {
+      std::cerr << "perfgate: cannot read policy file '" << c.policy_file << "'\n";
+      return kExitError;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    auto parsed = perfgate::gate::ParsePolicy(text.str(), c.policy_file);
+    if (!parsed.ok()) {
+      std::cerr << "perfgate: " << parsed.status().message() << "\n";
+      return kExitError;
+    }
+    policy = *parsed;
+  }
+  perfgate::gate::SimulationOptions o;
+  o.metrics = c.sim_metrics;
+  o.aa_trials = c.sim_aa_trials;
+  o.power_trials = c.sim_power_trials;
+  const std::string table =
+      perfgate::gate::RenderSimulation(o, policy, perfgate::gate::Simulate(o, policy));
+  std::cout << table;
+  return WriteFile(c.sim_out, table) ? 0 : kExitError;
 }
 
 std::string Time(const google::protobuf::Timestamp& t) {
@@ -184,16 +249,38 @@ int main(int argc, char** argv) {
       ->envname("PERFGATE_COORDINATOR")->capture_default_str();
   app.add_option("--timeout", c.timeout_s, "Seconds to wait for the coordinator")->capture_default_str();
 
-  CLI::App* gate = app.add_subcommand("gate", "Judge a candidate run against its baseline; exit 0 pass, 1 regression, 2 error");
+  CLI::App* gate = app.add_subcommand(
+      "gate", "Judge a candidate run against its baseline; exit 0 pass, 1 regression, 2 error, 3 inconclusive");
   gate->add_option("--run", c.run_id, "Candidate run id (perfgate-agent prints it)")->required();
   gate->add_option("--baseline-branch", c.baseline_branch, "Branch whose runs form the baseline")
       ->envname("PERFGATE_BASELINE_BRANCH")->capture_default_str();
   gate->add_option("--baseline-commit", c.baseline_commit,
                    "Merge-base commit: only it and its ancestors count as baseline");
+  gate->add_option("--mode", c.mode, "history: the last K comparable runs of the baseline branch; "
+                                     "ab: the baseline side measured in the same job (--baseline-run)")
+      ->check(CLI::IsMember({"history", "ab"}))->capture_default_str();
+  gate->add_option("--baseline-run", c.baseline_run_id,
+                   "A/B mode: the baseline side's run id (perfgate-agent ab prints it)");
   gate->add_option("--policy", c.policy_file, "Gate policy (YAML)")->required()->envname("PERFGATE_POLICY");
   gate->add_option("--markdown", c.markdown_file, "Also write the report as Markdown here");
   gate->add_option("--junit", c.junit_file, "Also write the report as JUnit XML here");
   gate->add_option("--json", c.json_file, "Also write the report as JSON here");
+
+  CLI::App* report = app.add_subcommand("report", "Show a stored gate report again; exits as the gate did");
+  report->add_option("report_id", c.report_id, "Report id (perfgate gate prints it)")->required();
+  report->add_option("--markdown", c.markdown_file, "Also write the report as Markdown here");
+  report->add_option("--junit", c.junit_file, "Also write the report as JUnit XML here");
+  report->add_option("--json", c.json_file, "Also write the report as JSON here");
+
+  CLI::App* simulate = app.add_subcommand(
+      "simulate", "Measure the gate's false-alarm and detection rates on synthetic runs");
+  simulate->add_option("--policy", c.policy_file, "Gate policy (YAML); the defaults when absent");
+  simulate->add_option("--metrics", c.sim_metrics, "Metrics per gate")->capture_default_str();
+  simulate->add_option("--aa-trials", c.sim_aa_trials, "A/A gates per noise level and mode")
+      ->capture_default_str();
+  simulate->add_option("--power-trials", c.sim_power_trials,
+                       "Gates per slowdown, noise level and mode")->capture_default_str();
+  simulate->add_option("--out", c.sim_out, "Also write the Markdown table here");
 
   CLI::App* runs = app.add_subcommand("runs", "List recent runs");
   runs->add_option("--branch", c.branch, "Only this branch");
@@ -220,6 +307,8 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : kExitError;
   }
   if (gate->parsed()) return Gate(c);
+  if (report->parsed()) return Report(c);
+  if (simulate->parsed()) return Simulate(c);
   if (runs->parsed()) return Runs(c);
   if (run->parsed()) return Run(c);
   if (health->parsed()) return Health(c);
