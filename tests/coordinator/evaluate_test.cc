@@ -2,6 +2,7 @@
 // fields named by the policy, the merge-base's ancestry, same node first.
 #include "coordinator/evaluate.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "common/identity.h"
@@ -59,8 +60,7 @@ class EvaluateTest : public MigratedStoreTest {
     req.baseline_branch = "main";
     req.baseline_commit = baseline_commit;
     req.policy_yaml = policy;
-    MedianToleranceDecider decider;
-    return EvaluateCandidate(*store_, req, decider);
+    return EvaluateCandidate(*store_, req);
   }
 
   static std::vector<std::string> Ids(const GateEvaluation& ev) {
@@ -83,8 +83,11 @@ TEST_F(EvaluateTest, BaselineIsTheNewestKRunsOfTheBranchOnTheSameSku) {
   ASSERT_TRUE(ev.ok()) << ev.status();
   EXPECT_EQ(Ids(*ev), (std::vector<std::string>{b3, b2}));
   ASSERT_EQ(ev->result.verdicts.size(), 1u);
-  EXPECT_EQ(ev->result.verdicts[0].verdict, Verdict::kRegression);  // 13 vs 10 ms at 3 %
-  EXPECT_TRUE(ev->result.regression);
+  EXPECT_EQ(ev->result.verdicts[0].verdict, gate::Verdict::kRegression);  // 13 vs 10 ms at 3 %
+  // Two runs cannot show between-run noise: their stored samples were compared.
+  EXPECT_EQ(ev->result.verdicts[0].method, gate::Method::kSamples);
+  EXPECT_EQ(ev->result.verdicts[0].baseline_samples, 10u);
+  EXPECT_EQ(ev->result.outcome, gate::Outcome::kRegression);
 }
 
 TEST_F(EvaluateTest, EnvironmentFieldsNamedByThePolicyMustMatch) {
@@ -131,6 +134,40 @@ TEST_F(EvaluateTest, RefusesBadRequestsWithPreciseCodes) {
   auto typo = Gate(failed, "version: 1\ndefaults:\n  tolerence: 5%\n");
   EXPECT_EQ(typo.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(typo.status().message().find(":3:"), std::string::npos) << typo.status();
+}
+
+TEST_F(EvaluateTest, AbModeComparesTheNamedBaselineRunOnly) {
+  Store({.commit = "b1", .time_ms = 20});  // history would see this run; A/B must not
+  const std::string side = Store({.branch = "ab-baseline", .commit = "c1", .time_ms = 10});
+  const std::string cand = Store({.branch = "pr", .commit = "c1", .time_ms = 10.1});
+  GateRequest req;
+  req.candidate_run_id = cand;
+  req.mode = gate::Mode::kAb;
+  req.baseline_run_id = side;
+  req.policy_yaml = "version: 1\n";
+  auto ev = EvaluateCandidate(*store_, req);
+  ASSERT_TRUE(ev.ok()) << ev.status();
+  EXPECT_EQ(Ids(*ev), std::vector<std::string>{side});
+  ASSERT_EQ(ev->result.verdicts.size(), 1u);
+  EXPECT_EQ(ev->result.mode, gate::Mode::kAb);
+  EXPECT_NEAR(ev->result.verdicts[0].change, 0.01, 1e-9);
+  EXPECT_EQ(ev->result.verdicts[0].verdict, gate::Verdict::kPass);
+}
+
+TEST_F(EvaluateTest, AbModeRefusesAMissingOrForeignBaselineRun) {
+  const std::string other_sku = Store({.commit = "g", .sku = "h100-sxm5-80gb"});
+  const std::string cand = Store({.branch = "pr", .commit = "c1"});
+  GateRequest req;
+  req.candidate_run_id = cand;
+  req.mode = gate::Mode::kAb;
+  req.policy_yaml = "version: 1\n";
+  auto none = EvaluateCandidate(*store_, req);
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(none.status().message()), ::testing::HasSubstr("baseline_run_id"));
+  req.baseline_run_id = other_sku;
+  auto foreign = EvaluateCandidate(*store_, req);
+  EXPECT_EQ(foreign.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(foreign.status().message()), ::testing::HasSubstr("h100-sxm5-80gb"));
 }
 
 }  // namespace
