@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
 namespace perfgate {
@@ -207,7 +208,16 @@ absl::StatusOr<NvmlDevice> Nvml::DeviceByPciBusId(const std::string& bus_id) con
     return absl::UnimplementedError("NVML lacks nvmlDeviceGetHandleByPciBusId_v2");
   }
   NvmlDevice d;
-  if (const nvmlReturn_t r = api_->by_pci(bus_id.c_str(), &d.handle); r != NVML_SUCCESS) {
+  nvmlReturn_t r = api_->by_pci(bus_id.c_str(), &d.handle);
+  if (r != NVML_SUCCESS) {
+    // NVML prints an eight-digit domain in upper case; try its own spelling.
+    std::string own = absl::AsciiStrToUpper(bus_id);
+    if (const size_t colon = own.find(':'); colon != std::string::npos && colon < 8) {
+      own.insert(0, 8 - colon, '0');
+    }
+    if (own != bus_id) r = api_->by_pci(own.c_str(), &d.handle);
+  }
+  if (r != NVML_SUCCESS) {
     return absl::NotFoundError(
         absl::StrCat(api_->Error("nvmlDeviceGetHandleByPciBusId_v2", r), " for ", bus_id));
   }
