@@ -1,9 +1,12 @@
 #include "agent/agent.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <sstream>
 
 #include "absl/strings/ascii.h"
@@ -14,6 +17,8 @@
 #include "agent/runner.h"
 #include "agent/spool.h"
 #include "common/identity.h"
+#include "common/nvml.h"
+#include "common/validity.h"
 #include "proto/convert.h"
 #include "suites/builtin.h"
 
@@ -150,6 +155,16 @@ int RunCommand(const AgentConfig& config) {
   if (!client_options.ok()) return Fail(client_options.status(), "bad option");
 
   const ProbeResult probe = ProbeMachine();
+  const std::vector<DeviceHealth> health_at_start =
+      HealthOf(probe.cuda, probe.gpu_facts, static_cast<uint32_t>(getpid()));
+  // Device cases run on CUDA device 0; its clocks mark their samples.
+  std::unique_ptr<NvmlThrottleSource> throttle;
+  if (probe.nvml && !probe.nvml_devices.empty() && probe.nvml_devices[0] &&
+      probe.gpu_facts[0].default_sm_clock_mhz) {
+    throttle = std::make_unique<NvmlThrottleSource>(*probe.nvml, *probe.nvml_devices[0],
+                                                    *probe.gpu_facts[0].default_sm_clock_mhz);
+    options.throttle = throttle.get();
+  }
   RunMeta meta;
   meta.run_id = NewUuid();
   meta.agent_name = config.agent_name.empty() ? probe.hostname : config.agent_name;
@@ -170,10 +185,14 @@ int RunCommand(const AgentConfig& config) {
   meta.ci_job = config.ci_job;
   meta.node = probe.hostname;
   meta.started_at = std::chrono::system_clock::now();
+  meta.details = probe.details;
 
   std::cout << "perfgate-agent: sku " << meta.environment.sku << ", " << cases->size()
             << " cases, coordinator " << config.coordinator << "\n";
   if (!probe.cuda.available) std::cout << "perfgate-agent: no GPU: " << probe.cuda.note << "\n";
+  if (probe.cuda.available && probe.nvml_status != "ok") {
+    std::cout << "perfgate-agent: NVML " << probe.nvml_status << "\n";
+  }
 
   // Every batch goes to the spool before the wire, so nothing measured is
   // lost if the coordinator goes away.
@@ -234,7 +253,14 @@ int RunCommand(const AgentConfig& config) {
   }
 
   std::cout << "\n" << FormatSummaryTable(done) << "\n";
-  const v1::CloseRunRequest close = CloseRequest(meta.run_id, v1::RUN_COMPLETE, sequence, "");
+  v1::CloseRunRequest close = CloseRequest(meta.run_id, v1::RUN_COMPLETE, sequence, "");
+  // Read right after the last case, while the link still carries its load.
+  const std::vector<std::string> invalid =
+      InvalidForGatingReasons(health_at_start, ProbeHealth(probe), ThrottleCounts(done));
+  for (const std::string& reason : invalid) {
+    std::cout << "perfgate-agent: invalid for gating: " << reason << "\n";
+    close.add_invalid_reasons(reason);
+  }
   if (online) {
     auto closed = client.CloseRun(close);
     if (closed.ok()) {
@@ -298,12 +324,20 @@ int ProbeCommand() {
   const ProbeResult p = ProbeMachine();
   std::cout << "sku: " << p.environment.sku << "\n";
   std::cout << "hostname: " << p.hostname << "\n";
-  for (const auto& [k, v] : p.environment.fields) std::cout << k << ": " << v << "\n";
+  std::cout << "nvml: " << p.nvml_status << "\n";
   if (!p.cuda.available) std::cout << "gpu: none (" << p.cuda.note << ")\n";
   for (const GpuInfo& g : p.cuda.devices) {
     std::cout << "gpu " << g.index << ": " << g.name << " " << g.uuid << " pci " << g.pci_bus_id
               << " sm " << g.sm_count << "\n";
   }
+  std::cout << "\nenvironment (must match for numbers to compare; hash "
+            << p.environment.Hash().substr(0, 12) << "):\n";
+  for (const auto& [k, v] : p.environment.fields) std::cout << "  " << k << ": " << v << "\n";
+  std::cout << "\nrun details (recorded with each run):\n";
+  for (const auto& [k, v] : p.details) std::cout << "  " << k << ": " << v << "\n";
+  const std::vector<std::string> now =
+      InvalidForGatingReasons(HealthOf(p.cuda, p.gpu_facts, static_cast<uint32_t>(getpid())), ProbeHealth(p), {});
+  for (const std::string& reason : now) std::cout << "invalid for gating now: " << reason << "\n";
   return kExitOk;
 }
 

@@ -21,48 +21,67 @@ std::string Uuid(const cudaUUID_t& u) {
   return buf;
 }
 
-std::string Error(const char* call, cudaError_t e) {
-  return std::string(call) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+std::string Error(const char* call, cudaError_t e, const char* file, int line) {
+  return std::string(call) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ") at " +
+         file + ":" + std::to_string(line);
+}
+
+const char* ComputeMode(int mode) {
+  switch (mode) {
+    case cudaComputeModeDefault: return "default";
+    case cudaComputeModeProhibited: return "prohibited";
+    case cudaComputeModeExclusiveProcess: return "exclusive_process";
+    default: return "unknown";
+  }
 }
 
 }  // namespace
 
+// A failed runtime call ends the probe with the call, the error, file and line.
+#define PERFGATE_CUDA_PROBE(call, probe)                          \
+  do {                                                            \
+    const cudaError_t perfgate_e = (call);                        \
+    if (perfgate_e != cudaSuccess) {                              \
+      (probe).note = Error(#call, perfgate_e, __FILE__, __LINE__); \
+      (probe).devices.clear();                                    \
+      return probe;                                               \
+    }                                                             \
+  } while (0)
+
 CudaProbe ProbeCuda() {
   CudaProbe p;
-  cudaError_t e = cudaRuntimeGetVersion(&p.runtime_version);
-  if (e != cudaSuccess) {
-    p.note = Error("cudaRuntimeGetVersion", e);
-    return p;
-  }
-  e = cudaDriverGetVersion(&p.driver_version);
-  if (e != cudaSuccess || p.driver_version == 0) {
-    p.note = e != cudaSuccess ? Error("cudaDriverGetVersion", e) : "no CUDA driver installed";
+  PERFGATE_CUDA_PROBE(cudaRuntimeGetVersion(&p.runtime_version), p);
+  PERFGATE_CUDA_PROBE(cudaDriverGetVersion(&p.driver_version), p);
+  if (p.driver_version == 0) {
+    p.note = "no CUDA driver installed";
     return p;
   }
   int count = 0;
-  e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) {
-    p.note = Error("cudaGetDeviceCount", e);
-    return p;
-  }
+  PERFGATE_CUDA_PROBE(cudaGetDeviceCount(&count), p);
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp prop{};
-    e = cudaGetDeviceProperties(&prop, i);
-    if (e != cudaSuccess) {
-      p.note = Error("cudaGetDeviceProperties", e);
-      return p;
-    }
+    PERFGATE_CUDA_PROBE(cudaGetDeviceProperties(&prop, i), p);
     GpuInfo g;
     g.index = i;
     g.name = prop.name;
     g.uuid = Uuid(prop.uuid);
     char bus[32] = {};
-    if (cudaDeviceGetPCIBusId(bus, sizeof bus, i) == cudaSuccess) g.pci_bus_id = bus;
+    PERFGATE_CUDA_PROBE(cudaDeviceGetPCIBusId(bus, sizeof bus, i), p);
+    g.pci_bus_id = bus;
     g.total_memory = prop.totalGlobalMem;
     g.sm_count = prop.multiProcessorCount;
     g.cc_major = prop.major;
     g.cc_minor = prop.minor;
     g.l2_bytes = prop.l2CacheSize;
+    int khz = 0, ecc = 0, mode = 0;
+    PERFGATE_CUDA_PROBE(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, i), p);
+    g.max_sm_clock_mhz = khz / 1000;
+    PERFGATE_CUDA_PROBE(cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, i), p);
+    g.max_mem_clock_mhz = khz / 1000;
+    PERFGATE_CUDA_PROBE(cudaDeviceGetAttribute(&ecc, cudaDevAttrEccEnabled, i), p);
+    g.ecc_enabled = ecc != 0;
+    PERFGATE_CUDA_PROBE(cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, i), p);
+    g.compute_mode = ComputeMode(mode);
     p.devices.push_back(g);
   }
   p.available = count > 0;

@@ -18,6 +18,10 @@ struct GpuInfo {
   int sm_count = 0;
   int cc_major = 0, cc_minor = 0;
   int l2_bytes = 0;
+  int max_sm_clock_mhz = 0;   // peak clocks as the runtime states them
+  int max_mem_clock_mhz = 0;
+  bool ecc_enabled = false;
+  std::string compute_mode;   // "default", "exclusive_process", "prohibited"
 };
 
 /// What the CUDA runtime said, or why it said nothing.

@@ -35,6 +35,7 @@ CaseResult RunCase(const suites::CaseInstance& instance, const RunnerOptions& op
     if (GlobMatch(s.pattern, key)) fraction = s.fraction;
   }
   suites::State state(instance.id, instance.spec->metrics, options.engine, fraction);
+  state.set_throttle_source(options.throttle);
   try {
     instance.spec->body(state);
   } catch (const std::exception& e) {

@@ -26,6 +26,7 @@ absl::StatusOr<Slowdown> ParseSlowdown(const std::string& spec);
 struct RunnerOptions {
   EngineOptions engine;
   std::vector<Slowdown> slowdowns;
+  ThrottleSource* throttle = nullptr;  // device clocks and reasons (NVML); null: none
 };
 
 /// Runs one case: exceptions from its body fail the case, never the agent.

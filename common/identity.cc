@@ -146,48 +146,93 @@ std::string CpuSkuKey(std::string_view vendor_id, std::string_view model_name) {
   return absl::StrCat("cpu-", vendor, "-", model);
 }
 
-std::string GpuSkuKey(std::string_view device_name, uint64_t total_memory_bytes) {
+namespace {
+
+// Memory as marketed, which the reported size only approaches (80 GB parts
+// report ~79.6 GiB, 48 GB L40S ~44.5 GiB): the nearest size within 10 %.
+long MarketedGb(uint64_t bytes) {
+  static constexpr long kSizes[] = {16, 24, 32, 40, 48, 80, 94, 96, 141, 144, 180, 192};
+  const double gib = static_cast<double>(bytes) / (1024.0 * 1024 * 1024);
+  long best = std::lround(gib);
+  double best_diff = 0.10 * gib;
+  for (long s : kSizes) {
+    const double diff = std::fabs(gib - static_cast<double>(s));
+    if (diff <= best_diff) {
+      best = s;
+      best_diff = diff;
+    }
+  }
+  return best;
+}
+
+// One SKU perfgate knows: the name the CUDA runtime and NVML report, the
+// marketed memory (0: any), the PCI device id (upper 16 bits of NVML's
+// pciDeviceId; 0: unknown) and the key. Keys follow design.md's examples.
+struct KnownGpu {
+  const char* name;
+  long memory_gb;
+  uint32_t pci_device;
+  const char* key;
+};
+
+constexpr KnownGpu kKnownGpus[] = {
+    {"NVIDIA H100 80GB HBM3", 80, 0x2330, "h100-sxm5-80gb"},
+    {"NVIDIA H100 PCIe", 80, 0x2331, "h100-pcie-80gb"},
+    {"NVIDIA H100 NVL", 94, 0x2321, "h100-nvl-94gb"},
+    {"NVIDIA H200", 141, 0x2335, "h200-141gb"},
+    {"NVIDIA H200 NVL", 141, 0x233b, "h200-nvl-141gb"},
+    {"NVIDIA A100-SXM4-40GB", 40, 0x20b0, "a100-sxm4-40gb"},
+    {"NVIDIA A100-SXM4-80GB", 80, 0x20b2, "a100-sxm4-80gb"},
+    {"NVIDIA A100-PCIE-40GB", 40, 0x20f1, "a100-pcie-40gb"},
+    {"NVIDIA A100 80GB PCIe", 80, 0x20b5, "a100-pcie-80gb"},
+    {"NVIDIA L40S", 48, 0x26b9, "l40s-48gb"},
+    {"NVIDIA L4", 24, 0x27b8, "l4-24gb"},
+    {"NVIDIA B200", 180, 0x2901, "b200-180gb"},
+    // GH200 comes with 96 GB HBM3 or 144 GB HBM3e behind names that do not
+    // always say which: the memory decides.
+    {"NVIDIA GH200 480GB", 96, 0, "gh200-96gb"},
+    {"NVIDIA GH200 144G HBM3e", 144, 0, "gh200-144gb"},
+};
+
+bool SameName(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string GpuSkuKey(std::string_view device_name, uint64_t total_memory_bytes,
+                      uint32_t pci_device_id) {
+  const long memory_gb = MarketedGb(total_memory_bytes);
+  auto fits = [&](const KnownGpu& g) { return g.memory_gb == 0 || g.memory_gb == memory_gb; };
+  for (const KnownGpu& g : kKnownGpus) {
+    if (SameName(g.name, device_name) && fits(g)) return g.key;
+  }
   std::string slug = Slug(device_name);
   if (slug.rfind("nvidia-", 0) == 0) slug.erase(0, 7);
-  const double gib = static_cast<double>(total_memory_bytes) / (1024.0 * 1024 * 1024);
-  auto has = [&](std::string_view w) { return slug.find(w) != std::string::npos; };
-  // Memory as marketed, which the reported size only approaches (80 GB parts
-  // report ~79.6 GiB, 48 GB L40S ~44.5 GiB): the nearest size within 10 %.
-  auto marketed = [](double g) -> long {
-    static constexpr long kSizes[] = {16, 24, 32, 40, 48, 80, 94, 96, 141, 144, 180, 192};
-    long best = std::lround(g);
-    double best_diff = 0.10 * g;
-    for (long s : kSizes) {
-      const double diff = std::fabs(g - static_cast<double>(s));
-      if (diff <= best_diff) {
-        best = s;
-        best_diff = diff;
-      }
+  const std::string mem = absl::StrCat(memory_gb, "gb");
+  // A GH200 by any name: its memory tells the two parts apart.
+  if (slug.find("gh200") != std::string::npos) return "gh200-" + mem;
+  // A name not in the table (a new driver's spelling): the PCI device id
+  // still tells the form factor, where one was given.
+  const uint32_t device = pci_device_id >> 16;
+  if (device != 0) {
+    for (const KnownGpu& g : kKnownGpus) {
+      if (g.pci_device == device && fits(g)) return g.key;
     }
-    return best;
-  };
-  const std::string mem = absl::StrCat(marketed(gib), "gb");
-  if (has("gh200")) return "gh200-" + mem;
-  if (has("h200")) return "h200-" + mem;
-  if (has("h100")) {
-    if (has("nvl")) return "h100-nvl-" + mem;
-    if (has("pcie")) return "h100-pcie-" + mem;
-    return "h100-sxm5-" + mem;
   }
-  if (has("b200")) return "b200-" + mem;
-  if (has("a100")) {
-    if (has("pcie")) return "a100-pcie-" + mem;
-    return "a100-sxm4-" + mem;
-  }
-  if (has("l40s")) return "l40s-" + mem;
-  if (has("l4")) return "l4-" + mem;
   return slug.empty() ? "gpu-unknown-" + mem : slug + "-" + mem;
 }
 
 const std::vector<std::string>& KnownSkuExamples() {
   static const std::vector<std::string> kExamples = {
       "h100-sxm5-80gb", "h100-pcie-80gb", "h100-nvl-94gb",  "h200-141gb",
-      "gh200-96gb",     "gh200-144gb",    "b200-180gb",     "a100-sxm4-40gb",
+      "h200-nvl-141gb", "gh200-96gb",     "gh200-144gb",    "b200-180gb",     "a100-sxm4-40gb",
       "a100-sxm4-80gb", "a100-pcie-40gb", "a100-pcie-80gb", "l40s-48gb",
       "l4-24gb",        "cpu-amd-epyc",   "cpu-intel-xeon", "cpu-arm-neoverse",
   };

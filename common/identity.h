@@ -24,8 +24,12 @@ std::string Slug(std::string_view text);
 std::string CpuSkuKey(std::string_view vendor_id, std::string_view model_name);
 
 /// SKU key of a GPU from its name and memory size, e.g.
-/// ("NVIDIA H100 80GB HBM3", 85'520'809'984) -> "h100-sxm5-80gb".
-std::string GpuSkuKey(std::string_view device_name, uint64_t total_memory_bytes);
+/// ("NVIDIA H100 80GB HBM3", 85'520'809'984) -> "h100-sxm5-80gb": a table of
+/// known SKUs by name and marketed memory; then, for a name not in it, the
+/// PCI device id (NVML's pciDeviceId, device << 16 | vendor; 0 when unknown)
+/// for the form factor; else the name's slug and the marketed memory in GB.
+std::string GpuSkuKey(std::string_view device_name, uint64_t total_memory_bytes,
+                      uint32_t pci_device_id = 0);
 
 /// Families of SKU keys perfgate knows ("h100-*", "cpu-*", ...). A policy SKU
 /// pattern must match at least one of these examples to be accepted.

@@ -82,6 +82,9 @@ struct RunMeta {
   std::string node;
   TimePoint started_at{};
   std::vector<std::string> parent_commits;  // nearest first
+  // Volatile facts of this run (device UUIDs, temperatures, current clocks,
+  // Slurm ids, ...): recorded and shown, never part of the environment.
+  std::map<std::string, std::string> details;
 };
 
 /// Per-run statistics of one metric of one case.

@@ -24,6 +24,7 @@ bool Comparable(const RunRecord& candidate, const RunRecord& other,
 absl::StatusOr<gate::RunData> LoadRun(Store& store, const RunRecord& run) {
   gate::RunData data;
   data.run_id = run.meta.run_id;
+  data.invalid_reasons = run.invalid_reasons;
   auto summaries = store.GetSummaries(run.meta.run_id);
   if (!summaries.ok()) return summaries.status();
   auto samples = store.GetSamples(run.meta.run_id);
@@ -122,7 +123,10 @@ absl::StatusOr<GateEvaluation> EvaluateCandidate(Store& store, const GateRequest
   const std::vector<std::string> fields = policy->MatchFields(sku);
   std::vector<RunRecord> comparable;
   for (RunRecord& r : *runs) {
-    if (Comparable(ev.candidate, r, fields)) comparable.push_back(std::move(r));
+    // A run measured on an unfit node is stored and shown, never a baseline.
+    if (r.invalid_reasons.empty() && Comparable(ev.candidate, r, fields)) {
+      comparable.push_back(std::move(r));
+    }
   }
   // Same node first (it removes node-to-node variance), newest first within.
   std::stable_partition(comparable.begin(), comparable.end(), [&](const RunRecord& r) {

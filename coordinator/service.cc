@@ -34,6 +34,8 @@ void ToProto(const RunRecord& r, v1::RunInfo* out) {
   wire::ToProto(r.meta.started_at, out->mutable_started_at());
   if (r.finished_at) wire::ToProto(*r.finished_at, out->mutable_finished_at());
   out->set_samples(r.samples);
+  for (const auto& [k, v] : r.meta.details) (*out->mutable_details())[k] = v;
+  for (const std::string& reason : r.invalid_reasons) out->add_invalid_reasons(reason);
 }
 
 }  // namespace
@@ -130,7 +132,9 @@ grpc::Status IngestService::CloseRun(grpc::ServerContext* ctx, const v1::CloseRu
   auto status = wire::FromProto(req->status(), "status");
   if (!status.ok()) return ToGrpc(status.status(), "CloseRun");
   if (*status == RunStatus::kRunning) return Invalid("status: a run is closed as RUN_COMPLETE or RUN_FAILED");
-  auto out = store_.CloseRun(req->run_id(), *status, req->last_sequence(), req->reason());
+  const std::vector<std::string> invalid(req->invalid_reasons().begin(),
+                                         req->invalid_reasons().end());
+  auto out = store_.CloseRun(req->run_id(), *status, req->last_sequence(), req->reason(), invalid);
   if (!out.ok()) return ToGrpc(out.status(), "CloseRun");
   resp->set_cases(out->cases);
   resp->set_samples(out->samples);

@@ -90,7 +90,8 @@ const std::string& RunColumns() {
       MicrosFromTimestamp("r.started_at"), ", array_to_json(r.parent_commits)::text, r.status, ",
       MicrosFromTimestamp("r.finished_at"),
       ", r.failure_reason, "
-      "(SELECT coalesce(sum(b.sample_count), 0) FROM batches b WHERE b.run_id = r.id)::bigint");
+      "(SELECT coalesce(sum(b.sample_count), 0) FROM batches b WHERE b.run_id = r.id)::bigint, "
+      "r.details::text, array_to_json(r.invalid_reasons)::text");
   return kColumns;
 }
 constexpr const char* kRunJoins =
@@ -119,6 +120,11 @@ RunRecord RowToRun(const pqxx::row& row) {
   if (!row[13].is_null()) rec.finished_at = FromMicros(row[13].as<int64_t>());
   rec.failure_reason = row[14].as<std::string>();
   rec.samples = row[15].as<uint64_t>();
+  const Json details = Json::parse(row[16].as<std::string>());
+  for (const auto& [k, v] : details.items()) {
+    m.details[k] = v.is_string() ? v.get<std::string>() : v.dump();
+  }
+  rec.invalid_reasons = Json::parse(row[17].as<std::string>()).get<std::vector<std::string>>();
   return rec;
 }
 
@@ -430,13 +436,13 @@ absl::StatusOr<bool> Store::OpenRun(const RunMeta& meta) {
     pqxx::result inserted = txn.exec_params(
         absl::StrCat(
             "INSERT INTO runs (id, agent_id, environment_id, sku, repo, branch, commit, "
-            "parent_commits, trigger, ci_job, node, started_at) VALUES ($1, $2, $3, $4, "
+            "parent_commits, trigger, ci_job, node, started_at, details) VALUES ($1, $2, $3, $4, "
             "$5, $6, $7, ARRAY(SELECT jsonb_array_elements_text($8::jsonb)), $9, $10, $11, "
             "CASE WHEN $12::bigint = 0 THEN now() ELSE ",
-            TimestampFromMicros(12), " END) ON CONFLICT (id) DO NOTHING RETURNING 1"),
+            TimestampFromMicros(12), " END, $13::jsonb) ON CONFLICT (id) DO NOTHING RETURNING 1"),
         *run_id, agent_id, env_id, meta.environment.sku, meta.repo, meta.branch, meta.commit,
         Json(meta.parent_commits).dump(), std::string(ToString(meta.trigger)), meta.ci_job,
-        meta.node, ToMicros(meta.started_at));
+        meta.node, ToMicros(meta.started_at), Json(meta.details).dump());
     if (inserted.empty()) {
       // Opened concurrently by a resend that won the race.
       const std::string status =
@@ -580,7 +586,8 @@ absl::StatusOr<BatchOutcome> Store::StoreBatch(const std::string& raw_run_id, ui
 }
 
 absl::StatusOr<CloseOutcome> Store::CloseRun(const std::string& raw_run_id, RunStatus status,
-                                             uint64_t last_sequence, const std::string& reason) {
+                                             uint64_t last_sequence, const std::string& reason,
+                                             const std::vector<std::string>& invalid_reasons) {
   auto run_id = NormalizeRunId(raw_run_id);
   if (!run_id.ok()) return run_id.status();
   if (status != RunStatus::kComplete && status != RunStatus::kFailed) {
@@ -679,8 +686,9 @@ absl::StatusOr<CloseOutcome> Store::CloseRun(const std::string& raw_run_id, RunS
         "median_ci_low = excluded.median_ci_low, median_ci_high = excluded.median_ci_high",
         *run_id, rows.dump());
     txn.exec_params(
-        "UPDATE runs SET status = $2, finished_at = now(), failure_reason = $3 WHERE id = $1",
-        *run_id, new_status, reason);
+        "UPDATE runs SET status = $2, finished_at = now(), failure_reason = $3, "
+        "invalid_reasons = ARRAY(SELECT jsonb_array_elements_text($4::jsonb)) WHERE id = $1",
+        *run_id, new_status, reason, Json(invalid_reasons).dump());
     CloseOutcome out = counts();
     txn.commit();
     return out;

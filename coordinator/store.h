@@ -25,6 +25,7 @@ struct RunRecord {
   std::optional<TimePoint> finished_at;
   uint64_t samples = 0;  // samples stored for the run (a sample carries all metrics of its case)
   std::string failure_reason;
+  std::vector<std::string> invalid_reasons;  // why it may not gate; empty when valid
 };
 
 /// Unthrottled sample values by (benchmark key, metric name).
@@ -104,10 +105,12 @@ class Store {
   /// Finishes a run: checks batches 1..last_sequence are all stored
   /// (FAILED_PRECONDITION naming the first missing one otherwise), computes
   /// per-metric summaries over unthrottled samples with common/stats, records
-  /// each case's final status, sets status and finished_at. Closing an already
+  /// each case's final status, sets status and finished_at, and stores the
+  /// reasons the run is invalid for gating (none: valid). Closing an already
   /// closed run with the same status is accepted and changes nothing.
   absl::StatusOr<CloseOutcome> CloseRun(const std::string& run_id, RunStatus status,
-                                        uint64_t last_sequence, const std::string& reason);
+                                        uint64_t last_sequence, const std::string& reason,
+                                        const std::vector<std::string>& invalid_reasons = {});
 
   /// One run. NOT_FOUND when unknown.
   absl::StatusOr<RunRecord> GetRun(const std::string& run_id);

@@ -25,6 +25,10 @@ bool ValidToken(const std::string& s) {
   return true;
 }
 
+// Details are short facts; anything longer is a mistake, not a fact.
+constexpr size_t kMaxDetailKey = 200;
+constexpr size_t kMaxDetailValue = 4096;
+
 }  // namespace
 
 v1::Direction ToProto(Direction d) {
@@ -111,6 +115,7 @@ void ToProto(const RunMeta& meta, v1::OpenRunRequest* out) {
   out->set_node(meta.node);
   ToProto(meta.started_at, out->mutable_started_at());
   for (const std::string& c : meta.parent_commits) out->add_parent_commits(c);
+  for (const auto& [k, v] : meta.details) (*out->mutable_details())[k] = v;
 }
 
 TimePoint FromProto(const google::protobuf::Timestamp& t) {
@@ -228,6 +233,16 @@ absl::StatusOr<RunMeta> FromProto(const v1::OpenRunRequest& r) {
   if (!r.has_started_at()) return Bad("started_at", "must be set");
   m.started_at = FromProto(r.started_at());
   for (const std::string& c : r.parent_commits()) m.parent_commits.push_back(c);
+  for (const auto& [k, v] : r.details()) {
+    if (k.empty() || k.size() > kMaxDetailKey) {
+      return Bad("details", absl::StrCat("keys must be 1 to ", kMaxDetailKey, " characters"));
+    }
+    if (v.size() > kMaxDetailValue) {
+      return Bad(absl::StrCat("details['", k, "']"),
+                 absl::StrCat("is ", v.size(), " characters; at most ", kMaxDetailValue));
+    }
+    m.details[k] = v;
+  }
   return m;
 }
 

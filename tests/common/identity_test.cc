@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 
 namespace perfgate {
@@ -54,6 +58,45 @@ TEST(GpuSku, FallsBackToAStableSlugForUnknownDevices) {
   const std::string key = GpuSkuKey("NVIDIA RTX 6000 Ada Generation", 47.5 * (1ull << 30));
   EXPECT_EQ(key, "rtx-6000-ada-generation-48gb");
   EXPECT_EQ(key, GpuSkuKey("NVIDIA RTX 6000 Ada Generation", 47.5 * (1ull << 30)));
+}
+
+// Every recorded device description in tests/data/devices maps to the SKU
+// key it names: what the CUDA runtime and NVML report (name, memory, PCI
+// device id) against the key perfgate must store it under.
+TEST(GpuSku, MapsEveryRecordedDeviceDescriptionToItsKey) {
+  const std::filesystem::path dir = std::filesystem::path(PERFGATE_TEST_DATA_DIR) / "devices";
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".json") continue;
+    std::ifstream in(entry.path());
+    const nlohmann::json d = nlohmann::json::parse(in);
+    const uint32_t pci_device_id =
+        static_cast<uint32_t>(std::stoul(d.at("pci_device_id").get<std::string>(), nullptr, 16));
+    const std::string name = d.at("name").get<std::string>();
+    const uint64_t memory = d.at("total_memory_bytes").get<uint64_t>();
+    EXPECT_EQ(GpuSkuKey(name, memory, pci_device_id), d.at("sku").get<std::string>())
+        << entry.path().filename();
+    if (!d.value("needs_pci_device_id", false)) {
+      // The name and memory alone decide, as without NVML.
+      EXPECT_EQ(GpuSkuKey(name, memory), d.at("sku").get<std::string>()) << entry.path().filename();
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 15) << "device descriptions missing from " << dir;
+}
+
+TEST(GpuSku, TellsGh200PartsApartByMemory) {
+  constexpr uint64_t kMiB = 1ull << 20;
+  EXPECT_EQ(GpuSkuKey("NVIDIA GH200 480GB", 97'871 * kMiB), "gh200-96gb");
+  EXPECT_EQ(GpuSkuKey("NVIDIA GH200 480GB", 146'831 * kMiB), "gh200-144gb");
+}
+
+TEST(GpuSku, EveryTableKeyIsAKnownExample) {
+  for (const char* key : {"h200-nvl-141gb", "b200-180gb", "l4-24gb", "gh200-144gb"}) {
+    EXPECT_NE(std::find(KnownSkuExamples().begin(), KnownSkuExamples().end(), key),
+              KnownSkuExamples().end())
+        << key;
+  }
 }
 
 TEST(Glob, MatchesStarsAndQuestionMarks) {

@@ -117,6 +117,41 @@ TEST_F(ServiceTest, ABatchIsAcknowledgedAndAResendIsAcknowledgedAsDuplicate) {
   EXPECT_EQ(detail.run().status(), v1::RUN_COMPLETE);
 }
 
+TEST_F(ServiceTest, DetailsAndInvalidReasonsTravelFromOpenAndCloseToGetRun) {
+  v1::RegisterAgentRequest reg;
+  reg.set_name("node-1");
+  v1::RegisterAgentResponse reg_resp;
+  ASSERT_TRUE(ingest_->RegisterAgent(Context().get(), reg, &reg_resp).ok());
+  RunMeta meta;
+  meta.run_id = NewUuid();
+  meta.agent_name = "node-1";
+  meta.environment = {"h100-sxm5-80gb", {{"nvidia_driver", "570.124.06"}}};
+  meta.branch = "main";
+  meta.started_at = std::chrono::system_clock::now();
+  meta.details = {{"gpu0.serial", "1654922001234"}, {"slurm_array_task_id", "7"}};
+  v1::OpenRunRequest open;
+  wire::ToProto(meta, &open);
+  v1::OpenRunResponse opened;
+  ASSERT_TRUE(ingest_->OpenRun(Context().get(), open, &opened).ok());
+
+  v1::CloseRunRequest close;
+  close.set_run_id(meta.run_id);
+  close.set_status(v1::RUN_COMPLETE);
+  close.add_invalid_reasons("case kernels/copy: 9 of 10 samples throttled (more than half)");
+  v1::CloseRunResponse closed;
+  ASSERT_TRUE(ingest_->CloseRun(Context().get(), close, &closed).ok());
+
+  v1::GetRunRequest get;
+  get.set_run_id(meta.run_id);
+  v1::RunDetail detail;
+  ASSERT_TRUE(query_->GetRun(Context().get(), get, &detail).ok());
+  ASSERT_EQ(detail.run().invalid_reasons_size(), 1);
+  EXPECT_EQ(detail.run().invalid_reasons(0), close.invalid_reasons(0));
+  EXPECT_EQ(detail.run().details().size(), 2u);
+  EXPECT_EQ(detail.run().details().at("gpu0.serial"), "1654922001234");
+  EXPECT_EQ(detail.run().details().at("slurm_array_task_id"), "7");
+}
+
 TEST_F(ServiceTest, ANaNSampleIsRefusedNamingTheFieldAndNothingIsStored) {
   const std::string run = OpenRun();
   auto ctx = Context();

@@ -497,6 +497,42 @@ TEST_F(StoreTest, HistoryIsTheNewestCompleteRunMediansOldestFirst) {
             absl::StatusCode::kNotFound);
 }
 
+TEST_F(StoreTest, RunClosedWithInvalidReasonsReturnsThemAndItsDetails) {
+  RunMeta meta = MakeRun();
+  meta.details = {{"gpu0.uuid", "GPU-5e3b0a4c-6c2e-4f1b-9d7e-0a1b2c3d4e5f"},
+                  {"gpu0.temperature_c", "41"},
+                  {"nvml", "unavailable: NVML not found"},
+                  {"slurm_job_id", "123456"}};
+  ASSERT_TRUE(store_->OpenRun(meta).ok());
+  ASSERT_TRUE(store_->StoreBatch(meta.run_id, 1, {GemmCase({S(0, 700, 1.5)}, CaseStatus::kOk)}).ok());
+  const std::vector<std::string> reasons = {
+      "GPU 0 (pci 0000:1b:00.0): PCIe link gen 4 x16 below its maximum gen 5 x16",
+      "GPU 0 (pci 0000:1b:00.0): MIG mode changed from disabled to enabled during the run"};
+  ASSERT_TRUE(store_->CloseRun(meta.run_id, RunStatus::kComplete, 1, "", reasons).ok());
+
+  auto run = store_->GetRun(meta.run_id);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->invalid_reasons, reasons);
+  EXPECT_EQ(run->meta.details, meta.details);
+  EXPECT_EQ(run->status, RunStatus::kComplete);
+  // Details are not the environment: another run with other details shares it.
+  EXPECT_EQ(run->meta.environment.fields, meta.environment.fields);
+}
+
+TEST_F(StoreTest, RunClosedWithoutReasonsIsValidAndHasNoDetails) {
+  RunMeta meta = MakeRun();
+  ASSERT_TRUE(store_->OpenRun(meta).ok());
+  ASSERT_TRUE(store_->CloseRun(meta.run_id, RunStatus::kFailed, 0, "device lost").ok());
+  auto run = store_->GetRun(meta.run_id);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_TRUE(run->invalid_reasons.empty());
+  EXPECT_TRUE(run->meta.details.empty());
+  auto listed = store_->ListRuns("", "", 10);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_TRUE(listed->front().invalid_reasons.empty());
+}
+
 TEST_F(StoreTest, GateReportRoundTrips) {
   const std::string run = RunWithMedianOf("main", "c1", {1, 2, 3});
   const nlohmann::json report = {{"outcome", "regression"},
