@@ -1,6 +1,7 @@
 #include "suites/collectives/world.h"
 
 #include <exception>
+#include <filesystem>
 #include <mutex>
 
 #include "absl/strings/numbers.h"
@@ -84,9 +85,17 @@ absl::StatusOr<gloo::rendezvous::Store*> World::Store() {
       case RendezvousSpec::Kind::kNone:
         base_store_ = std::make_unique<gloo::rendezvous::HashStore>();
         break;
-      case RendezvousSpec::Kind::kFile:
+      case RendezvousSpec::Kind::kFile: {
+        // Every rank may be first: each makes the directory if it is missing.
+        std::error_code ec;
+        std::filesystem::create_directories(spec->path, ec);
+        if (ec) {
+          return absl::UnavailableError(absl::StrCat("rendezvous: cannot create ", spec->path, ": ",
+                                                     ec.message()));
+        }
         base_store_ = std::make_unique<gloo::rendezvous::FileStore>(spec->path);
         break;
+      }
       case RendezvousSpec::Kind::kTcp:
         if (options_.rank == 0) {
           auto server = TcpStoreServer::Start(spec->host, spec->port);
