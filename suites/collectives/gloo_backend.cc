@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -157,6 +158,11 @@ class GlooBackend final : public Backend {
 absl::StatusOr<std::unique_ptr<Backend>> MakeGlooBackend(World& world, Op op, size_t bytes,
                                                           bool in_place, DType dtype,
                                                           const Layout& layout) {
+  if (layout.send_count > static_cast<size_t>(std::numeric_limits<int>::max())) {
+    // Gloo's reduce-scatter counts elements in an int.
+    return absl::InvalidArgumentError(absl::StrCat(bytes, " B is beyond what Gloo's ", OpName(op),
+                                                   " can address; use a smaller size"));
+  }
   auto ctx = world.Context();
   if (!ctx.ok()) return ctx.status();
   try {

@@ -50,6 +50,7 @@ class Communicators {
   /// Rank `corrupt_rank`'s result is altered first (tests only; -1: never).
   Error Check(int corrupt_rank, std::string* wrong);
 
+  /// The CUDA and NCCL state; defined in the .cu only.
   struct Impl;
 
  private:

@@ -57,9 +57,13 @@ class TcpStore : public gloo::rendezvous::Store {
   TcpStore(const std::string& host, int port, std::chrono::milliseconds timeout);
   ~TcpStore() override;
 
+  /// Stores `data` under `key` once the server has acknowledged it.
   void set(const std::string& key, const std::vector<char>& data) override;
+  /// The value of `key`, waiting up to the store's timeout for it to be set.
   std::vector<char> get(const std::string& key) override;
+  /// Waits up to the store's timeout until every key is set.
   void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
+  /// Waits up to `timeout` for each key in turn.
   void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override;
 
  private:

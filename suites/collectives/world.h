@@ -60,13 +60,17 @@ absl::Status ValidateWorldOptions(const WorldOptions& options);
 /// of a run shares one rendezvous.
 class World {
  public:
+  /// Records the options; nothing connects until a collective needs it.
   explicit World(WorldOptions options);
   ~World();
   World(const World&) = delete;
   World& operator=(const World&) = delete;
 
+  /// The options the world was made with.
   const WorldOptions& options() const { return options_; }
+  /// This member's rank, in [0, size()).
   int rank() const { return options_.rank; }
+  /// Ranks in the world.
   int size() const { return options_.size; }
 
   /// The Gloo context over every rank, connected on first call.

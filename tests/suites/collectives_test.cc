@@ -132,10 +132,6 @@ EngineOptions Quick() {
   return o;
 }
 
-struct Outcome {
-  CaseResult result;
-};
-
 // Runs `op` at each of `sizes` (and both in-place forms where they exist) as
 // `n` ranks in threads, one World each; returns results[rank][case].
 std::vector<std::vector<CaseResult>> RunRanks(int n, const std::string& rendezvous, Op op,
