@@ -2,13 +2,17 @@
 // exact pattern of InputValue(), operations enqueued on each communicator's
 // stream between two CUDA events, results copied back and checked on the
 // host. Every CUDA and NCCL return code is checked; an error names the call,
-// the file and the line.
+// the file and the line. libnccl is loaded with dlopen on first use, so the
+// agent starts (and the backend skips with the reason) where NCCL is absent.
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <nccl.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "suites/collectives/nccl_backend.h"
@@ -30,11 +34,69 @@ Error Where(const char* file, int line, const char* call, const char* what) {
     }                                                                             \
   } while (0)
 
+// The NCCL entry points this backend calls, resolved from libnccl at run time.
+struct NcclApi {
+  decltype(&::ncclGetErrorString) GetErrorString;
+  decltype(&::ncclGetUniqueId) GetUniqueId;
+  decltype(&::ncclCommInitRank) CommInitRank;
+  decltype(&::ncclCommInitAll) CommInitAll;
+  decltype(&::ncclCommDestroy) CommDestroy;
+  decltype(&::ncclGroupStart) GroupStart;
+  decltype(&::ncclGroupEnd) GroupEnd;
+  decltype(&::ncclAllReduce) AllReduce;
+  decltype(&::ncclAllGather) AllGather;
+  decltype(&::ncclReduceScatter) ReduceScatter;
+  decltype(&::ncclBroadcast) Broadcast;
+  decltype(&::ncclSend) Send;
+  decltype(&::ncclRecv) Recv;
+};
+
+// The loaded API, or null with the reason in *why.
+const NcclApi* Nccl(std::string* why) {
+  static std::string error;
+  static const NcclApi* api = []() -> const NcclApi* {
+    void* lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) lib = dlopen("libnccl.so", RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) {
+      error = std::string("cannot load NCCL (libnccl.so.2; set LD_LIBRARY_PATH): ") + dlerror();
+      return nullptr;
+    }
+    static NcclApi a;
+    bool ok = true;
+    auto get = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
+      if (fn == nullptr) {
+        ok = false;
+        error = std::string("libnccl lacks ") + name;
+      }
+    };
+    get(a.GetErrorString, "ncclGetErrorString");
+    get(a.GetUniqueId, "ncclGetUniqueId");
+    get(a.CommInitRank, "ncclCommInitRank");
+    get(a.CommInitAll, "ncclCommInitAll");
+    get(a.CommDestroy, "ncclCommDestroy");
+    get(a.GroupStart, "ncclGroupStart");
+    get(a.GroupEnd, "ncclGroupEnd");
+    get(a.AllReduce, "ncclAllReduce");
+    get(a.AllGather, "ncclAllGather");
+    get(a.ReduceScatter, "ncclReduceScatter");
+    get(a.Broadcast, "ncclBroadcast");
+    get(a.Send, "ncclSend");
+    get(a.Recv, "ncclRecv");
+    return ok ? &a : nullptr;
+  }();
+  if (api == nullptr && why != nullptr) *why = error;
+  return api;
+}
+
+// Only reached after Nccl() succeeded (VisibleDevices checks it first).
+const NcclApi& Api() { return *Nccl(nullptr); }
+
 #define PERFGATE_NCCL_TRY(call)                                                   \
   do {                                                                            \
     const ncclResult_t perfgate_r = (call);                                       \
     if (perfgate_r != ncclSuccess) {                                              \
-      return Where(__FILE__, __LINE__, #call, ncclGetErrorString(perfgate_r));    \
+      return Where(__FILE__, __LINE__, #call, Api().GetErrorString(perfgate_r));  \
     }                                                                             \
   } while (0)
 
@@ -109,32 +171,32 @@ struct Communicators::Impl {
     const size_t elt = Elt();
     switch (op) {
       case Op::kAllReduce:
-        PERFGATE_NCCL_TRY(ncclAllReduce(Input(d), Output(d), layout.recv_count, Type(), ncclSum,
+        PERFGATE_NCCL_TRY(Api().AllReduce(Input(d), Output(d), layout.recv_count, Type(), ncclSum,
                                         d.comm, d.stream));
         break;
       case Op::kAllGather:
-        PERFGATE_NCCL_TRY(ncclAllGather(Input(d), Output(d), layout.chunk, Type(), d.comm, d.stream));
+        PERFGATE_NCCL_TRY(Api().AllGather(Input(d), Output(d), layout.chunk, Type(), d.comm, d.stream));
         break;
       case Op::kReduceScatter:
-        PERFGATE_NCCL_TRY(ncclReduceScatter(Input(d), Output(d), layout.chunk, Type(), ncclSum,
+        PERFGATE_NCCL_TRY(Api().ReduceScatter(Input(d), Output(d), layout.chunk, Type(), ncclSum,
                                             d.comm, d.stream));
         break;
       case Op::kBroadcast:
-        PERFGATE_NCCL_TRY(ncclBroadcast(Input(d), Output(d), layout.recv_count, Type(), 0, d.comm,
+        PERFGATE_NCCL_TRY(Api().Broadcast(Input(d), Output(d), layout.recv_count, Type(), 0, d.comm,
                                         d.stream));
         break;
       case Op::kAllToAll:
         for (int peer = 0; peer < nranks; ++peer) {
-          PERFGATE_NCCL_TRY(ncclSend(d.send + size_t(peer) * layout.chunk * elt, layout.chunk,
+          PERFGATE_NCCL_TRY(Api().Send(d.send + size_t(peer) * layout.chunk * elt, layout.chunk,
                                      Type(), peer, d.comm, d.stream));
-          PERFGATE_NCCL_TRY(ncclRecv(d.recv + size_t(peer) * layout.chunk * elt, layout.chunk,
+          PERFGATE_NCCL_TRY(Api().Recv(d.recv + size_t(peer) * layout.chunk * elt, layout.chunk,
                                      Type(), peer, d.comm, d.stream));
         }
         break;
       case Op::kSendRecv:
-        PERFGATE_NCCL_TRY(ncclSend(d.send, layout.send_count, Type(), (d.rank + 1) % nranks,
+        PERFGATE_NCCL_TRY(Api().Send(d.send, layout.send_count, Type(), (d.rank + 1) % nranks,
                                    d.comm, d.stream));
-        PERFGATE_NCCL_TRY(ncclRecv(d.recv, layout.recv_count, Type(),
+        PERFGATE_NCCL_TRY(Api().Recv(d.recv, layout.recv_count, Type(),
                                    (d.rank - 1 + nranks) % nranks, d.comm, d.stream));
         break;
     }
@@ -145,20 +207,25 @@ struct Communicators::Impl {
   // several devices (and alltoall's and sendrecv's point-to-point pairs)
   // launch together instead of deadlocking on each other.
   Error RunOnce() {
-    PERFGATE_NCCL_TRY(ncclGroupStart());
+    PERFGATE_NCCL_TRY(Api().GroupStart());
     for (const Device& d : devices) {
       Error e = Enqueue(d);
       if (!e.ok()) {
-        ncclGroupEnd();
+        Api().GroupEnd();
         return e;
       }
     }
-    PERFGATE_NCCL_TRY(ncclGroupEnd());
+    PERFGATE_NCCL_TRY(Api().GroupEnd());
     return Error{};
   }
 };
 
 int VisibleDevices(Error* error) {
+  std::string why;
+  if (Nccl(&why) == nullptr) {
+    *error = Error{why, true};
+    return 0;
+  }
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
@@ -170,8 +237,10 @@ int VisibleDevices(Error* error) {
 }
 
 Error NewUniqueId(std::vector<char>* id) {
+  std::string why;
+  if (Nccl(&why) == nullptr) return Error{why, true};
   ncclUniqueId uid;
-  PERFGATE_NCCL_TRY(ncclGetUniqueId(&uid));
+  PERFGATE_NCCL_TRY(Api().GetUniqueId(&uid));
   id->assign(uid.internal, uid.internal + sizeof(uid.internal));
   return Error{};
 }
@@ -183,7 +252,7 @@ Communicators::~Communicators() {
   impl_->FreeBuffers();
   for (Device& d : impl_->devices) {
     cudaSetDevice(d.device);
-    if (d.comm != nullptr) ncclCommDestroy(d.comm);
+    if (d.comm != nullptr) Api().CommDestroy(d.comm);
     if (d.start != nullptr) cudaEventDestroy(d.start);
     if (d.stop != nullptr) cudaEventDestroy(d.stop);
     if (d.stream != nullptr) cudaStreamDestroy(d.stream);
@@ -191,12 +260,14 @@ Communicators::~Communicators() {
 }
 
 Error Communicators::CreateLocal(int ndev, std::unique_ptr<Communicators>* out) {
+  std::string why;
+  if (Nccl(&why) == nullptr) return Error{why, true};
   auto impl = std::make_unique<Impl>();
   impl->nranks = ndev;
   std::vector<int> list(ndev);
   std::vector<ncclComm_t> comms(ndev);
   for (int i = 0; i < ndev; ++i) list[i] = i;
-  PERFGATE_NCCL_TRY(ncclCommInitAll(comms.data(), ndev, list.data()));
+  PERFGATE_NCCL_TRY(Api().CommInitAll(comms.data(), ndev, list.data()));
   for (int i = 0; i < ndev; ++i) {
     Device d;
     d.device = i;
@@ -214,6 +285,8 @@ Error Communicators::CreateLocal(int ndev, std::unique_ptr<Communicators>* out) 
 
 Error Communicators::CreateRank(int rank, int nranks, int device, const std::vector<char>& id,
                                 std::unique_ptr<Communicators>* out) {
+  std::string why;
+  if (Nccl(&why) == nullptr) return Error{why, true};
   ncclUniqueId uid;
   if (id.size() != sizeof(uid.internal)) {
     return Error{"the NCCL unique id from the rendezvous store has the wrong size", false};
@@ -225,7 +298,7 @@ Error Communicators::CreateRank(int rank, int nranks, int device, const std::vec
   d.device = device;
   d.rank = rank;
   PERFGATE_CUDA_TRY(cudaSetDevice(device));
-  PERFGATE_NCCL_TRY(ncclCommInitRank(&d.comm, nranks, uid, rank));
+  PERFGATE_NCCL_TRY(Api().CommInitRank(&d.comm, nranks, uid, rank));
   impl->devices.push_back(d);
   out->reset(new Communicators(std::move(impl)));
   return (*out)->impl_->Setup((*out)->impl_->devices.front());
