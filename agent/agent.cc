@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -10,6 +11,7 @@
 #include <sstream>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "agent/client.h"
@@ -21,6 +23,7 @@
 #include "common/validity.h"
 #include "proto/convert.h"
 #include "suites/builtin.h"
+#include "suites/collectives/world.h"
 
 namespace perfgate::agent {
 namespace {
@@ -48,7 +51,9 @@ absl::StatusOr<std::map<std::string, std::vector<std::string>>> ParseSets(
       return absl::InvalidArgumentError(
           absl::StrCat("--set '", s, "': expected NAME=V1,V2, e.g. bytes=67108864"));
     }
-    out[s.substr(0, eq)] = absl::StrSplit(s.substr(eq + 1), ',', absl::SkipEmpty());
+    auto values = ExpandSetValues(s.substr(eq + 1));
+    if (!values.ok()) return values.status();
+    out[s.substr(0, eq)] = *std::move(values);
   }
   return out;
 }
@@ -137,6 +142,57 @@ absl::Status ReplayRun(CoordinatorClient& client, const std::string& dir, const 
   return spool->Remove();
 }
 
+// This process's place among the ranks of a multi-rank run: the flags, else
+// the Slurm task environment (srun sets it for every task), else rank 0 of 1.
+absl::StatusOr<suites::collectives::WorldOptions> ResolveWorld(const AgentConfig& config) {
+  suites::collectives::WorldOptions w;
+  w.rendezvous = config.rendezvous;
+  w.transport_host = config.transport_host;
+  w.device = config.device;
+  w.gpus = config.gpus;
+  auto env_int = [](const char* name, int* out) {
+    const char* v = std::getenv(name);
+    return v != nullptr && absl::SimpleAtoi(v, out);
+  };
+  int slurm_ntasks = 0, slurm_procid = 0;
+  const bool slurm = env_int("SLURM_NTASKS", &slurm_ntasks) && slurm_ntasks > 1 &&
+                     env_int("SLURM_PROCID", &slurm_procid);
+  if (config.world_size > 0) {
+    w.size = config.world_size;
+  } else if (slurm) {
+    w.size = slurm_ntasks;
+  }
+  if (config.rank >= 0) {
+    w.rank = config.rank;
+  } else if (w.size > 1) {
+    if (!slurm) {
+      return absl::InvalidArgumentError("--world-size > 1 needs --rank (or a Slurm task environment)");
+    }
+    w.rank = slurm_procid;
+  }
+  if (auto s = suites::collectives::ValidateWorldOptions(w); !s.ok()) return s;
+  return w;
+}
+
+// A rank other than 0: measures its share of every case in step with rank 0,
+// prints what it saw and reports to no coordinator.
+int RunFollower(const std::vector<suites::CaseInstance>& cases, const RunnerOptions& options,
+                int rank) {
+  std::vector<CaseResult> done;
+  bool case_failed = false;
+  absl::Status s = RunCases(cases, options, [&](CaseResult r) -> absl::Status {
+    std::cout << "  rank " << rank << " " << r.benchmark.Key() << ": " << r.samples.size()
+              << " samples, " << ToString(r.status) << (r.reason.empty() ? "" : " (" + r.reason + ")")
+              << "\n" << std::flush;
+    case_failed = case_failed || r.status == CaseStatus::kFailed;
+    done.push_back(std::move(r));
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return Fail(s, "the run failed");
+  std::cout << "\n" << FormatSummaryTable(done) << "\n";
+  return case_failed ? kExitCaseFailed : kExitOk;
+}
+
 }  // namespace
 
 int RunCommand(const AgentConfig& config) {
@@ -150,6 +206,14 @@ int RunCommand(const AgentConfig& config) {
     auto s = ParseSlowdown(spec);
     if (!s.ok()) return Fail(s.status(), "bad option");
     options.slowdowns.push_back(*s);
+  }
+  auto world = ResolveWorld(config);
+  if (!world.ok()) return Fail(world.status(), "bad option");
+  suites::collectives::SetProcessWorld(*world);
+  if (world->rank != 0) {
+    std::cout << "perfgate-agent: rank " << world->rank << " of " << world->size << ", "
+              << cases->size() << " cases; rank 0 reports them\n" << std::flush;
+    return RunFollower(*cases, options, world->rank);
   }
   auto client_options = MakeClientOptions(config);
   if (!client_options.ok()) return Fail(client_options.status(), "bad option");

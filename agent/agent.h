@@ -28,6 +28,15 @@ struct AgentConfig {
   std::vector<std::string> slowdowns;
   EngineOptions engine;
   double max_noise_pct = 0.5;
+  // Multi-rank suites (collectives): this process's rank of world_size.
+  // Unset (-1, 0): from SLURM_PROCID / SLURM_NTASKS when SLURM_NTASKS > 1,
+  // else rank 0 of 1. Only rank 0 talks to the coordinator.
+  int rank = -1;
+  int world_size = 0;
+  std::string rendezvous;      // file:DIR or tcp:HOST:PORT, needed when world_size > 1
+  std::string transport_host;  // address the ranks' host transport binds to (default: hostname)
+  int device = -1;             // CUDA device of this rank (default: SLURM_LOCALID, else rank)
+  int gpus = 0;                // world size 1 on NCCL: devices to drive (0: all visible)
 };
 
 /// Exit codes of `perfgate-agent run`.

@@ -51,6 +51,24 @@ int main(int argc, char** argv) {
   run->add_option("--max-noise", config.max_noise_pct, "Noise target in percent (stdev/mean)")->capture_default_str()->check(CLI::PositiveNumber);
   run->add_option("--timeout", config.engine.timeout_s, "Per-case time limit in seconds")->envname("PERFGATE_CASE_TIMEOUT")->capture_default_str()->check(CLI::PositiveNumber);
 
+  run->add_option("--rank", config.rank,
+                  "This process's rank in a multi-rank run (default: SLURM_PROCID when SLURM_NTASKS > 1, else 0)")
+      ->envname("PERFGATE_RANK")->check(CLI::NonNegativeNumber);
+  run->add_option("--world-size", config.world_size,
+                  "Ranks in the run, one process each (default: SLURM_NTASKS, else 1)")
+      ->envname("PERFGATE_WORLD_SIZE")->check(CLI::PositiveNumber);
+  run->add_option("--rendezvous", config.rendezvous,
+                  "Where the ranks meet: file:DIR (a fresh directory every rank sees) or tcp:HOST:PORT (rank 0 listens)")
+      ->envname("PERFGATE_RENDEZVOUS");
+  run->add_option("--transport-host", config.transport_host,
+                  "Address this rank's host transport binds to (default: the hostname's address)")
+      ->envname("PERFGATE_TRANSPORT_HOST");
+  run->add_option("--device", config.device, "CUDA device of this rank (default: SLURM_LOCALID, else the rank)")
+      ->envname("PERFGATE_DEVICE")->check(CLI::NonNegativeNumber);
+  run->add_option("--gpus", config.gpus,
+                  "With --world-size 1 on the nccl backend: devices one process drives (default: all visible)")
+      ->envname("PERFGATE_GPUS")->check(CLI::NonNegativeNumber);
+
   CLI::App* replay = app.add_subcommand(
       "replay", "Send the runs left in the spool (measured while the coordinator was away)");
   add_connection(replay);

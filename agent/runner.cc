@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "common/identity.h"
 #include "common/stats.h"
 
@@ -26,6 +27,51 @@ absl::StatusOr<Slowdown> ParseSlowdown(const std::string& spec) {
                                                    "' must be a number in (0, 1000]"));
   }
   return Slowdown{spec.substr(0, eq), pct / 100.0};
+}
+
+namespace {
+
+bool ParseSize(std::string s, uint64_t* out) {
+  uint64_t scale = 1;
+  if (!s.empty()) {
+    switch (s.back()) {
+      case 'K': scale = uint64_t{1} << 10; break;
+      case 'M': scale = uint64_t{1} << 20; break;
+      case 'G': scale = uint64_t{1} << 30; break;
+      default: break;
+    }
+    if (scale != 1) s.pop_back();
+  }
+  uint64_t v = 0;
+  if (!absl::SimpleAtoi(s, &v) || v == 0 || v > (uint64_t{1} << 50) / scale) return false;
+  *out = v * scale;
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::string>> ExpandSetValues(const std::string& values) {
+  const size_t dots = values.find("..");
+  if (dots == std::string::npos) return std::vector<std::string>(absl::StrSplit(values, ',', absl::SkipEmpty()));
+  std::string max_part = values.substr(dots + 2);
+  uint64_t factor = 2;
+  if (const size_t star = max_part.find('*'); star != std::string::npos) {
+    if (!absl::SimpleAtoi(max_part.substr(star + 1), &factor) || factor < 2) {
+      return absl::InvalidArgumentError(absl::StrCat("--set range '", values, "': the factor after '*' must be an integer >= 2"));
+    }
+    max_part = max_part.substr(0, star);
+  }
+  uint64_t lo = 0, hi = 0;
+  if (!ParseSize(values.substr(0, dots), &lo) || !ParseSize(max_part, &hi) || lo > hi) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--set range '", values, "': expected MIN..MAX[*F] with 0 < MIN <= MAX, e.g. 8..1G or 1K..64M*4"));
+  }
+  std::vector<std::string> out;
+  for (uint64_t v = lo; v <= hi; v *= factor) {
+    out.push_back(std::to_string(v));
+    if (v > hi / factor) break;
+  }
+  return out;
 }
 
 CaseResult RunCase(const suites::CaseInstance& instance, const RunnerOptions& options) {

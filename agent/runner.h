@@ -23,6 +23,11 @@ struct Slowdown {
 /// the last '=' separates), e.g. "kernels/triad*=25".
 absl::StatusOr<Slowdown> ParseSlowdown(const std::string& spec);
 
+/// The values of one --set: "V1,V2,..." as listed, or a geometric range
+/// "MIN..MAX" (factor 2) / "MIN..MAX*F", where MIN and MAX may end in K, M or G
+/// (binary), e.g. "8..1G" is 8, 16, ..., 1073741824.
+absl::StatusOr<std::vector<std::string>> ExpandSetValues(const std::string& values);
+
 struct RunnerOptions {
   EngineOptions engine;
   std::vector<Slowdown> slowdowns;

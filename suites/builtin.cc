@@ -1,5 +1,6 @@
 #include "suites/builtin.h"
 
+#include "suites/collectives/collectives.h"
 #include "suites/kernels/kernels.h"
 
 namespace perfgate::suites {
@@ -8,6 +9,7 @@ const Registry& BuiltinRegistry() {
   static const Registry registry = [] {
     Registry r;
     kernels::RegisterHost(r);
+    collectives::Register(r);
     return r;
   }();
   return registry;

@@ -158,7 +158,8 @@ absl::StatusOr<std::vector<CaseInstance>> Registry::Select(
   std::set<std::string> used_overrides;
   std::vector<CaseInstance> out;
   for (const CaseSpec& spec : cases_) {
-    if (!suites.empty() && std::find(suites.begin(), suites.end(), spec.suite) == suites.end()) {
+    if (suites.empty() ? spec.only_when_named
+                       : std::find(suites.begin(), suites.end(), spec.suite) == suites.end()) {
       continue;
     }
     // Explicit points, with overridden parameters replaced.

@@ -31,6 +31,9 @@ struct CaseSpec {
   std::vector<std::map<std::string, std::string>> points;
   std::vector<MetricKind> metrics;  // what each sample reports, in order
   std::function<void(State&)> body;
+  // Selected only when its suite is named: multi-rank suites need their
+  // ranks started together, so a plain `run` leaves them out.
+  bool only_when_named = false;
 };
 
 /// One point of a case's axes: what the runner executes.

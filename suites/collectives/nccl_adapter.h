@@ -1,0 +1,21 @@
+// The NCCL backend as a Backend: communicators made once per World (all
+// visible devices of one process when the world has one rank, else one device
+// per rank joined through the rendezvous store). Internal to the suite.
+#pragma once
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "suites/collectives/backend.h"
+#include "suites/collectives/world.h"
+
+namespace perfgate::suites::collectives {
+
+/// Prepares `op` on the world's NCCL communicators and sets *layout for their
+/// rank count. FAILED_PRECONDITION when this machine or build has no GPU or no
+/// NCCL (the case skips); other errors fail it.
+absl::StatusOr<std::unique_ptr<Backend>> MakeNcclBackend(World& world, Op op, size_t bytes,
+                                                          bool in_place, DType dtype,
+                                                          Layout* layout);
+
+}  // namespace perfgate::suites::collectives
