@@ -45,6 +45,13 @@ v1::MetricVerdict Verdict(const std::string& benchmark, const std::string& metri
   v.set_candidate_samples(30);
   v.set_baseline_runs(std::isnan(baseline) ? 0 : 3);
   v.set_note("note for " + benchmark);
+  // A tested change carries its interval and p-values; an untested one NaN.
+  const bool tested = !std::isnan(change);
+  v.set_change_ci_low(tested ? change - 0.01 : kNaN);
+  v.set_change_ci_high(tested ? change + 0.01 : kNaN);
+  v.set_p_value(tested ? 0.0005 : kNaN);
+  v.set_p_adjusted(tested ? 0.002 : kNaN);
+  v.set_method(tested ? v1::TEST_METHOD_HISTORY : v1::TEST_METHOD_NONE);
   return v;
 }
 
@@ -228,7 +235,8 @@ TEST(ReportTable, HeaderNamesCandidateSkuBaselineBranchAndRuns) {
 TEST(ReportTable, HasColumnsAndOneRowPerVerdictInServerOrder) {
   const std::string table = RenderTable(RegressionReport());
   for (const char* column :
-       {"benchmark", "metric", "baseline", "candidate", "change %", "tolerance %", "verdict"}) {
+       {"benchmark", "metric", "baseline", "candidate", "change %", "95% CI %", "p adj",
+        "tolerance %", "verdict"}) {
     EXPECT_THAT(table, HasSubstr(column));
   }
   // The first mention of each key is its row; notes and the verdict line follow the table.
@@ -296,7 +304,7 @@ TEST(ReportMarkdown, TablesRegressionsThenEverythingInsideDetails) {
   // The regressions table, above the fold, has the triad row with its numbers
   // and its note, and not the passing copy.
   EXPECT_THAT(before, HasSubstr("| kernels/triad{n=67108864} | bandwidth | 16 GB/s | 12.03 GB/s | "
-                                "+24.8 | 10.0 | regression |"));
+                                "+24.8 | \\[+23.8, +25.8\\] | 0.0020 | 10.0 | regression |"));
   EXPECT_THAT(before, HasSubstr("note for kernels/triad"));
   EXPECT_THAT(before, Not(HasSubstr(kCopy)));
   EXPECT_THAT(inside, HasSubstr(kCopy));
@@ -393,6 +401,40 @@ TEST(ReportJson, HasEveryVerdictWithNaNAsNull) {
 TEST(ReportExitCode, IsOneOnRegressionAndZeroOnPass) {
   EXPECT_EQ(ExitCode(RegressionReport()), 1);
   EXPECT_EQ(ExitCode(PassReport()), 0);
+}
+
+TEST(ReportExitCode, IsThreeWhenInconclusive) {
+  v1::GateReport r = PassReport();
+  r.set_outcome(v1::GATE_INCONCLUSIVE);
+  r.mutable_verdicts(2)->set_verdict(v1::VERDICT_TOO_NOISY);  // the gating copy time
+  EXPECT_EQ(ExitCode(r), 3);
+  const std::string table = RenderTable(r);
+  EXPECT_THAT(table, HasSubstr("perfgate gate: INCONCLUSIVE \u2014 2 of 3 metrics could not be judged"));
+  EXPECT_THAT(table, HasSubstr("+1.0  [+0.0, +2.0]  0.0020          3.0  too noisy"));
+  // JUnit shows an undecided metric as skipped, never as passed.
+  EXPECT_THAT(RenderJUnit(r), HasSubstr("<skipped message=\"too noisy"));
+  EXPECT_EQ(nlohmann::json::parse(RenderJson(r))["outcome"], "inconclusive");
+}
+
+TEST(ReportTable, NamesTheReasonsAnEnvironmentWasUnfit) {
+  v1::GateReport r = PassReport();
+  r.set_outcome(v1::GATE_INCONCLUSIVE);
+  r.mutable_verdicts(0)->set_verdict(v1::VERDICT_INVALID_ENVIRONMENT);
+  r.add_invalid_reasons("GPU 0: PCIe link gen 4 x16 below its maximum gen 5 x16");
+  EXPECT_THAT(RenderTable(r), HasSubstr("Environment unfit for gating:\n  - GPU 0: PCIe link gen 4"));
+  EXPECT_THAT(RenderMarkdown(r), HasSubstr("- GPU 0: PCIe link gen 4"));
+  EXPECT_EQ(nlohmann::json::parse(RenderJson(r))["invalid_reasons"][0],
+            "GPU 0: PCIe link gen 4 x16 below its maximum gen 5 x16");
+}
+
+TEST(ReportJson, CarriesTheIntervalAndBothPValues) {
+  const nlohmann::json j = nlohmann::json::parse(RenderJson(RegressionReport()));
+  const nlohmann::json& v = j["verdicts"][0];
+  EXPECT_DOUBLE_EQ(v["change_ci"][0].get<double>(), 0.248 - 0.01);
+  EXPECT_DOUBLE_EQ(v["p_value"].get<double>(), 0.0005);
+  EXPECT_DOUBLE_EQ(v["p_adjusted"].get<double>(), 0.002);
+  EXPECT_EQ(v["method"], "history");
+  EXPECT_TRUE(j["verdicts"][2]["p_value"].is_null());  // no baseline: no test
 }
 
 TEST(ReportExitCode, WithoutOutcomeIsJudgedFromGatingVerdicts) {
