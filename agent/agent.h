@@ -28,6 +28,7 @@ struct AgentConfig {
   std::vector<std::string> slowdowns;
   EngineOptions engine;
   double max_noise_pct = 0.5;
+  std::string time_budget;  // bounds the whole run: "60s", "2m", "90"; empty: none
 };
 
 /// Exit codes of `perfgate-agent run`.

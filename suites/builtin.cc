@@ -8,6 +8,7 @@ const Registry& BuiltinRegistry() {
   static const Registry registry = [] {
     Registry r;
     kernels::RegisterHost(r);
+    kernels::RegisterGpu(r);
     return r;
   }();
   return registry;

@@ -21,7 +21,7 @@ CaseResult RunOne(const std::string& filter, const std::map<std::string, std::ve
   auto cases = BuiltinRegistry().Select({"kernels"}, {filter}, sets);
   EXPECT_TRUE(cases.ok());
   EXPECT_EQ(cases->size(), 1u);
-  State state(cases->front().id, cases->front().spec->metrics, Quick(), 0);
+  State state(cases->front().id, cases->front().metrics, Quick(), 0);
   cases->front().spec->body(state);
   return state.TakeResult();
 }
