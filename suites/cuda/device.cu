@@ -267,14 +267,22 @@ absl::StatusOr<BatchSampler> BatchSampler::Create(cudaStream_t stream, double mi
 }
 
 absl::StatusOr<double> BatchSampler::Calibrate(const Work& work) {
-  iterations_ = 1;
+  constexpr unsigned kMaxIterations = 100000;
   const double saved = injected_s_;
   injected_s_ = 0;
-  auto one = Sample(work);
-  injected_s_ = saved;
-  if (!one.ok()) return one.status();
-  iterations_ = BatchIterations(*one, min_sample_s_);
-  return *one;
+  iterations_ = 1;
+  // Grow the batch until one lasts long enough: the first, single launch
+  // carries one-off costs (module load, event overhead) that would make a
+  // batch sized from it alone too short.
+  while (true) {
+    absl::StatusOr<double> per = Sample(work);
+    if (!per.ok() || *per * iterations_ >= min_sample_s_ || iterations_ >= kMaxIterations) {
+      injected_s_ = saved;
+      return per;
+    }
+    iterations_ = std::min(kMaxIterations,
+                           std::max(2 * iterations_, BatchIterations(*per, min_sample_s_, kMaxIterations)));
+  }
 }
 
 absl::StatusOr<double> BatchSampler::Sample(const Work& work) {

@@ -141,7 +141,8 @@ class ColdSampler {
 class BatchSampler {
  public:
   static absl::StatusOr<BatchSampler> Create(cudaStream_t stream, double min_sample_s = 5e-4);
-  /// Times one iteration and sizes N from it; returns that single time.
+  /// Sizes N, growing it until a batch lasts min_sample_s; returns the
+  /// time per iteration of the last batch.
   absl::StatusOr<double> Calibrate(const Work& work);
   /// Times N iterations; returns seconds per iteration.
   absl::StatusOr<double> Sample(const Work& work);

@@ -32,12 +32,15 @@ const std::vector<std::string>& GemmDtypes() {
   return d;
 }
 
+#if PERFGATE_HAVE_CUDA
 bool NeedsFp8(const BenchmarkId& id) {
   auto dtype = id.params.find("dtype");
   if (dtype != id.params.end()) return dtype->second.rfind("fp8", 0) == 0;
   auto what = id.params.find("what");
   return what != id.params.end() && what->second.rfind("gemm_fp8", 0) == 0;
 }
+
+#endif
 
 std::string GpuUnavailable(const BenchmarkId& id) {
 #if PERFGATE_HAVE_CUDA
@@ -53,10 +56,6 @@ std::string GpuUnavailable(const BenchmarkId& id) {
 #endif
 }
 
-size_t MetricIndex(const std::vector<MetricKind>& metrics, MetricKind kind) {
-  return static_cast<size_t>(std::find(metrics.begin(), metrics.end(), kind) - metrics.begin());
-}
-
 const std::vector<MetricKind>& CopyMetrics() {
   static const std::vector<MetricKind> m = {MetricKind::kTime, MetricKind::kBandwidth};
   return m;
@@ -67,6 +66,11 @@ const std::vector<MetricKind>& GemmMetrics() {
   return m;
 }
 
+#if PERFGATE_HAVE_CUDA
+size_t MetricIndex(const std::vector<MetricKind>& metrics, MetricKind kind) {
+  return static_cast<size_t>(std::find(metrics.begin(), metrics.end(), kind) - metrics.begin());
+}
+
 // A successful case offers its values to the ceiling it may set.
 void OfferIfMeasured(State& state, const std::vector<MetricKind>& metrics, MetricKind kind,
                      const std::string& what) {
@@ -74,6 +78,7 @@ void OfferIfMeasured(State& state, const std::vector<MetricKind>& metrics, Metri
   Ceilings::Process().Offer(what, state.id().Key(),
                             UnthrottledValues(state.samples(), MetricIndex(metrics, kind)));
 }
+#endif
 
 void DeviceCopy(State& state) {
   const int64_t bytes = state.IntParam("bytes");
@@ -119,6 +124,7 @@ void Gemm(State& state) {
 #endif
 }
 
+#if PERFGATE_HAVE_CUDA
 // Runs a ceiling's source case into a State of its own (it offers its
 // values as it would in a run) and reports what kept it from measuring.
 void MeasureSource(State& state, const BenchmarkId& source, const std::vector<MetricKind>& metrics,
@@ -142,6 +148,7 @@ std::optional<double> CopyRoof(State& state) {
   state.Fail("the copy roof could not be measured");
   return std::nullopt;
 }
+#endif
 
 void RmsNorm(State& state) {
   const int64_t rows = state.IntParam("rows"), hidden = state.IntParam("hidden");

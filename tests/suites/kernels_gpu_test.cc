@@ -117,5 +117,59 @@ TEST_F(KernelsGpu, AnInjectedSlowdownLengthensTheMeasuredTime) {
   EXPECT_GT(MedianOf(slowed.front(), "time"), 1.3 * MedianOf(plain.front(), "time"));
 }
 
+// The engine's pieces on their own, with cudaMemsetAsync as the work.
+class GpuEngine : public KernelsGpu {};
+
+cuda::Work Memset(const cuda::DeviceBuffer& buffer) {
+  return [&buffer](cudaStream_t s) -> absl::Status {
+    const cudaError_t e = cudaMemsetAsync(buffer.get(), 1, buffer.bytes(), s);
+    return e == cudaSuccess ? absl::OkStatus() : absl::InternalError(cudaGetErrorString(e));
+  };
+}
+
+TEST_F(GpuEngine, BatchSamplesRunEnoughLaunchesToLastHalfAMillisecond) {
+  auto stream = cuda::Stream::Create();
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  auto buffer = cuda::DeviceBuffer::Allocate(64 << 10);
+  ASSERT_TRUE(buffer.ok()) << buffer.status();
+  auto sampler = cuda::BatchSampler::Create(stream->get());
+  ASSERT_TRUE(sampler.ok()) << sampler.status();
+  auto single = sampler->Calibrate(Memset(*buffer));
+  ASSERT_TRUE(single.ok()) << single.status();
+  EXPECT_GT(sampler->iterations(), 1u);  // a 64 KiB memset takes microseconds
+  auto per_launch = sampler->Sample(Memset(*buffer));
+  ASSERT_TRUE(per_launch.ok()) << per_launch.status();
+  EXPECT_GT(*per_launch, 0);
+  EXPECT_GE(*per_launch * sampler->iterations(), 0.5 * 5e-4);
+}
+
+TEST_F(GpuEngine, ColdSamplesTimeTheWorkAndTheInjectedSpin) {
+  auto stream = cuda::Stream::Create();
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  auto buffer = cuda::DeviceBuffer::Allocate(256 << 20);
+  ASSERT_TRUE(buffer.ok()) << buffer.status();
+  auto sampler = cuda::ColdSampler::Create(stream->get());
+  ASSERT_TRUE(sampler.ok()) << sampler.status();
+  auto plain = sampler->Sample(Memset(*buffer));
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_GT(*plain, 0);
+  sampler->set_injected_seconds(0.01);
+  auto slowed = sampler->Sample(Memset(*buffer));
+  ASSERT_TRUE(slowed.ok()) << slowed.status();
+  EXPECT_GT(*slowed, *plain + 0.005);
+}
+
+TEST_F(GpuEngine, ABlockingKernelNeverReleasedGivesUpAndSaysSo) {
+  auto stream = cuda::Stream::Create();
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  auto blocker = cuda::BlockingKernel::Create();
+  ASSERT_TRUE(blocker.ok()) << blocker.status();
+  ASSERT_TRUE(blocker->Block(stream->get(), 0.05).ok());
+  ASSERT_EQ(cudaStreamSynchronize(stream->get()), cudaSuccess);  // returns once it gives up
+  const absl::Status s = blocker->CheckReleasedInTime(0.05);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_NE(s.message().find("discarded"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace perfgate::suites
