@@ -161,6 +161,9 @@ absl::StatusOr<std::vector<CaseInstance>> Registry::Select(
     }
   }
   std::set<std::string> used_overrides;
+  // Overriding a shape's parameters can make points equal (every GEMM shape
+  // set to m=n=k=1024): a key is run once.
+  std::set<std::string> selected;
   std::vector<CaseInstance> out;
   for (const CaseSpec& spec : cases_) {
     if (!suites.empty() && std::find(suites.begin(), suites.end(), spec.suite) == suites.end()) {
@@ -209,7 +212,7 @@ absl::StatusOr<std::vector<CaseInstance>> Registry::Select(
           keep = keep || GlobMatch(f, key) ||
                  (f.find('/') == std::string::npos && GlobMatch(f, in_suite));
         }
-        if (keep) out.push_back(std::move(inst));
+        if (keep && selected.insert(key).second) out.push_back(std::move(inst));
       }
     }
   }

@@ -61,6 +61,7 @@ class Registry {
   /// axis values replaced by `overrides` where a case has that axis, and kept
   /// only when their key matches one of `filters` (globs; all when empty; a
   /// glob without '/' matches the key after "suite/").
+  /// Each key appears once, in its first position.
   /// INVALID_ARGUMENT for an unknown suite or an override no case uses.
   absl::StatusOr<std::vector<CaseInstance>> Select(
       const std::vector<std::string>& suites, const std::vector<std::string>& filters,

@@ -70,6 +70,13 @@ TEST(Registry, AFilterWithoutASlashMatchesWithinTheSuite) {
   EXPECT_TRUE(none->empty());
 }
 
+TEST(Registry, OverridingAShapeCollapsesPointsThatBecomeEqual) {
+  Registry r = TwoCases();
+  auto some = r.Select({}, {"demo/shapes*"}, {{"m", {"8"}}, {"n", {"4"}}});
+  ASSERT_TRUE(some.ok());
+  EXPECT_EQ(Keys(*some), (std::vector<std::string>{"demo/shapes{m=8,n=4}"}));
+}
+
 TEST(Registry, MetricsMayDependOnThePoint) {
   Registry r;
   r.Add({.suite = "s",
