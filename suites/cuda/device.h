@@ -42,9 +42,12 @@ class DeviceBuffer {
   DeviceBuffer() = default;
   /// cudaMalloc of `bytes`; RESOURCE_EXHAUSTED naming the size when it fails.
   static absl::StatusOr<DeviceBuffer> Allocate(size_t bytes);
+  /// The device address; null for a default-constructed buffer.
   void* get() const { return ptr_.get(); }
+  /// The device address as a T*.
   template <typename T>
   T* as() const { return static_cast<T*>(ptr_.get()); }
+  /// The size asked for.
   size_t bytes() const { return bytes_; }
 
  private:
@@ -60,6 +63,7 @@ class Stream {
  public:
   /// cudaStreamCreateWithFlags(cudaStreamNonBlocking).
   static absl::StatusOr<Stream> Create();
+  /// The stream handle, valid while this object lives.
   cudaStream_t get() const { return stream_.get(); }
 
  private:
@@ -77,7 +81,9 @@ using Work = std::function<absl::Status(cudaStream_t)>;
 /// so the next work reads its operands from HBM.
 class L2Flush {
  public:
+  /// Allocates the buffer: twice the device's L2, at least 1 MiB.
   static absl::StatusOr<L2Flush> Create(const DeviceInfo& device);
+  /// Enqueues the write on `stream`.
   absl::Status Flush(cudaStream_t stream) const;
 
  private:
@@ -90,6 +96,7 @@ class L2Flush {
 /// stream that cannot be released never hangs the agent.
 class BlockingKernel {
  public:
+  /// Allocates the mapped host flags.
   static absl::StatusOr<BlockingKernel> Create();
   /// Enqueues the spinning thread on `stream`.
   absl::Status Block(cudaStream_t stream, double timeout_s);
@@ -116,11 +123,14 @@ absl::Status EnqueueSpin(cudaStream_t stream, double seconds, const DeviceInfo& 
 /// synchronise; the sample is the event time of one iteration.
 class ColdSampler {
  public:
+  /// A sampler on `stream` of the current device, with its flush buffer,
+  /// blocking kernel and events.
   static absl::StatusOr<ColdSampler> Create(cudaStream_t stream);
   /// Times one iteration of `work` from a cold L2.
   absl::StatusOr<double> Sample(const Work& work);
   /// Spin this long inside every later sample (the injected slowdown).
   void set_injected_seconds(double s) { injected_s_ = s; }
+  /// The device the sampler runs on.
   const DeviceInfo& device() const { return device_; }
   /// How long the blocking kernel waits before giving up.
   static constexpr double kBlockTimeoutS = 10.0;
@@ -140,6 +150,7 @@ class ColdSampler {
 /// iteration. For work short enough that launch gaps would dominate.
 class BatchSampler {
  public:
+  /// A sampler on `stream` whose batches last at least `min_sample_s`.
   static absl::StatusOr<BatchSampler> Create(cudaStream_t stream, double min_sample_s = 5e-4);
   /// Sizes N, growing it until a batch lasts min_sample_s; returns the
   /// time per iteration of the last batch.
@@ -148,7 +159,9 @@ class BatchSampler {
   absl::StatusOr<double> Sample(const Work& work);
   /// Spin this long per iteration inside every later sample.
   void set_injected_seconds(double s) { injected_s_ = s; }
+  /// N, the launches per sample (1 until calibrated).
   unsigned iterations() const { return iterations_; }
+  /// The device the sampler runs on.
   const DeviceInfo& device() const { return device_; }
 
  private:
