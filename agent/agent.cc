@@ -202,6 +202,11 @@ int RunCommand(const AgentConfig& config) {
   RunnerOptions options;
   options.engine = config.engine;
   options.engine.max_noise = config.max_noise_pct / 100.0;
+  if (!config.time_budget.empty()) {
+    auto budget = ParseDuration(config.time_budget);
+    if (!budget.ok()) return Fail(budget.status(), "bad --time-budget");
+    options.time_budget_s = *budget;
+  }
   for (const std::string& spec : config.slowdowns) {
     auto s = ParseSlowdown(spec);
     if (!s.ok()) return Fail(s.status(), "bad option");
@@ -374,13 +379,7 @@ int ReplayCommand(const AgentConfig& config) {
 int ListCommand(const AgentConfig& config) {
   auto cases = Select(config);
   if (!cases.ok()) return Fail(cases.status(), "bad selection");
-  for (const suites::CaseInstance& c : *cases) {
-    std::cout << c.id.Key() << "\n";
-    for (suites::MetricKind k : c.spec->metrics) {
-      const MetricSpec m = suites::SpecOf(k);
-      std::cout << "    " << m.name << " [" << m.unit << "] " << ToString(m.direction) << "\n";
-    }
-  }
+  std::cout << FormatCaseList(*cases);
   return kExitOk;
 }
 

@@ -37,6 +37,7 @@ struct AgentConfig {
   std::string transport_host;  // address the ranks' host transport binds to (default: hostname)
   int device = -1;             // CUDA device of this rank (default: SLURM_LOCALID, else rank)
   int gpus = 0;                // world size 1 on NCCL: devices to drive (0: all visible)
+  std::string time_budget;  // bounds the whole run: "60s", "2m", "90"; empty: none
 };
 
 /// Exit codes of `perfgate-agent run`.

@@ -49,6 +49,10 @@ int main(int argc, char** argv) {
   run->add_option("--min-samples", config.engine.min_samples, "Samples before the case may stop")->capture_default_str()->check(CLI::Range(2u, 1000000u));
   run->add_option("--min-time", config.engine.min_time_s, "Seconds of samples before the case may stop")->capture_default_str()->check(CLI::NonNegativeNumber);
   run->add_option("--max-noise", config.max_noise_pct, "Noise target in percent (stdev/mean)")->capture_default_str()->check(CLI::PositiveNumber);
+  run->add_option("--time-budget", config.time_budget,
+                  "Bound on the whole run (90, 60s, 2m): each case gets at most the budget left "
+                  "over the cases left; cases not started in time are skipped")
+      ->envname("PERFGATE_TIME_BUDGET");
   run->add_option("--timeout", config.engine.timeout_s, "Per-case time limit in seconds")->envname("PERFGATE_CASE_TIMEOUT")->capture_default_str()->check(CLI::PositiveNumber);
 
   run->add_option("--rank", config.rank,

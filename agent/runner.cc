@@ -1,5 +1,6 @@
 #include "agent/runner.h"
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
 
@@ -74,13 +75,39 @@ absl::StatusOr<std::vector<std::string>> ExpandSetValues(const std::string& valu
   return out;
 }
 
+absl::StatusOr<double> ParseDuration(const std::string& text) {
+  std::string num = text;
+  double unit = 1;
+  if (!num.empty()) {
+    switch (num.back()) {
+      case 's': unit = 1; num.pop_back(); break;
+      case 'm': unit = 60; num.pop_back(); break;
+      case 'h': unit = 3600; num.pop_back(); break;
+      default: break;
+    }
+  }
+  double value = 0;
+  if (num.empty() || !absl::SimpleAtod(num, &value) || !std::isfinite(value) || value <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "duration '", text, "': expected a positive number of seconds, optionally with s, m or h "
+        "(e.g. 90, 60s, 2m)"));
+  }
+  return value * unit;
+}
+
+double BudgetedTimeout(double case_timeout_s, double budget_s, double elapsed_s, size_t cases_left) {
+  if (budget_s <= 0 || cases_left == 0) return case_timeout_s;
+  const double share = (budget_s - elapsed_s) / static_cast<double>(cases_left);
+  return std::max(0.0, std::min(case_timeout_s, share));
+}
+
 CaseResult RunCase(const suites::CaseInstance& instance, const RunnerOptions& options) {
   double fraction = 0;
   const std::string key = instance.id.Key();
   for (const Slowdown& s : options.slowdowns) {
     if (GlobMatch(s.pattern, key)) fraction = s.fraction;
   }
-  suites::State state(instance.id, instance.spec->metrics, options.engine, fraction);
+  suites::State state(instance.id, instance.metrics, options.engine, fraction);
   state.set_throttle_source(options.throttle);
   try {
     instance.spec->body(state);
@@ -95,12 +122,40 @@ CaseResult RunCase(const suites::CaseInstance& instance, const RunnerOptions& op
 }
 
 absl::Status RunCases(const std::vector<suites::CaseInstance>& cases, const RunnerOptions& options,
-                      const std::function<absl::Status(CaseResult)>& sink) {
-  for (const suites::CaseInstance& c : cases) {
-    absl::Status s = sink(RunCase(c, options));
+                      const std::function<absl::Status(CaseResult)>& sink, Clock& clock) {
+  const double start = clock.Now();
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const suites::CaseInstance& c = cases[i];
+    RunnerOptions case_options = options;
+    CaseResult result;
+    const double elapsed = clock.Now() - start;
+    if (options.time_budget_s > 0 && elapsed >= options.time_budget_s) {
+      suites::State skipped(c.id, c.metrics, options.engine, 0);
+      skipped.Skip(absl::StrFormat("the run's time budget of %g s was spent before the case started",
+                                   options.time_budget_s));
+      result = skipped.TakeResult();
+    } else {
+      case_options.engine.timeout_s = BudgetedTimeout(options.engine.timeout_s, options.time_budget_s,
+                                                      elapsed, cases.size() - i);
+      result = RunCase(c, case_options);
+    }
+    absl::Status s = sink(std::move(result));
     if (!s.ok()) return s;
   }
   return absl::OkStatus();
+}
+
+std::string FormatCaseList(const std::vector<suites::CaseInstance>& cases) {
+  std::string out;
+  for (const suites::CaseInstance& c : cases) {
+    const std::string why = c.spec->unavailable ? c.spec->unavailable(c.id) : "";
+    absl::StrAppend(&out, c.id.Key(), why.empty() ? "  [runs here]" : absl::StrCat("  [skips here: ", why, "]"), "\n");
+    for (suites::MetricKind k : c.metrics) {
+      const MetricSpec m = suites::SpecOf(k);
+      absl::StrAppend(&out, "    ", m.name, " [", m.unit, "] ", ToString(m.direction), "\n");
+    }
+  }
+  return out;
 }
 
 std::string FormatSummaryTable(const std::vector<CaseResult>& cases) {

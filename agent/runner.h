@@ -32,15 +32,32 @@ struct RunnerOptions {
   EngineOptions engine;
   std::vector<Slowdown> slowdowns;
   ThrottleSource* throttle = nullptr;  // device clocks and reasons (NVML); null: none
+  double time_budget_s = 0;  // bounds the whole run; 0 means no bound
 };
+
+/// Parses a duration in seconds: "90", "60s", "2m", "1.5h"; INVALID_ARGUMENT
+/// for anything else or for a value that is not positive.
+absl::StatusOr<double> ParseDuration(const std::string& text);
+
+/// The timeout of the next case under a run's time budget: the case's own
+/// timeout, or the budget left shared equally by the cases left when that
+/// is less. `budget_s` 0 means no budget.
+double BudgetedTimeout(double case_timeout_s, double budget_s, double elapsed_s, size_t cases_left);
 
 /// Runs one case: exceptions from its body fail the case, never the agent.
 CaseResult RunCase(const suites::CaseInstance& instance, const RunnerOptions& options);
 
 /// Runs every case in order, calling `sink` after each; stops at the first
-/// error the sink returns and returns it.
+/// error the sink returns and returns it. Under a time budget each case's
+/// timeout is BudgetedTimeout(), and the cases not started when the budget
+/// is spent are handed to the sink as skipped, with the reason.
 absl::Status RunCases(const std::vector<suites::CaseInstance>& cases, const RunnerOptions& options,
-                      const std::function<absl::Status(CaseResult)>& sink);
+                      const std::function<absl::Status(CaseResult)>& sink,
+                      Clock& clock = SteadyClock());
+
+/// One line per case, its key and whether it would run here or skip and
+/// why, then one indented line per metric: name, unit, direction.
+std::string FormatCaseList(const std::vector<suites::CaseInstance>& cases);
 
 /// A short table of the finished cases: key, metric, median, noise, samples, status.
 std::string FormatSummaryTable(const std::vector<CaseResult>& cases);

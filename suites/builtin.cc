@@ -10,6 +10,7 @@ const Registry& BuiltinRegistry() {
     Registry r;
     kernels::RegisterHost(r);
     collectives::Register(r);
+    kernels::RegisterGpu(r);
     return r;
   }();
   return registry;

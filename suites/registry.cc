@@ -21,6 +21,7 @@ MetricSpec SpecOf(MetricKind kind) {
     case MetricKind::kTflops: return {"tflops", "TFLOP/s", Direction::kHigherIsBetter};
     case MetricKind::kAlgBandwidth: return {"algbw", "GB/s", Direction::kHigherIsBetter};
     case MetricKind::kBusBandwidth: return {"busbw", "GB/s", Direction::kHigherIsBetter};
+    case MetricKind::kRoofFraction: return {"roof_fraction", "ratio", Direction::kHigherIsBetter};
   }
   std::abort();
 }
@@ -76,6 +77,10 @@ void State::Record(const Measurement& m) {
         case MetricKind::kBusBandwidth:
           s.values.push_back(alg_bytes_ / t / 1e9 * bus_factor_);
           break;
+        case MetricKind::kRoofFraction:
+          // No roof measured is a zero fraction, never a division by zero.
+          s.values.push_back(roof_ > 0 ? bytes_ / t / 1e9 / roof_ : 0.0);
+          break;
       }
     }
     samples_.push_back(std::move(s));
@@ -126,7 +131,7 @@ void Registry::Add(CaseSpec spec) {
     std::abort();
   };
   if (spec.suite.empty() || spec.name.empty()) bug("empty suite or name");
-  if (spec.metrics.empty()) bug("no metrics");
+  if (spec.metrics.empty() && !spec.metrics_for) bug("no metrics");
   if (!spec.body) bug("no body");
   for (const Axis& a : spec.axes) {
     if (a.name.empty() || a.values.empty()) bug("axis without name or values");
@@ -156,6 +161,9 @@ absl::StatusOr<std::vector<CaseInstance>> Registry::Select(
     }
   }
   std::set<std::string> used_overrides;
+  // Overriding a shape's parameters can make points equal (every GEMM shape
+  // set to m=n=k=1024): a key is run once.
+  std::set<std::string> selected;
   std::vector<CaseInstance> out;
   for (const CaseSpec& spec : cases_) {
     if (suites.empty() ? spec.only_when_named
@@ -195,10 +203,17 @@ absl::StatusOr<std::vector<CaseInstance>> Registry::Select(
           inst.id.params[spec.axes[i].name] = values[i][rem % values[i].size()];
           rem /= values[i].size();
         }
+        inst.metrics = spec.metrics_for ? spec.metrics_for(inst.id) : spec.metrics;
         const std::string key = inst.id.Key();
         bool keep = filters.empty();
-        for (const std::string& f : filters) keep = keep || GlobMatch(f, key);
-        if (keep) out.push_back(std::move(inst));
+        // A filter without a '/' is read within the suite: 'gemm*' selects
+        // kernels/gemm{...} as 'kernels/gemm*' would.
+        const std::string in_suite = key.substr(spec.suite.size() + 1);
+        for (const std::string& f : filters) {
+          keep = keep || GlobMatch(f, key) ||
+                 (f.find('/') == std::string::npos && GlobMatch(f, in_suite));
+        }
+        if (keep && selected.insert(key).second) out.push_back(std::move(inst));
       }
     }
   }

@@ -34,12 +34,20 @@ struct CaseSpec {
   // Selected only when its suite is named: multi-rank suites need their
   // ranks started together, so a plain `run` leaves them out.
   bool only_when_named = false;
+  // Where the metrics depend on the parameters (a ceiling reports GB/s or
+  // TFLOP/s by what it bounds): the metrics of one point; unset, `metrics`.
+  std::function<std::vector<MetricKind>(const BenchmarkId&)> metrics_for;
+  // Why the case would be skipped on this machine, empty when it would run.
+  // Must be cheap and do no device work beyond asking for a device count;
+  // unset means the case runs everywhere.
+  std::function<std::string(const BenchmarkId&)> unavailable;
 };
 
 /// One point of a case's axes: what the runner executes.
 struct CaseInstance {
   const CaseSpec* spec = nullptr;
   BenchmarkId id;
+  std::vector<MetricKind> metrics;  // what this point reports (see metrics_for)
 };
 
 /// Every registered case of every suite.
@@ -54,7 +62,9 @@ class Registry {
 
   /// The cases of `suites` (all when empty), expanded over their axes, with
   /// axis values replaced by `overrides` where a case has that axis, and kept
-  /// only when their key matches one of `filters` (globs; all when empty).
+  /// only when their key matches one of `filters` (globs; all when empty; a
+  /// glob without '/' matches the key after "suite/").
+  /// Each key appears once, in its first position.
   /// INVALID_ARGUMENT for an unknown suite or an override no case uses.
   absl::StatusOr<std::vector<CaseInstance>> Select(
       const std::vector<std::string>& suites, const std::vector<std::string>& filters,

@@ -21,6 +21,7 @@ enum class MetricKind {
   kTflops,      // "tflops" in TFLOP/s, flops / time (device GEMMs)
   kAlgBandwidth,  // "algbw" in GB/s, a collective's size S / time (nccl-tests)
   kBusBandwidth,  // "busbw" in GB/s, algbw x the operation's bus factor
+  kRoofFraction,  // "roof_fraction", a ratio: bandwidth / the roof set with SetRoof
 };
 
 /// The metric a kind reports.
@@ -46,6 +47,8 @@ class State {
   void SetAlgorithmBytes(double bytes) { alg_bytes_ = bytes; }
   /// busbw / algbw for the operation and rank count (kBusBandwidth).
   void SetBusFactor(double factor) { bus_factor_ = factor; }
+  /// The measured ceiling (GB/s) kRoofFraction divides the bandwidth by.
+  void SetRoof(double roof_gbs) { roof_ = roof_gbs; }
 
   /// Times `iteration` with host clocks under the engine's stopping rule.
   void MeasureHost(const std::function<void()>& iteration);
@@ -73,6 +76,10 @@ class State {
   bool skipped() const { return status_ == CaseStatus::kSkipped; }
   bool failed() const { return status_ == CaseStatus::kFailed; }
   bool measured() const { return !samples_.empty(); }
+  /// The samples recorded so far (ceilings read their cases' best from them).
+  const std::vector<Sample>& samples() const { return samples_; }
+  /// Why the case stopped or was skipped or failed, so far.
+  const std::string& reason() const { return reason_; }
 
   /// The case's samples and outcome. A case that neither measured nor skipped
   /// nor failed is reported as failed: a silent case is a broken case.
@@ -83,7 +90,7 @@ class State {
   std::vector<MetricKind> metrics_;
   EngineOptions options_;
   double inject_fraction_;
-  double bytes_ = 0, flops_ = 0, alg_bytes_ = 0, bus_factor_ = 1;
+  double bytes_ = 0, flops_ = 0, alg_bytes_ = 0, bus_factor_ = 1, roof_ = 0;
   std::vector<Sample> samples_;
   CaseStatus status_ = CaseStatus::kUnspecified;
   std::string reason_;

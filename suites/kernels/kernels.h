@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "suites/registry.h"
@@ -12,6 +14,16 @@ namespace perfgate::suites::kernels {
 
 /// Registers the host backend's cases: kernels/copy, kernels/triad, kernels/sgemm.
 void RegisterHost(Registry& registry);
+
+/// Registers the CUDA backend's cases, in run order: kernels/device_copy,
+/// device_triad, gemm, rmsnorm (after the copy it divides by) and ceiling
+/// (last, so it reports the best of the run). Without CUDA they are listed
+/// and skip with "built without CUDA"; without a GPU they skip with the
+/// runtime's reason.
+void RegisterGpu(Registry& registry);
+
+/// The fixed seed of a case's random inputs: FNV-1a of its key.
+uint64_t CaseSeed(const std::string& key);
 
 /// Reference triad a = b + scalar * c, used to verify every backend.
 void TriadReference(const double* b, const double* c, double scalar, double* a, size_t n);

@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "suites/builtin.h"
+#include "suites/kernels/numerics.h"
 
 namespace perfgate::suites {
 namespace {
@@ -21,7 +23,7 @@ CaseResult RunOne(const std::string& filter, const std::map<std::string, std::ve
   auto cases = BuiltinRegistry().Select({"kernels"}, {filter}, sets);
   EXPECT_TRUE(cases.ok());
   EXPECT_EQ(cases->size(), 1u);
-  State state(cases->front().id, cases->front().spec->metrics, Quick(), 0);
+  State state(cases->front().id, cases->front().metrics, Quick(), 0);
   cases->front().spec->body(state);
   return state.TakeResult();
 }
@@ -72,6 +74,87 @@ TEST(KernelsReference, RandomFillHasNoZerosAndIsSeeded) {
   kernels::FillRandom(y.data(), y.size(), 7);
   EXPECT_EQ(x, y);
   for (float v : x) EXPECT_GE(v, 0.5f);
+}
+
+std::vector<std::string> Keys(const std::vector<CaseInstance>& cases) {
+  std::vector<std::string> out;
+  for (const auto& c : cases) out.push_back(c.id.Key());
+  return out;
+}
+
+TEST(KernelsGpu, GemmIsSelectedBySuiteRelativeFilterAndDtypeSet) {
+  auto cases = BuiltinRegistry().Select({"kernels"}, {"gemm*"}, {{"dtype", {"bf16", "fp8"}}});
+  ASSERT_TRUE(cases.ok()) << cases.status();
+  EXPECT_EQ(Keys(*cases), (std::vector<std::string>{
+                              "kernels/gemm{dtype=bf16,k=4096,m=4096,n=4096}",
+                              "kernels/gemm{dtype=fp8,k=4096,m=4096,n=4096}",
+                              "kernels/gemm{dtype=bf16,k=8192,m=8192,n=8192}",
+                              "kernels/gemm{dtype=fp8,k=8192,m=8192,n=8192}",
+                              "kernels/gemm{dtype=bf16,k=4096,m=4096,n=14336}",
+                              "kernels/gemm{dtype=fp8,k=4096,m=4096,n=14336}",
+                              "kernels/gemm{dtype=bf16,k=28672,m=8192,n=8192}",
+                              "kernels/gemm{dtype=fp8,k=28672,m=8192,n=8192}"}));
+  for (const CaseInstance& c : *cases) {
+    EXPECT_EQ(c.metrics, (std::vector<MetricKind>{MetricKind::kTime, MetricKind::kTflops}));
+  }
+}
+
+TEST(KernelsGpu, CasesRunInDependencyOrderWithCeilingsLast) {
+  auto cases = BuiltinRegistry().Select({"kernels"}, {"device_copy*", "rmsnorm*", "ceiling*"}, {});
+  ASSERT_TRUE(cases.ok());
+  ASSERT_GE(cases->size(), 3u);
+  EXPECT_EQ(cases->front().id.name, "device_copy");  // the roof rmsnorm divides by
+  EXPECT_EQ((*cases)[1].id.name, "rmsnorm");
+  EXPECT_EQ(cases->back().id.name, "ceiling");
+}
+
+TEST(KernelsGpu, DefaultWorkingSetsExceedFourTimesTheLargestL2) {
+  auto cases = BuiltinRegistry().Select({"kernels"}, {"device_*", "rmsnorm*"}, {});
+  ASSERT_TRUE(cases.ok());
+  constexpr double kLargestL2 = 126.0 * (1 << 20);  // B200
+  for (const CaseInstance& c : *cases) {
+    double bytes = 0;
+    if (c.id.name == "rmsnorm") {
+      bytes = kernels::RmsNormBytesMoved(std::stoll(c.id.params.at("rows")), std::stoll(c.id.params.at("hidden")));
+    } else {
+      bytes = std::stod(c.id.params.at("bytes"));
+    }
+    EXPECT_GE(bytes, 4 * kLargestL2) << c.id.Key();
+  }
+}
+
+TEST(KernelsGpu, CeilingsReportBandwidthForCopyAndTflopsForGemms) {
+  auto cases = BuiltinRegistry().Select({"kernels"}, {"ceiling*"}, {});
+  ASSERT_TRUE(cases.ok());
+  ASSERT_EQ(cases->size(), 6u);  // copy and five GEMM dtypes
+  for (const CaseInstance& c : *cases) {
+    const bool copy = c.id.params.at("what") == "copy";
+    EXPECT_EQ(c.metrics, std::vector<MetricKind>{copy ? MetricKind::kBandwidth : MetricKind::kTflops})
+        << c.id.Key();
+  }
+}
+
+// Where the listing says a GPU case would skip, running it skips with those
+// words and fails nothing; where a device is present the small sizes run.
+TEST(KernelsGpu, CasesSkipWithTheListedReasonWhenTheyCannotRunHere) {
+  auto cases = BuiltinRegistry().Select(
+      {"kernels"}, {"device_*", "gemm*", "rmsnorm*", "ceiling{what=copy}"},
+      {{"bytes", {"1048576"}}, {"rows", {"64"}}, {"dtype", {"bf16"}}, {"m", {"256"}}, {"n", {"256"}},
+       {"k", {"256"}}});
+  ASSERT_TRUE(cases.ok()) << cases.status();
+  ASSERT_FALSE(cases->empty());
+  for (const CaseInstance& c : *cases) {
+    ASSERT_TRUE(c.spec->unavailable) << c.id.Key();
+    const std::string why = c.spec->unavailable(c.id);
+    State state(c.id, c.metrics, Quick(), 0);
+    c.spec->body(state);
+    CaseResult r = state.TakeResult();
+    EXPECT_NE(r.status, CaseStatus::kFailed) << c.id.Key() << ": " << r.reason;
+    if (!why.empty()) {
+      EXPECT_EQ(r.status, CaseStatus::kSkipped) << c.id.Key();
+      EXPECT_EQ(r.reason, why);
+    }
+  }
 }
 
 }  // namespace

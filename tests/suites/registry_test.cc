@@ -60,6 +60,59 @@ TEST(Registry, RefusesUnknownSuitesAndUnusedOverrides) {
   EXPECT_FALSE(r.Select({}, {}, {{"m", {"1", "2"}}}).ok());  // a shape takes one value
 }
 
+TEST(Registry, AFilterWithoutASlashMatchesWithinTheSuite) {
+  Registry r = TwoCases();
+  auto some = r.Select({}, {"shapes*"}, {});
+  ASSERT_TRUE(some.ok());
+  EXPECT_EQ(Keys(*some), (std::vector<std::string>{"demo/shapes{m=64,n=32}", "demo/shapes{m=128,n=16}"}));
+  auto none = r.Select({}, {"other/shapes*"}, {});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
+TEST(Registry, OverridingAShapeCollapsesPointsThatBecomeEqual) {
+  Registry r = TwoCases();
+  auto some = r.Select({}, {"demo/shapes*"}, {{"m", {"8"}}, {"n", {"4"}}});
+  ASSERT_TRUE(some.ok());
+  EXPECT_EQ(Keys(*some), (std::vector<std::string>{"demo/shapes{m=8,n=4}"}));
+}
+
+TEST(Registry, MetricsMayDependOnThePoint) {
+  Registry r;
+  r.Add({.suite = "s",
+         .name = "roof",
+         .axes = {{"what", {"mem", "math"}}},
+         .body = [](State&) {},
+         .metrics_for = [](const BenchmarkId& id) {
+           return std::vector<MetricKind>{id.params.at("what") == "mem" ? MetricKind::kBandwidth
+                                                                       : MetricKind::kTflops};
+         }});
+  auto all = r.Select({}, {}, {});
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[0].metrics, std::vector<MetricKind>{MetricKind::kBandwidth});
+  EXPECT_EQ((*all)[1].metrics, std::vector<MetricKind>{MetricKind::kTflops});
+}
+
+TEST(State, RoofFractionDividesTheBandwidthByTheRoof) {
+  State s(BenchmarkId{"s", "n", {}}, {MetricKind::kBandwidth, MetricKind::kRoofFraction}, EngineOptions{}, 0);
+  s.SetBytesPerIteration(3e9);
+  s.SetRoof(2000);
+  Measurement m;
+  m.sample_s = {0.002, 0.003};
+  m.throttled = {false, false};
+  m.reason = StopReason::kNoiseTarget;
+  s.Record(m);
+  CaseResult r = s.TakeResult();
+  ASSERT_EQ(r.samples.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.samples[0].values[0], 1500);  // 3 GB in 2 ms
+  EXPECT_DOUBLE_EQ(r.samples[0].values[1], 0.75);
+  EXPECT_DOUBLE_EQ(r.samples[1].values[1], 0.5);
+  EXPECT_EQ(r.metrics[1].name, "roof_fraction");
+  EXPECT_EQ(r.metrics[1].unit, "ratio");
+  EXPECT_EQ(r.metrics[1].direction, Direction::kHigherIsBetter);
+}
+
 TEST(Registry, RegistrationTouchesNoCaseBody) {
   int ran = 0;
   Registry r;
@@ -94,7 +147,7 @@ TEST(State, DerivesMetricsFromTimeAndDeclaredWork) {
 }
 
 TEST(BuiltinRegistry, HasTheKernelsHostCases) {
-  auto all = BuiltinRegistry().Select({"kernels"}, {}, {});
+  auto all = BuiltinRegistry().Select({"kernels"}, {"copy*", "triad*", "sgemm*"}, {});
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(Keys(*all), (std::vector<std::string>{
                             "kernels/copy{bytes=268435456}", "kernels/triad{bytes=268435456}",
