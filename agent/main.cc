@@ -50,6 +50,12 @@ int main(int argc, char** argv) {
   run->add_option("--min-time", config.engine.min_time_s, "Seconds of samples before the case may stop")->capture_default_str()->check(CLI::NonNegativeNumber);
   run->add_option("--max-noise", config.max_noise_pct, "Noise target in percent (stdev/mean)")->capture_default_str()->check(CLI::PositiveNumber);
   run->add_option("--timeout", config.engine.timeout_s, "Per-case time limit in seconds")->envname("PERFGATE_CASE_TIMEOUT")->capture_default_str()->check(CLI::PositiveNumber);
+  // Result file and runs without a coordinator.
+  run->add_option("--output", config.output_file,
+                  "Also write the run to this perfgate result file (JSON; written whole, by rename)")
+      ->envname("PERFGATE_OUTPUT");
+  run->add_flag("--offline", config.offline,
+                "Measure without a coordinator (needs --output); same as --coordinator none");
 
   CLI::App* replay = app.add_subcommand(
       "replay", "Send the runs left in the spool (measured while the coordinator was away)");
