@@ -83,6 +83,14 @@ bool Bool(const json& v, const std::string& path) {
 // document parses and the field can be refused by name.
 constexpr const char* kNonFinite[] = {"-Infinity", "Infinity", "NaN"};
 
+bool IsNonFiniteMark(const json& v) {
+  if (!v.is_string()) return false;
+  for (const char* word : kNonFinite) {
+    if (v.get<std::string>() == absl::StrCat("\x01", word)) return true;
+  }
+  return false;
+}
+
 double Number(const json& v, const std::string& path) {
   if (v.is_number()) return v.get<double>();
   if (v.is_string()) {
@@ -428,6 +436,8 @@ ResultSet ReadGoogleBenchmark(const json& root) {
     sample.values.push_back(cpu);
     for (const auto& [key, value] : b.items()) {
       if (GbenchFixedKeys().count(key) != 0) continue;
+      // Counters are numbers; a text field a later Google Benchmark adds is not one.
+      if (!value.is_number() && !IsNonFiniteMark(value)) continue;
       const std::string vpath = Member(path, key);
       const double d = Number(value, vpath);
       if (!std::isfinite(d)) Throw(vpath, absl::StrCat(d, " is not finite"));

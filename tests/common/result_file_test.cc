@@ -288,6 +288,25 @@ TEST(GoogleBenchmarkFile, TextTimeIsRefusedAsNotANumber) {
   EXPECT_THAT(set.status().message(), HasSubstr("gbench.json: benchmarks[1].cpu_time: not a number"));
 }
 
+TEST(GoogleBenchmarkFile, TextFieldsAreNotCountersButAnInfiniteCounterIsRefused) {
+  json doc = FixtureJson("gbench_repetitions.json");
+  for (json& b : doc["benchmarks"]) b["label"] = "warm cache";
+  for (json& b : doc["benchmarks"]) b["scheduler"] = "cfs";
+  auto set = ParseResultJson(doc.dump(), "gbench.json");
+  ASSERT_TRUE(set.ok()) << set.status();
+  for (const CaseResult& c : set->cases) {
+    EXPECT_EQ(MetricIndex(c, "label"), -1);
+    EXPECT_EQ(MetricIndex(c, "scheduler"), -1);
+  }
+  // Google Benchmark prints an infinite counter as a bare Infinity.
+  const std::string text = std::regex_replace(Slurp(Fixture("gbench_repetitions.json")),
+                                              std::regex("\"items_per_second\": [-+.e0-9]+"),
+                                              "\"items_per_second\": Infinity", std::regex_constants::format_first_only);
+  auto refused = ParseResultJson(text, "gbench.json");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr(".items_per_second: is Infinity, not a number"));
+}
+
 TEST(ResultFile, TruncatedJsonIsRefusedSayingItEndsEarly) {
   const std::string text = Slurp(Fixture("gbench_repetitions.json"));
   auto set = ParseResultJson(text.substr(0, text.size() / 2), "cut.json");
