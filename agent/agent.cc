@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "absl/strings/ascii.h"
@@ -20,6 +21,7 @@
 #include "agent/spool.h"
 #include "common/identity.h"
 #include "common/nvml.h"
+#include "common/result_file.h"
 #include "common/validity.h"
 #include "proto/convert.h"
 #include "suites/builtin.h"
@@ -212,6 +214,11 @@ int RunCommand(const AgentConfig& config) {
     if (!s.ok()) return Fail(s.status(), "bad option");
     options.slowdowns.push_back(*s);
   }
+  if ((config.offline || config.coordinator == "none") && config.output_file.empty()) {
+    return Fail(absl::InvalidArgumentError("--offline (or --coordinator none) needs --output FILE: "
+                                           "nothing else would keep the results"),
+                "bad option");
+  }
   auto world = ResolveWorld(config);
   if (!world.ok()) return Fail(world.status(), "bad option");
   suites::collectives::SetProcessWorld(*world);
@@ -256,8 +263,10 @@ int RunCommand(const AgentConfig& config) {
   meta.started_at = std::chrono::system_clock::now();
   meta.details = probe.details;
 
-  std::cout << "perfgate-agent: sku " << meta.environment.sku << ", " << cases->size()
-            << " cases, coordinator " << config.coordinator << "\n";
+  // Offline, nothing is sent or spooled: the result file is the only copy.
+  const bool offline = config.offline || config.coordinator == "none";
+  std::cout << "perfgate-agent: sku " << meta.environment.sku << ", " << cases->size() << " cases, coordinator "
+            << (offline ? "none (offline)" : config.coordinator) << "\n";
   if (!probe.cuda.available) std::cout << "perfgate-agent: no GPU: " << probe.cuda.note << "\n";
   if (probe.cuda.available && probe.nvml_status != "ok") {
     std::cout << "perfgate-agent: NVML " << probe.nvml_status << "\n";
@@ -265,11 +274,15 @@ int RunCommand(const AgentConfig& config) {
 
   // Every batch goes to the spool before the wire, so nothing measured is
   // lost if the coordinator goes away.
-  auto spool = SpooledRun::Create(config.spool_dir, meta);
-  if (!spool.ok()) return Fail(spool.status(), "cannot write the spool (set --spool)");
+  std::optional<SpooledRun> spool;
+  if (!offline) {
+    auto created = SpooledRun::Create(config.spool_dir, meta);
+    if (!created.ok()) return Fail(created.status(), "cannot write the spool (set --spool)");
+    spool.emplace(std::move(*created));
+  }
 
   CoordinatorClient client(*client_options);
-  bool online = true;
+  bool online = !offline;
   auto go_offline = [&](const absl::Status& s) {
     online = false;
     std::cerr << "perfgate-agent: coordinator unreachable (" << s.message()
@@ -279,9 +292,11 @@ int RunCommand(const AgentConfig& config) {
     spool->Remove().ok();  // a refused run would be refused again on replay
     return Fail(s, what);
   };
-  if (auto s = client.RegisterAgent(meta.agent_name, probe.hostname, PERFGATE_VERSION); !s.ok()) {
-    if (!Transient(s)) return refused(s, "coordinator refused the agent");
-    go_offline(s);
+  if (online) {
+    if (auto s = client.RegisterAgent(meta.agent_name, probe.hostname, PERFGATE_VERSION); !s.ok()) {
+      if (!Transient(s)) return refused(s, "coordinator refused the agent");
+      go_offline(s);
+    }
   }
   v1::OpenRunRequest open;
   wire::ToProto(meta, &open);
@@ -307,6 +322,7 @@ int RunCommand(const AgentConfig& config) {
     batch.set_sequence(++sequence);
     wire::ToProto(r, batch.add_cases());
     done.push_back(std::move(r));
+    if (offline) return absl::OkStatus();
     if (auto s = spool->Append(batch); !s.ok()) return s;
     if (!online) return absl::OkStatus();
     auto ack = client.SendBatch(batch);
@@ -316,12 +332,20 @@ int RunCommand(const AgentConfig& config) {
     return absl::OkStatus();
   });
   if (!streamed.ok()) {
+    if (offline) return Fail(streamed, "the run failed");
     // Best effort: mark the run failed so it never serves as a baseline.
     if (online) client.CloseRun(CloseRequest(meta.run_id, v1::RUN_FAILED, sequence - 1, std::string(streamed.message()))).ok();
     return refused(streamed, "the run was refused");
   }
 
   std::cout << "\n" << FormatSummaryTable(done) << "\n";
+  // Written before the coordinator is told, so the file exists whatever it answers.
+  if (!config.output_file.empty()) {
+    if (auto s = WriteResultFile(config.output_file, meta, done); !s.ok()) {
+      return Fail(s, "cannot write the result file");
+    }
+    std::cout << "perfgate-agent: results written to " << config.output_file << "\n";
+  }
   v1::CloseRunRequest close = CloseRequest(meta.run_id, v1::RUN_COMPLETE, sequence, "");
   // Read right after the last case, while the link still carries its load.
   const std::vector<std::string> invalid =
@@ -346,7 +370,7 @@ int RunCommand(const AgentConfig& config) {
     out << meta.run_id << "\n";
     if (!out) return Fail(absl::InternalError(config.run_id_file), "cannot write the run id file");
   }
-  if (!online) {
+  if (!online && !offline) {
     if (auto s = spool->Close(close); !s.ok()) return Fail(s, "cannot write the spool");
     std::cerr << "perfgate-agent: run " << meta.run_id << " is kept in " << spool->path()
               << "; `perfgate-agent replay` sends it once the coordinator is back\n";

@@ -25,6 +25,8 @@ struct AgentConfig {
   std::string trigger = "manual";
   std::string ci_job;
   std::string run_id_file;
+  std::string output_file;  // perfgate result file written at the end of `run`; empty: none
+  bool offline = false;     // measure without a coordinator (also: coordinator "none")
   std::vector<std::string> slowdowns;
   EngineOptions engine;
   double max_noise_pct = 0.5;

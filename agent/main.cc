@@ -54,6 +54,12 @@ int main(int argc, char** argv) {
                   "over the cases left; cases not started in time are skipped")
       ->envname("PERFGATE_TIME_BUDGET");
   run->add_option("--timeout", config.engine.timeout_s, "Per-case time limit in seconds")->envname("PERFGATE_CASE_TIMEOUT")->capture_default_str()->check(CLI::PositiveNumber);
+  // Result file and runs without a coordinator.
+  run->add_option("--output", config.output_file,
+                  "Also write the run to this perfgate result file (JSON; written whole, by rename)")
+      ->envname("PERFGATE_OUTPUT");
+  run->add_flag("--offline", config.offline,
+                "Measure without a coordinator (needs --output); same as --coordinator none");
 
   run->add_option("--rank", config.rank,
                   "This process's rank in a multi-rank run (default: SLURM_PROCID when SLURM_NTASKS > 1, else 0)")

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "absl/strings/str_format.h"
+#include "cli/ingest.h"
 #include "cli/report.h"
 #include "gate/policy.h"
 #include "gate/simulate.h"
@@ -300,6 +301,22 @@ int main(int argc, char** argv) {
   CLI::App* health = app.add_subcommand(
       "health", "Ask the coordinator's grpc.health.v1 service; exit 0 when it is serving");
 
+  // ingest: result files (perfgate, Google Benchmark, nvbench JSON) stored as runs.
+  perfgate::cli::IngestOptions ingest_options;
+  CLI::App* ingest = app.add_subcommand(
+      "ingest", "Store result files (perfgate, Google Benchmark or nvbench JSON) as runs; prints each run id");
+  ingest->fallthrough();  // --coordinator and --timeout may follow the subcommand
+  ingest->add_option("files", ingest_options.files, "Result files, one run each")->required();
+  ingest->add_option("--token-file", ingest_options.token_file, "File holding a bearer token for the coordinator")
+      ->envname("PERFGATE_TOKEN_FILE");
+  ingest->add_option("--branch", ingest_options.branch, "Branch the results belong to")->required()
+      ->envname("PERFGATE_BRANCH");
+  ingest->add_option("--commit", ingest_options.commit, "Commit the results belong to")->required()
+      ->envname("PERFGATE_COMMIT");
+  ingest->add_option("--sku", ingest_options.sku, "SKU key; required when the file names none (Google Benchmark)");
+  ingest->add_option("--repo", ingest_options.repo, "Repository under test")->envname("PERFGATE_REPO");
+  ingest->add_option("--node", ingest_options.node, "Node the results were measured on (default: from the file)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -312,5 +329,10 @@ int main(int argc, char** argv) {
   if (runs->parsed()) return Runs(c);
   if (run->parsed()) return Run(c);
   if (health->parsed()) return Health(c);
+  if (ingest->parsed()) {
+    ingest_options.coordinator = c.coordinator;
+    ingest_options.timeout_s = c.timeout_s;
+    return perfgate::cli::IngestCommand(ingest_options);
+  }
   return History(c);
 }

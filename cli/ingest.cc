@@ -1,0 +1,139 @@
+#include "cli/ingest.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "agent/client.h"
+#include "common/identity.h"
+#include "common/result_file.h"
+#include "proto/convert.h"
+
+namespace perfgate::cli {
+namespace {
+
+constexpr int kExitError = 2;
+
+int Fail(const absl::Status& s) {
+  std::cerr << "perfgate: ingest: " << s.message() << "\n";
+  return kExitError;
+}
+
+std::string LocalHostname() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+// The run a file becomes: a fresh id, the file's context as its environment.
+absl::StatusOr<RunMeta> MetaFor(const std::string& path, const ResultSet& set, const IngestOptions& o) {
+  RunMeta meta;
+  meta.run_id = NewUuid();
+  meta.environment.sku = o.sku.empty() ? set.sku : o.sku;
+  if (meta.environment.sku.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": the file names no SKU; pass --sku, e.g. --sku cpu-amd-epyc-7b13 or --sku h100-sxm5-80gb",
+        set.format == kFormatGoogleBenchmark
+            ? " (Google Benchmark records no CPU model unless the program adds \"cpu_model\" with "
+              "benchmark::AddCustomContext)"
+            : ""));
+  }
+  for (const auto& [k, v] : set.context) {
+    // A perfgate file's own run fields (its id, branch, ...) describe the run
+    // it came from, not the machine; this run gets its own.
+    if (k.rfind(kRunContextPrefix, 0) == 0) continue;
+    meta.environment.fields[k] = v;
+  }
+  meta.environment.fields["result_file_format"] = set.format;
+  meta.node = o.node;
+  for (const char* key : {"run.node", "host_name"}) {
+    if (auto it = set.context.find(key); meta.node.empty() && it != set.context.end()) meta.node = it->second;
+  }
+  if (meta.node.empty()) meta.node = LocalHostname();
+  meta.agent_name = meta.node;
+  meta.repo = o.repo;
+  meta.branch = o.branch;
+  meta.commit = o.commit;
+  meta.trigger = Trigger::kManual;
+  meta.started_at = std::chrono::system_clock::now();
+  return meta;
+}
+
+absl::StatusOr<uint64_t> Send(agent::CoordinatorClient& client, const RunMeta& meta,
+                              const std::vector<CaseResult>& cases) {
+  if (auto s = client.RegisterAgent(meta.agent_name, meta.node, PERFGATE_VERSION); !s.ok()) return s;
+  v1::OpenRunRequest open;
+  wire::ToProto(meta, &open);
+  if (auto s = client.OpenRun(open); !s.ok()) return s;
+  uint64_t sequence = 0;
+  for (const CaseResult& c : cases) {
+    v1::ResultBatch batch;
+    batch.set_run_id(meta.run_id);
+    batch.set_sequence(++sequence);
+    wire::ToProto(c, batch.add_cases());
+    auto ack = client.SendBatch(batch);
+    if (!ack.ok()) {
+      v1::CloseRunRequest failed;
+      failed.set_run_id(meta.run_id);
+      failed.set_status(v1::RUN_FAILED);
+      failed.set_last_sequence(sequence - 1);
+      failed.set_reason(std::string(ack.status().message()));
+      client.CloseRun(failed).ok();  // best effort: never a baseline
+      return ack.status();
+    }
+  }
+  v1::CloseRunRequest close;
+  close.set_run_id(meta.run_id);
+  close.set_status(v1::RUN_COMPLETE);
+  close.set_last_sequence(sequence);
+  return client.CloseRun(close);
+}
+
+}  // namespace
+
+int IngestCommand(const IngestOptions& o) {
+  agent::ClientOptions client_options;
+  client_options.address = o.coordinator;
+  client_options.rpc_timeout_s = o.timeout_s;
+  if (!o.token_file.empty()) {
+    std::ifstream in(o.token_file);
+    if (!in || !std::getline(in, client_options.token) || client_options.token.empty()) {
+      return Fail(absl::InvalidArgumentError(absl::StrCat("cannot read a token from ", o.token_file)));
+    }
+  }
+  // Every file is read and checked before anything is stored, so a bad file
+  // leaves no partial set of runs behind.
+  std::vector<std::pair<RunMeta, ResultSet>> runs;
+  for (const std::string& path : o.files) {
+    auto set = ReadResultFile(path);
+    if (!set.ok()) return Fail(set.status());
+    if (set->cases.empty()) return Fail(absl::InvalidArgumentError(absl::StrCat(path, ": holds no cases")));
+    auto meta = MetaFor(path, *set, o);
+    if (!meta.ok()) return Fail(meta.status());
+    runs.emplace_back(std::move(*meta), std::move(*set));
+  }
+  agent::CoordinatorClient client(client_options);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const auto& [meta, set] = runs[i];
+    auto stored = Send(client, meta, set.cases);
+    if (!stored.ok()) {
+      std::cerr << "perfgate: ingest: " << o.files[i] << ": " << stored.status().message();
+      if (stored.status().code() == absl::StatusCode::kUnavailable ||
+          stored.status().code() == absl::StatusCode::kDeadlineExceeded) {
+        std::cerr << " (is a coordinator listening on " << o.coordinator << "?)";
+      }
+      std::cerr << "\n";
+      return kExitError;
+    }
+    std::cout << "run_id: " << meta.run_id << "  (" << o.files[i] << ": " << set.format << ", "
+              << set.cases.size() << " cases, " << *stored << " samples stored, sku " << meta.environment.sku
+              << ")\n";
+  }
+  return 0;
+}
+
+}  // namespace perfgate::cli

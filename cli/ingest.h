@@ -1,0 +1,28 @@
+// `perfgate ingest`: stores result files written by other tools (Google
+// Benchmark, nvbench) or by `perfgate-agent run --output` as runs, through the
+// coordinator's Ingest service, so that they can be gated like measured runs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace perfgate::cli {
+
+/// What `perfgate ingest` needs; files are read before anything is sent.
+struct IngestOptions {
+  std::vector<std::string> files;
+  std::string coordinator = "127.0.0.1:50051";
+  std::string token_file;  // bearer token, one line
+  double timeout_s = 60;   // per call
+  std::string branch;
+  std::string commit;
+  std::string sku;   // overrides the file's; required when the file names none
+  std::string repo;
+  std::string node;  // default: the file's host, else this machine's hostname
+};
+
+/// Stores each file as a fresh run and prints its id; 0 when every file was
+/// stored, 2 (with the reason on stderr) on any error.
+int IngestCommand(const IngestOptions& options);
+
+}  // namespace perfgate::cli

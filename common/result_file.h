@@ -1,0 +1,52 @@
+// Result files in and out: perfgate's own result file, and the JSON that
+// Google Benchmark and nvbench write, read into the domain types so that
+// benchmarks a team already has can be stored, compared and gated.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/model.h"
+
+namespace perfgate {
+
+/// A set of case results read from a file, with what the file says about where it ran.
+struct ResultSet {
+  std::string format;                          // "perfgate", "google-benchmark", "nvbench"
+  std::map<std::string, std::string> context;  // host, cpu, date, gpu name, ... as the file gives it
+  std::string sku;                             // derived when the file allows it, else ""
+  std::vector<CaseResult> cases;               // every sample of every case, in file order
+};
+
+/// Value of ResultSet::format for each reader.
+inline constexpr char kFormatPerfgate[] = "perfgate";
+inline constexpr char kFormatGoogleBenchmark[] = "google-benchmark";
+inline constexpr char kFormatNvbench[] = "nvbench";
+
+/// Context keys of a perfgate result file that describe the run rather than
+/// the machine start with this prefix ("run.branch", "run.commit", ...).
+inline constexpr char kRunContextPrefix[] = "run.";
+
+/// Reads a file and parses it with ParseResultJson; the error of an unreadable
+/// file names it and the reason.
+absl::StatusOr<ResultSet> ReadResultFile(const std::string& path);
+
+/// Detects the format from the content (not the name) and parses it. `name` is
+/// the file's path: it starts every error message ("gbench.json:
+/// benchmarks[3].real_time: not a number") and locates nvbench's sample-time
+/// files beside it. INVALID_ARGUMENT for anything the file gets wrong.
+absl::StatusOr<ResultSet> ParseResultJson(const std::string& text, const std::string& name);
+
+/// perfgate's own result file: JSON with format "perfgate-results", version 1,
+/// the run meta and every case with its metrics and samples (throttle marks
+/// included). ParseResultJson reads back exactly what this wrote.
+std::string WriteResultJson(const RunMeta& meta, const std::vector<CaseResult>& cases);
+
+/// Writes WriteResultJson's text to path atomically (a temporary file beside
+/// it, then a rename), so a reader never sees half a file.
+absl::Status WriteResultFile(const std::string& path, const RunMeta& meta,
+                             const std::vector<CaseResult>& cases);
+
+}  // namespace perfgate
