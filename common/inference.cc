@@ -11,8 +11,8 @@ namespace perfgate::stats {
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// Beyond this many (m·n) the exact table would cost too much memory; a forced
-// exact test falls back to the normal approximation there.
+// Beyond this many pairs (m·n) the exact table (up to m·n/2 counts) would cost
+// too much memory and time, and the normal approximation is as good.
 constexpr double kMaxExactCells = 1e7;
 
 bool AllFinite(std::span<const double> v) {
@@ -42,27 +42,29 @@ std::vector<double> MidRanks(std::span<const double> xy, double* tie_term) {
   return ranks;
 }
 
-// Counts of the arrangements of m x's and n y's giving U = 0..m·n: the
-// coefficients of the Gaussian binomial [m+n choose m]_q, built as
+// Counts of the arrangements of m x's and n y's giving U = 0..max_k: the
+// low coefficients of the Gaussian binomial [m+n choose m]_q, built as
 // Π_{i=1..m} (1 - q^{n+i}) / (1 - q^i). Each factor is one pass of the
-// counting recursion; every intermediate is an exact polynomial, and long
-// double keeps counts exact up to 2^64 (beyond, the tail that decides small
-// p-values is still summed from small exact counts).
-std::vector<long double> ExactUCounts(unsigned m, unsigned n) {
+// counting recursion, and a coefficient depends only on lower ones, so the
+// truncated table is exact. long double keeps counts exact up to 2^64.
+std::vector<long double> ExactUCounts(unsigned m, unsigned n, size_t max_k) {
   if (m > n) std::swap(m, n);  // the distribution is the same; fewer passes
-  const size_t top = static_cast<size_t>(m) * n + m;
-  std::vector<long double> c(top + 1, 0.0L);
+  std::vector<long double> c(max_k + 1, 0.0L);
   c[0] = 1.0L;
-  size_t degree = 0;
   for (size_t i = 1; i <= m; ++i) {
     const size_t shift = n + i;
-    for (size_t k = degree + shift; k >= shift; --k) c[k] -= c[k - shift];
-    degree += shift;
-    for (size_t k = i; k <= degree; ++k) c[k] += c[k - i];
-    degree -= i;
+    for (size_t k = max_k; k >= shift; --k) c[k] -= c[k - shift];
+    for (size_t k = i; k <= max_k; ++k) c[k] += c[k - i];
   }
-  c.resize(static_cast<size_t>(m) * n + 1);
   return c;
+}
+
+// C(m+n, m), the number of arrangements, as a product of ratios.
+long double Arrangements(unsigned m, unsigned n) {
+  if (m > n) std::swap(m, n);
+  long double total = 1.0L;
+  for (unsigned i = 1; i <= m; ++i) total = total * static_cast<long double>(n + i) / static_cast<long double>(i);
+  return total;
 }
 
 }  // namespace
@@ -102,18 +104,15 @@ double MannWhitneyExactSf(unsigned m, unsigned n, double u) {
   const double k = std::ceil(u);
   if (k <= 0) return 1.0;
   if (k > mn) return 0.0;
-  const std::vector<long double> counts = ExactUCounts(m, n);
-  const long double total = std::accumulate(counts.begin(), counts.end(), 0.0L);
   // Sum whichever tail is shorter; U is symmetric about m·n/2, so
   // P(U >= k) = P(U <= m·n - k).
   const size_t kk = static_cast<size_t>(k);
   const size_t mirror = static_cast<size_t>(mn) - kk;
-  if (mirror <= kk) {
-    const long double lower = std::accumulate(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(mirror) + 1, 0.0L);
-    return static_cast<double>(lower / total);
-  }
-  const long double below = std::accumulate(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(kk), 0.0L);
-  return static_cast<double>(1.0L - below / total);
+  const bool upper = mirror <= kk;
+  const size_t last = upper ? mirror : kk - 1;
+  const std::vector<long double> counts = ExactUCounts(m, n, last);
+  const long double tail = std::accumulate(counts.begin(), counts.end(), 0.0L) / Arrangements(m, n);
+  return static_cast<double>(upper ? tail : 1.0L - tail);
 }
 
 MannWhitneyResult MannWhitneyU(std::span<const double> x, std::span<const double> y, MannWhitneyMethod method) {
@@ -133,7 +132,7 @@ MannWhitneyResult MannWhitneyU(std::span<const double> x, std::span<const double
   bool exact = false;
   switch (method) {
     case MannWhitneyMethod::kAuto:
-      exact = (n1 <= 8 || n2 <= 8) && tie_term == 0;
+      exact = (n1 <= 8 || n2 <= 8) && tie_term == 0 && d1 * d2 <= kMaxExactCells;
       break;
     case MannWhitneyMethod::kExact:
       exact = d1 * d2 <= kMaxExactCells;

@@ -44,6 +44,7 @@ struct MannWhitneyResult {
 /// scipy's rule: exact when either sample has <= 8 values and there are no
 /// ties; otherwise the normal approximation with tie and continuity
 /// correction. kExact ignores ties as scipy does (U truncated to an integer).
+/// Both exact choices fall back to the approximation beyond 10^7 pairs (m·n).
 /// u is U of the first sample (scipy's convention). An empty sample or a NaN
 /// value gives NaN u and p.
 MannWhitneyResult MannWhitneyU(std::span<const double> x, std::span<const double> y,

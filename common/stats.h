@@ -34,7 +34,7 @@ struct Interval {
 /// does not promise that).
 uint64_t UniformIndex(std::mt19937_64& rng, uint64_t n);
 
-/// Median of one with-replacement resample of v (same size), drawn from rng;
+/// Median of one with-replacement resample of a non-empty v (same size), drawn from rng;
 /// scratch is reused between calls to avoid an allocation per resample.
 double ResampledMedian(std::span<const double> v, std::mt19937_64& rng, std::vector<double>& scratch);
 

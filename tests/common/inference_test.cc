@@ -136,6 +136,29 @@ TEST(MannWhitneyExactSf, IsADistributionSymmetricAboutItsMean) {
   EXPECT_DOUBLE_EQ(MannWhitneyExactSf(6, 4, 20), MannWhitneyExactSf(4, 6, 20));
 }
 
+TEST(MannWhitneyExactSf, MatchesTheClosedFormForOneAgainstMany) {
+  // With m = 1, U is the rank of the single x among n + 1 slots, uniform on
+  // 0..n: P(U >= k) = (n - k + 1) / (n + 1).
+  const unsigned n = 1000;
+  for (unsigned k : {1u, 2u, 10u, 500u, 999u, 1000u}) {
+    EXPECT_NEAR(MannWhitneyExactSf(1, n, k), (n - k + 1.0) / (n + 1.0), 1e-14) << k;
+  }
+}
+
+TEST(MannWhitneyU, AutoStaysExactForOneSmallSampleAgainstAManyValuedOne) {
+  std::vector<double> few{0.5, 10.5, 20.5}, many;
+  for (int i = 0; i < 100000; ++i) many.push_back(i);
+  const MannWhitneyResult r = MannWhitneyU(few, many);
+  EXPECT_TRUE(r.exact);
+  EXPECT_DOUBLE_EQ(r.u, 1.0 + 11.0 + 21.0);
+  // Arrangements with U = k for m = 3 are the partitions of k into at most
+  // three parts (n is never binding here): round((k + 3)² / 12) of them.
+  double lower_tail = 0;
+  for (int k = 0; k <= 33; ++k) lower_tail += std::round((k + 3.0) * (k + 3.0) / 12.0);
+  const double arrangements = 100003.0 * 100002.0 * 100001.0 / 6.0;
+  ExpectRelativelyNear(r.p_value, 2.0 * lower_tail / arrangements, 1e-9, "3 vs 100000");
+}
+
 // Benjamini & Hochberg (1995), J. R. Statist. Soc. B 57(1), §4: the fifteen
 // p-values of their example. At q = 0.05 the procedure rejects the four
 // smallest (p(4) = 0.0095 <= 4/15·0.05, and no larger k qualifies), which the
@@ -209,6 +232,22 @@ TEST(CompareWithHistory, MatchesScipyStudentTIntervalAndPValue) {
       EXPECT_LE(r.change_ci.low, r.change);
       EXPECT_GE(r.change_ci.high, r.change);
     }
+  }
+}
+
+TEST(CompareWithHistory, IntervalUsesScipyStudentTQuantileForEachRunCountAndConfidence) {
+  const nlohmann::json& cases = Reference().at("t_quantiles");
+  ASSERT_FALSE(cases.empty());
+  for (const nlohmann::json& c : cases) {
+    const int df = c.at("df");
+    const double prob = c.at("prob");
+    std::vector<double> h;
+    for (int i = 0; i <= df; ++i) h.push_back(10.0 + i);
+    const double k = static_cast<double>(h.size());
+    const HistoryComparison r = CompareWithHistory(h, 10.0, false, 2.0 * prob - 1.0);
+    // ci spans 2·t·s·sqrt(1 + 1/K) around the mean, divided by the median.
+    const double t = (r.ci.high - r.ci.low) * Median(h) / (2.0 * Stdev(h) * std::sqrt(1.0 + 1.0 / k));
+    ExpectRelativelyNear(t, c.at("q").get<double>(), 1e-6, "df=" + std::to_string(df) + " prob=" + std::to_string(prob));
   }
 }
 

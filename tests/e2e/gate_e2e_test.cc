@@ -182,7 +182,9 @@ TEST_F(GateEndToEnd, GateWithoutBaselineRunsSaysSo) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string json = dir_->Join("lonely.json");
   CommandResult gate = Gate(run, json);
-  EXPECT_EQ(gate.exit_code, 0) << gate.output;
+  // Nothing to compare with: inconclusive (3), neither a pass nor a failure.
+  EXPECT_EQ(gate.exit_code, 3) << gate.output;
+  EXPECT_NE(gate.output.find("INCONCLUSIVE"), std::string::npos) << gate.output;
   auto verdicts = VerdictsByBenchmark(json);
   EXPECT_EQ(verdicts.size(), 4u) << gate.output;
   for (const auto& [benchmark, kinds] : verdicts) {
