@@ -149,6 +149,7 @@ int Simulate(const Config& c) {
   o.metrics = c.sim_metrics;
   o.aa_trials = c.sim_aa_trials;
   o.power_trials = c.sim_power_trials;
+  o.history_runs = policy.history;  // K as the policy sets it
   const std::string table =
       perfgate::gate::RenderSimulation(o, policy, perfgate::gate::Simulate(o, policy));
   std::cout << table;

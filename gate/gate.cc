@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <span>
 #include <tuple>
 #include <utility>
 
@@ -88,6 +89,18 @@ struct Entry {
   bool decided = false;  // verdict final before the statistics
   bool described = false;
 };
+
+// Medians of the blocks of one side; empty when the samples do not split
+// into the blocks they claim.
+std::vector<double> BlockMedians(const MetricData& m) {
+  std::vector<double> out;
+  if (m.blocks < 2 || m.samples.size() < m.blocks || m.samples.size() % m.blocks != 0) return out;
+  const size_t size = m.samples.size() / m.blocks;
+  for (size_t b = 0; b < m.blocks; ++b) {
+    out.push_back(stats::Median(std::span<const double>(m.samples.data() + b * size, size)));
+  }
+  return out;
+}
 
 bool Usable(const MetricData* m) {
   return m != nullptr && m->summary.n > 0 && std::isfinite(m->summary.median);
@@ -197,6 +210,12 @@ void Test(Entry& e, Mode mode, unsigned resamples) {
   }
   const std::vector<double>& cand = e.candidate->samples;
   const bool samples_known = all_have_samples && cand.size() >= 2;
+  const MetricData* only_base = e.baseline.size() == 1 ? e.baseline.front() : nullptr;
+  std::vector<double> base_blocks, cand_blocks;
+  if (samples_known && only_base != nullptr) {
+    base_blocks = BlockMedians(*only_base);
+    cand_blocks = BlockMedians(*e.candidate);
+  }
 
   if (mode == Mode::kHistory && medians.size() >= kMinHistoryRuns) {
     const stats::HistoryComparison h =
@@ -211,16 +230,21 @@ void Test(Entry& e, Mode mode, unsigned resamples) {
   } else if (samples_known) {
     // A/B, or a history too short to show between-run noise: compare the
     // samples themselves. In history mode that leaves node-to-node and
-    // run-to-run drift out, which the note says.
-    const stats::ChangeEstimate c = stats::BootstrapRelativeChange(pooled, cand, higher, 0.95, resamples);
-    const stats::MannWhitneyResult u = stats::MannWhitneyU(pooled, cand);
+    // run-to-run drift out, which the note says. Measured in blocks, each
+    // process counts once: its samples share whatever the process drew.
+    const bool by_block = base_blocks.size() >= kMinBlocks && cand_blocks.size() >= kMinBlocks;
+    const std::vector<double>& a = by_block ? base_blocks : pooled;
+    const std::vector<double>& b = by_block ? cand_blocks : cand;
+    const stats::ChangeEstimate c = stats::BootstrapRelativeChange(a, b, higher, 0.95, resamples);
+    const stats::MannWhitneyResult u = stats::MannWhitneyU(a, b);
     out.method = Method::kSamples;
     out.baseline_median = stats::Median(pooled);
-    out.change = c.change;
+    out.change = stats::RelativeChange(out.baseline_median, out.candidate_median, higher);
     out.change_ci_low = c.ci.low;
     out.change_ci_high = c.ci.high;
     out.p_value = u.p_value;
     out.baseline_samples = static_cast<unsigned>(pooled.size());
+    out.blocks = by_block ? static_cast<unsigned>(std::min(a.size(), b.size())) : 0;
   } else {
     out.method = Method::kNone;
     out.change = stats::RelativeChange(out.baseline_median, out.candidate_median, higher);
@@ -239,6 +263,8 @@ void Decide(Entry& e, Mode mode, double fdr) {
   switch (out.method) {
     case Method::kSamples:
       basis = absl::StrCat(out.candidate_samples, " vs ", out.baseline_samples, " samples",
+                           out.blocks > 0 ? absl::StrCat(" in ", out.blocks, " blocks a side")
+                                          : std::string(),
                            mode == Mode::kHistory
                                ? absl::StrCat(" of ", out.baseline_runs,
                                               out.baseline_runs == 1 ? " run" : " runs",

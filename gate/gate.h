@@ -8,7 +8,8 @@
 // taken into account so that a positive change is worse:
 //   - samples: A/B, or history with fewer than kMinHistoryRuns baseline runs.
 //     The change of medians with a seeded bootstrap CI and the two-sided
-//     Mann–Whitney U p-value over the unthrottled samples.
+//     Mann–Whitney U p-value over the unthrottled samples — over the block
+//     medians when both sides were measured in kMinBlocks or more blocks.
 //   - history: the candidate's median against the medians of K >= 3 runs;
 //     their spread is the between-run noise, with a Student-t interval.
 //   - none: only summaries are known and no test applies; the change alone.
@@ -48,12 +49,19 @@ const char* ToString(Method m);
 /// Fewer comparable baseline runs than this and the history gate compares
 /// samples instead: two run medians say nothing about between-run noise.
 inline constexpr unsigned kMinHistoryRuns = 3;
+/// Blocks a side needs before the test counts blocks instead of samples.
+inline constexpr unsigned kMinBlocks = 3;
 
 /// One metric of one run: its summary and, where known, its unthrottled
 /// samples (summaries alone suffice for floors and the history test).
 struct MetricData {
   MetricSummary summary;
   std::vector<double> samples;
+  /// The samples form this many contiguous, equal blocks, each measured by
+  /// its own process (the rounds of an A/B job). Processes land a little
+  /// apart, so with 3 or more blocks a side the block is the unit the test
+  /// counts, not the sample: samples of one process are not independent.
+  unsigned blocks = 1;
 };
 
 /// One run as the gate sees it.
@@ -97,6 +105,7 @@ struct MetricVerdict {
   bool gating = true;
   unsigned candidate_samples = 0;
   unsigned baseline_samples = 0;  // samples compared (method samples)
+  unsigned blocks = 0;  // blocks a side the test counted; 0 when it counted samples
   unsigned baseline_runs = 0;
   std::string note;
 };

@@ -81,6 +81,8 @@ GateInput MakeGate(Mode mode, double sigma, double slowdown, const SimulationOpt
       }
       base.metrics.push_back(Metric(m, std::move(a)));
       in.candidate.metrics.push_back(Metric(m, std::move(b)));
+      base.metrics.back().blocks = o.ab_rounds;
+      in.candidate.metrics.back().blocks = o.ab_rounds;
     }
     in.baselines.push_back(std::move(base));
     return in;
