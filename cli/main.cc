@@ -1,5 +1,6 @@
 // perfgate: the command a CI step or a person runs against a coordinator —
-// gate a candidate run, list runs, show one run, print a metric's history.
+// gate a candidate run, compare two runs or result files, list runs, show one
+// run, print a metric's history with its change points.
 #include <CLI/CLI.hpp>
 #include <grpcpp/grpcpp.h>
 
@@ -10,6 +11,8 @@
 #include <sstream>
 
 #include "absl/strings/str_format.h"
+#include "cli/compare.h"
+#include "cli/history.h"
 #include "cli/ingest.h"
 #include "cli/report.h"
 #include "gate/policy.h"
@@ -219,12 +222,8 @@ int History(const Config& c) {
   SetDeadline(&ctx, c.timeout_s);
   grpc::Status s = perfgate::v1::Query::NewStub(Channel(c))->History(&ctx, req, &resp);
   if (!s.ok()) return RpcError(s, "history", c.coordinator);
-  std::cout << c.benchmark << " " << c.metric << " [" << resp.unit() << "]\n";
-  for (const auto& p : resp.points()) {
-    std::cout << absl::StrFormat("%-19s  %-12s  %-20s  %-16s  %12.4g  n=%d\n", Time(p.finished_at()),
-                                 p.commit().substr(0, 12), p.branch(), p.node(), p.median(), p.n());
-  }
-  return 0;
+  std::cout << perfgate::cli::RenderHistory(resp, c.benchmark, c.metric);
+  return WriteFile(c.json_file, perfgate::cli::RenderHistoryJson(resp, c.benchmark, c.metric)) ? 0 : kExitError;
 }
 
 int Health(const Config& c) {
@@ -292,12 +291,13 @@ int main(int argc, char** argv) {
   CLI::App* run = app.add_subcommand("run", "Show one run with its per-case summaries");
   run->add_option("run_id", c.run_id, "Run id")->required();
 
-  CLI::App* history = app.add_subcommand("history", "Print a metric's run medians over time");
+  CLI::App* history = app.add_subcommand("history", "Print a metric's run medians over time and where their level shifted");
   history->add_option("--benchmark", c.benchmark, "Benchmark key, suite/name{k=v,...}")->required();
   history->add_option("--metric", c.metric, "Metric name")->required();
   history->add_option("--branch", c.branch, "Only this branch");
   history->add_option("--sku", c.sku, "Only this SKU");
   history->add_option("--limit", c.limit, "At most this many points (default 100)");
+  history->add_option("--json", c.json_file, "Also write the series and its change points as JSON here");
 
   CLI::App* health = app.add_subcommand(
       "health", "Ask the coordinator's grpc.health.v1 service; exit 0 when it is serving");
@@ -318,6 +318,21 @@ int main(int argc, char** argv) {
   ingest->add_option("--repo", ingest_options.repo, "Repository under test")->envname("PERFGATE_REPO");
   ingest->add_option("--node", ingest_options.node, "Node the results were measured on (default: from the file)");
 
+  // compare: two result files offline, or two stored runs through the coordinator.
+  perfgate::cli::CompareOptions compare_options;
+  CLI::App* compare = app.add_subcommand(
+      "compare", "A/B-judge candidate B against baseline A, both result files or both run ids; "
+                 "exit 0 pass, 1 regression, 2 error, 3 inconclusive");
+  compare->fallthrough();  // --coordinator and --timeout may follow the subcommand
+  compare->add_option("baseline", compare_options.baseline, "Baseline: a result file or a run id")->required();
+  compare->add_option("candidate", compare_options.candidate, "Candidate: a result file or a run id")->required();
+  compare->add_option("--policy", compare_options.policy_file, "Gate policy (YAML); the defaults when absent")
+      ->envname("PERFGATE_POLICY");
+  compare->add_option("--sku", compare_options.sku, "SKU key the policy is resolved for (default: the candidate's)");
+  compare->add_option("--markdown", compare_options.markdown_file, "Also write the report as Markdown here");
+  compare->add_option("--junit", compare_options.junit_file, "Also write the report as JUnit XML here");
+  compare->add_option("--json", compare_options.json_file, "Also write the report as JSON here");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -330,6 +345,11 @@ int main(int argc, char** argv) {
   if (runs->parsed()) return Runs(c);
   if (run->parsed()) return Run(c);
   if (health->parsed()) return Health(c);
+  if (compare->parsed()) {
+    compare_options.coordinator = c.coordinator;
+    compare_options.timeout_s = c.timeout_s;
+    return perfgate::cli::CompareCommand(compare_options, std::cout, std::cerr);
+  }
   if (ingest->parsed()) {
     ingest_options.coordinator = c.coordinator;
     ingest_options.timeout_s = c.timeout_s;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/identity.h"
 #include "coordinator/evaluate.h"
+#include "coordinator/history.h"
 #include "proto/convert.h"
 #include "proto/gate_convert.h"
 
@@ -266,6 +267,18 @@ grpc::Status QueryService::History(grpc::ServerContext*, const v1::HistoryReques
     wire::ToProto(p.finished_at, out->mutable_finished_at());
     out->set_median(p.median);
     out->set_n(p.n);
+  }
+  for (const HistoryChange& c : FindHistoryChanges(*series)) {
+    v1::ChangePoint* out = resp->add_change_points();
+    const HistoryPoint& at = series->points[c.index];
+    out->set_index(static_cast<uint32_t>(c.index));
+    out->set_commit(at.commit);
+    out->set_run_id(at.run_id);
+    out->set_median_after(c.median_after);
+    out->set_median_before(c.median_before);
+    out->set_change(c.change);
+    out->set_statistic(c.statistic);
+    out->set_p_value(c.p_value);
   }
   return grpc::Status::OK;
 }

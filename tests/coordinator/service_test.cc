@@ -248,5 +248,83 @@ TEST_F(ServiceTest, ReopeningAClosedRunIsAlreadyExists) {
   EXPECT_EQ(ingest_->OpenRun(Context().get(), req, &resp).error_code(), grpc::StatusCode::ALREADY_EXISTS);
 }
 
+// Stores one complete run of kernels/copy{bytes=1024} time on branch main whose
+// five samples have median `median`; returns its id.
+std::string StoreRunWithMedian(Store& store, const std::string& commit, double median) {
+  EXPECT_TRUE(store.RegisterAgent("node-1", "node-1", "test").ok());
+  RunMeta meta;
+  meta.run_id = NewUuid();
+  meta.agent_name = "node-1";
+  meta.environment = {"cpu-amd-epyc", {{"cpu_model", "AMD EPYC"}}};
+  meta.branch = "main";
+  meta.commit = commit;
+  meta.node = "node-1";
+  meta.started_at = std::chrono::system_clock::now();
+  EXPECT_TRUE(store.OpenRun(meta).ok());
+  CaseResult c;
+  c.benchmark = {"kernels", "copy", {{"bytes", "1024"}}};
+  c.metrics = {{"time", "ms", Direction::kLowerIsBetter}};
+  const double spread[] = {-0.002, -0.001, 0, 0.001, 0.002};
+  for (uint32_t i = 0; i < 5; ++i) c.samples.push_back({i, {median * (1 + spread[i])}, false});
+  c.status = CaseStatus::kOk;
+  EXPECT_TRUE(store.StoreBatch(meta.run_id, 1, {c}).ok());
+  EXPECT_TRUE(store.CloseRun(meta.run_id, RunStatus::kComplete, 1, "").ok());
+  return meta.run_id;
+}
+
+// Run-to-run jitter of a few tenths of a percent, in no order a split could exploit.
+constexpr double kJitter[] = {0.003, -0.005, 0.001, 0.006, -0.002, -0.004,
+                              0.005, -0.001, 0.002, -0.006, 0.0, 0.004};
+
+v1::HistoryResponse CopyHistory(v1::Query::Stub& query) {
+  v1::HistoryRequest req;
+  req.set_benchmark("kernels/copy{bytes=1024}");
+  req.set_metric("time");
+  req.set_branch("main");
+  v1::HistoryResponse resp;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  grpc::Status s = query.History(&ctx, req, &resp);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  return resp;
+}
+
+TEST_F(ServiceTest, HistoryNamesTheCommitWhereTheMedianRoseByAFifth) {
+  std::vector<std::string> runs;
+  for (int i = 0; i < 12; ++i) {
+    const double level = i < 6 ? 10.0 : 12.0;  // run 7 (index 6) is 20 % slower
+    runs.push_back(StoreRunWithMedian(*store_, "commit-" + std::to_string(i + 1), level * (1 + kJitter[i])));
+  }
+
+  const v1::HistoryResponse history = CopyHistory(*query_);
+  ASSERT_EQ(history.points_size(), 12);
+  ASSERT_EQ(history.change_points_size(), 1);
+  const v1::ChangePoint& c = history.change_points(0);
+  EXPECT_EQ(c.index(), 6u);
+  EXPECT_EQ(c.commit(), "commit-7");
+  EXPECT_EQ(c.run_id(), runs[6]);
+  EXPECT_LT(c.p_value(), 0.05);
+  EXPECT_GT(c.statistic(), 0);
+  EXPECT_NEAR(c.median_before(), 10.0, 0.1);
+  EXPECT_NEAR(c.median_after(), 12.0, 0.1);
+  EXPECT_NEAR(c.change(), 0.2, 0.02);  // slower is worse for a time
+}
+
+TEST_F(ServiceTest, HistoryOfAFlatSeriesHasNoChangePoints) {
+  for (int i = 0; i < 12; ++i) StoreRunWithMedian(*store_, "commit-" + std::to_string(i + 1), 10.0 * (1 + kJitter[i]));
+
+  const v1::HistoryResponse history = CopyHistory(*query_);
+  EXPECT_EQ(history.points_size(), 12);
+  EXPECT_EQ(history.change_points_size(), 0);
+}
+
+TEST_F(ServiceTest, HistoryTooShortForTwoSegmentsHasNoChangePoints) {
+  for (int i = 0; i < 5; ++i) StoreRunWithMedian(*store_, "commit-" + std::to_string(i + 1), i < 3 ? 10.0 : 20.0);
+
+  const v1::HistoryResponse history = CopyHistory(*query_);
+  EXPECT_EQ(history.points_size(), 5);
+  EXPECT_EQ(history.change_points_size(), 0);
+}
+
 }  // namespace
 }  // namespace perfgate::coordinator

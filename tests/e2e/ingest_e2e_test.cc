@@ -1,11 +1,14 @@
 // Result files into the store over real processes: a private PostgreSQL, the
 // coordinator binary on a loopback port, `perfgate ingest` sending a Google
 // Benchmark file and a file written by `perfgate-agent run --offline
-// --output`, and `perfgate run ID` showing what was stored.
+// --output`, `perfgate run ID` showing what was stored, and `perfgate compare`
+// judging two stored runs.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <sstream>
 
@@ -154,6 +157,32 @@ TEST_F(IngestEndToEnd, FileWithoutASkuIsRefusedAndNothingIsStored) {
   auto runs = RunCommand({Bin("cli/perfgate"), "--coordinator", address_, "runs"});
   ASSERT_TRUE(runs.ok()) << runs.status();
   EXPECT_EQ(runs->output.find("main"), std::string::npos) << runs->output;
+}
+
+TEST_F(IngestEndToEnd, CompareOfTwoStoredRunsFindsTheSlowdownAndStoresTheReport) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator());
+  const std::string baseline_file = Fixture("gbench_repetitions.json");
+  nlohmann::json doc;
+  std::ifstream(baseline_file) >> doc;
+  for (nlohmann::json& row : doc["benchmarks"]) row["real_time"] = row["real_time"].get<double>() * 1.1;
+  const std::string candidate_file = dir_->Join("gbench_slower.json");
+  std::ofstream(candidate_file) << doc.dump();
+  const std::string baseline = Ingest(baseline_file, {"--sku", "cpu-amd-epyc-7b13"});
+  const std::string candidate = Ingest(candidate_file, {"--sku", "cpu-amd-epyc-7b13"});
+  ASSERT_FALSE(baseline.empty());
+  ASSERT_FALSE(candidate.empty());
+
+  auto r = RunCommand({Bin("cli/perfgate"), "compare", baseline, candidate, "--coordinator", address_});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->exit_code, 1) << r->output << "\n--- coordinator log ---\n" << coordinator_->OutputTail();
+  EXPECT_NE(r->output.find("candidate run " + candidate), std::string::npos) << r->output;
+  EXPECT_NE(r->output.find("A/B baseline side " + baseline), std::string::npos) << r->output;
+  EXPECT_NE(r->output.find("REGRESSION"), std::string::npos) << r->output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r->output, m, std::regex("report (\\d+) stored"))) << r->output;
+  auto again = RunCommand({Bin("cli/perfgate"), "--coordinator", address_, "report", m[1].str()});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->exit_code, 1) << again->output;
 }
 
 }  // namespace

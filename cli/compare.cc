@@ -1,0 +1,303 @@
+#include "cli/compare.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <ostream>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "cli/report.h"
+#include "common/identity.h"
+#include "common/stats.h"
+#include "gate/policy.h"
+#include "perfgate/v1/gate.grpc.pb.h"
+#include "perfgate/v1/query.grpc.pb.h"
+#include "proto/gate_convert.h"
+
+namespace perfgate::cli {
+namespace {
+
+constexpr int kExitError = 2;
+
+// The policy text the coordinator is sent when none is given: every default.
+constexpr char kDefaultPolicyText[] = "version: 1\n";
+
+// Context keys that change from one run to the next on the same machine, so a
+// difference in them says nothing about whether two runs are comparable.
+bool Volatile(const std::string& key) {
+  static const std::set<std::string> kVolatile = {"date", "load_avg", "executable", "argv"};
+  return absl::StartsWith(key, kRunContextPrefix) || kVolatile.count(key) > 0;
+}
+
+std::vector<std::string> Differences(const std::map<std::string, std::string>& a,
+                                     const std::map<std::string, std::string>& b) {
+  std::set<std::string> keys;
+  for (const auto& [k, v] : a) {
+    auto it = b.find(k);
+    if (it == b.end() || it->second != v) keys.insert(k);
+  }
+  for (const auto& [k, v] : b) {
+    if (!a.contains(k)) keys.insert(k);
+  }
+  std::vector<std::string> out;
+  for (const std::string& k : keys) {
+    if (!Volatile(k)) out.push_back(k);
+  }
+  return out;
+}
+
+void PrintDifferences(const std::vector<std::string>& keys, std::ostream& out) {
+  if (keys.empty()) return;
+  out << "note: the two sides' environments differ in " << absl::StrJoin(keys, ", ")
+      << "; the change may come from the machines as well as the code\n";
+}
+
+absl::StatusOr<std::string> ReadText(const std::string& path, const char* what) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", what, " '", path, "'"));
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool WriteFile(const std::string& path, const std::string& text, std::ostream& err) {
+  if (path.empty()) return true;
+  std::ofstream out(path);
+  out << text;
+  out.close();
+  if (!out) {
+    err << "perfgate: cannot write " << path << "\n";
+    return false;
+  }
+  return true;
+}
+
+// Prints the report as `perfgate gate` does and returns its exit code.
+int Print(const CompareOptions& o, const v1::GateReport& report, std::ostream& out, std::ostream& err) {
+  out << RenderTable(report);
+  if (!WriteFile(o.markdown_file, RenderMarkdown(report), err) ||
+      !WriteFile(o.junit_file, RenderJUnit(report), err) ||
+      !WriteFile(o.json_file, RenderJson(report), err)) {
+    return kExitError;
+  }
+  return ExitCode(report);
+}
+
+std::string ContextValue(const ResultSet& set, const std::string& key) {
+  auto it = set.context.find(absl::StrCat(kRunContextPrefix, key));
+  return it == set.context.end() ? std::string() : it->second;
+}
+
+int CompareFiles(const CompareOptions& o, std::ostream& out, std::ostream& err) {
+  gate::Policy policy;
+  if (!o.policy_file.empty()) {
+    auto text = ReadText(o.policy_file, "policy file");
+    if (!text.ok()) {
+      err << "perfgate: " << text.status().message() << "\n";
+      return kExitError;
+    }
+    auto parsed = gate::ParsePolicy(*text, o.policy_file);
+    if (!parsed.ok()) {
+      err << "perfgate: " << parsed.status().message() << "\n";
+      return kExitError;
+    }
+    policy = std::move(*parsed);
+  }
+  auto baseline = ReadResultFile(o.baseline);
+  if (!baseline.ok()) {
+    err << "perfgate: baseline: " << baseline.status().message() << "\n";
+    return kExitError;
+  }
+  auto candidate = ReadResultFile(o.candidate);
+  if (!candidate.ok()) {
+    err << "perfgate: candidate: " << candidate.status().message() << "\n";
+    return kExitError;
+  }
+  const gate::GateInput input = BuildCompareInput(*baseline, o.baseline, *candidate, o.candidate, o.sku);
+  const gate::GateResult result = gate::EvaluateGate(input, policy);
+
+  v1::GateReport report;
+  report.set_candidate_run_id(o.candidate);
+  report.set_sku(input.sku);
+  report.set_candidate_branch(ContextValue(*candidate, "branch"));
+  report.set_candidate_commit(ContextValue(*candidate, "commit"));
+  const std::string baseline_branch = ContextValue(*baseline, "branch");
+  report.set_baseline_branch(baseline_branch.empty() ? std::string("(A/B baseline side)") : baseline_branch);
+  report.add_baseline_run_ids(o.baseline);
+  wire::ToProto(result, policy.fdr, &report);
+  PrintDifferences(ContextDifferences(*baseline, *candidate), out);
+  return Print(o, report, out, err);
+}
+
+void SetDeadline(grpc::ClientContext* ctx, double seconds) {
+  ctx->set_deadline(std::chrono::system_clock::now() +
+                    std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
+}
+
+int RpcError(const grpc::Status& s, const CompareOptions& o, std::ostream& err) {
+  err << "perfgate: compare failed: " << s.error_message();
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    err << " (is a coordinator listening on " << o.coordinator
+        << "? set --coordinator or PERFGATE_COORDINATOR)";
+  }
+  err << "\n";
+  return kExitError;
+}
+
+// The environment fields of a stored run; empty when it cannot be read, since
+// the note it feeds is advisory.
+std::map<std::string, std::string> RunEnvironment(v1::Query::Stub& stub, const CompareOptions& o,
+                                                  const std::string& run_id) {
+  v1::GetRunRequest req;
+  req.set_run_id(run_id);
+  v1::RunDetail detail;
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, o.timeout_s);
+  if (!stub.GetRun(&ctx, req, &detail).ok()) return {};
+  return {detail.environment().fields().begin(), detail.environment().fields().end()};
+}
+
+int CompareRuns(const CompareOptions& o, std::ostream& out, std::ostream& err) {
+  std::string policy_text = kDefaultPolicyText;
+  if (!o.policy_file.empty()) {
+    auto text = ReadText(o.policy_file, "policy file");
+    if (!text.ok()) {
+      err << "perfgate: " << text.status().message() << "\n";
+      return kExitError;
+    }
+    policy_text = std::move(*text);
+  }
+  auto channel = grpc::CreateChannel(o.coordinator, grpc::InsecureChannelCredentials());
+  v1::EvaluateRequest req;
+  req.set_mode(v1::GATE_MODE_AB);
+  req.set_baseline_run_id(o.baseline);
+  req.set_candidate_run_id(o.candidate);
+  req.set_policy_yaml(policy_text);
+  req.set_policy_name(o.policy_file.empty() ? std::string("(default policy)") : o.policy_file);
+  v1::GateReport report;
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, o.timeout_s);
+  grpc::Status s = v1::Gate::NewStub(channel)->Evaluate(&ctx, req, &report);
+  if (!s.ok()) return RpcError(s, o, err);
+
+  auto query = v1::Query::NewStub(channel);
+  const auto base_env = RunEnvironment(*query, o, o.baseline);
+  const auto cand_env = RunEnvironment(*query, o, o.candidate);
+  if (!base_env.empty() && !cand_env.empty()) PrintDifferences(Differences(base_env, cand_env), out);
+  const int code = Print(o, report, out, err);
+  if (report.report_id() > 0) {
+    out << "report " << report.report_id() << " stored; `perfgate report " << report.report_id()
+        << "` shows it again\n";
+  }
+  return code;
+}
+
+}  // namespace
+
+gate::RunData ToRunData(const ResultSet& set, const std::string& run_id) {
+  // One entry per case key, its parts' samples joined in file order.
+  struct Joined {
+    const CaseResult* first = nullptr;
+    CaseStatus status = CaseStatus::kUnspecified;
+    std::string reason;
+    std::vector<std::vector<double>> unthrottled;  // per metric
+    std::vector<uint32_t> throttled;               // per metric
+  };
+  std::vector<std::string> order;
+  std::map<std::string, Joined> cases;
+  for (const CaseResult& c : set.cases) {
+    const std::string key = c.benchmark.Key();
+    auto [it, inserted] = cases.try_emplace(key);
+    Joined& j = it->second;
+    if (inserted) {
+      order.push_back(key);
+      j.first = &c;
+      j.unthrottled.resize(c.metrics.size());
+      j.throttled.resize(c.metrics.size());
+    }
+    if (c.status != CaseStatus::kUnspecified) {
+      j.status = c.status;
+      j.reason = c.reason;
+    }
+    for (const Sample& s : c.samples) {
+      for (size_t m = 0; m < s.values.size() && m < j.unthrottled.size(); ++m) {
+        if (s.throttled) {
+          ++j.throttled[m];
+        } else {
+          j.unthrottled[m].push_back(s.values[m]);
+        }
+      }
+    }
+  }
+
+  gate::RunData run;
+  run.run_id = run_id;
+  for (const std::string& key : order) {
+    Joined& j = cases.at(key);
+    for (size_t m = 0; m < j.first->metrics.size(); ++m) {
+      const MetricSpec& spec = j.first->metrics[m];
+      const stats::Summary s = stats::Summarize(j.unthrottled[m]);
+      gate::MetricData data;
+      data.summary.benchmark = key;
+      data.summary.metric = spec.name;
+      data.summary.unit = spec.unit;
+      data.summary.direction = spec.direction;
+      data.summary.n = s.n;
+      data.summary.n_throttled = j.throttled[m];
+      data.summary.median = s.median;
+      data.summary.mean = s.mean;
+      data.summary.stdev = s.stdev;
+      data.summary.min = s.min;
+      data.summary.max = s.max;
+      data.summary.noise = s.noise;
+      data.summary.mad = s.mad;
+      data.summary.p5 = s.p5;
+      data.summary.p95 = s.p95;
+      data.summary.median_ci_low = s.median_ci_low;
+      data.summary.median_ci_high = s.median_ci_high;
+      data.summary.status = j.status;
+      data.summary.reason = j.reason;
+      data.samples = std::move(j.unthrottled[m]);
+      run.metrics.push_back(std::move(data));
+    }
+  }
+  return run;
+}
+
+gate::GateInput BuildCompareInput(const ResultSet& baseline, const std::string& baseline_name,
+                                  const ResultSet& candidate, const std::string& candidate_name,
+                                  const std::string& sku) {
+  gate::GateInput input;
+  input.mode = gate::Mode::kAb;
+  input.sku = !sku.empty() ? sku : !candidate.sku.empty() ? candidate.sku : std::string("unknown");
+  input.candidate = ToRunData(candidate, candidate_name);
+  input.baselines.push_back(ToRunData(baseline, baseline_name));
+  return input;
+}
+
+std::vector<std::string> ContextDifferences(const ResultSet& baseline, const ResultSet& candidate) {
+  return Differences(baseline.context, candidate.context);
+}
+
+int CompareCommand(const CompareOptions& options, std::ostream& out, std::ostream& err) {
+  const bool baseline_is_run = IsUuid(options.baseline);
+  const bool candidate_is_run = IsUuid(options.candidate);
+  if (baseline_is_run != candidate_is_run) {
+    err << "perfgate: compare needs two result files or two run ids, but '"
+        << (baseline_is_run ? options.baseline : options.candidate) << "' is a run id and '"
+        << (baseline_is_run ? options.candidate : options.baseline)
+        << "' is not; `perfgate ingest` stores a file as a run\n";
+    return kExitError;
+  }
+  return baseline_is_run ? CompareRuns(options, out, err) : CompareFiles(options, out, err);
+}
+
+}  // namespace perfgate::cli

@@ -1,0 +1,50 @@
+// `perfgate compare A B`: the gate's A/B judgement of two result files without
+// a coordinator, or of two stored runs through one. A is the baseline, B the
+// candidate. The file side is pure (load, build the gate's input, note how the
+// two environments differ) so that it is tested without a server.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/result_file.h"
+#include "gate/gate.h"
+
+namespace perfgate::cli {
+
+/// What `perfgate compare` needs. baseline and candidate are both result
+/// files or both run ids (UUIDs) stored in the coordinator.
+struct CompareOptions {
+  std::string baseline;
+  std::string candidate;
+  std::string policy_file;  // empty: the default policy
+  std::string sku;          // overrides the candidate file's SKU
+  std::string coordinator = "127.0.0.1:50051";
+  double timeout_s = 60;    // the coordinator call's deadline
+  std::string markdown_file, junit_file, json_file;  // extra renderings, when set
+};
+
+/// One side of a file comparison as the gate reads it: per metric of every
+/// case, the summary of its unthrottled samples and those samples, with the
+/// case's status and reason. Parts of one case spread over the file are joined.
+gate::RunData ToRunData(const ResultSet& set, const std::string& run_id);
+
+/// The A/B gate input of two result sets: the candidate's SKU unless `sku`
+/// overrides it, "unknown" when neither names one.
+gate::GateInput BuildCompareInput(const ResultSet& baseline, const std::string& baseline_name,
+                                  const ResultSet& candidate, const std::string& candidate_name,
+                                  const std::string& sku = "");
+
+/// Context keys whose values differ between the two sets (or that only one
+/// has), sorted; keys that describe the run rather than the machine (run.*,
+/// date, load average, command line) are left out.
+std::vector<std::string> ContextDifferences(const ResultSet& baseline, const ResultSet& candidate);
+
+/// Runs the command: prints the report to `out`, errors and advice to `err`.
+/// Returns the exit code: 0 pass, 1 regression, 3 inconclusive, 2 on an error
+/// (an unreadable file or policy, a file compared with a run id, a failed call).
+int CompareCommand(const CompareOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace perfgate::cli
