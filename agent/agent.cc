@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -15,6 +17,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "agent/ab.h"
 #include "agent/client.h"
 #include "agent/probe.h"
 #include "agent/runner.h"
@@ -22,8 +25,11 @@
 #include "common/identity.h"
 #include "common/nvml.h"
 #include "common/result_file.h"
+#include "cli/report.h"
 #include "common/validity.h"
+#include "gate/policy.h"
 #include "proto/convert.h"
+#include "proto/gate_convert.h"
 #include "suites/builtin.h"
 #include "suites/collectives/world.h"
 
@@ -426,6 +432,232 @@ int ProbeCommand() {
       InvalidForGatingReasons(HealthOf(p.cuda, p.gpu_facts, static_cast<uint32_t>(getpid())), ProbeHealth(p), {});
   for (const std::string& reason : now) std::cout << "invalid for gating now: " << reason << "\n";
   return kExitOk;
+}
+
+namespace {
+
+// The throttle source for device cases: CUDA device 0's clocks through NVML,
+// or null where there is none.
+std::unique_ptr<NvmlThrottleSource> ThrottleOf(const ProbeResult& probe) {
+  if (probe.nvml && !probe.nvml_devices.empty() && probe.nvml_devices[0] &&
+      probe.gpu_facts[0].default_sm_clock_mhz) {
+    return std::make_unique<NvmlThrottleSource>(*probe.nvml, *probe.nvml_devices[0],
+                                                *probe.gpu_facts[0].default_sm_clock_mhz);
+  }
+  return nullptr;
+}
+
+absl::Status WriteAll(int fd, const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return absl::InternalError(absl::StrCat("cannot write the result: ", std::strerror(errno)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteTextFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  out.close();
+  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
+// Sends one side of an A/B comparison as a complete run, one batch per case.
+absl::Status StreamRun(CoordinatorClient& client, const RunMeta& meta,
+                       const std::vector<CaseResult>& cases) {
+  v1::OpenRunRequest open;
+  wire::ToProto(meta, &open);
+  if (auto s = client.OpenRun(open); !s.ok()) return s;
+  uint64_t sequence = 0;
+  for (const CaseResult& c : cases) {
+    v1::ResultBatch batch;
+    batch.set_run_id(meta.run_id);
+    batch.set_sequence(++sequence);
+    wire::ToProto(c, batch.add_cases());
+    if (auto ack = client.SendBatch(batch); !ack.ok()) return ack.status();
+  }
+  return client.CloseRun(CloseRequest(meta.run_id, v1::RUN_COMPLETE, sequence, "")).status();
+}
+
+}  // namespace
+
+int SampleCommand(const AgentConfig& config) {
+  // stdout carries the result alone: whatever the case or a library prints
+  // goes to stderr instead.
+  std::cout.flush();
+  const int result_fd = dup(STDOUT_FILENO);
+  if (result_fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+    return Fail(absl::InternalError(std::strerror(errno)), "cannot set stdout aside for the result");
+  }
+  auto cases = Select(config);
+  if (!cases.ok()) return Fail(cases.status(), "bad selection");
+  const suites::CaseInstance* instance = nullptr;
+  for (const suites::CaseInstance& c : *cases) {
+    if (c.id.Key() == config.sample_case) instance = &c;
+  }
+  if (instance == nullptr) {
+    return Fail(absl::NotFoundError(absl::StrCat(
+                    "no case '", config.sample_case,
+                    "' in the selection; `perfgate-agent list` with the same --suite/--filter/--set "
+                    "prints the keys this build offers")),
+                "bad --case");
+  }
+  RunnerOptions options;
+  options.engine = config.engine;
+  options.engine.sample_count = config.sample_count;
+  for (const std::string& spec : config.slowdowns) {
+    auto s = ParseSlowdown(spec);
+    if (!s.ok()) return Fail(s.status(), "bad option");
+    options.slowdowns.push_back(*s);
+  }
+  auto world = ResolveWorld(config);
+  if (!world.ok()) return Fail(world.status(), "bad option");
+  suites::collectives::SetProcessWorld(*world);
+  const ProbeResult probe = ProbeMachine();
+  std::unique_ptr<NvmlThrottleSource> throttle = ThrottleOf(probe);
+  options.throttle = throttle.get();
+  RunMeta meta;
+  meta.run_id = NewUuid();
+  meta.agent_name = probe.hostname;
+  meta.node = probe.hostname;
+  meta.environment = probe.environment;
+  meta.trigger = Trigger::kManual;
+  meta.started_at = std::chrono::system_clock::now();
+  const CaseResult result = RunCase(*instance, options);
+  absl::Status written = WriteAll(result_fd, WriteResultJson(meta, {result}));
+  close(result_fd);
+  if (!written.ok()) return Fail(written, "sample");
+  return kExitOk;
+}
+
+int AbCommand(const AgentConfig& config) {
+  auto baseline_argv = SplitCommand(config.ab_baseline);
+  if (!baseline_argv.ok()) return Fail(baseline_argv.status(), "bad --baseline");
+  auto candidate_argv = SplitCommand(config.ab_candidate);
+  if (!candidate_argv.ok()) return Fail(candidate_argv.status(), "bad --candidate");
+  auto selected = Select(config);
+  if (!selected.ok()) return Fail(selected.status(), "bad selection");
+  if (selected->empty()) {
+    return Fail(absl::InvalidArgumentError("no case matches the selection"), "bad selection");
+  }
+  gate::Policy policy;
+  if (!config.policy_file.empty()) {
+    std::ifstream in(config.policy_file);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!in) return Fail(absl::NotFoundError(absl::StrCat("cannot read ", config.policy_file)), "bad --policy");
+    auto parsed = gate::ParsePolicy(text.str(), config.policy_file);
+    if (!parsed.ok()) return Fail(parsed.status(), "bad --policy");
+    policy = *std::move(parsed);
+  }
+  const bool offline = config.offline || config.coordinator == "none";
+  auto client_options = MakeClientOptions(config);
+  if (!client_options.ok()) return Fail(client_options.status(), "bad option");
+
+  // Both sides select with the same flags, so a key names the same case on each.
+  std::vector<std::string> shared;
+  for (const std::string& s : config.suites) shared.insert(shared.end(), {"--suite", s});
+  for (const std::string& f : config.filters) shared.insert(shared.end(), {"--filter", f});
+  for (const std::string& s : config.sets) shared.insert(shared.end(), {"--set", s});
+  shared.insert(shared.end(), {"--timeout", absl::StrCat(config.engine.timeout_s)});
+  CommandSide baseline(*baseline_argv, shared);
+  CommandSide candidate(*candidate_argv, shared);
+
+  const ProbeResult probe = ProbeMachine();
+  std::vector<AbCase> cases;
+  for (const suites::CaseInstance& c : *selected) {
+    const std::string why = c.spec->unavailable ? c.spec->unavailable(c.id) : "";
+    if (!why.empty()) {
+      std::cout << "  " << c.id.Key() << ": skipped here: " << why << "\n";
+      continue;
+    }
+    AbCase ab_case{c.id, {}};
+    for (suites::MetricKind k : c.metrics) ab_case.metrics.push_back(suites::SpecOf(k));
+    cases.push_back(std::move(ab_case));
+  }
+  AbOptions options;
+  options.rounds = config.ab_rounds;
+  options.block_samples = config.ab_block_samples;
+  options.confirm = config.ab_confirm;
+  std::cout << "perfgate-agent ab: sku " << probe.environment.sku << ", " << cases.size() << " cases, "
+            << options.rounds << " rounds of " << options.block_samples
+            << " samples per side, confirm " << (options.confirm ? "on" : "off") << "\n"
+            << std::flush;
+  const AbResult ab = RunAb(cases, baseline, candidate, policy, probe.environment.sku, options, std::cout);
+
+  RunMeta meta;
+  meta.run_id = NewUuid();
+  meta.agent_name = config.agent_name.empty() ? probe.hostname : config.agent_name;
+  meta.environment = probe.environment;
+  meta.repo = config.repo;
+  meta.branch = config.branch.empty() ? Git("rev-parse --abbrev-ref HEAD") : config.branch;
+  if (meta.branch.empty()) meta.branch = "local";
+  meta.commit = config.commit.empty() ? Git("rev-parse HEAD") : config.commit;
+  meta.trigger = ParseTriggerOrManual(config.trigger);
+  meta.ci_job = config.ci_job;
+  meta.node = probe.hostname;
+  meta.started_at = std::chrono::system_clock::now();
+  meta.details = probe.details;
+  // The baseline side gets a branch of its own so that it never joins the
+  // history of the candidate's branch.
+  RunMeta base_meta = meta;
+  base_meta.run_id = NewUuid();
+  base_meta.branch = meta.branch + "~ab-baseline";
+  base_meta.parent_commits.clear();
+  base_meta.details["ab_role"] = "baseline";
+  base_meta.details["ab_pair"] = meta.run_id;
+  base_meta.details["ab_command"] = config.ab_baseline;
+  meta.details["ab_role"] = "candidate";
+  meta.details["ab_pair"] = base_meta.run_id;
+  meta.details["ab_command"] = config.ab_candidate;
+
+  v1::GateReport report;
+  wire::ToProto(ab.gate, policy.fdr, &report);
+  report.set_candidate_run_id(meta.run_id);
+  report.set_sku(meta.environment.sku);
+  report.set_candidate_branch(meta.branch);
+  report.set_candidate_commit(meta.commit);
+  report.set_baseline_branch(base_meta.branch);
+  report.add_baseline_run_ids(base_meta.run_id);
+  std::cout << "\n" << cli::RenderTable(report);
+  const std::pair<const std::string*, std::string> copies[] = {
+      {&config.markdown_file, cli::RenderMarkdown(report)},
+      {&config.junit_file, cli::RenderJUnit(report)},
+      {&config.json_file, cli::RenderJson(report)}};
+  for (const auto& [path, text] : copies) {
+    if (path->empty()) continue;
+    if (auto s = WriteTextFile(*path, text); !s.ok()) return Fail(s, "cannot write the report");
+  }
+
+  if (!offline) {
+    std::vector<CaseResult> base_cases, cand_cases;
+    for (const CasePair& p : ab.pairs) {
+      base_cases.push_back(p.baseline);
+      cand_cases.push_back(p.candidate);
+    }
+    CoordinatorClient client(*client_options);
+    if (auto s = client.RegisterAgent(meta.agent_name, probe.hostname, PERFGATE_VERSION); !s.ok()) {
+      return Fail(s, "cannot register with the coordinator");
+    }
+    if (auto s = StreamRun(client, base_meta, base_cases); !s.ok()) {
+      return Fail(s, "cannot send the baseline side");
+    }
+    if (auto s = StreamRun(client, meta, cand_cases); !s.ok()) {
+      return Fail(s, "cannot send the candidate side");
+    }
+    std::cout << "baseline run_id: " << base_meta.run_id << "\n"
+              << "candidate run_id: " << meta.run_id << "\n"
+              << "re-gate on the coordinator: perfgate gate --mode ab --run " << meta.run_id
+              << " --baseline-run " << base_meta.run_id << " --policy "
+              << (config.policy_file.empty() ? "POLICY.yaml" : config.policy_file) << "\n";
+  }
+  return cli::ExitCode(report);
 }
 
 }  // namespace perfgate::agent

@@ -40,6 +40,17 @@ struct AgentConfig {
   int device = -1;             // CUDA device of this rank (default: SLURM_LOCALID, else rank)
   int gpus = 0;                // world size 1 on NCCL: devices to drive (0: all visible)
   std::string time_budget;  // bounds the whole run: "60s", "2m", "90"; empty: none
+  // `sample`, the worker `ab` runs on each side: one case by its exact key.
+  std::string sample_case;
+  unsigned sample_count = 10;  // exactly this many samples after warm-up
+  // `ab`: the two builds as command prefixes, split with shell quoting rules.
+  std::string ab_baseline;
+  std::string ab_candidate;
+  unsigned ab_rounds = 5;
+  unsigned ab_block_samples = 10;
+  bool ab_confirm = true;
+  std::string policy_file;  // gate policy (YAML); empty: the default policy
+  std::string markdown_file, junit_file, json_file;  // report copies; empty: none
 };
 
 /// Exit codes of `perfgate-agent run`.
@@ -54,5 +65,16 @@ int RunCommand(const AgentConfig& config);
 int ReplayCommand(const AgentConfig& config);
 int ListCommand(const AgentConfig& config);
 int ProbeCommand();
+/// Runs one case (config.sample_case, selected by its exact key) with
+/// warm-up then exactly config.sample_count samples and prints it as a
+/// perfgate result file on stdout, nothing else (messages go to stderr).
+/// Exit 0 when the file was printed, whatever the case's status; 2 when the
+/// case is unknown or the options are bad.
+int SampleCommand(const AgentConfig& config);
+/// Measures the selected cases on a baseline and a candidate build in
+/// interleaved blocks, gates them in A/B mode, prints the report and, unless
+/// offline, streams both sides as two runs. Exits as `perfgate gate` does:
+/// 0 pass, 1 regression, 3 inconclusive, 2 usage or infrastructure error.
+int AbCommand(const AgentConfig& config);
 
 }  // namespace perfgate::agent

@@ -87,6 +87,69 @@ int main(int argc, char** argv) {
   add_selection(list);
   app.add_subcommand("probe", "Print the SKU and environment this machine reports");
 
+  CLI::App* ab = app.add_subcommand(
+      "ab", "Measure a baseline and a candidate build interleaved on this node and gate the "
+            "candidate; exit 0 pass, 1 regression, 2 error, 3 inconclusive");
+  add_selection(ab);
+  ab->add_option("--baseline", config.ab_baseline,
+                 "Command prefix running the baseline's perfgate-agent, e.g. '/builds/main/perfgate-agent'")
+      ->required();
+  ab->add_option("--candidate", config.ab_candidate,
+                 "Command prefix running the candidate's perfgate-agent; flags for that side only "
+                 "(--inject-slowdown) go at its end")
+      ->required();
+  ab->add_option("--rounds", config.ab_rounds, "Block pairs per case, alternating which side goes first")
+      ->capture_default_str()->check(CLI::Range(1u, 1000u));
+  CLI::Option* block_samples =
+      ab->add_option("--block-samples", config.ab_block_samples,
+                     "Samples per block (default 10, or half of --min-samples when that is given)")
+          ->check(CLI::Range(2u, 100000u));
+  CLI::Option* ab_min_samples =
+      ab->add_option("--min-samples", config.engine.min_samples, "Sets --block-samples to half of it")
+          ->check(CLI::Range(2u, 1000000u));
+  ab->add_option("--min-time", config.engine.min_time_s, "Accepted as for run; blocks have a fixed sample count")
+      ->check(CLI::NonNegativeNumber);
+  ab->add_option("--max-noise", config.max_noise_pct, "Accepted as for run; blocks have a fixed sample count")
+      ->check(CLI::PositiveNumber);
+  ab->add_option("--timeout", config.engine.timeout_s, "Per-block time limit in seconds")
+      ->envname("PERFGATE_CASE_TIMEOUT")->capture_default_str()->check(CLI::PositiveNumber);
+  ab->add_option("--policy", config.policy_file, "Gate policy (YAML); default: 3 % tolerance, every metric gating")
+      ->envname("PERFGATE_POLICY");
+  ab->add_flag("--confirm,!--no-confirm", config.ab_confirm,
+               "Measure a suspected regression again before failing it (default on)");
+  ab->add_option("--markdown", config.markdown_file, "Also write the report as Markdown here");
+  ab->add_option("--junit", config.junit_file, "Also write the report as JUnit XML here");
+  ab->add_option("--json", config.json_file, "Also write the report as JSON here");
+  ab->add_option("--coordinator", config.coordinator, "Coordinator address host:port (both sides are sent as runs)")
+      ->envname("PERFGATE_COORDINATOR")->capture_default_str();
+  ab->add_option("--token-file", config.token_file, "File holding this agent's bearer token")
+      ->envname("PERFGATE_TOKEN_FILE");
+  ab->add_option("--rpc-timeout", config.rpc_timeout_s, "Seconds to wait for the coordinator on each call")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  ab->add_flag("--offline", config.offline, "Decide locally and send nothing (same as --coordinator none)");
+  ab->add_option("--agent-name", config.agent_name, "Agent name (default: hostname)")->envname("PERFGATE_AGENT_NAME");
+  ab->add_option("--repo", config.repo, "Repository under test")->envname("PERFGATE_REPO");
+  ab->add_option("--branch", config.branch, "Branch of the candidate (default: git, else 'local')")
+      ->envname("PERFGATE_BRANCH");
+  ab->add_option("--commit", config.commit, "Commit of the candidate (default: git HEAD)")
+      ->envname("PERFGATE_COMMIT");
+  ab->add_option("--trigger", config.trigger, "ci, sweep or manual")
+      ->envname("PERFGATE_TRIGGER")->check(CLI::IsMember({"ci", "sweep", "manual"}))->capture_default_str();
+  ab->add_option("--ci-job", config.ci_job, "CI job id")->envname("PERFGATE_CI_JOB");
+
+  // Before the subcommand, so that an `ab` side's command prefix can carry it.
+  app.add_option("--inject-slowdown", config.slowdowns,
+                 "CASE=PCT, for `sample`: add real work worth PCT % of the case's time");
+  CLI::App* sample = app.add_subcommand(
+      "sample", "Internal, run by `ab` on each side: one case, exactly --samples samples, its "
+                "result file on stdout");
+  add_selection(sample);
+  sample->add_option("--case", config.sample_case, "The case's exact key (as `list` prints it)")->required();
+  sample->add_option("--samples", config.sample_count, "Samples after warm-up")
+      ->required()->check(CLI::Range(1u, 1000000u));
+  sample->add_option("--timeout", config.engine.timeout_s, "Time limit in seconds")
+      ->envname("PERFGATE_CASE_TIMEOUT")->capture_default_str()->check(CLI::PositiveNumber);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -96,5 +159,12 @@ int main(int argc, char** argv) {
   if (run->parsed()) return perfgate::agent::RunCommand(config);
   if (replay->parsed()) return perfgate::agent::ReplayCommand(config);
   if (list->parsed()) return perfgate::agent::ListCommand(config);
+  if (ab->parsed()) {
+    if (block_samples->count() == 0 && ab_min_samples->count() > 0) {
+      config.ab_block_samples = (config.engine.min_samples + 1) / 2;
+    }
+    return perfgate::agent::AbCommand(config);
+  }
+  if (sample->parsed()) return perfgate::agent::SampleCommand(config);
   return perfgate::agent::ProbeCommand();
 }

@@ -14,6 +14,7 @@ const char* ToString(StopReason r) {
     case StopReason::kNoiseTarget: return "noise_target";
     case StopReason::kPlateau: return "plateau";
     case StopReason::kTimeout: return "timeout";
+    case StopReason::kSampleCount: return "sample_count";
   }
   return "continue";
 }
@@ -37,9 +38,11 @@ StopReason StoppingRule::Add(double sample_s, bool throttled, double elapsed_s) 
     if (times_.size() >= 5) noise_history_.push_back(noise_);
   }
   ++count_;
+  if (options_.sample_count > 0 && count_ >= options_.sample_count) return StopReason::kSampleCount;
   if (elapsed_s >= options_.timeout_s || count_ >= options_.max_samples) {
     return StopReason::kTimeout;
   }
+  if (options_.sample_count > 0) return StopReason::kContinue;
   if (times_.size() < options_.min_samples || total_s_ < options_.min_time_s ||
       noise_history_.empty()) {
     return StopReason::kContinue;

@@ -24,12 +24,17 @@ struct EngineOptions {
   unsigned plateau_window = 32;    // noise values looked at for a plateau
   double plateau_rel_stdev = 0.05; // plateau when noise varies less than this
   unsigned max_samples = 100000;   // a hard cap, reported as a timeout
+  // When > 0, take exactly this many samples (throttled ones included) and
+  // ignore the noise target: A/B blocks must be the same size on both sides
+  // so that neither side's pooled samples outweigh the other's. The timeout
+  // still ends a block that cannot finish.
+  unsigned sample_count = 0;
 };
 
 /// Why sampling stopped.
-enum class StopReason { kContinue, kNoiseTarget, kPlateau, kTimeout };
+enum class StopReason { kContinue, kNoiseTarget, kPlateau, kTimeout, kSampleCount };
 
-/// "noise_target", "plateau", "timeout" or "continue".
+/// "noise_target", "plateau", "timeout", "sample_count" or "continue".
 const char* ToString(StopReason r);
 
 /// nvbench-style stdrel stopping rule over unthrottled sample times.

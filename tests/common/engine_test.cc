@@ -88,6 +88,54 @@ TEST(StoppingRule, ThrottledSamplesAreLeftOutOfTheStatistics) {
   EXPECT_EQ(rule.noise(), quiet);
 }
 
+TEST(StoppingRule, AFixedSampleCountIgnoresTheNoiseTargetAndStopsExactlyThere) {
+  EngineOptions o = Defaults();
+  o.sample_count = 7;
+  o.min_samples = 100;  // the rule's minimum must not apply to a fixed count
+  StoppingRule rule(o);
+  // Quiet samples would meet the noise target long before 7 under the rule.
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(rule.Add(0.1, false, 0.1 * (i + 1)), StopReason::kContinue);
+  EXPECT_EQ(rule.Add(0.1, false, 0.7), StopReason::kSampleCount);
+}
+
+TEST(StoppingRule, AFixedSampleCountCountsThrottledSamplesToo) {
+  EngineOptions o = Defaults();
+  o.sample_count = 3;
+  StoppingRule rule(o);
+  EXPECT_EQ(rule.Add(0.1, true, 0.1), StopReason::kContinue);
+  EXPECT_EQ(rule.Add(0.1, false, 0.2), StopReason::kContinue);
+  EXPECT_EQ(rule.Add(0.1, true, 0.3), StopReason::kSampleCount);
+  EXPECT_EQ(rule.samples(), 1u);
+}
+
+TEST(StoppingRule, AFixedSampleCountStillEndsAtTheTimeout) {
+  EngineOptions o = Defaults();
+  o.sample_count = 50;
+  o.timeout_s = 1.0;
+  StoppingRule rule(o);
+  EXPECT_EQ(rule.Add(0.6, false, 0.6), StopReason::kContinue);
+  EXPECT_EQ(rule.Add(0.6, false, 1.2), StopReason::kTimeout);
+}
+
+TEST(MeasureSamples, TakesExactlyTheFixedCountOfSamplesAfterWarmUp) {
+  FakeClock clock;
+  EngineOptions o = Defaults();
+  o.sample_count = 12;
+  o.warmup_runs = 2;
+  int warmups = 0, samples = 0;
+  const Measurement m = MeasureSamples([&] { ++warmups; },
+                                       [&] {
+                                         ++samples;
+                                         clock.Advance(0.01 * (1 + samples % 3));
+                                         return 0.01 * (1 + samples % 3);
+                                       },
+                                       o, clock);
+  EXPECT_EQ(warmups, 2);
+  EXPECT_EQ(samples, 12);
+  EXPECT_EQ(m.sample_s.size(), 12u);
+  EXPECT_EQ(m.reason, StopReason::kSampleCount);
+}
+
 TEST(MeasureHost, TimesEachIterationWithTheClock) {
   FakeClock clock;
   clock.set_tick(0.05);  // every Now() advances 50 ms

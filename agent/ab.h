@@ -1,0 +1,119 @@
+// A/B gating in one job on one node (methodology.md §4, "A/B samples"): the
+// baseline and the candidate builds measure each case in alternating blocks,
+// ABBA..., so that drift in the machine (clocks, neighbours, caches) falls on
+// both sides alike; the pooled blocks of each side then go through the gate
+// engine in A/B mode. A side is an interface so that the orchestration and
+// the confirm-before-blocking logic are tested with scripted samples; the
+// real side runs a perfgate-agent build as a child process.
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/model.h"
+#include "gate/gate.h"
+#include "gate/policy.h"
+
+namespace perfgate::agent {
+
+/// Splits a command line into arguments with the shell's quoting rules but
+/// no shell: blanks separate, '...' is literal, "..." keeps blanks and takes
+/// \" \\ \$ \` as escapes, and a backslash outside quotes escapes the next
+/// character. INVALID_ARGUMENT for an unterminated quote, a trailing
+/// backslash or an empty command.
+absl::StatusOr<std::vector<std::string>> SplitCommand(const std::string& command);
+
+/// Which build a block measures.
+enum class AbRole { kBaseline, kCandidate };
+/// "baseline" or "candidate".
+const char* ToString(AbRole role);
+
+/// The order of the two blocks of round `round` (0-based): baseline first in
+/// even rounds, candidate first in odd ones (ABBA...), so neither side always
+/// runs second, on a machine the other side has just warmed.
+std::vector<AbRole> BlockOrder(unsigned round);
+
+/// One build under comparison.
+class Side {
+ public:
+  virtual ~Side() = default;
+  /// Measures case `key` with warm-up then exactly `samples` samples. Never
+  /// throws: a side that cannot measure returns a failed CaseResult with
+  /// the reason.
+  virtual CaseResult Measure(const std::string& key, unsigned samples) = 0;
+};
+
+/// A side that runs `argv` (a perfgate-agent build, or a wrapper around one)
+/// followed by `sample --case KEY --samples N` and `extra_args`, reads the
+/// result file it prints on stdout and passes its stderr through.
+class CommandSide final : public Side {
+ public:
+  /// `argv` is the side's command prefix, `extra_args` go after the sample
+  /// flags (selection and engine flags shared by both sides).
+  CommandSide(std::vector<std::string> argv, std::vector<std::string> extra_args);
+  CaseResult Measure(const std::string& key, unsigned samples) override;
+
+ private:
+  std::vector<std::string> argv_;
+  std::vector<std::string> extra_args_;
+};
+
+/// How A/B measures and decides.
+struct AbOptions {
+  unsigned rounds = 5;          // block pairs per case
+  unsigned block_samples = 10;  // samples per block
+  bool confirm = true;          // measure suspected regressions again before failing them
+};
+
+/// A case to compare, as the local registry describes it: its identity and
+/// the metrics both sides must report, so that a case neither side could
+/// measure is still reported, metric by metric.
+struct AbCase {
+  BenchmarkId id;
+  std::vector<MetricSpec> metrics;
+};
+
+/// One case measured on both sides: each side's blocks pooled into one
+/// result. When a block of either side failed or skipped, both results carry
+/// that status and the reason, prefixed with the side.
+struct CasePair {
+  std::string key;
+  CaseResult baseline;
+  CaseResult candidate;
+};
+
+/// Measures `c` for options.rounds rounds in BlockOrder(), one block of
+/// options.block_samples on each side per round, and pools each side's
+/// blocks; stops at the first block that fails, skips or reports other
+/// metrics than `c` names.
+CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbOptions& options);
+
+/// The gate's view of one side: per case and metric, the summary of the
+/// unthrottled samples (stats::Summarize) and the samples themselves.
+/// Failed cases keep their status and reason and no samples.
+gate::RunData ToRunData(const std::string& run_id, const std::vector<CaseResult>& cases);
+
+/// What an A/B comparison measured and decided.
+struct AbResult {
+  gate::GateResult gate;
+  /// Per case, the measurement the decision rests on: the confirmation's
+  /// for re-measured cases, else the first one. Skipped cases included.
+  std::vector<CasePair> pairs;
+  std::vector<std::string> confirmed;    // keys re-measured whose regression held
+  std::vector<std::string> unconfirmed;  // keys re-measured that then passed
+};
+
+/// Measures every case in `cases` on both sides and gates the candidate
+/// against the baseline in A/B mode. With options.confirm, every case with a
+/// gating metric judged a regression or below its floor is measured again as
+/// a fresh interleaved pair and judged on that: it fails only if the second
+/// measurement fails it too, and its notes say so. Skipped cases are left
+/// out of the gate. Progress lines go to `log`.
+AbResult RunAb(const std::vector<AbCase>& cases, Side& baseline, Side& candidate,
+               const gate::Policy& policy, const std::string& sku, const AbOptions& options,
+               std::ostream& log);
+
+}  // namespace perfgate::agent

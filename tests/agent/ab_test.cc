@@ -1,0 +1,237 @@
+#include "agent/ab.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <utility>
+
+namespace perfgate::agent {
+namespace {
+
+TEST(SplitCommand, SplitsOnBlanksAndKeepsQuotedTextTogether) {
+  auto argv = SplitCommand(
+      R"(podman run --rm  --network host "img@sha256:ab cd" perfgate-agent --inject-slowdown 'kernels/sgemm{k=512*=5')");
+  ASSERT_TRUE(argv.ok()) << argv.status();
+  EXPECT_EQ(*argv, (std::vector<std::string>{"podman", "run", "--rm", "--network", "host",
+                                             "img@sha256:ab cd", "perfgate-agent",
+                                             "--inject-slowdown", "kernels/sgemm{k=512*=5"}));
+}
+
+TEST(SplitCommand, TakesBackslashEscapesOutsideAndInsideDoubleQuotesButNotInsideSingle) {
+  auto argv = SplitCommand(R"(a\ b "c\"d\\e\n" 'f\g' h""i '')");
+  ASSERT_TRUE(argv.ok()) << argv.status();
+  EXPECT_EQ(*argv, (std::vector<std::string>{"a b", "c\"d\\e\\n", "f\\g", "hi", ""}));
+}
+
+TEST(SplitCommand, RefusesUnterminatedQuotesTrailingBackslashesAndEmptyCommands) {
+  EXPECT_FALSE(SplitCommand("agent 'open").ok());
+  EXPECT_FALSE(SplitCommand("agent \"open").ok());
+  EXPECT_FALSE(SplitCommand("agent \\").ok());
+  EXPECT_FALSE(SplitCommand("   ").ok());
+}
+
+TEST(BlockOrder, AlternatesWhichSideGoesFirstRoundByRound) {
+  const std::vector<AbRole> ab = {AbRole::kBaseline, AbRole::kCandidate};
+  const std::vector<AbRole> ba = {AbRole::kCandidate, AbRole::kBaseline};
+  EXPECT_EQ(BlockOrder(0), ab);
+  EXPECT_EQ(BlockOrder(1), ba);
+  EXPECT_EQ(BlockOrder(2), ab);
+  EXPECT_EQ(BlockOrder(3), ba);
+  unsigned baseline_first = 0;
+  for (unsigned r = 0; r < 10; ++r) baseline_first += BlockOrder(r)[0] == AbRole::kBaseline;
+  EXPECT_EQ(baseline_first, 5u);
+}
+
+AbCase TimeCase(const std::string& name) {
+  AbCase c;
+  c.id.suite = "test";
+  c.id.name = name;
+  c.metrics.push_back({"time", "ms", Direction::kLowerIsBetter});
+  return c;
+}
+
+// A side whose samples come from a script: the n-th call of Measure (0-based,
+// counted per side) gets values from `value(key, call, i)`; every call is
+// logged into a shared journal so tests can check the interleaving.
+class ScriptedSide final : public Side {
+ public:
+  using Script = std::function<double(const std::string& key, unsigned call, unsigned i)>;
+  ScriptedSide(AbRole role, Script script, std::vector<std::pair<AbRole, std::string>>* journal)
+      : role_(role), script_(std::move(script)), journal_(journal) {}
+
+  CaseResult Measure(const std::string& key, unsigned samples) override {
+    journal_->emplace_back(role_, key);
+    const unsigned call = calls_[key]++;
+    CaseResult r;
+    r.benchmark.suite = "test";
+    r.benchmark.name = key.substr(5);
+    r.metrics.push_back({"time", "ms", Direction::kLowerIsBetter});
+    if (fail_on_call_ && call == *fail_on_call_) {
+      r.status = CaseStatus::kFailed;
+      r.reason = "verification failed";
+      return r;
+    }
+    r.status = CaseStatus::kOk;
+    for (unsigned i = 0; i < samples; ++i) r.samples.push_back({i, {script_(key, call, i)}, false});
+    return r;
+  }
+  void FailOnCall(unsigned call) { fail_on_call_ = call; }
+
+ private:
+  AbRole role_;
+  Script script_;
+  std::vector<std::pair<AbRole, std::string>>* journal_;
+  std::map<std::string, unsigned> calls_;
+  std::optional<unsigned> fail_on_call_;
+};
+
+// A level with a little deterministic spread, so that the tests have noise.
+double Jitter(double level, unsigned call, unsigned i) {
+  return level * (1.0 + 0.002 * std::sin(1.7 * (call * 31 + i)));
+}
+
+TEST(MeasurePair, RunsTheBlocksInAbbaOrderAndPoolsEachSide) {
+  std::vector<std::pair<AbRole, std::string>> journal;
+  ScriptedSide base(AbRole::kBaseline, [](auto&, unsigned c, unsigned i) { return Jitter(10, c, i); }, &journal);
+  ScriptedSide cand(AbRole::kCandidate, [](auto&, unsigned c, unsigned i) { return Jitter(10, c, i); }, &journal);
+  AbOptions o;
+  o.rounds = 4;
+  o.block_samples = 6;
+  const CasePair p = MeasurePair(TimeCase("a"), base, cand, o);
+  ASSERT_EQ(journal.size(), 8u);
+  const std::vector<AbRole> expected = {AbRole::kBaseline,  AbRole::kCandidate, AbRole::kCandidate,
+                                        AbRole::kBaseline,  AbRole::kBaseline,  AbRole::kCandidate,
+                                        AbRole::kCandidate, AbRole::kBaseline};
+  for (size_t i = 0; i < journal.size(); ++i) EXPECT_EQ(journal[i].first, expected[i]) << i;
+  EXPECT_EQ(p.baseline.status, CaseStatus::kOk);
+  EXPECT_EQ(p.baseline.samples.size(), 24u);
+  EXPECT_EQ(p.candidate.samples.size(), 24u);
+  EXPECT_EQ(p.candidate.benchmark.Key(), "test/a");
+}
+
+TEST(MeasurePair, AFailingBlockFailsTheCaseOnBothSidesWithThatSidesReason) {
+  std::vector<std::pair<AbRole, std::string>> journal;
+  ScriptedSide base(AbRole::kBaseline, [](auto&, unsigned c, unsigned i) { return Jitter(10, c, i); }, &journal);
+  ScriptedSide cand(AbRole::kCandidate, [](auto&, unsigned c, unsigned i) { return Jitter(10, c, i); }, &journal);
+  base.FailOnCall(1);
+  AbOptions o;
+  o.rounds = 4;
+  const CasePair p = MeasurePair(TimeCase("a"), base, cand, o);
+  EXPECT_EQ(journal.size(), 4u);  // round 2's baseline block failed: nothing more ran
+  for (const CaseResult* r : {&p.baseline, &p.candidate}) {
+    EXPECT_EQ(r->status, CaseStatus::kFailed);
+    EXPECT_EQ(r->reason, "baseline side: failed: verification failed");
+    EXPECT_TRUE(r->samples.empty());
+    EXPECT_EQ(r->metrics.size(), 1u);
+  }
+}
+
+TEST(ToRunData, SummarizesUnthrottledSamplesAndCountsTheThrottledOnes) {
+  CaseResult c;
+  c.benchmark.suite = "test";
+  c.benchmark.name = "a";
+  c.metrics.push_back({"time", "ms", Direction::kLowerIsBetter});
+  c.status = CaseStatus::kOk;
+  c.samples = {{0, {1.0}, false}, {1, {100.0}, true}, {2, {3.0}, false}, {3, {2.0}, false}};
+  const gate::RunData run = ToRunData("r", {c});
+  ASSERT_EQ(run.metrics.size(), 1u);
+  EXPECT_EQ(run.metrics[0].summary.benchmark, "test/a");
+  EXPECT_EQ(run.metrics[0].summary.n, 3u);
+  EXPECT_EQ(run.metrics[0].summary.n_throttled, 1u);
+  EXPECT_DOUBLE_EQ(run.metrics[0].summary.median, 2.0);
+  EXPECT_EQ(run.metrics[0].samples, (std::vector<double>{1.0, 3.0, 2.0}));
+}
+
+const gate::MetricVerdict* VerdictOf(const AbResult& r, const std::string& key) {
+  for (const gate::MetricVerdict& v : r.gate.verdicts) {
+    if (v.benchmark == key) return &v;
+  }
+  return nullptr;
+}
+
+// Case "test/slow" is 10 % slower on the candidate in the first measurement;
+// `second_level` is the candidate's level when measured again. Case
+// "test/same" is equal on both sides throughout.
+AbResult RunWithSecondMeasurement(double second_level, bool confirm,
+                                  std::vector<std::pair<AbRole, std::string>>* journal) {
+  AbOptions o;
+  o.rounds = 4;
+  o.block_samples = 8;
+  o.confirm = confirm;
+  ScriptedSide base(AbRole::kBaseline, [](auto&, unsigned c, unsigned i) { return Jitter(10, c, i); }, journal);
+  ScriptedSide cand(
+      AbRole::kCandidate,
+      [&](const std::string& key, unsigned c, unsigned i) {
+        if (key != "test/slow") return Jitter(10, c, i);
+        return Jitter(c < o.rounds ? 11.0 : second_level, c, i);
+      },
+      journal);
+  std::ostringstream log;
+  return RunAb({TimeCase("slow"), TimeCase("same")}, base, cand, gate::Policy{}, "cpu-test", o, log);
+}
+
+TEST(RunAb, WithoutConfirmationAFirstRegressionFailsTheGate) {
+  std::vector<std::pair<AbRole, std::string>> journal;
+  const AbResult r = RunWithSecondMeasurement(10.0, false, &journal);
+  EXPECT_EQ(journal.size(), 16u);
+  EXPECT_EQ(r.gate.outcome, gate::Outcome::kRegression);
+  ASSERT_NE(VerdictOf(r, "test/slow"), nullptr);
+  EXPECT_EQ(VerdictOf(r, "test/slow")->verdict, gate::Verdict::kRegression);
+}
+
+TEST(RunAb, ARegressionThatTheConfirmationDoesNotReproducePasses) {
+  std::vector<std::pair<AbRole, std::string>> journal;
+  const AbResult r = RunWithSecondMeasurement(10.0, true, &journal);
+  // Only the suspect case is measured again: 4 more rounds of 2 blocks.
+  ASSERT_EQ(journal.size(), 24u);
+  for (size_t i = 16; i < journal.size(); ++i) EXPECT_EQ(journal[i].second, "test/slow");
+  EXPECT_EQ(r.gate.outcome, gate::Outcome::kPass);
+  const gate::MetricVerdict* v = VerdictOf(r, "test/slow");
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->verdict, gate::Verdict::kPass);
+  EXPECT_NE(v->note.find("second interleaved measurement (first: regression"), std::string::npos) << v->note;
+  EXPECT_EQ(r.unconfirmed, std::vector<std::string>{"test/slow"});
+  EXPECT_TRUE(r.confirmed.empty());
+}
+
+TEST(RunAb, ARegressionThatTheConfirmationReproducesFailsAndSaysItWasConfirmed) {
+  std::vector<std::pair<AbRole, std::string>> journal;
+  const AbResult r = RunWithSecondMeasurement(11.5, true, &journal);
+  EXPECT_EQ(journal.size(), 24u);
+  EXPECT_EQ(r.gate.outcome, gate::Outcome::kRegression);
+  const gate::MetricVerdict* v = VerdictOf(r, "test/slow");
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->verdict, gate::Verdict::kRegression);
+  // The verdict is the confirmation's: its change, not the first one's.
+  EXPECT_NEAR(v->change, 0.15, 0.01);
+  EXPECT_NE(v->note.find("confirmed by a second interleaved measurement"), std::string::npos) << v->note;
+  EXPECT_EQ(r.confirmed, std::vector<std::string>{"test/slow"});
+  EXPECT_EQ(VerdictOf(r, "test/same")->verdict, gate::Verdict::kPass);
+}
+
+TEST(RunAb, SkippedCasesStayOutOfTheGate) {
+  std::vector<std::pair<AbRole, std::string>> journal;
+  ScriptedSide base(AbRole::kBaseline, [](auto&, unsigned c, unsigned i) { return Jitter(10, c, i); }, &journal);
+  class SkippingSide final : public Side {
+   public:
+    CaseResult Measure(const std::string&, unsigned) override {
+      CaseResult r;
+      r.status = CaseStatus::kSkipped;
+      r.reason = "no GPU";
+      return r;
+    }
+  } cand;
+  std::ostringstream log;
+  const AbResult r = RunAb({TimeCase("a")}, base, cand, gate::Policy{}, "cpu-test", AbOptions{}, log);
+  EXPECT_TRUE(r.gate.verdicts.empty());
+  ASSERT_EQ(r.pairs.size(), 1u);
+  EXPECT_EQ(r.pairs[0].candidate.status, CaseStatus::kSkipped);
+  EXPECT_EQ(r.pairs[0].candidate.reason, "candidate side: skipped: no GPU");
+}
+
+}  // namespace
+}  // namespace perfgate::agent
