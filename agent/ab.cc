@@ -223,7 +223,8 @@ CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbO
   return pair;
 }
 
-gate::RunData ToRunData(const std::string& run_id, const std::vector<CaseResult>& cases) {
+gate::RunData ToRunData(const std::string& run_id, const std::vector<CaseResult>& cases,
+                        unsigned blocks) {
   gate::RunData run;
   run.run_id = run_id;
   for (const CaseResult& c : cases) {
@@ -259,6 +260,7 @@ gate::RunData ToRunData(const std::string& run_id, const std::vector<CaseResult>
         s.median_ci_low = sum.median_ci_low;
         s.median_ci_high = sum.median_ci_high;
       }
+      d.blocks = blocks;
       run.metrics.push_back(std::move(d));
     }
   }
@@ -268,7 +270,7 @@ gate::RunData ToRunData(const std::string& run_id, const std::vector<CaseResult>
 namespace {
 
 gate::GateResult Decide(const std::vector<CasePair>& pairs, const gate::Policy& policy,
-                        const std::string& sku) {
+                        const std::string& sku, unsigned rounds) {
   std::vector<CaseResult> base, cand;
   for (const CasePair& p : pairs) {
     // A case that cannot run here says nothing about either build.
@@ -279,8 +281,9 @@ gate::GateResult Decide(const std::vector<CasePair>& pairs, const gate::Policy& 
   gate::GateInput input;
   input.mode = gate::Mode::kAb;
   input.sku = sku;
-  input.candidate = ToRunData("candidate", cand);
-  input.baselines.push_back(ToRunData("baseline", base));
+  // Each round gave each side one block, from one process.
+  input.candidate = ToRunData("candidate", cand, rounds);
+  input.baselines.push_back(ToRunData("baseline", base, rounds));
   return gate::EvaluateGate(input, policy);
 }
 
@@ -304,7 +307,7 @@ AbResult RunAb(const std::vector<AbCase>& cases, Side& baseline, Side& candidate
     return p;
   };
   for (const AbCase& c : cases) result.pairs.push_back(measure(c, ""));
-  gate::GateResult first = Decide(result.pairs, policy, sku);
+  gate::GateResult first = Decide(result.pairs, policy, sku, options.rounds);
   if (!options.confirm) {
     result.gate = std::move(first);
     return result;
@@ -320,7 +323,7 @@ AbResult RunAb(const std::vector<AbCase>& cases, Side& baseline, Side& candidate
   for (size_t i = 0; i < cases.size(); ++i) {
     if (suspects.count(result.pairs[i].key) != 0) result.pairs[i] = measure(cases[i], "confirming with ");
   }
-  result.gate = Decide(result.pairs, policy, sku);
+  result.gate = Decide(result.pairs, policy, sku, options.rounds);
   // The first verdict of each re-measured metric, for the notes.
   std::map<std::pair<std::string, std::string>, const gate::MetricVerdict*> before;
   for (const gate::MetricVerdict& v : first.verdicts) before[{v.benchmark, v.metric}] = &v;

@@ -63,8 +63,8 @@ class CommandSide final : public Side {
 
 /// How A/B measures and decides.
 struct AbOptions {
-  unsigned rounds = 5;          // block pairs per case
-  unsigned block_samples = 10;  // samples per block
+  unsigned rounds = 10;        // block pairs per case (the simulation's default)
+  unsigned block_samples = 5;  // samples per block
   bool confirm = true;          // measure suspected regressions again before failing them
 };
 
@@ -94,7 +94,8 @@ CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbO
 /// The gate's view of one side: per case and metric, the summary of the
 /// unthrottled samples (stats::Summarize) and the samples themselves.
 /// Failed cases keep their status and reason and no samples.
-gate::RunData ToRunData(const std::string& run_id, const std::vector<CaseResult>& cases);
+gate::RunData ToRunData(const std::string& run_id, const std::vector<CaseResult>& cases,
+                        unsigned blocks = 1);
 
 /// What an A/B comparison measured and decided.
 struct AbResult {

@@ -46,8 +46,8 @@ struct AgentConfig {
   // `ab`: the two builds as command prefixes, split with shell quoting rules.
   std::string ab_baseline;
   std::string ab_candidate;
-  unsigned ab_rounds = 5;
-  unsigned ab_block_samples = 10;
+  unsigned ab_rounds = 10;
+  unsigned ab_block_samples = 5;
   bool ab_confirm = true;
   std::string policy_file;  // gate policy (YAML); empty: the default policy
   std::string markdown_file, junit_file, json_file;  // report copies; empty: none

@@ -74,7 +74,7 @@ struct Policy {
   unsigned history = 5;     // K: baseline runs to compare against
   std::vector<std::string> match;  // environment fields that must be equal
   std::optional<double> max_noise;
-  double fdr = 0.05;        // Benjamini–Hochberg q over the metrics of one gate
+  double fdr = 0.01;        // Benjamini–Hochberg q over the metrics of one gate (docs/statistics.md)
   InconclusiveAction inconclusive = InconclusiveAction::kReport;
   AbOverrides ab;
   std::vector<PolicyRule> rules;

@@ -52,7 +52,7 @@ class AbEndToEnd : public ::testing::Test {
   CommandResult Ab(const std::string& candidate_command) {
     const std::string agent = Bin("agent/perfgate-agent");
     auto r = RunCommand({agent, "ab", "--offline", "--suite", "kernels", "--filter", "sgemm*",
-                         "--set", "k=512", "--rounds", "4", "--block-samples", "8", "--timeout", "20",
+                         "--set", "k=512", "--rounds", "8", "--block-samples", "4", "--timeout", "20",
                          "--policy", policy_, "--baseline", agent, "--candidate", candidate_command,
                          "--json", report_json(), "--branch", "topic", "--commit", "c0ffee"},
                         {}, std::chrono::minutes(3));
@@ -89,7 +89,8 @@ TEST_F(AbEndToEnd, CatchesAFivePercentSlowdownInjectedIntoTheCandidateSide) {
     ++regressions;
     const double change = v.at("change");
     EXPECT_GT(change, 0.03) << key << " " << v.at("metric");
-    EXPECT_LT(change, 0.08) << key << " " << v.at("metric");
+    // 5 % injected; a loaded 2-core runner has been seen to stretch it to 14 %.
+    EXPECT_LT(change, 0.15) << key << " " << v.at("metric");
     EXPECT_NE(v.at("note").get<std::string>().find("confirmed by a second interleaved measurement"),
               std::string::npos)
         << v.at("note");
