@@ -159,8 +159,8 @@ const gate::MetricVerdict* VerdictOf(const AbResult& r, const std::string& key) 
 AbResult RunWithSecondMeasurement(double second_level, bool confirm,
                                   std::vector<std::pair<AbRole, std::string>>* journal) {
   AbOptions o;
-  o.rounds = 4;
-  o.block_samples = 8;
+  o.rounds = 8;  // 8 blocks a side: the exact block test can reach p < 1 %
+  o.block_samples = 4;
   o.confirm = confirm;
   ScriptedSide base(AbRole::kBaseline, [](auto&, unsigned c, unsigned i) { return Jitter(10, c, i); }, journal);
   ScriptedSide cand(
@@ -177,7 +177,7 @@ AbResult RunWithSecondMeasurement(double second_level, bool confirm,
 TEST(RunAb, WithoutConfirmationAFirstRegressionFailsTheGate) {
   std::vector<std::pair<AbRole, std::string>> journal;
   const AbResult r = RunWithSecondMeasurement(10.0, false, &journal);
-  EXPECT_EQ(journal.size(), 16u);
+  EXPECT_EQ(journal.size(), 32u);
   EXPECT_EQ(r.gate.outcome, gate::Outcome::kRegression);
   ASSERT_NE(VerdictOf(r, "test/slow"), nullptr);
   EXPECT_EQ(VerdictOf(r, "test/slow")->verdict, gate::Verdict::kRegression);
@@ -186,9 +186,9 @@ TEST(RunAb, WithoutConfirmationAFirstRegressionFailsTheGate) {
 TEST(RunAb, ARegressionThatTheConfirmationDoesNotReproducePasses) {
   std::vector<std::pair<AbRole, std::string>> journal;
   const AbResult r = RunWithSecondMeasurement(10.0, true, &journal);
-  // Only the suspect case is measured again: 4 more rounds of 2 blocks.
-  ASSERT_EQ(journal.size(), 24u);
-  for (size_t i = 16; i < journal.size(); ++i) EXPECT_EQ(journal[i].second, "test/slow");
+  // Only the suspect case is measured again: 8 more rounds of 2 blocks.
+  ASSERT_EQ(journal.size(), 48u);
+  for (size_t i = 32; i < journal.size(); ++i) EXPECT_EQ(journal[i].second, "test/slow");
   EXPECT_EQ(r.gate.outcome, gate::Outcome::kPass);
   const gate::MetricVerdict* v = VerdictOf(r, "test/slow");
   ASSERT_NE(v, nullptr);
@@ -201,7 +201,7 @@ TEST(RunAb, ARegressionThatTheConfirmationDoesNotReproducePasses) {
 TEST(RunAb, ARegressionThatTheConfirmationReproducesFailsAndSaysItWasConfirmed) {
   std::vector<std::pair<AbRole, std::string>> journal;
   const AbResult r = RunWithSecondMeasurement(11.5, true, &journal);
-  EXPECT_EQ(journal.size(), 24u);
+  EXPECT_EQ(journal.size(), 48u);
   EXPECT_EQ(r.gate.outcome, gate::Outcome::kRegression);
   const gate::MetricVerdict* v = VerdictOf(r, "test/slow");
   ASSERT_NE(v, nullptr);
