@@ -87,6 +87,7 @@ struct Entry {
   std::vector<const MetricData*> baseline;  // one per baseline run having it
   ResolvedRule rule;
   bool decided = false;  // verdict final before the statistics
+  bool dropped = false;  // skipped everywhere: nothing to judge, nothing to report
   bool described = false;
 };
 
@@ -141,6 +142,14 @@ void DecideWithoutStatistics(Entry& e, const std::vector<std::string>& invalid_r
     out.note = absl::StrCat("all ", cand->summary.n_throttled,
                             " samples of the candidate were throttled (clock or power/thermal "
                             "reasons); rerun on a healthy node");
+    return;
+  }
+  if (!Usable(cand) && medians.empty() &&
+      (cand == nullptr || cand->summary.status == CaseStatus::kSkipped)) {
+    // A case that cannot run here (a GPU case on a CPU runner) and never ran
+    // in the baseline either says nothing about the code.
+    e.decided = true;
+    e.dropped = true;
     return;
   }
   if (!Usable(cand)) {
@@ -442,6 +451,7 @@ GateResult EvaluateGate(const GateInput& input, const Policy& policy) {
   for (size_t i = 0; i < tested.size(); ++i) tested[i]->verdict.p_adjusted = adjusted[i];
 
   for (auto& [key, e] : entries) {
+    if (e.dropped) continue;
     if (!e.decided) Decide(e, input.mode, policy.fdr);
     result.verdicts.push_back(std::move(e.verdict));
   }

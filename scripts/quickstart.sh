@@ -76,8 +76,12 @@ slow=()
   --run-id-file "$state/candidate.id" "${slow[@]}"
 
 say "gate verdict"
+# The candidate against the baseline run just made on this node (an A/B gate
+# of two runs): earlier quickstarts' runs of main stay out of it. In CI the
+# gate takes the last K runs of the baseline branch instead (README).
 set +e
-"$build/cli/perfgate" gate --run "$(cat "$state/candidate.id")" --baseline-branch main \
+"$build/cli/perfgate" gate --run "$(cat "$state/candidate.id")" \
+  --mode ab --baseline-run "$(cat "$state/baseline.id")" \
   --policy "$root/deploy/policy/default.yaml" \
   --markdown "$state/report.md" --junit "$state/junit.xml" --json "$state/report.json"
 verdict=$?

@@ -186,6 +186,29 @@ TEST(GateDecider, CandidateWithOnlyThrottledSamplesIsAnInvalidEnvironment) {
   EXPECT_THAT(v.note, HasSubstr("all 12 samples of the candidate were throttled"));
 }
 
+TEST(EvaluateGate, ACaseSkippedOnBothSidesIsLeftOut) {
+  MetricData skipped = Summary(kGemm, "tflops", 0.0, Direction::kHigherIsBetter, 0);
+  skipped.summary.status = CaseStatus::kSkipped;
+  skipped.summary.reason = "no CUDA device";
+  const GateResult r = EvaluateGate(
+      Input({skipped, Summary(kCopy, "time", 10.0)}, {{skipped, Summary(kCopy, "time", 10.0)}}),
+      PolicyWithTolerance(0.03));
+  ASSERT_EQ(r.verdicts.size(), 1u);
+  EXPECT_EQ(r.verdicts[0].benchmark, kCopy);
+  EXPECT_EQ(r.outcome, Outcome::kPass);
+}
+
+TEST(EvaluateGate, ACaseThatRanInTheBaselineButSkipsNowIsMissing) {
+  MetricData skipped = Summary(kGemm, "tflops", 0.0, Direction::kHigherIsBetter, 0);
+  skipped.summary.status = CaseStatus::kSkipped;
+  const GateResult r =
+      EvaluateGate(Input({skipped}, {{Summary(kGemm, "tflops", 700, Direction::kHigherIsBetter)}}),
+                   PolicyWithTolerance(0.03));
+  ASSERT_EQ(r.verdicts.size(), 1u);
+  EXPECT_EQ(r.verdicts[0].verdict, Verdict::kMissing);
+  EXPECT_EQ(r.outcome, Outcome::kRegression);
+}
+
 TEST(GateDecider, MetricWithoutBaselineRunsHasNoBaseline) {
   const MetricData candidate = Summary(kCopy, "time", 10.0);
   const MetricVerdict v = DecideOne(candidate, {}, 0.03);
