@@ -468,23 +468,6 @@ absl::Status WriteTextFile(const std::string& path, const std::string& text) {
   return absl::OkStatus();
 }
 
-// Sends one side of an A/B comparison as a complete run, one batch per case.
-absl::Status StreamRun(CoordinatorClient& client, const RunMeta& meta,
-                       const std::vector<CaseResult>& cases) {
-  v1::OpenRunRequest open;
-  wire::ToProto(meta, &open);
-  if (auto s = client.OpenRun(open); !s.ok()) return s;
-  uint64_t sequence = 0;
-  for (const CaseResult& c : cases) {
-    v1::ResultBatch batch;
-    batch.set_run_id(meta.run_id);
-    batch.set_sequence(++sequence);
-    wire::ToProto(c, batch.add_cases());
-    if (auto ack = client.SendBatch(batch); !ack.ok()) return ack.status();
-  }
-  return client.CloseRun(CloseRequest(meta.run_id, v1::RUN_COMPLETE, sequence, "")).status();
-}
-
 }  // namespace
 
 int SampleCommand(const AgentConfig& config) {
@@ -616,6 +599,10 @@ int AbCommand(const AgentConfig& config) {
   meta.details["ab_role"] = "candidate";
   meta.details["ab_pair"] = base_meta.run_id;
   meta.details["ab_command"] = config.ab_candidate;
+  // Each side's samples are `rounds` blocks in order, one process each: the
+  // coordinator's A/B gate tests them by block, as this command does.
+  base_meta.details["ab_blocks"] = std::to_string(options.rounds);
+  meta.details["ab_blocks"] = std::to_string(options.rounds);
 
   v1::GateReport report;
   wire::ToProto(ab.gate, policy.fdr, &report);
@@ -645,11 +632,11 @@ int AbCommand(const AgentConfig& config) {
     if (auto s = client.RegisterAgent(meta.agent_name, probe.hostname, PERFGATE_VERSION); !s.ok()) {
       return Fail(s, "cannot register with the coordinator");
     }
-    if (auto s = StreamRun(client, base_meta, base_cases); !s.ok()) {
-      return Fail(s, "cannot send the baseline side");
+    if (auto s = SendCompleteRun(client, base_meta, base_cases); !s.ok()) {
+      return Fail(s.status(), "cannot send the baseline side");
     }
-    if (auto s = StreamRun(client, meta, cand_cases); !s.ok()) {
-      return Fail(s, "cannot send the candidate side");
+    if (auto s = SendCompleteRun(client, meta, cand_cases); !s.ok()) {
+      return Fail(s.status(), "cannot send the candidate side");
     }
     std::cout << "baseline run_id: " << base_meta.run_id << "\n"
               << "candidate run_id: " << meta.run_id << "\n"

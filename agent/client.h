@@ -49,4 +49,11 @@ class CoordinatorClient {
   std::unique_ptr<Impl> impl_;
 };
 
+/// Sends a run measured elsewhere (a result file, one side of an A/B job) as
+/// a whole: opens it, one acknowledged batch per case, closes it complete.
+/// When a batch is refused the run is closed as failed, so it is never a
+/// baseline. Returns the samples the coordinator stored.
+absl::StatusOr<uint64_t> SendCompleteRun(CoordinatorClient& client, const RunMeta& meta,
+                                         const std::vector<CaseResult>& cases);
+
 }  // namespace perfgate::agent

@@ -66,31 +66,7 @@ absl::StatusOr<RunMeta> MetaFor(const std::string& path, const ResultSet& set, c
 absl::StatusOr<uint64_t> Send(agent::CoordinatorClient& client, const RunMeta& meta,
                               const std::vector<CaseResult>& cases) {
   if (auto s = client.RegisterAgent(meta.agent_name, meta.node, PERFGATE_VERSION); !s.ok()) return s;
-  v1::OpenRunRequest open;
-  wire::ToProto(meta, &open);
-  if (auto s = client.OpenRun(open); !s.ok()) return s;
-  uint64_t sequence = 0;
-  for (const CaseResult& c : cases) {
-    v1::ResultBatch batch;
-    batch.set_run_id(meta.run_id);
-    batch.set_sequence(++sequence);
-    wire::ToProto(c, batch.add_cases());
-    auto ack = client.SendBatch(batch);
-    if (!ack.ok()) {
-      v1::CloseRunRequest failed;
-      failed.set_run_id(meta.run_id);
-      failed.set_status(v1::RUN_FAILED);
-      failed.set_last_sequence(sequence - 1);
-      failed.set_reason(std::string(ack.status().message()));
-      client.CloseRun(failed).ok();  // best effort: never a baseline
-      return ack.status();
-    }
-  }
-  v1::CloseRunRequest close;
-  close.set_run_id(meta.run_id);
-  close.set_status(v1::RUN_COMPLETE);
-  close.set_last_sequence(sequence);
-  return client.CloseRun(close);
+  return agent::SendCompleteRun(client, meta, cases);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/identity.h"
 
@@ -29,10 +30,17 @@ absl::StatusOr<gate::RunData> LoadRun(Store& store, const RunRecord& run) {
   if (!summaries.ok()) return summaries.status();
   auto samples = store.GetSamples(run.meta.run_id);
   if (!samples.ok()) return samples.status();
+  // A side of `perfgate-agent ab` says how many blocks (processes) its
+  // samples came in; the gate then counts blocks, not samples.
+  unsigned blocks = 1;
+  if (auto it = run.meta.details.find("ab_blocks"); it != run.meta.details.end()) {
+    if (!absl::SimpleAtoi(it->second, &blocks) || blocks == 0) blocks = 1;
+  }
   for (MetricSummary& s : *summaries) {
     gate::MetricData m;
     auto it = samples->find({s.benchmark, s.metric});
     if (it != samples->end()) m.samples = std::move(it->second);
+    m.blocks = blocks;
     m.summary = std::move(s);
     data.metrics.push_back(std::move(m));
   }

@@ -19,10 +19,7 @@ using testing::CommandResult;
 using testing::RunCommand;
 using testing::TempDir;
 
-std::string Bin(const std::string& relative) {
-  const char* dir = std::getenv("PERFGATE_BIN_DIR");
-  return std::string(dir ? dir : ".") + "/" + relative;
-}
+using testing::Bin;
 
 // The default 3 % tolerance. The test machine is a shared 2-core VM on which
 // other jobs run: an A/A difference's interval there is often wider than

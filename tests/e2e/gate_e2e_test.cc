@@ -21,10 +21,7 @@ using testing::CommandResult;
 using testing::RunCommand;
 using testing::TempDir;
 
-std::string Bin(const std::string& relative) {
-  const char* dir = std::getenv("PERFGATE_BIN_DIR");
-  return std::string(dir ? dir : ".") + "/" + relative;
-}
+using testing::Bin;
 
 // Four cases keep the run short: two memory-bound, two compute-bound.
 constexpr char kFilter[] =
@@ -302,6 +299,45 @@ TEST_F(GateEndToEnd, GateOfAnUnknownRunIsAnError) {
   CommandResult gate = Gate("0b0e8f36-7f1c-4e7e-9a55-1f2d3c4b5a69", dir_->Join("x.json"));
   EXPECT_EQ(gate.exit_code, 2) << gate.output;
   EXPECT_NE(gate.output.find("0b0e8f36"), std::string::npos) << gate.output;
+}
+
+TEST_F(GateEndToEnd, AbJobStreamsBothSidesAndTheCoordinatorGatesThePair) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator());
+  const std::string agent = Bin("agent/perfgate-agent");
+  auto ab = RunCommand({agent, "ab", "--coordinator", address_, "--suite", "kernels", "--filter",
+                        "sgemm*", "--set", "k=512", "--rounds", "3", "--block-samples", "3",
+                        "--no-confirm", "--policy", policy_, "--baseline", agent, "--candidate", agent,
+                        "--branch", "pr-ab", "--commit", "c0ffee"},
+                       {}, std::chrono::minutes(3));
+  ASSERT_TRUE(ab.ok()) << ab.status();
+  ASSERT_NE(ab->exit_code, 2) << ab->output;
+  const std::regex ids("baseline run_id: ([0-9a-f-]{36})\ncandidate run_id: ([0-9a-f-]{36})");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(ab->output, m, ids)) << ab->output;
+  const std::string baseline = m[1].str(), candidate = m[2].str();
+
+  // The coordinator judges the stored pair in A/B mode, against that run only.
+  const std::string json = dir_->Join("ab.json");
+  auto gate = RunCommand({Bin("cli/perfgate"), "--coordinator", address_, "gate", "--run", candidate,
+                          "--mode", "ab", "--baseline-run", baseline, "--policy", policy_, "--json",
+                          json});
+  ASSERT_TRUE(gate.ok()) << gate.status();
+  EXPECT_NE(gate->exit_code, 2) << gate->output;
+  auto report = testing::ReadFile(json);
+  ASSERT_TRUE(report.ok()) << report.status();
+  const nlohmann::json j = nlohmann::json::parse(*report);
+  EXPECT_EQ(j.at("mode"), "ab");
+  ASSERT_EQ(j.at("baseline_run_ids").size(), 1u);
+  EXPECT_EQ(j.at("baseline_run_ids")[0], baseline);
+  EXPECT_EQ(j.at("candidate_branch"), "pr-ab");
+  // Three cases (k=512 at three shapes), two metrics each, 9 samples a side
+  // in 3 blocks, which the coordinator tests as blocks (the runs say so).
+  ASSERT_EQ(j.at("verdicts").size(), 6u) << gate->output;
+  for (const auto& v : j.at("verdicts")) {
+    EXPECT_EQ(v.at("candidate_samples"), 9) << v.dump();
+    EXPECT_NE(v.at("note").get<std::string>().find("in 3 blocks a side"), std::string::npos)
+        << v.dump();
+  }
 }
 
 }  // namespace

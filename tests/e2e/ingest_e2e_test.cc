@@ -24,10 +24,7 @@ using testing::CommandResult;
 using testing::RunCommand;
 using testing::TempDir;
 
-std::string Bin(const std::string& relative) {
-  const char* dir = std::getenv("PERFGATE_BIN_DIR");
-  return std::string(dir ? dir : ".") + "/" + relative;
-}
+using testing::Bin;
 
 std::string Fixture(const std::string& name) { return std::string(PERFGATE_FORMATS_DIR) + "/" + name; }
 

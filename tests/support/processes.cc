@@ -410,4 +410,9 @@ bool ChildProcess::WaitForLine(const std::string& substring, std::chrono::millis
   }
 }
 
+std::string Bin(const std::string& relative) {
+  const char* dir = std::getenv("PERFGATE_BIN_DIR");
+  return std::string(dir != nullptr ? dir : ".") + "/" + relative;
+}
+
 }  // namespace perfgate::testing

@@ -79,6 +79,10 @@ absl::StatusOr<CommandResult> RunCommand(
 /// The full path of an executable found in PATH, or nullopt.
 std::optional<std::string> FindInPath(const std::string& name);
 
+/// A built binary by its path under the build tree, e.g. "agent/perfgate-agent";
+/// the build tree is PERFGATE_BIN_DIR, which CTest sets ("." without it).
+std::string Bin(const std::string& relative);
+
 /// A long-running child (a server). Its stdout and stderr go to one file,
 /// which WaitForLine() polls. The child is stopped when the object is
 /// destroyed; should the test process die first, the child gets SIGKILL
