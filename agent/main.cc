@@ -102,7 +102,7 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::Range(1u, 1000u));
   CLI::Option* block_samples =
       ab->add_option("--block-samples", config.ab_block_samples,
-                     "Samples per block (default 10, or half of --min-samples when that is given)")
+                     "Samples per block (default 5, or half of --min-samples when that is given)")
           ->check(CLI::Range(2u, 100000u));
   CLI::Option* ab_min_samples =
       ab->add_option("--min-samples", config.engine.min_samples, "Sets --block-samples to half of it")
