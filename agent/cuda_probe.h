@@ -13,7 +13,7 @@ struct GpuInfo {
   int index = 0;
   std::string name;
   std::string uuid;
-  std::string pci_bus_id;
+  std::string pci_bus_id;     // as the runtime prints it, "0000:1B:00.0"; ProbeMachine canonicalises
   uint64_t total_memory = 0;  // bytes
   int sm_count = 0;
   int cc_major = 0, cc_minor = 0;

@@ -366,6 +366,11 @@ ProbeResult ProbeMachine() {
   utsname uts{};
   uname(&uts);
   r.cuda = ProbeCuda();
+  // The runtime prints hex digits in upper case ("0000:1B:00.0"); one
+  // spelling keeps run details and health readings comparable across drivers.
+  for (GpuInfo& g : r.cuda.devices) {
+    if (auto canonical = CanonicalPciBusId(g.pci_bus_id); canonical.ok()) g.pci_bus_id = *canonical;
+  }
   r.software = ProbeLibraries();
   r.gpu_facts.resize(r.cuda.devices.size());
   r.nvml_devices.resize(r.cuda.devices.size());

@@ -189,9 +189,9 @@ constexpr KnownGpu kKnownGpus[] = {
     {"NVIDIA L4", 24, 0x27b8, "l4-24gb"},
     {"NVIDIA B200", 180, 0x2901, "b200-180gb"},
     // GH200 comes with 96 GB HBM3 or 144 GB HBM3e behind names that do not
-    // always say which: the memory decides.
-    {"NVIDIA GH200 480GB", 96, 0, "gh200-96gb"},
-    {"NVIDIA GH200 144G HBM3e", 144, 0, "gh200-144gb"},
+    // always say which (both carry 480 GB LPDDR5X): below, the memory decides.
+    {"NVIDIA GH200 480GB", 96, 0x2342, "gh200-96gb"},
+    {"NVIDIA GH200 144G HBM3e", 0, 0x2348, "gh200-144gb"},
 };
 
 bool SameName(std::string_view a, std::string_view b) {
@@ -216,8 +216,13 @@ std::string GpuSkuKey(std::string_view device_name, uint64_t total_memory_bytes,
   std::string slug = Slug(device_name);
   if (slug.rfind("nvidia-", 0) == 0) slug.erase(0, 7);
   const std::string mem = absl::StrCat(memory_gb, "gb");
-  // A GH200 by any name: its memory tells the two parts apart.
-  if (slug.find("gh200") != std::string::npos) return "gh200-" + mem;
+  // A GH200 by any name: its memory tells the two parts apart. The HBM3e
+  // part may report as little as an H200 (~140 GiB, which rounds to 141),
+  // so the line falls between the parts, not at either marketed size.
+  if (slug.find("gh200") != std::string::npos) {
+    return static_cast<double>(total_memory_bytes) >= 120.0 * (1ull << 30) ? "gh200-144gb"
+                                                                           : "gh200-96gb";
+  }
   // A name not in the table (a new driver's spelling): the PCI device id
   // still tells the form factor, where one was given.
   const uint32_t device = pci_device_id >> 16;

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 namespace perfgate {
 namespace {
@@ -18,6 +19,7 @@ using nvmlReturn_t = int;
 using nvmlDevice_t = void*;
 constexpr nvmlReturn_t NVML_SUCCESS = 0;
 constexpr nvmlReturn_t NVML_ERROR_INSUFFICIENT_SIZE = 7;
+constexpr int NVML_CLOCK_GRAPHICS = 0;
 constexpr int NVML_CLOCK_SM = 1;
 constexpr int NVML_CLOCK_MEM = 2;
 constexpr int NVML_TEMPERATURE_GPU = 0;
@@ -39,7 +41,8 @@ struct nvmlPciInfo_t {
   unsigned int pciSubSystemId;
   char busId[32];
 };
-static_assert(offsetof(nvmlPciInfo_t, pciDeviceId) == 28 && offsetof(nvmlPciInfo_t, busId) == 36,
+static_assert(offsetof(nvmlPciInfo_t, domain) == 16 && offsetof(nvmlPciInfo_t, pciDeviceId) == 28 &&
+                  offsetof(nvmlPciInfo_t, busId) == 36 && sizeof(nvmlPciInfo_t) == 68,
               "nvmlPciInfo_t must match nvml.h");
 
 struct nvmlMemory_t {
@@ -47,6 +50,7 @@ struct nvmlMemory_t {
   unsigned long long free;
   unsigned long long used;
 };
+static_assert(sizeof(nvmlMemory_t) == 24, "nvmlMemory_t (v1) must match nvml.h");
 
 // nvmlProcessInfo_t of nvml.h since CUDA 11 (alias nvmlProcessInfo_v2_t), the
 // element type of nvmlDeviceGetComputeRunningProcesses_v3.
@@ -56,7 +60,53 @@ struct nvmlProcessInfo_t {
   unsigned int gpuInstanceId;
   unsigned int computeInstanceId;
 };
-static_assert(sizeof(nvmlProcessInfo_t) == 24, "nvmlProcessInfo_t must match nvml.h");
+static_assert(offsetof(nvmlProcessInfo_t, usedGpuMemory) == 8 &&
+                  offsetof(nvmlProcessInfo_t, computeInstanceId) == 20 &&
+                  sizeof(nvmlProcessInfo_t) == 24,
+              "nvmlProcessInfo_t must match nvml.h");
+
+// nvmlClocksEventReasonGpuIdle: nothing runs, the clock is low by design.
+constexpr uint64_t kReasonGpuIdle = 0x1;
+
+// The parts of a PCI address.
+struct PciAddress {
+  uint32_t domain = 0, bus = 0, device = 0, function = 0;
+};
+
+// Reads 1..max_digits hex digits, either case.
+bool Hex(const std::string& s, size_t max_digits, uint32_t& out) {
+  if (s.empty() || s.size() > max_digits) return false;
+  uint32_t v = 0;
+  for (char c : s) {
+    const int d = absl::ascii_isdigit(static_cast<unsigned char>(c)) ? c - '0'
+                  : (c >= 'a' && c <= 'f')                          ? c - 'a' + 10
+                  : (c >= 'A' && c <= 'F')                          ? c - 'A' + 10
+                                                                    : -1;
+    if (d < 0) return false;
+    v = v * 16 + static_cast<uint32_t>(d);
+  }
+  out = v;
+  return true;
+}
+
+// [domain:]bus:device.function, hex, any case, any domain width up to NVML's eight.
+std::optional<PciAddress> ParsePciAddress(const std::string& s) {
+  PciAddress a;
+  const size_t dot = s.rfind('.');
+  if (dot == std::string::npos || !Hex(s.substr(dot + 1), 1, a.function) || a.function > 7) {
+    return std::nullopt;
+  }
+  std::string head = s.substr(0, dot);
+  const size_t last = head.rfind(':');
+  if (last == std::string::npos || !Hex(head.substr(last + 1), 2, a.device) || a.device > 31) {
+    return std::nullopt;
+  }
+  head.resize(last);
+  const size_t first = head.rfind(':');
+  if (!Hex(first == std::string::npos ? head : head.substr(first + 1), 2, a.bus)) return std::nullopt;
+  if (first != std::string::npos && !Hex(head.substr(0, first), 8, a.domain)) return std::nullopt;
+  return a;
+}
 
 // NVML_VALUE_NOT_AVAILABLE as an unsigned long long: usedGpuMemory unknown.
 constexpr unsigned long long kValueNotAvailable = ~0ull;
@@ -203,20 +253,34 @@ absl::StatusOr<NvmlDevice> Nvml::DeviceByIndex(unsigned index) const {
   return d;
 }
 
+absl::StatusOr<std::string> CanonicalPciBusId(const std::string& bus_id) {
+  const std::optional<PciAddress> a = ParsePciAddress(bus_id);
+  if (!a) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", bus_id, "' is not a PCI bus id: expected [domain:]bus:device.function in hex"));
+  }
+  return absl::StrFormat("%04x:%02x:%02x.%x", a->domain, a->bus, a->device, a->function);
+}
+
+absl::StatusOr<std::string> NvmlPciBusId(const std::string& bus_id) {
+  const std::optional<PciAddress> a = ParsePciAddress(bus_id);
+  if (!a) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", bus_id, "' is not a PCI bus id: expected [domain:]bus:device.function in hex"));
+  }
+  return absl::StrFormat("%08X:%02X:%02X.%X", a->domain, a->bus, a->device, a->function);
+}
+
 absl::StatusOr<NvmlDevice> Nvml::DeviceByPciBusId(const std::string& bus_id) const {
   if (api_->by_pci == nullptr) {
     return absl::UnimplementedError("NVML lacks nvmlDeviceGetHandleByPciBusId_v2");
   }
   NvmlDevice d;
-  nvmlReturn_t r = api_->by_pci(bus_id.c_str(), &d.handle);
-  if (r != NVML_SUCCESS) {
-    // NVML prints an eight-digit domain in upper case; try its own spelling.
-    std::string own = absl::AsciiStrToUpper(bus_id);
-    if (const size_t colon = own.find(':'); colon != std::string::npos && colon < 8) {
-      own.insert(0, 8 - colon, '0');
-    }
-    if (own != bus_id) r = api_->by_pci(own.c_str(), &d.handle);
-  }
+  // NVML's own spelling first (what nvmlPciInfo_t::busId holds); the text as
+  // given where it is no address perfgate reads, for NVML to judge.
+  const absl::StatusOr<std::string> own = NvmlPciBusId(bus_id);
+  nvmlReturn_t r = api_->by_pci(own.ok() ? own->c_str() : bus_id.c_str(), &d.handle);
+  if (r != NVML_SUCCESS && own.ok() && *own != bus_id) r = api_->by_pci(bus_id.c_str(), &d.handle);
   if (r != NVML_SUCCESS) {
     return absl::NotFoundError(
         absl::StrCat(api_->Error("nvmlDeviceGetHandleByPciBusId_v2", r), " for ", bus_id));
@@ -275,6 +339,9 @@ NvmlDeviceFacts Nvml::Describe(NvmlDevice device) const {
   if (a.memory != nullptr && a.memory(d, &memory) == NVML_SUCCESS) f.memory_bytes = memory.total;
 
   clock(a.default_app_clock, NVML_CLOCK_SM, f.default_sm_clock_mhz);
+  // Applications clocks are set per graphics domain, which the SM clock
+  // follows; a driver that will not answer for the SM domain does for it.
+  if (!f.default_sm_clock_mhz) clock(a.default_app_clock, NVML_CLOCK_GRAPHICS, f.default_sm_clock_mhz);
   clock(a.default_app_clock, NVML_CLOCK_MEM, f.default_mem_clock_mhz);
   if (f.default_sm_clock_mhz) {
     f.default_clock_source = "default applications clock";
@@ -351,14 +418,23 @@ NvmlThrottleSource::NvmlThrottleSource(const Nvml& nvml, NvmlDevice device,
                                        double default_sm_clock_mhz)
     : nvml_(nvml), device_(device), default_sm_clock_mhz_(default_sm_clock_mhz) {}
 
-ThrottleReading NvmlThrottleSource::Read() {
+ThrottleReading ThrottleReadingOf(std::optional<uint32_t> sm_clock_mhz,
+                                  std::optional<uint64_t> clocks_event_reasons) {
   ThrottleReading r;
-  const std::optional<uint32_t> clock = nvml_.SmClockMhz(device_);
-  if (!clock) return r;
+  if (!sm_clock_mhz) return r;
   r.valid = true;
-  r.sm_clock_mhz = *clock;
-  r.reasons = nvml_.ClocksEventReasons(device_).value_or(0);
+  r.reasons = clocks_event_reasons.value_or(0);
+  // IsThrottled judges no clock of 0: between samples (the back-off, a
+  // case's host-side set-up) the device idles down, and that reading would
+  // otherwise mark the next sample throttled.
+  r.sm_clock_mhz = (r.reasons & kReasonGpuIdle) != 0 ? 0.0 : *sm_clock_mhz;
   return r;
+}
+
+ThrottleReading NvmlThrottleSource::Read() {
+  const std::optional<uint32_t> clock = nvml_.SmClockMhz(device_);
+  if (!clock) return ThrottleReading{};
+  return ThrottleReadingOf(clock, nvml_.ClocksEventReasons(device_));
 }
 
 }  // namespace perfgate

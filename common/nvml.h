@@ -81,8 +81,9 @@ class Nvml {
   absl::StatusOr<unsigned> DeviceCount() const;
   /// The device at NVML's index.
   absl::StatusOr<NvmlDevice> DeviceByIndex(unsigned index) const;
-  /// The device at a PCI bus id in either CUDA's ("0000:1b:00.0") or NVML's
-  /// ("00000000:1B:00.0") spelling: how a CUDA device is mapped to NVML.
+  /// The device at a PCI bus id in any spelling CanonicalPciBusId reads
+  /// (CUDA's "0000:1B:00.0", NVML's "00000000:1B:00.0", lower or upper
+  /// case): how a CUDA device is mapped to NVML.
   absl::StatusOr<NvmlDevice> DeviceByPciBusId(const std::string& bus_id) const;
 
   /// Every fact NVML gives about `device`; never fails, leaves gaps.
@@ -101,14 +102,29 @@ class Nvml {
   std::unique_ptr<Api> api_;
 };
 
+/// A PCI address as Linux's sysfs spells it, "0000:1b:00.0" (lower case, four
+/// domain digits or more), from CUDA's "0000:1B:00.0", NVML's
+/// "00000000:1B:00.0" or a domain-less "1b:00.0"; InvalidArgument otherwise.
+absl::StatusOr<std::string> CanonicalPciBusId(const std::string& bus_id);
+/// The same address as nvmlPciInfo_t::busId spells it, "00000000:1B:00.0".
+absl::StatusOr<std::string> NvmlPciBusId(const std::string& bus_id);
+
+/// The engine's reading from NVML's answers: invalid without a clock. While
+/// the GPU-idle reason (0x1) is set the clock is left out (0), because an
+/// idle GPU lowers its clock on purpose and that is no throttling; the
+/// reasons are kept either way.
+ThrottleReading ThrottleReadingOf(std::optional<uint32_t> sm_clock_mhz,
+                                  std::optional<uint64_t> clocks_event_reasons);
+
 /// A ThrottleSource reading one device's SM clock and clocks-event reasons
-/// through NVML, for the engine's sampling loop.
+/// through NVML, for the engine's sampling loop. Read() may be called from
+/// any thread: it changes no state, and NVML's calls are thread-safe.
 class NvmlThrottleSource : public ThrottleSource {
  public:
   /// `nvml` must outlive the source; `default_sm_clock_mhz` is the clock the
   /// device runs at unhindered (NvmlDeviceFacts::default_sm_clock_mhz).
   NvmlThrottleSource(const Nvml& nvml, NvmlDevice device, double default_sm_clock_mhz);
-  /// The current SM clock and reasons; invalid when NVML reads no clock.
+  /// The current SM clock and reasons, as ThrottleReadingOf makes them.
   ThrottleReading Read() override;
   /// The clock given at construction.
   double DefaultSmClockMhz() const override { return default_sm_clock_mhz_; }

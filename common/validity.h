@@ -15,7 +15,7 @@ namespace perfgate {
 /// moment. Unset: the device or NVML could not tell, and the rule is silent.
 struct DeviceHealth {
   int index = 0;           // CUDA device index
-  std::string pci_bus_id;  // "0000:1b:00.0"
+  std::string pci_bus_id;  // "0000:1b:00.0" (CanonicalPciBusId)
   std::optional<uint64_t> ecc_volatile_corrected, ecc_volatile_uncorrected;
   std::optional<uint64_t> ecc_aggregate_corrected, ecc_aggregate_uncorrected;
   std::optional<uint32_t> remapped_rows_corrected, remapped_rows_uncorrected;

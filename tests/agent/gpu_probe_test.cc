@@ -28,6 +28,9 @@ TEST_F(GpuProbeTest, MapsEveryCudaDeviceToNvmlAndFillsItsFacts) {
     EXPECT_EQ(*f.name, g.name);  // the PCI bus id found the same device
     ASSERT_TRUE(f.uuid.has_value());
     EXPECT_EQ(*f.uuid, g.uuid);
+    // CUDA's and NVML's spellings of the bus id name one address.
+    ASSERT_TRUE(f.pci_bus_id.has_value());
+    EXPECT_EQ(CanonicalPciBusId(*f.pci_bus_id).value(), g.pci_bus_id);
     ASSERT_TRUE(f.pcie_gen_max && f.pcie_width_max && f.pcie_gen && f.pcie_width);
     EXPECT_GT(*f.pcie_gen_max, 0u);
     EXPECT_LE(*f.pcie_gen, *f.pcie_gen_max);

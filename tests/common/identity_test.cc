@@ -89,6 +89,9 @@ TEST(GpuSku, TellsGh200PartsApartByMemory) {
   constexpr uint64_t kMiB = 1ull << 20;
   EXPECT_EQ(GpuSkuKey("NVIDIA GH200 480GB", 97'871 * kMiB), "gh200-96gb");
   EXPECT_EQ(GpuSkuKey("NVIDIA GH200 480GB", 146'831 * kMiB), "gh200-144gb");
+  // The HBM3e part reporting what an H200 does rounds to 141 GB, not 144.
+  EXPECT_EQ(GpuSkuKey("NVIDIA GH200 144G HBM3e", 143'771 * kMiB), "gh200-144gb");
+  EXPECT_EQ(GpuSkuKey("NVIDIA GH200 480GB", 143'771 * kMiB), "gh200-144gb");
 }
 
 TEST(GpuSku, EveryTableKeyIsAKnownExample) {
