@@ -253,7 +253,11 @@ std::vector<DeviceHealth> HealthOf(const CudaProbe& cuda,
       if (f.compute_processes) {
         std::vector<uint32_t> others;
         for (const NvmlProcess& p : *f.compute_processes) {
-          if (p.pid != self_pid) others.push_back(p.pid);
+          if (p.pid != self_pid) {
+            others.push_back(p.pid);
+          } else {
+            h.self_listed = true;
+          }
         }
         h.other_process_pids = std::move(others);
       }

@@ -1,5 +1,6 @@
 #include "common/validity.h"
 
+#include <algorithm>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -82,7 +83,22 @@ std::vector<std::string> InvalidForGatingReasons(const std::vector<DeviceHealth>
 
     std::set<uint32_t> others;
     if (s.other_process_pids) others.insert(s.other_process_pids->begin(), s.other_process_pids->end());
-    if (e->other_process_pids) others.insert(e->other_process_pids->begin(), e->other_process_pids->end());
+    if (e->other_process_pids) {
+      // At the start the agent holds no CUDA context, so everything listed is
+      // someone else's. At the end its own context is listed too; when it
+      // could not be recognised by pid (a container), one process that was
+      // not there at the start is taken to be the agent's.
+      std::vector<uint32_t> end_others = *e->other_process_pids;
+      if (!e->self_listed) {
+        const std::vector<uint32_t> at_start =
+            s.other_process_pids ? *s.other_process_pids : std::vector<uint32_t>{};
+        auto fresh = std::find_if(end_others.begin(), end_others.end(), [&](uint32_t pid) {
+          return std::find(at_start.begin(), at_start.end(), pid) == at_start.end();
+        });
+        if (fresh != end_others.end()) end_others.erase(fresh);
+      }
+      others.insert(end_others.begin(), end_others.end());
+    }
     if (!others.empty()) {
       out.push_back(absl::StrCat(Device(s), ": ", others.size(), " other compute process",
                                  others.size() == 1 ? "" : "es", " shared the GPU (pid ",

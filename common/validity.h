@@ -23,6 +23,10 @@ struct DeviceHealth {
   std::optional<uint32_t> pcie_gen_max, pcie_width_max;  // what device and slot allow
   std::optional<bool> mig_enabled;
   std::optional<std::vector<uint32_t>> other_process_pids;  // compute processes not the agent's
+  // Whether the agent's own pid was among NVML's processes. Inside a PID
+  // namespace (a container) NVML lists host pids and it never is: the
+  // agent's own context then hides among `other_process_pids`.
+  bool self_listed = false;
 };
 
 /// Samples of one case, and how many of them were throttled.

@@ -114,9 +114,34 @@ TEST(Validity, OtherComputeProcessesInvalidateTheRunNamingEachOnce) {
   DeviceHealth start = Healthy(), end = Healthy();
   start.other_process_pids = std::vector<uint32_t>{4242};
   end.other_process_pids = std::vector<uint32_t>{4242, 777};
+  end.self_listed = true;  // the agent's own pid was recognised and left out
   EXPECT_THAT(InvalidForGatingReasons({start}, {end}, {}),
               ElementsAre("GPU 0 (pci 0000:1b:00.0): 2 other compute processes shared the GPU "
                           "(pid 777, 4242)"));
+}
+
+TEST(Validity, InAContainerTheAgentsOwnContextIsNotAnotherProcess) {
+  // NVML lists host pids; the agent (pid 1 in its namespace) is never among
+  // them, and its context appears at the end under an unknown pid.
+  DeviceHealth start = Healthy(), end = Healthy();
+  start.other_process_pids = std::vector<uint32_t>{};
+  end.other_process_pids = std::vector<uint32_t>{91234};
+  EXPECT_THAT(InvalidForGatingReasons({start}, {end}, {}), ::testing::IsEmpty());
+  // A second newcomer is someone else, and so is a process there from the start.
+  end.other_process_pids = std::vector<uint32_t>{91234, 555};
+  EXPECT_THAT(InvalidForGatingReasons({start}, {end}, {}),
+              ElementsAre(::testing::HasSubstr("1 other compute process shared the GPU")));
+  start.other_process_pids = std::vector<uint32_t>{555};
+  EXPECT_THAT(InvalidForGatingReasons({start}, {end}, {}),
+              ElementsAre(::testing::HasSubstr("(pid 555)")));
+}
+
+TEST(Validity, WhereTheAgentIsListedEveryOtherPidCounts) {
+  DeviceHealth start = Healthy(), end = Healthy();
+  end.self_listed = true;
+  end.other_process_pids = std::vector<uint32_t>{91234};
+  EXPECT_THAT(InvalidForGatingReasons({start}, {end}, {}),
+              ElementsAre(::testing::HasSubstr("(pid 91234)")));
 }
 
 TEST(Validity, DeviceGoneAtTheEndInvalidatesTheRun) {
