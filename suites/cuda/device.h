@@ -126,6 +126,11 @@ class ColdSampler {
   /// A sampler on `stream` of the current device, with its flush buffer,
   /// blocking kernel and events.
   static absl::StatusOr<ColdSampler> Create(cudaStream_t stream);
+  /// Runs `work` once on the stream without the blocking kernel and waits.
+  /// Kernels load lazily on first launch (the default since CUDA 12.2), and
+  /// a load may synchronise the context: inside Sample() it would wait on the
+  /// spinning kernel until the timeout. Called before the first Sample().
+  absl::Status Prime(const Work& work);
   /// Times one iteration of `work` from a cold L2.
   absl::StatusOr<double> Sample(const Work& work);
   /// Spin this long inside every later sample (the injected slowdown).
@@ -178,8 +183,8 @@ class BatchSampler {
 /// between 1 and `max_iterations`.
 unsigned BatchIterations(double single_s, double min_sample_s, unsigned max_iterations = 100000);
 
-/// Measures `work` cold under the host's sampling loop. The warm-up runs the
-/// work once through the sampler and, when the host injects a slowdown,
+/// Measures `work` cold under the host's sampling loop. The warm-up primes
+/// the sampler with the work, runs it once through the sampler and, when the host injects a slowdown,
 /// sets the spin to inject_fraction × that warm-up time.
 absl::Status MeasureCold(CaseHost& host, ColdSampler& sampler, const Work& work);
 
