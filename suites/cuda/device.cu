@@ -33,9 +33,12 @@ __global__ void BlockStream(const volatile int32_t* release, volatile int32_t* t
   }
 }
 
-__global__ void Spin(long long cycles) {
-  const long long start = clock64();
-  while (clock64() - start < cycles) {
+// Spins on %globaltimer, not clock64: the SM clock under load is below the
+// peak cudaDevAttrClockRate states, and a cycle count taken from it would
+// inject more time than asked for, overstating what the gate can detect.
+__global__ void Spin(uint64_t ns) {
+  const uint64_t start = GlobalTimerNs();
+  while (GlobalTimerNs() - start < ns) {
   }
 }
 
@@ -175,10 +178,9 @@ absl::Status BlockingKernel::CheckReleasedInTime(double timeout_s) const {
   return absl::OkStatus();
 }
 
-absl::Status EnqueueSpin(cudaStream_t stream, double seconds, const DeviceInfo& device) {
+absl::Status EnqueueSpin(cudaStream_t stream, double seconds, const DeviceInfo& /*device*/) {
   if (seconds <= 0) return absl::OkStatus();
-  const auto cycles = static_cast<long long>(std::llround(seconds * device.sm_clock_khz * 1e3));
-  Spin<<<1, 1, 0, stream>>>(cycles);
+  Spin<<<1, 1, 0, stream>>>(static_cast<uint64_t>(std::llround(seconds * 1e9)));
   PERFGATE_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return absl::OkStatus();
 }

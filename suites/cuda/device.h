@@ -30,7 +30,7 @@ struct DeviceInfo {
   int cc_major = 0, cc_minor = 0;
   int sm_count = 0;
   size_t l2_bytes = 0;
-  double sm_clock_khz = 0;  // peak SM clock: converts seconds to clock64 cycles
+  double sm_clock_khz = 0;  // peak SM clock (cudaDevAttrClockRate); under load it runs lower
 };
 
 /// The current device's properties; UNAVAILABLE without a device.
@@ -114,8 +114,8 @@ class BlockingKernel {
   int32_t* device_flags_ = nullptr;
 };
 
-/// Enqueues one thread spinning for `seconds` of SM clock (clock64 cycles at
-/// the device's peak clock): the injected slowdown, inside the timed region.
+/// Enqueues one thread spinning for `seconds` of wall time (%globaltimer,
+/// whatever the SM clock): the injected slowdown, inside the timed region.
 absl::Status EnqueueSpin(cudaStream_t stream, double seconds, const DeviceInfo& device);
 
 /// Cold samples: flush L2, block the stream, record the start event, enqueue
