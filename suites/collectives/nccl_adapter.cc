@@ -35,17 +35,6 @@ class NcclBackend final : public Backend {
   std::shared_ptr<nccl::Communicators> comms_;
 };
 
-// The device of a rank that drives one GPU: --device, else Slurm's local task
-// id (one task per GPU), else the rank modulo the visible devices.
-int DeviceOf(const WorldOptions& o, int visible) {
-  if (o.device >= 0) return o.device;
-  int local = 0;
-  if (const char* id = std::getenv("SLURM_LOCALID"); id != nullptr && absl::SimpleAtoi(id, &local)) {
-    return local;
-  }
-  return o.rank % visible;
-}
-
 absl::StatusOr<std::shared_ptr<nccl::Communicators>> Communicators(World& world) {
   if (world.nccl) return std::static_pointer_cast<nccl::Communicators>(world.nccl);
   nccl::Error error;
@@ -66,7 +55,8 @@ absl::StatusOr<std::shared_ptr<nccl::Communicators>> Communicators(World& world)
     }
     auto shared = world.ShareFromRoot("nccl_unique_id", std::move(id));
     if (!shared.ok()) return shared.status();
-    const int device = DeviceOf(world.options(), visible);
+    const int device = RankDevice(world.options().device, std::getenv("SLURM_LOCALID"), world.rank(),
+                                  visible);
     if (device >= visible) {
       return absl::InvalidArgumentError(absl::StrCat("rank ", world.rank(), ": device ", device,
                                                      " but only ", visible, " are visible"));
@@ -83,6 +73,16 @@ absl::StatusOr<std::shared_ptr<nccl::Communicators>> Communicators(World& world)
 }
 
 }  // namespace
+
+int RankDevice(int device, const char* slurm_localid, int rank, int visible) {
+  if (device >= 0) return device;
+  if (visible <= 0) return 0;
+  int local = 0;
+  if (slurm_localid != nullptr && absl::SimpleAtoi(slurm_localid, &local) && local >= 0) {
+    return local % visible;
+  }
+  return rank % visible;
+}
 
 absl::StatusOr<std::unique_ptr<Backend>> MakeNcclBackend(World& world, Op op, size_t bytes,
                                                           bool in_place, DType dtype,

@@ -14,6 +14,12 @@ namespace perfgate::suites::collectives {
 /// Prepares `op` on the world's NCCL communicators and sets *layout for their
 /// rank count. FAILED_PRECONDITION when this machine or build has no GPU or no
 /// NCCL (the case skips); other errors fail it.
+/// The CUDA device of a rank that drives one GPU, counted among the `visible`
+/// ones: `device` when given (>= 0), else Slurm's local task id
+/// (`slurm_localid`, may be null), else `rank`; the last two modulo `visible`,
+/// since Slurm binding one GPU per task leaves each task seeing only its own.
+int RankDevice(int device, const char* slurm_localid, int rank, int visible);
+
 absl::StatusOr<std::unique_ptr<Backend>> MakeNcclBackend(World& world, Op op, size_t bytes,
                                                           bool in_place, DType dtype,
                                                           Layout* layout);

@@ -30,8 +30,8 @@ struct WorldOptions {
   // Address this rank's Gloo transport binds to and advertises; empty: the
   // address the machine's hostname resolves to.
   std::string transport_host;
-  // NCCL: the CUDA device of this rank (-1: the Slurm local id, else rank
-  // modulo the visible devices). With size 1: how many devices one process
+  // NCCL: the CUDA device of this rank (-1: the Slurm local id, else the
+  // rank, modulo the visible devices). With size 1: how many devices one process
   // drives (0: all visible ones).
   int device = -1;
   int gpus = 0;

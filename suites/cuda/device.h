@@ -30,7 +30,7 @@ struct DeviceInfo {
   int cc_major = 0, cc_minor = 0;
   int sm_count = 0;
   size_t l2_bytes = 0;
-  double sm_clock_khz = 0;  // peak SM clock: converts seconds to clock64 cycles
+  double sm_clock_khz = 0;  // peak SM clock (cudaDevAttrClockRate); under load it runs lower
 };
 
 /// The current device's properties; UNAVAILABLE without a device.
@@ -114,8 +114,8 @@ class BlockingKernel {
   int32_t* device_flags_ = nullptr;
 };
 
-/// Enqueues one thread spinning for `seconds` of SM clock (clock64 cycles at
-/// the device's peak clock): the injected slowdown, inside the timed region.
+/// Enqueues one thread spinning for `seconds` of wall time (%globaltimer,
+/// whatever the SM clock): the injected slowdown, inside the timed region.
 absl::Status EnqueueSpin(cudaStream_t stream, double seconds, const DeviceInfo& device);
 
 /// Cold samples: flush L2, block the stream, record the start event, enqueue
@@ -126,6 +126,11 @@ class ColdSampler {
   /// A sampler on `stream` of the current device, with its flush buffer,
   /// blocking kernel and events.
   static absl::StatusOr<ColdSampler> Create(cudaStream_t stream);
+  /// Runs `work` once on the stream without the blocking kernel and waits.
+  /// Kernels load lazily on first launch (the default since CUDA 12.2), and
+  /// a load may synchronise the context: inside Sample() it would wait on the
+  /// spinning kernel until the timeout. Called before the first Sample().
+  absl::Status Prime(const Work& work);
   /// Times one iteration of `work` from a cold L2.
   absl::StatusOr<double> Sample(const Work& work);
   /// Spin this long inside every later sample (the injected slowdown).
@@ -178,8 +183,8 @@ class BatchSampler {
 /// between 1 and `max_iterations`.
 unsigned BatchIterations(double single_s, double min_sample_s, unsigned max_iterations = 100000);
 
-/// Measures `work` cold under the host's sampling loop. The warm-up runs the
-/// work once through the sampler and, when the host injects a slowdown,
+/// Measures `work` cold under the host's sampling loop. The warm-up primes
+/// the sampler with the work, runs it once through the sampler and, when the host injects a slowdown,
 /// sets the spin to inject_fraction × that warm-up time.
 absl::Status MeasureCold(CaseHost& host, ColdSampler& sampler, const Work& work);
 

@@ -119,11 +119,13 @@ double DecodeOutput(GemmDtype d, const unsigned char* p) {
 // workspace, created untimed; Enqueue() is the timed work.
 class LtMatmul {
  public:
-  static absl::StatusOr<std::unique_ptr<LtMatmul>> Create(GemmDtype dtype, const GemmShape& shape) {
+  // Uploads the fp8 scales on `stream`, the stream the plan will run on.
+  static absl::StatusOr<std::unique_ptr<LtMatmul>> Create(GemmDtype dtype, const GemmShape& shape,
+                                                          cudaStream_t stream) {
     auto lt = cuda::LoadCublasLt();
     if (!lt.ok()) return absl::UnavailableError(lt.status().message());
     auto plan = std::unique_ptr<LtMatmul>(new LtMatmul(**lt));
-    PERFGATE_RETURN_IF_ERROR(plan->Init(dtype, shape));
+    PERFGATE_RETURN_IF_ERROR(plan->Init(dtype, shape, stream));
     return plan;
   }
 
@@ -147,7 +149,7 @@ class LtMatmul {
  private:
   explicit LtMatmul(const cuda::CublasLt& lt) : lt_(lt) {}
 
-  absl::Status Init(GemmDtype dtype, const GemmShape& shape) {
+  absl::Status Init(GemmDtype dtype, const GemmShape& shape, cudaStream_t stream) {
     const LtTypes t = TypesOf(dtype);
     PERFGATE_CUBLAS_RETURN_IF_ERROR(lt_.Create(&handle_));
     PERFGATE_CUBLAS_RETURN_IF_ERROR(lt_.MatmulDescCreate(&desc_, t.compute, CUDA_R_32F));
@@ -161,8 +163,13 @@ class LtMatmul {
       auto scales = cuda::DeviceBuffer::Allocate(2 * sizeof(float));
       if (!scales.ok()) return scales.status();
       scales_ = std::move(*scales);
+      // On the plan's stream and waited for: a plain cudaMemcpy from pageable
+      // memory may return before its DMA lands, and the non-blocking stream
+      // the matmul runs on does not wait for the legacy stream.
       const float ones[2] = {1.0f, 1.0f};
-      PERFGATE_CUDA_RETURN_IF_ERROR(cudaMemcpy(scales_.get(), ones, sizeof ones, cudaMemcpyHostToDevice));
+      PERFGATE_CUDA_RETURN_IF_ERROR(
+          cudaMemcpyAsync(scales_.get(), ones, sizeof ones, cudaMemcpyHostToDevice, stream));
+      PERFGATE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
       const float* a_scale = scales_.as<float>();
       const float* b_scale = scales_.as<float>() + 1;
       PERFGATE_CUBLAS_RETURN_IF_ERROR(lt_.MatmulDescSetAttribute(
@@ -256,9 +263,14 @@ absl::Status VerifyGemm(GemmDtype dtype, const GemmShape& shape, uint64_t seed) 
       }
     }
   }
-  PERFGATE_CUDA_RETURN_IF_ERROR(cudaMemcpy(da->get(), ea.data(), ea.size(), cudaMemcpyHostToDevice));
-  PERFGATE_CUDA_RETURN_IF_ERROR(cudaMemcpy(db->get(), eb.data(), eb.size(), cudaMemcpyHostToDevice));
-  auto plan = LtMatmul::Create(dtype, shape);
+  // Stream-ordered uploads: a cudaMemcpy from pageable memory may return
+  // before its DMA lands, and the non-blocking stream would not wait for it.
+  PERFGATE_CUDA_RETURN_IF_ERROR(
+      cudaMemcpyAsync(da->get(), ea.data(), ea.size(), cudaMemcpyHostToDevice, stream->get()));
+  PERFGATE_CUDA_RETURN_IF_ERROR(
+      cudaMemcpyAsync(db->get(), eb.data(), eb.size(), cudaMemcpyHostToDevice, stream->get()));
+  PERFGATE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream->get()));
+  auto plan = LtMatmul::Create(dtype, shape, stream->get());
   if (!plan.ok()) return plan.status();
   PERFGATE_RETURN_IF_ERROR((*plan)->Enqueue(da->get(), db->get(), dc->get(), stream->get()));
   PERFGATE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream->get()));
@@ -310,7 +322,7 @@ absl::Status RunGemm(GemmDtype dtype, const GemmShape& shape, uint64_t seed, cud
   auto c = cuda::DeviceBuffer::Allocate(m * n * GemmOutputBytes(dtype));
   if (!c.ok()) return c.status();
   PERFGATE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s));
-  auto plan = LtMatmul::Create(dtype, shape);
+  auto plan = LtMatmul::Create(dtype, shape, s);
   if (!plan.ok()) return plan.status();
   auto sampler = cuda::ColdSampler::Create(s);
   if (!sampler.ok()) return sampler.status();

@@ -253,8 +253,10 @@ absl::Status VerifyRmsNorm(cudaStream_t s) {
   if (!dw.ok()) return dw.status();
   auto dy = cuda::DeviceBuffer::Allocate(y.size() * 2);
   if (!dy.ok()) return dy.status();
-  PERFGATE_CUDA_RETURN_IF_ERROR(cudaMemcpy(dx->get(), x.data(), x.size() * 2, cudaMemcpyHostToDevice));
-  PERFGATE_CUDA_RETURN_IF_ERROR(cudaMemcpy(dw->get(), w.data(), w.size() * 2, cudaMemcpyHostToDevice));
+  // Stream-ordered: a cudaMemcpy from pageable memory may return before its
+  // DMA lands, and the kernel's non-blocking stream would not wait for it.
+  PERFGATE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dx->get(), x.data(), x.size() * 2, cudaMemcpyHostToDevice, s));
+  PERFGATE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dw->get(), w.data(), w.size() * 2, cudaMemcpyHostToDevice, s));
   PERFGATE_RETURN_IF_ERROR(EnqueueRmsNorm(s, dx->get(), dw->get(), dy->get(), kRows, kHidden));
   PERFGATE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s));
   PERFGATE_CUDA_RETURN_IF_ERROR(cudaMemcpy(y.data(), dy->get(), y.size() * 2, cudaMemcpyDeviceToHost));

@@ -30,7 +30,7 @@ TEST(NcclCollectives, EveryOperationPassesItsCheckOnTheVisibleGpus) {
         EXPECT_EQ(r.status, CaseStatus::kOk) << id.Key() << ": " << r.reason;
         if (!r.samples.empty()) {
           std::printf("%-60s %10.3f us %8.2f GB/s busbw\n", id.Key().c_str(),
-                      r.samples.back().values[0] * 1e3, r.samples.back().values[2]);
+                      r.samples.back().values[0] * 1e6, r.samples.back().values[2]);
         }
       }
     }

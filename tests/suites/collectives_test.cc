@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "suites/collectives/nccl_adapter.h"
 #include "suites/collectives/ops.h"
 #include "suites/collectives/world.h"
 #include "suites/collectives/tcp_store.h"
@@ -20,6 +21,27 @@ namespace {
 using perfgate::testing::TempDir;
 
 // --- Sizes and bus factors, against numbers worked out by hand. -----------
+
+// --- Which GPU a rank drives. ----------------------------------------------
+
+TEST(RankDevice, AnExplicitDeviceWins) {
+  EXPECT_EQ(RankDevice(3, "1", 5, 8), 3);
+}
+
+TEST(RankDevice, SlurmsLocalIdPicksTheDeviceAmongAllVisible) {
+  EXPECT_EQ(RankDevice(-1, "5", 13, 8), 5);
+}
+
+TEST(RankDevice, ATaskBoundToOneGpuUsesTheOnlyDeviceItSees) {
+  // srun --gpus-per-task=1: task 5 sees one device, its own, as device 0.
+  EXPECT_EQ(RankDevice(-1, "5", 13, 1), 0);
+  EXPECT_EQ(RankDevice(-1, "3", 3, 2), 1);
+}
+
+TEST(RankDevice, WithoutSlurmTheRankWrapsOverTheVisibleDevices) {
+  EXPECT_EQ(RankDevice(-1, nullptr, 13, 8), 5);
+  EXPECT_EQ(RankDevice(-1, "not a number", 2, 8), 2);
+}
 
 TEST(CollectiveArithmetic, BusFactorsFollowNcclTests) {
   EXPECT_DOUBLE_EQ(BusFactor(Op::kAllReduce, 8), 1.75);       // 2 * 7 / 8

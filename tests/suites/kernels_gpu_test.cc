@@ -3,6 +3,7 @@
 // runtime's reason.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -157,6 +158,51 @@ TEST_F(GpuEngine, ColdSamplesTimeTheWorkAndTheInjectedSpin) {
   auto slowed = sampler->Sample(Memset(*buffer));
   ASSERT_TRUE(slowed.ok()) << slowed.status();
   EXPECT_GT(*slowed, *plain + 0.005);
+}
+
+// A CaseHost that runs the warm-up once and then a fixed number of samples.
+class FixedHost final : public cuda::CaseHost {
+ public:
+  void SetBytesPerIteration(double) override {}
+  void SetFlopsPerIteration(double) override {}
+  void SetRoof(double) override {}
+  double inject_fraction() const override { return 0; }
+  absl::Status Measure(const std::function<absl::Status()>& warmup,
+                       const std::function<absl::StatusOr<double>()>& sample) override {
+    if (absl::Status s = warmup(); !s.ok()) return s;
+    for (int i = 0; i < 3; ++i) {
+      absl::StatusOr<double> t = sample();
+      if (!t.ok()) return t.status();
+      samples.push_back(*t);
+    }
+    return absl::OkStatus();
+  }
+  std::vector<double> samples;
+};
+
+TEST_F(GpuEngine, ColdMeasurementRunsTheWorkOnceUnblockedBeforeAnyBlockedSample) {
+  // The first launch of a kernel may load it, and a load may wait for the
+  // context: it must not happen while the blocking kernel holds the stream.
+  auto stream = cuda::Stream::Create();
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  auto buffer = cuda::DeviceBuffer::Allocate(1 << 20);
+  ASSERT_TRUE(buffer.ok()) << buffer.status();
+  auto sampler = cuda::ColdSampler::Create(stream->get());
+  ASSERT_TRUE(sampler.ok()) << sampler.status();
+  std::vector<cudaError_t> stream_state;  // cudaStreamQuery as each call of the work began
+  const cuda::Work memset = Memset(*buffer);
+  FixedHost host;
+  const absl::Status s = cuda::MeasureCold(host, *sampler, [&](cudaStream_t st) {
+    stream_state.push_back(cudaStreamQuery(st));
+    cudaGetLastError();  // "not ready" is a state, not an error to report later
+    return memset(st);
+  });
+  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_EQ(stream_state.size(), 5u);  // primed, warm-up sample, three samples
+  EXPECT_EQ(stream_state[0], cudaSuccess);  // idle: nothing holds the stream
+  for (size_t i = 1; i < stream_state.size(); ++i) EXPECT_EQ(stream_state[i], cudaErrorNotReady) << i;
+  ASSERT_EQ(host.samples.size(), 3u);
+  for (double t : host.samples) EXPECT_GT(t, 0);
 }
 
 TEST_F(GpuEngine, ABlockingKernelNeverReleasedGivesUpAndSaysSo) {
