@@ -58,6 +58,12 @@ bool MachineError(cudaError_t e) {
 }  // namespace
 
 absl::Status DeviceAvailable() {
+  // Without a driver the runtime says "driver version is insufficient",
+  // which reads like an upgrade is needed; say what is the case.
+  int driver = 0;
+  if (cudaDriverGetVersion(&driver) == cudaSuccess && driver == 0) {
+    return absl::UnavailableError("no CUDA driver installed on this machine");
+  }
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) return Unavailable(e, "cudaGetDeviceCount");
