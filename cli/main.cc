@@ -1,6 +1,7 @@
 // perfgate: the command a CI step or a person runs against a coordinator —
 // gate a candidate run, compare two runs or result files, list runs, show one
-// run, print a metric's history with its change points.
+// run, print a metric's history with its change points, name the outlier
+// nodes of a sweep.
 #include <CLI/CLI.hpp>
 #include <grpcpp/grpcpp.h>
 
@@ -12,6 +13,7 @@
 
 #include "absl/strings/str_format.h"
 #include "cli/compare.h"
+#include "cli/fleet.h"
 #include "cli/history.h"
 #include "cli/ingest.h"
 #include "cli/report.h"
@@ -39,6 +41,9 @@ struct Config {
   // runs / history
   std::string branch, sku, benchmark, metric;
   unsigned limit = 0;
+  // fleet
+  std::string sweep;
+  double k = 5;
 };
 
 void SetDeadline(grpc::ClientContext* ctx, double seconds) {
@@ -226,6 +231,23 @@ int History(const Config& c) {
   return WriteFile(c.json_file, perfgate::cli::RenderHistoryJson(resp, c.benchmark, c.metric)) ? 0 : kExitError;
 }
 
+int Fleet(const Config& c) {
+  perfgate::v1::FleetRequest req;
+  req.set_sku(c.sku);
+  req.set_sweep(c.sweep);
+  req.set_benchmark(c.benchmark);
+  req.set_metric(c.metric);
+  req.set_k(c.k);
+  perfgate::v1::FleetResponse resp;
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, c.timeout_s);
+  grpc::Status s = perfgate::v1::Query::NewStub(Channel(c))->Fleet(&ctx, req, &resp);
+  if (!s.ok()) return RpcError(s, "fleet", c.coordinator);
+  std::cout << perfgate::cli::RenderFleet(resp, c.sku, c.sweep);
+  if (!WriteFile(c.json_file, perfgate::cli::RenderFleetJson(resp, c.sku, c.sweep))) return kExitError;
+  return perfgate::cli::FleetExitCode(resp);
+}
+
 int Health(const Config& c) {
   grpc::health::v1::HealthCheckRequest req;
   grpc::health::v1::HealthCheckResponse resp;
@@ -299,6 +321,17 @@ int main(int argc, char** argv) {
   history->add_option("--limit", c.limit, "At most this many points (default 100)");
   history->add_option("--json", c.json_file, "Also write the series and its change points as JSON here");
 
+  CLI::App* fleet = app.add_subcommand(
+      "fleet", "Name the nodes of one SKU in one sweep whose medians lie beyond k MADs of the fleet's; "
+               "exit 0 none worse, 1 some node worse, 2 error");
+  fleet->add_option("--sku", c.sku, "SKU key of the nodes compared")->required();
+  fleet->add_option("--sweep", c.sweep, "Sweep id: Slurm array job id, Slurm job id or CI job")->required();
+  fleet->add_option("--benchmark", c.benchmark, "Only benchmark keys matching this glob");
+  fleet->add_option("--metric", c.metric, "Only this metric");
+  fleet->add_option("--k", c.k, "Threshold in MADs of the fleet median")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  fleet->add_option("--json", c.json_file, "Also write the outliers as JSON here");
+
   CLI::App* health = app.add_subcommand(
       "health", "Ask the coordinator's grpc.health.v1 service; exit 0 when it is serving");
 
@@ -345,6 +378,7 @@ int main(int argc, char** argv) {
   if (runs->parsed()) return Runs(c);
   if (run->parsed()) return Run(c);
   if (health->parsed()) return Health(c);
+  if (fleet->parsed()) return Fleet(c);
   if (compare->parsed()) {
     compare_options.coordinator = c.coordinator;
     compare_options.timeout_s = c.timeout_s;

@@ -10,6 +10,7 @@
 #include "common/identity.h"
 #include "coordinator/evaluate.h"
 #include "coordinator/history.h"
+#include "gate/fleet.h"
 #include "proto/convert.h"
 #include "proto/gate_convert.h"
 
@@ -279,6 +280,71 @@ grpc::Status QueryService::History(grpc::ServerContext*, const v1::HistoryReques
     out->set_change(c.change);
     out->set_statistic(c.statistic);
     out->set_p_value(c.p_value);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryService::Fleet(grpc::ServerContext*, const v1::FleetRequest* req,
+                                 v1::FleetResponse* resp) {
+  if (req->sku().empty()) return Invalid("sku: must not be empty");
+  if (req->sweep().empty()) {
+    return Invalid("sweep: must not be empty (the Slurm array job id, Slurm job id or CI job of the sweep)");
+  }
+  gate::FleetOptions options;
+  options.k = req->k() == 0 ? gate::kDefaultFleetK : req->k();
+  if (!(options.k > 0) || !std::isfinite(options.k)) return Invalid("k: must be a positive number of MADs");
+  options.benchmark_glob = req->benchmark();
+  options.metric = req->metric();
+  auto runs = store_.FindSweepRuns(req->sku(), req->sweep());
+  if (!runs.ok()) return ToGrpc(runs.status(), "Fleet");
+  if (runs->empty()) {
+    return ToGrpc(absl::NotFoundError(absl::StrCat("no complete run of SKU ", req->sku(), " in sweep ",
+                                                   req->sweep())),
+                  "Fleet");
+  }
+  std::vector<gate::FleetRun> fleet;
+  for (const RunRecord& r : *runs) {
+    auto sums = store_.GetSummaries(r.meta.run_id);
+    if (!sums.ok()) return ToGrpc(sums.status(), "Fleet");
+    gate::FleetRun run;
+    run.run_id = r.meta.run_id;
+    // Runs ingested without a node are known by their agent.
+    run.node = r.meta.node.empty() ? r.meta.agent_name : r.meta.node;
+    run.finished_at = r.finished_at.value_or(r.meta.started_at);
+    run.fields = r.meta.environment.fields;
+    run.summaries = std::move(*sums);
+    fleet.push_back(std::move(run));
+  }
+  const gate::FleetReport report = gate::FindFleetOutliers(fleet, options);
+  resp->set_nodes(report.nodes);
+  resp->set_k(options.k);
+  for (const gate::FleetOutlier& o : report.outliers) {
+    v1::FleetOutlier* out = resp->add_outliers();
+    out->set_node(o.node);
+    out->set_run_id(o.run_id);
+    out->set_benchmark(o.benchmark);
+    out->set_metric(o.metric);
+    out->set_unit(o.unit);
+    out->set_direction(wire::ToProto(o.direction));
+    out->set_node_median(o.node_median);
+    out->set_fleet_median(o.fleet_median);
+    out->set_mad(o.mad);
+    out->set_deviation(o.deviation);
+    out->set_side(gate::ToString(o.side));
+    out->set_nodes(o.nodes);
+    for (const gate::FieldDifference& d : o.differing_fields) {
+      v1::FieldDifference* f = out->add_differing_fields();
+      f->set_name(d.name);
+      f->set_node_value(d.node_value);
+      f->set_majority_value(d.majority_value);
+    }
+  }
+  for (const gate::FleetNode& n : report.node_summary) {
+    v1::FleetNode* out = resp->add_node_summary();
+    out->set_node(n.node);
+    out->set_run_id(n.run_id);
+    out->set_worse(n.worse);
+    out->set_better(n.better);
   }
   return grpc::Status::OK;
 }

@@ -67,6 +67,8 @@ class QueryService final : public v1::Query::Service {
                       v1::RunDetail* resp) override;
   grpc::Status History(grpc::ServerContext* ctx, const v1::HistoryRequest* req,
                        v1::HistoryResponse* resp) override;
+  grpc::Status Fleet(grpc::ServerContext* ctx, const v1::FleetRequest* req,
+                     v1::FleetResponse* resp) override;
 
  private:
   Store& store_;

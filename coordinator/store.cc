@@ -815,6 +815,26 @@ absl::StatusOr<std::vector<RunRecord>> Store::FindBaselineRuns(const BaselineQue
       });
 }
 
+absl::StatusOr<std::vector<RunRecord>> Store::FindSweepRuns(const std::string& sku,
+                                                            const std::string& sweep) {
+  if (sku.empty() || sweep.empty()) return absl::InvalidArgumentError("a sweep query needs a SKU and a sweep id");
+  return pool_->Run(
+      "finding sweep runs", [&](pqxx::connection& c) -> absl::StatusOr<std::vector<RunRecord>> {
+        pqxx::read_transaction txn(c);
+        std::vector<RunRecord> runs;
+        for (const auto& row : txn.exec_params(
+                 absl::StrCat("SELECT ", RunColumns(), kRunJoins,
+                              "WHERE r.status = 'complete' AND r.sku = $1 "
+                              "AND (r.details->>'slurm_array_job_id' = $2 "
+                              "OR r.details->>'slurm_job_id' = $2 OR r.ci_job = $2) "
+                              "ORDER BY r.finished_at DESC, r.id"),
+                 sku, sweep)) {
+          runs.push_back(RowToRun(row));
+        }
+        return runs;
+      });
+}
+
 absl::StatusOr<HistorySeries> Store::GetHistory(const std::string& benchmark_key,
                                                 const std::string& metric, const std::string& sku,
                                                 const std::string& branch, uint32_t limit) {

@@ -123,6 +123,10 @@ class Store {
   absl::StatusOr<RunSamples> GetSamples(const std::string& run_id);
   /// Complete runs matching q, newest finished first.
   absl::StatusOr<std::vector<RunRecord>> FindBaselineRuns(const BaselineQuery& q);
+  /// Complete runs of a SKU in one sweep: those whose details name it as
+  /// slurm_array_job_id or slurm_job_id, or whose ci_job is it; newest
+  /// finished first. INVALID_ARGUMENT when sku or sweep is empty.
+  absl::StatusOr<std::vector<RunRecord>> FindSweepRuns(const std::string& sku, const std::string& sweep);
   /// Run medians of one metric over complete runs, oldest first, at most limit
   /// newest points. Empty sku/branch match all.
   absl::StatusOr<HistorySeries> GetHistory(const std::string& benchmark_key,

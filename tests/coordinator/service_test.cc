@@ -6,6 +6,9 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "common/identity.h"
 #include "coordinator/server.h"
@@ -324,6 +327,112 @@ TEST_F(ServiceTest, HistoryTooShortForTwoSegmentsHasNoChangePoints) {
   const v1::HistoryResponse history = CopyHistory(*query_);
   EXPECT_EQ(history.points_size(), 5);
   EXPECT_EQ(history.change_points_size(), 0);
+}
+
+// Stores a complete run of node on sku whose copy samples are times, with
+// the given environment fields and details; returns its id.
+std::string StoreSweepRun(Store& store, const std::string& node, const std::string& sku,
+                          std::map<std::string, std::string> fields,
+                          std::map<std::string, std::string> details, const std::vector<double>& times,
+                          const std::string& ci_job = "") {
+  EXPECT_TRUE(store.RegisterAgent(node, node, "test").ok());
+  RunMeta meta;
+  meta.run_id = NewUuid();
+  meta.agent_name = node;
+  meta.node = node;
+  meta.environment = {sku, std::move(fields)};
+  meta.branch = "main";
+  meta.commit = "abc";
+  meta.trigger = Trigger::kSweep;
+  meta.ci_job = ci_job;
+  meta.started_at = std::chrono::system_clock::now();
+  meta.details = std::move(details);
+  EXPECT_TRUE(store.OpenRun(meta).ok());
+  CaseResult c;
+  c.benchmark = {"kernels", "copy", {{"bytes", "268435456"}}};
+  c.metrics = {{"time", "ms", Direction::kLowerIsBetter}};
+  for (size_t i = 0; i < times.size(); ++i) c.samples.push_back({static_cast<uint32_t>(i), {times[i]}, false});
+  c.status = CaseStatus::kOk;
+  EXPECT_TRUE(store.StoreBatch(meta.run_id, 1, {c}).ok());
+  EXPECT_TRUE(store.CloseRun(meta.run_id, RunStatus::kComplete, 1, "").ok());
+  return meta.run_id;
+}
+
+TEST_F(ServiceTest, FleetNamesTheSlowNodeOfTheSweepWithItsPcieGeneration) {
+  const std::string sku = "h100-sxm5-80gb";
+  std::string slow_run;
+  for (int i = 0; i < 5; ++i) {
+    const std::string node = "gpu-" + std::to_string(i);
+    const double base = i == 3 ? 12.0 : 10.0 + 0.01 * i;
+    std::map<std::string, std::string> fields = {{"pcie_gen_max", i == 3 ? "4" : "5"}, {"driver", "570.86"}};
+    // One node ran as a plain Slurm job, another under CI: both belong to the sweep.
+    std::map<std::string, std::string> details = {{i == 1 ? "slurm_job_id" : "slurm_array_job_id", "9001"}};
+    if (i == 2) details.clear();
+    const std::string run =
+        StoreSweepRun(*store_, node, sku, fields, details, {base * 0.999, base, base * 1.001}, i == 2 ? "9001" : "");
+    if (i == 3) slow_run = run;
+  }
+  // Neither another sweep nor another SKU in this sweep is compared.
+  StoreSweepRun(*store_, "gpu-9", sku, {{"pcie_gen_max", "3"}}, {{"slurm_array_job_id", "9002"}}, {50, 50, 50});
+  StoreSweepRun(*store_, "a100-0", "a100-sxm4-80gb", {{"pcie_gen_max", "4"}}, {{"slurm_array_job_id", "9001"}},
+                {40, 40, 40});
+
+  v1::FleetRequest req;
+  req.set_sku(sku);
+  req.set_sweep("9001");
+  v1::FleetResponse resp;
+  grpc::Status s = query_->Fleet(Context().get(), req, &resp);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+
+  EXPECT_EQ(resp.nodes(), 5u);
+  EXPECT_EQ(resp.k(), 5.0);
+  ASSERT_EQ(resp.outliers_size(), 1);
+  const v1::FleetOutlier& o = resp.outliers(0);
+  EXPECT_EQ(o.node(), "gpu-3");
+  EXPECT_EQ(o.run_id(), slow_run);
+  EXPECT_EQ(o.benchmark(), "kernels/copy{bytes=268435456}");
+  EXPECT_EQ(o.metric(), "time");
+  EXPECT_EQ(o.unit(), "ms");
+  EXPECT_DOUBLE_EQ(o.node_median(), 12.0);
+  EXPECT_DOUBLE_EQ(o.fleet_median(), 10.02);
+  EXPECT_GT(o.deviation(), 5.0);
+  EXPECT_EQ(o.side(), "worse");
+  ASSERT_EQ(o.differing_fields_size(), 1);
+  EXPECT_EQ(o.differing_fields(0).name(), "pcie_gen_max");
+  EXPECT_EQ(o.differing_fields(0).node_value(), "4");
+  EXPECT_EQ(o.differing_fields(0).majority_value(), "5");
+  ASSERT_EQ(resp.node_summary_size(), 5);
+  EXPECT_EQ(resp.node_summary(0).node(), "gpu-3");
+  EXPECT_EQ(resp.node_summary(0).worse(), 1u);
+
+  req.set_benchmark("kernels/triad*");
+  ASSERT_TRUE(query_->Fleet(Context().get(), req, &resp).ok());
+  EXPECT_EQ(resp.outliers_size(), 0);
+}
+
+TEST_F(ServiceTest, FleetRefusesAMissingSweepOrKAndReportsAnEmptySweepAsNotFound) {
+  v1::FleetRequest req;
+  req.set_sku("h100-sxm5-80gb");
+  v1::FleetResponse resp;
+  grpc::Status s = query_->Fleet(Context().get(), req, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("sweep"), std::string::npos) << s.error_message();
+
+  req.set_sweep("9001");
+  req.set_k(-1);
+  s = query_->Fleet(Context().get(), req, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("k:"), std::string::npos) << s.error_message();
+
+  req.set_k(0);
+  req.clear_sku();
+  s = query_->Fleet(Context().get(), req, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("sku"), std::string::npos) << s.error_message();
+
+  req.set_sku("h100-sxm5-80gb");
+  s = query_->Fleet(Context().get(), req, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND) << s.error_message();
 }
 
 }  // namespace
