@@ -223,50 +223,6 @@ CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbO
   return pair;
 }
 
-gate::RunData ToRunData(const std::string& run_id, const std::vector<CaseResult>& cases,
-                        unsigned blocks) {
-  gate::RunData run;
-  run.run_id = run_id;
-  for (const CaseResult& c : cases) {
-    for (size_t m = 0; m < c.metrics.size(); ++m) {
-      gate::MetricData d;
-      MetricSummary& s = d.summary;
-      s.benchmark = c.benchmark.Key();
-      s.metric = c.metrics[m].name;
-      s.unit = c.metrics[m].unit;
-      s.direction = c.metrics[m].direction;
-      s.status = c.status;
-      s.reason = c.reason;
-      if (c.status == CaseStatus::kOk) {
-        for (const Sample& sample : c.samples) {
-          if (m >= sample.values.size()) continue;
-          if (sample.throttled) {
-            ++s.n_throttled;
-          } else {
-            d.samples.push_back(sample.values[m]);
-          }
-        }
-        const stats::Summary sum = stats::Summarize(d.samples);
-        s.n = static_cast<uint32_t>(sum.n);
-        s.median = sum.median;
-        s.mean = sum.mean;
-        s.stdev = sum.stdev;
-        s.min = sum.min;
-        s.max = sum.max;
-        s.noise = sum.noise;
-        s.mad = sum.mad;
-        s.p5 = sum.p5;
-        s.p95 = sum.p95;
-        s.median_ci_low = sum.median_ci_low;
-        s.median_ci_high = sum.median_ci_high;
-      }
-      d.blocks = blocks;
-      run.metrics.push_back(std::move(d));
-    }
-  }
-  return run;
-}
-
 namespace {
 
 gate::GateResult Decide(const std::vector<CasePair>& pairs, const gate::Policy& policy,
@@ -282,8 +238,8 @@ gate::GateResult Decide(const std::vector<CasePair>& pairs, const gate::Policy& 
   input.mode = gate::Mode::kAb;
   input.sku = sku;
   // Each round gave each side one block, from one process.
-  input.candidate = ToRunData("candidate", cand, rounds);
-  input.baselines.push_back(ToRunData("baseline", base, rounds));
+  input.candidate = gate::RunDataFromCases("candidate", cand, rounds);
+  input.baselines.push_back(gate::RunDataFromCases("baseline", base, rounds));
   return gate::EvaluateGate(input, policy);
 }
 

@@ -91,12 +91,6 @@ struct CasePair {
 /// metrics than `c` names.
 CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbOptions& options);
 
-/// The gate's view of one side: per case and metric, the summary of the
-/// unthrottled samples (stats::Summarize) and the samples themselves.
-/// Failed cases keep their status and reason and no samples.
-gate::RunData ToRunData(const std::string& run_id, const std::vector<CaseResult>& cases,
-                        unsigned blocks = 1);
-
 /// What an A/B comparison measured and decided.
 struct AbResult {
   gate::GateResult gate;

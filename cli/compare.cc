@@ -16,7 +16,6 @@
 #include "absl/strings/str_join.h"
 #include "cli/report.h"
 #include "common/identity.h"
-#include "common/stats.h"
 #include "gate/policy.h"
 #include "perfgate/v1/gate.grpc.pb.h"
 #include "perfgate/v1/query.grpc.pb.h"
@@ -202,84 +201,14 @@ int CompareRuns(const CompareOptions& o, std::ostream& out, std::ostream& err) {
 
 }  // namespace
 
-gate::RunData ToRunData(const ResultSet& set, const std::string& run_id) {
-  // One entry per case key, its parts' samples joined in file order.
-  struct Joined {
-    const CaseResult* first = nullptr;
-    CaseStatus status = CaseStatus::kUnspecified;
-    std::string reason;
-    std::vector<std::vector<double>> unthrottled;  // per metric
-    std::vector<uint32_t> throttled;               // per metric
-  };
-  std::vector<std::string> order;
-  std::map<std::string, Joined> cases;
-  for (const CaseResult& c : set.cases) {
-    const std::string key = c.benchmark.Key();
-    auto [it, inserted] = cases.try_emplace(key);
-    Joined& j = it->second;
-    if (inserted) {
-      order.push_back(key);
-      j.first = &c;
-      j.unthrottled.resize(c.metrics.size());
-      j.throttled.resize(c.metrics.size());
-    }
-    if (c.status != CaseStatus::kUnspecified) {
-      j.status = c.status;
-      j.reason = c.reason;
-    }
-    for (const Sample& s : c.samples) {
-      for (size_t m = 0; m < s.values.size() && m < j.unthrottled.size(); ++m) {
-        if (s.throttled) {
-          ++j.throttled[m];
-        } else {
-          j.unthrottled[m].push_back(s.values[m]);
-        }
-      }
-    }
-  }
-
-  gate::RunData run;
-  run.run_id = run_id;
-  for (const std::string& key : order) {
-    Joined& j = cases.at(key);
-    for (size_t m = 0; m < j.first->metrics.size(); ++m) {
-      const MetricSpec& spec = j.first->metrics[m];
-      const stats::Summary s = stats::Summarize(j.unthrottled[m]);
-      gate::MetricData data;
-      data.summary.benchmark = key;
-      data.summary.metric = spec.name;
-      data.summary.unit = spec.unit;
-      data.summary.direction = spec.direction;
-      data.summary.n = s.n;
-      data.summary.n_throttled = j.throttled[m];
-      data.summary.median = s.median;
-      data.summary.mean = s.mean;
-      data.summary.stdev = s.stdev;
-      data.summary.min = s.min;
-      data.summary.max = s.max;
-      data.summary.noise = s.noise;
-      data.summary.mad = s.mad;
-      data.summary.p5 = s.p5;
-      data.summary.p95 = s.p95;
-      data.summary.median_ci_low = s.median_ci_low;
-      data.summary.median_ci_high = s.median_ci_high;
-      data.summary.status = j.status;
-      data.summary.reason = j.reason;
-      data.samples = std::move(j.unthrottled[m]);
-      run.metrics.push_back(std::move(data));
-    }
-  }
-  return run;
-}
-
 gate::GateInput BuildCompareInput(const ResultSet& baseline, const std::string& baseline_name,
                                   const ResultSet& candidate, const std::string& candidate_name,
                                   const std::string& sku) {
   gate::GateInput input;
   input.mode = gate::Mode::kAb;
   input.sku = !sku.empty() ? sku : !candidate.sku.empty() ? candidate.sku : std::string("unknown");
-  input.candidate = ToRunData(candidate, candidate_name);
-  input.baselines.push_back(ToRunData(baseline, baseline_name));
+  input.candidate = gate::RunDataFromCases(candidate_name, candidate.cases);
+  input.baselines.push_back(gate::RunDataFromCases(baseline_name, baseline.cases));
   return input;
 }
 

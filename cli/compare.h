@@ -26,11 +26,6 @@ struct CompareOptions {
   std::string markdown_file, junit_file, json_file;  // extra renderings, when set
 };
 
-/// One side of a file comparison as the gate reads it: per metric of every
-/// case, the summary of its unthrottled samples and those samples, with the
-/// case's status and reason. Parts of one case spread over the file are joined.
-gate::RunData ToRunData(const ResultSet& set, const std::string& run_id);
-
 /// The A/B gate input of two result sets: the candidate's SKU unless `sku`
 /// overrides it, "unknown" when neither names one.
 gate::GateInput BuildCompareInput(const ResultSet& baseline, const std::string& baseline_name,

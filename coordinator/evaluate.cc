@@ -21,15 +21,21 @@ bool Comparable(const RunRecord& candidate, const RunRecord& other,
   return true;
 }
 
-// A run's summaries with their unthrottled samples, as the gate reads them.
-absl::StatusOr<gate::RunData> LoadRun(Store& store, const RunRecord& run) {
+// A run's summaries, with their unthrottled samples when the gate will test
+// samples (A/B, or a history too short for the t interval): a history gate of
+// K >= 3 runs is served from the summaries alone.
+absl::StatusOr<gate::RunData> LoadRun(Store& store, const RunRecord& run, bool with_samples) {
   gate::RunData data;
   data.run_id = run.meta.run_id;
   data.invalid_reasons = run.invalid_reasons;
   auto summaries = store.GetSummaries(run.meta.run_id);
   if (!summaries.ok()) return summaries.status();
-  auto samples = store.GetSamples(run.meta.run_id);
-  if (!samples.ok()) return samples.status();
+  RunSamples samples;
+  if (with_samples) {
+    auto read = store.GetSamples(run.meta.run_id);
+    if (!read.ok()) return read.status();
+    samples = std::move(*read);
+  }
   // A side of `perfgate-agent ab` says how many blocks (processes) its
   // samples came in; the gate then counts blocks, not samples.
   unsigned blocks = 1;
@@ -38,8 +44,8 @@ absl::StatusOr<gate::RunData> LoadRun(Store& store, const RunRecord& run) {
   }
   for (MetricSummary& s : *summaries) {
     gate::MetricData m;
-    auto it = samples->find({s.benchmark, s.metric});
-    if (it != samples->end()) m.samples = std::move(it->second);
+    auto it = samples.find({s.benchmark, s.metric});
+    if (it != samples.end()) m.samples = std::move(it->second);
     m.blocks = blocks;
     m.summary = std::move(s);
     data.metrics.push_back(std::move(m));
@@ -92,11 +98,10 @@ absl::StatusOr<GateEvaluation> EvaluateCandidate(Store& store, const GateRequest
   gate::GateInput input;
   input.mode = request.mode;
   input.sku = sku;
-  auto cand_data = LoadRun(store, ev.candidate);
-  if (!cand_data.ok()) return cand_data.status();
-  input.candidate = std::move(*cand_data);
-
   if (request.mode == gate::Mode::kAb) {
+    auto cand_data = LoadRun(store, ev.candidate, true);
+    if (!cand_data.ok()) return cand_data.status();
+    input.candidate = std::move(*cand_data);
     auto baseline = CompleteRun(store, request.baseline_run_id, "baseline");
     if (!baseline.ok()) return baseline.status();
     if (baseline->meta.environment.sku != sku) {
@@ -105,7 +110,7 @@ absl::StatusOr<GateEvaluation> EvaluateCandidate(Store& store, const GateRequest
           baseline->meta.environment.sku, ", the candidate on ", sku,
           "; the two sides of an A/B gate run on one node"));
     }
-    auto data = LoadRun(store, *baseline);
+    auto data = LoadRun(store, *baseline, true);
     if (!data.ok()) return data.status();
     input.baselines.push_back(std::move(*data));
     ev.baselines.push_back(std::move(*baseline));
@@ -143,8 +148,12 @@ absl::StatusOr<GateEvaluation> EvaluateCandidate(Store& store, const GateRequest
   if (comparable.size() > policy->history) comparable.resize(policy->history);
   ev.baselines = std::move(comparable);
 
+  const bool with_samples = ev.baselines.size() < gate::kMinHistoryRuns;
+  auto cand_data = LoadRun(store, ev.candidate, with_samples);
+  if (!cand_data.ok()) return cand_data.status();
+  input.candidate = std::move(*cand_data);
   for (const RunRecord& r : ev.baselines) {
-    auto data = LoadRun(store, r);
+    auto data = LoadRun(store, r, with_samples);
     if (!data.ok()) return data.status();
     input.baselines.push_back(std::move(*data));
   }

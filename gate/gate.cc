@@ -113,8 +113,11 @@ std::vector<double> BlockMedians(const MetricData& m) {
   return out;
 }
 
+// A failed case's numbers are not the code's (a wrong result, a crashed
+// rank), whatever samples it took before failing.
 bool Usable(const MetricData* m) {
-  return m != nullptr && m->summary.n > 0 && std::isfinite(m->summary.median);
+  return m != nullptr && m->summary.status != CaseStatus::kFailed && m->summary.n > 0 &&
+         std::isfinite(m->summary.median);
 }
 
 // Verdicts that need no statistics: missing, all throttled, floor, no baseline.
@@ -340,6 +343,78 @@ void Decide(Entry& e, Mode mode, double fdr) {
 }
 
 }  // namespace
+
+RunData RunDataFromCases(const std::string& run_id, const std::vector<CaseResult>& cases,
+                         unsigned blocks) {
+  struct Joined {
+    const CaseResult* first = nullptr;
+    CaseStatus status = CaseStatus::kUnspecified;
+    std::string reason;
+    std::vector<std::vector<double>> unthrottled;  // per metric
+    std::vector<uint32_t> throttled;               // per metric
+  };
+  std::vector<std::string> order;
+  std::map<std::string, Joined> joined;
+  for (const CaseResult& c : cases) {
+    const std::string key = c.benchmark.Key();
+    auto [it, inserted] = joined.try_emplace(key);
+    Joined& j = it->second;
+    if (inserted) {
+      order.push_back(key);
+      j.first = &c;
+      j.unthrottled.resize(c.metrics.size());
+      j.throttled.resize(c.metrics.size());
+    }
+    if (c.status != CaseStatus::kUnspecified) {
+      j.status = c.status;
+      j.reason = c.reason;
+    }
+    for (const Sample& sample : c.samples) {
+      for (size_t m = 0; m < sample.values.size() && m < j.unthrottled.size(); ++m) {
+        if (sample.throttled) {
+          ++j.throttled[m];
+        } else {
+          j.unthrottled[m].push_back(sample.values[m]);
+        }
+      }
+    }
+  }
+
+  RunData run;
+  run.run_id = run_id;
+  for (const std::string& key : order) {
+    Joined& j = joined.at(key);
+    for (size_t m = 0; m < j.first->metrics.size(); ++m) {
+      const MetricSpec& spec = j.first->metrics[m];
+      const stats::Summary st = stats::Summarize(j.unthrottled[m]);
+      MetricData d;
+      MetricSummary& s = d.summary;
+      s.benchmark = key;
+      s.metric = spec.name;
+      s.unit = spec.unit;
+      s.direction = spec.direction;
+      s.n = st.n;
+      s.n_throttled = j.throttled[m];
+      s.median = st.median;
+      s.mean = st.mean;
+      s.stdev = st.stdev;
+      s.min = st.min;
+      s.max = st.max;
+      s.noise = st.noise;
+      s.mad = st.mad;
+      s.p5 = st.p5;
+      s.p95 = st.p95;
+      s.median_ci_low = st.median_ci_low;
+      s.median_ci_high = st.median_ci_high;
+      s.status = j.status;
+      s.reason = j.reason;
+      d.samples = std::move(j.unthrottled[m]);
+      d.blocks = blocks;
+      run.metrics.push_back(std::move(d));
+    }
+  }
+  return run;
+}
 
 const char* ToString(Verdict v) {
   switch (v) {

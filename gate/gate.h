@@ -73,6 +73,14 @@ struct RunData {
   std::vector<std::string> invalid_reasons;
 };
 
+/// The gate's view of cases measured outside the coordinator (a result file,
+/// one side of an A/B job): parts of one case joined in order (the last part
+/// that says how the case ended decides its status), each metric summarized
+/// over its unthrottled samples, throttled ones counted. `blocks` as in
+/// MetricData.
+RunData RunDataFromCases(const std::string& run_id, const std::vector<CaseResult>& cases,
+                         unsigned blocks = 1);
+
 /// Everything one gate looks at.
 struct GateInput {
   Mode mode = Mode::kHistory;

@@ -44,6 +44,9 @@ void AppendProcess(Normal& normal, double mu, double sigma, double tau, unsigned
   for (unsigned i = 0; i < n; ++i) out->push_back(mu * offset * std::exp(sigma * normal()));
 }
 
+// What the gate reads of a metric, without Summarize's bootstrap of the
+// median: the gate never looks at that interval, and the simulation builds
+// hundreds of thousands of metrics.
 MetricData Metric(unsigned index, std::vector<double> samples) {
   MetricData m;
   m.summary.benchmark = absl::StrCat("sim/case{i=", index, "}");

@@ -130,22 +130,6 @@ TEST(MeasurePair, AFailingBlockFailsTheCaseOnBothSidesWithThatSidesReason) {
   }
 }
 
-TEST(ToRunData, SummarizesUnthrottledSamplesAndCountsTheThrottledOnes) {
-  CaseResult c;
-  c.benchmark.suite = "test";
-  c.benchmark.name = "a";
-  c.metrics.push_back({"time", "ms", Direction::kLowerIsBetter});
-  c.status = CaseStatus::kOk;
-  c.samples = {{0, {1.0}, false}, {1, {100.0}, true}, {2, {3.0}, false}, {3, {2.0}, false}};
-  const gate::RunData run = ToRunData("r", {c});
-  ASSERT_EQ(run.metrics.size(), 1u);
-  EXPECT_EQ(run.metrics[0].summary.benchmark, "test/a");
-  EXPECT_EQ(run.metrics[0].summary.n, 3u);
-  EXPECT_EQ(run.metrics[0].summary.n_throttled, 1u);
-  EXPECT_DOUBLE_EQ(run.metrics[0].summary.median, 2.0);
-  EXPECT_EQ(run.metrics[0].samples, (std::vector<double>{1.0, 3.0, 2.0}));
-}
-
 const gate::MetricVerdict* VerdictOf(const AbResult& r, const std::string& key) {
   for (const gate::MetricVerdict& v : r.gate.verdicts) {
     if (v.benchmark == key) return &v;

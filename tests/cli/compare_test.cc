@@ -192,47 +192,6 @@ TEST(Compare, SkuFlagOverridesTheCandidateFilesSku) {
   EXPECT_EQ(BuildCompareInput(base, "a", cand, "b", "a100-sxm4-80gb").sku, "a100-sxm4-80gb");
 }
 
-TEST(Compare, RunDataSummarizesOnlyUnthrottledSamplesAndKeepsTheCaseStatus) {
-  ResultSet set;
-  CaseResult c = TimedCase("copy", 10);
-  c.samples[0].values[0] = 1000;  // an outlier the throttle mark must keep out
-  c.samples[0].throttled = true;
-  CaseResult skipped;
-  skipped.benchmark = {"kernels", "fp8_gemm", {}};
-  skipped.metrics = {{"time", "ms", Direction::kLowerIsBetter}};
-  skipped.status = CaseStatus::kSkipped;
-  skipped.reason = "needs sm_90a";
-  set.cases = {c, skipped};
-
-  const gate::RunData run = ToRunData(set, "run.json");
-  EXPECT_EQ(run.run_id, "run.json");
-  ASSERT_EQ(run.metrics.size(), 2u);
-  const gate::MetricData& copy = run.metrics[0];
-  EXPECT_EQ(copy.summary.benchmark, "kernels/copy{bytes=4096}");
-  EXPECT_EQ(copy.summary.n, 29u);
-  EXPECT_EQ(copy.summary.n_throttled, 1u);
-  EXPECT_EQ(copy.samples.size(), 29u);
-  EXPECT_LT(copy.summary.max, 11.0);
-  EXPECT_EQ(copy.summary.status, CaseStatus::kOk);
-  const gate::MetricData& fp8 = run.metrics[1];
-  EXPECT_EQ(fp8.summary.n, 0u);
-  EXPECT_EQ(fp8.summary.status, CaseStatus::kSkipped);
-  EXPECT_EQ(fp8.summary.reason, "needs sm_90a");
-}
-
-TEST(Compare, PartsOfOneCaseAreJoinedIntoOneMetric) {
-  ResultSet set;
-  CaseResult first = TimedCase("copy", 10);
-  CaseResult second = TimedCase("copy", 10);
-  first.status = CaseStatus::kUnspecified;  // only the last part says how the case ended
-  set.cases = {first, second};
-
-  const gate::RunData run = ToRunData(set, "run.json");
-  ASSERT_EQ(run.metrics.size(), 1u);
-  EXPECT_EQ(run.metrics[0].summary.n, 60u);
-  EXPECT_EQ(run.metrics[0].summary.status, CaseStatus::kOk);
-}
-
 TEST(Compare, ContextDifferencesNameMachineFieldsButNotRunFields) {
   ResultSet a, b;
   a.context = {{"host_name", "node-1"}, {"num_cpus", "2"}, {"date", "2026-11-01"}, {"run.commit", "abc"},

@@ -547,5 +547,84 @@ defaults:
   EXPECT_DOUBLE_EQ(history.verdicts[0].tolerance, 0.10);
 }
 
+// A case of 30 samples around `level` (+-1 %).
+CaseResult TimedCase(const std::string& name, double level) {
+  CaseResult c;
+  c.benchmark = {"kernels", name, {{"bytes", "4096"}}};
+  c.metrics = {{"time", "ms", Direction::kLowerIsBetter}};
+  for (uint32_t i = 0; i < 30; ++i) {
+    c.samples.push_back({i, {level * (1.0 + 0.01 * std::sin(1.7 * i))}, false});
+  }
+  c.status = CaseStatus::kOk;
+  return c;
+}
+
+TEST(RunDataFromCases, SummarizesUnthrottledSamplesAndCountsTheThrottledOnes) {
+  CaseResult c;
+  c.benchmark.suite = "test";
+  c.benchmark.name = "a";
+  c.metrics.push_back({"time", "ms", Direction::kLowerIsBetter});
+  c.status = CaseStatus::kOk;
+  c.samples = {{0, {1.0}, false}, {1, {100.0}, true}, {2, {3.0}, false}, {3, {2.0}, false}};
+  const RunData run = RunDataFromCases("r", {c}, 3);
+  ASSERT_EQ(run.metrics.size(), 1u);
+  EXPECT_EQ(run.metrics[0].summary.benchmark, "test/a");
+  EXPECT_EQ(run.metrics[0].summary.n, 3u);
+  EXPECT_EQ(run.metrics[0].summary.n_throttled, 1u);
+  EXPECT_DOUBLE_EQ(run.metrics[0].summary.median, 2.0);
+  EXPECT_EQ(run.metrics[0].samples, (std::vector<double>{1.0, 3.0, 2.0}));
+  EXPECT_EQ(run.metrics[0].blocks, 3u);
+}
+
+TEST(RunDataFromCases, KeepsTheCaseStatusAndLeavesThrottledOutliersOut) {
+  CaseResult c = TimedCase("copy", 10);
+  c.samples[0].values[0] = 1000;  // an outlier the throttle mark must keep out
+  c.samples[0].throttled = true;
+  CaseResult skipped;
+  skipped.benchmark = {"kernels", "fp8_gemm", {}};
+  skipped.metrics = {{"time", "ms", Direction::kLowerIsBetter}};
+  skipped.status = CaseStatus::kSkipped;
+  skipped.reason = "needs sm_90a";
+
+  const RunData run = RunDataFromCases("run.json", {c, skipped});
+  EXPECT_EQ(run.run_id, "run.json");
+  ASSERT_EQ(run.metrics.size(), 2u);
+  const MetricData& copy = run.metrics[0];
+  EXPECT_EQ(copy.summary.benchmark, "kernels/copy{bytes=4096}");
+  EXPECT_EQ(copy.summary.n, 29u);
+  EXPECT_EQ(copy.summary.n_throttled, 1u);
+  EXPECT_EQ(copy.samples.size(), 29u);
+  EXPECT_LT(copy.summary.max, 11.0);
+  EXPECT_EQ(copy.summary.status, CaseStatus::kOk);
+  const MetricData& fp8 = run.metrics[1];
+  EXPECT_EQ(fp8.summary.n, 0u);
+  EXPECT_EQ(fp8.summary.status, CaseStatus::kSkipped);
+  EXPECT_EQ(fp8.summary.reason, "needs sm_90a");
+}
+
+TEST(RunDataFromCases, PartsOfOneCaseAreJoinedIntoOneMetric) {
+  CaseResult first = TimedCase("copy", 10);
+  CaseResult second = TimedCase("copy", 10);
+  first.status = CaseStatus::kUnspecified;  // only the last part says how the case ended
+  const RunData run = RunDataFromCases("run.json", {first, second});
+  ASSERT_EQ(run.metrics.size(), 1u);
+  EXPECT_EQ(run.metrics[0].summary.n, 60u);
+  EXPECT_EQ(run.metrics[0].summary.status, CaseStatus::kOk);
+}
+
+TEST(EvaluateGate, ACaseThatFailedAfterMeasuringIsMissingNotJudgedOnItsSamples) {
+  CaseResult wrong = TimedCase("copy", 10);
+  wrong.status = CaseStatus::kFailed;
+  wrong.reason = "all_reduce: 64 B, rank 1: element 3 is 7, expected 6";
+  const GateResult r = EvaluateGate(
+      Input(RunDataFromCases("c", {wrong}).metrics, {RunDataFromCases("b", {TimedCase("copy", 10)}).metrics},
+            Mode::kAb),
+      PolicyWithTolerance(0.03));
+  ASSERT_EQ(r.verdicts.size(), 1u);
+  EXPECT_EQ(r.verdicts[0].verdict, Verdict::kMissing);
+  EXPECT_THAT(r.verdicts[0].note, HasSubstr("element 3 is 7"));
+  EXPECT_EQ(r.outcome, Outcome::kRegression);
+}
+
 }  // namespace
 }  // namespace perfgate::gate
