@@ -460,14 +460,6 @@ absl::Status WriteAll(int fd, const std::string& text) {
   return absl::OkStatus();
 }
 
-absl::Status WriteTextFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  out.close();
-  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 int SampleCommand(const AgentConfig& config) {
@@ -613,13 +605,10 @@ int AbCommand(const AgentConfig& config) {
   report.set_baseline_branch(base_meta.branch);
   report.add_baseline_run_ids(base_meta.run_id);
   std::cout << "\n" << cli::RenderTable(report);
-  const std::pair<const std::string*, std::string> copies[] = {
-      {&config.markdown_file, cli::RenderMarkdown(report)},
-      {&config.junit_file, cli::RenderJUnit(report)},
-      {&config.json_file, cli::RenderJson(report)}};
-  for (const auto& [path, text] : copies) {
-    if (path->empty()) continue;
-    if (auto s = WriteTextFile(*path, text); !s.ok()) return Fail(s, "cannot write the report");
+  if (auto s = cli::WriteReportFiles(report, config.markdown_file, config.junit_file,
+                                     config.json_file);
+      !s.ok()) {
+    return Fail(s, "cannot write the report");
   }
 
   if (!offline) {

@@ -67,24 +67,11 @@ absl::StatusOr<std::string> ReadText(const std::string& path, const char* what) 
   return text.str();
 }
 
-bool WriteFile(const std::string& path, const std::string& text, std::ostream& err) {
-  if (path.empty()) return true;
-  std::ofstream out(path);
-  out << text;
-  out.close();
-  if (!out) {
-    err << "perfgate: cannot write " << path << "\n";
-    return false;
-  }
-  return true;
-}
-
 // Prints the report as `perfgate gate` does and returns its exit code.
 int Print(const CompareOptions& o, const v1::GateReport& report, std::ostream& out, std::ostream& err) {
   out << RenderTable(report);
-  if (!WriteFile(o.markdown_file, RenderMarkdown(report), err) ||
-      !WriteFile(o.junit_file, RenderJUnit(report), err) ||
-      !WriteFile(o.json_file, RenderJson(report), err)) {
+  if (auto w = WriteReportFiles(report, o.markdown_file, o.junit_file, o.json_file); !w.ok()) {
+    err << "perfgate: " << w.message() << "\n";
     return kExitError;
   }
   return ExitCode(report);

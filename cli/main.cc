@@ -111,9 +111,9 @@ int Gate(const Config& c) {
     std::cout << "report " << report.report_id() << " stored; `perfgate report "
               << report.report_id() << "` shows it again\n";
   }
-  if (!WriteFile(c.markdown_file, perfgate::cli::RenderMarkdown(report)) ||
-      !WriteFile(c.junit_file, perfgate::cli::RenderJUnit(report)) ||
-      !WriteFile(c.json_file, perfgate::cli::RenderJson(report))) {
+  if (auto w = perfgate::cli::WriteReportFiles(report, c.markdown_file, c.junit_file, c.json_file);
+      !w.ok()) {
+    std::cerr << "perfgate: " << w.message() << "\n";
     return kExitError;
   }
   return perfgate::cli::ExitCode(report);
@@ -128,9 +128,9 @@ int Report(const Config& c) {
   grpc::Status s = perfgate::v1::Gate::NewStub(Channel(c))->GetReport(&ctx, req, &report);
   if (!s.ok()) return RpcError(s, "report", c.coordinator);
   std::cout << perfgate::cli::RenderTable(report);
-  if (!WriteFile(c.markdown_file, perfgate::cli::RenderMarkdown(report)) ||
-      !WriteFile(c.junit_file, perfgate::cli::RenderJUnit(report)) ||
-      !WriteFile(c.json_file, perfgate::cli::RenderJson(report))) {
+  if (auto w = perfgate::cli::WriteReportFiles(report, c.markdown_file, c.junit_file, c.json_file);
+      !w.ok()) {
+    std::cerr << "perfgate: " << w.message() << "\n";
     return kExitError;
   }
   return perfgate::cli::ExitCode(report);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -516,6 +517,20 @@ std::string RenderJson(const v1::GateReport& report) {
   };
   // Strings from the wire are UTF-8 already; replace rather than throw if not.
   return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+absl::Status WriteReportFiles(const v1::GateReport& report, const std::string& markdown_file,
+                              const std::string& junit_file, const std::string& json_file) {
+  const std::pair<const std::string*, std::string (*)(const v1::GateReport&)> files[] = {
+      {&markdown_file, RenderMarkdown}, {&junit_file, RenderJUnit}, {&json_file, RenderJson}};
+  for (const auto& [path, render] : files) {
+    if (path->empty()) continue;
+    std::ofstream out(*path);
+    out << render(report);
+    out.close();
+    if (!out) return absl::InternalError(absl::StrCat("cannot write the report to ", *path));
+  }
+  return absl::OkStatus();
 }
 
 int ExitCode(const v1::GateReport& report) {

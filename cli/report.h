@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "absl/status/status.h"
+
 #include "perfgate/v1/gate.pb.h"
 
 namespace perfgate::cli {
@@ -37,6 +39,12 @@ std::string RenderJson(const v1::GateReport& report);
 /// inconclusive (a gating metric too noisy, without baseline, or measured in
 /// an unfit environment, and the policy reports it).
 int ExitCode(const v1::GateReport& report);
+
+/// Writes the report as Markdown, JUnit XML and JSON to each of the paths
+/// that is set (an empty path is skipped). The error names the file that
+/// could not be written.
+absl::Status WriteReportFiles(const v1::GateReport& report, const std::string& markdown_file,
+                              const std::string& junit_file, const std::string& json_file);
 
 /// Lower-case verdict name as the coordinator's gate uses it ("below_floor").
 std::string VerdictName(v1::Verdict verdict);

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "common/identity.h"
+#include "tests/support/processes.h"
 
 namespace perfgate::cli {
 namespace {
@@ -19,18 +20,11 @@ using ::testing::HasSubstr;
 using nlohmann::json;
 
 // A fresh directory under the system's temporary directory, removed at the end.
-class ScratchDir {
- public:
-  ScratchDir() {
-    char tmpl[] = "/tmp/perfgate-compare-XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-  ~ScratchDir() { std::filesystem::remove_all(path_); }
-  std::string Join(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+perfgate::testing::TempDir Scratch() {
+  auto dir = perfgate::testing::TempDir::Create("perfgate-compare-");
+  EXPECT_TRUE(dir.ok()) << dir.status();
+  return std::move(*dir);
+}
 
 RunMeta Meta(const std::string& host) {
   RunMeta meta;
@@ -58,7 +52,7 @@ CaseResult TimedCase(const std::string& name, double level) {
   return c;
 }
 
-std::string WriteFile(const ScratchDir& dir, const std::string& name, const RunMeta& meta,
+std::string WriteFile(const perfgate::testing::TempDir& dir, const std::string& name, const RunMeta& meta,
                       const std::vector<CaseResult>& cases) {
   const std::string path = dir.Join(name);
   EXPECT_TRUE(WriteResultFile(path, meta, cases).ok());
@@ -90,7 +84,7 @@ Outcome RunCompare(const std::string& baseline, const std::string& candidate,
 }
 
 TEST(Compare, TenPercentSlowerCaseIsARegressionAndExitsOne) {
-  ScratchDir dir;
+  const perfgate::testing::TempDir dir = Scratch();
   const std::string a = WriteFile(dir, "a.json", Meta("node-1"), {TimedCase("copy", 10), TimedCase("triad", 5)});
   const std::string b =
       WriteFile(dir, "b.json", Meta("node-1"), {TimedCase("copy", 11), TimedCase("triad", 5)});
@@ -113,7 +107,7 @@ TEST(Compare, TenPercentSlowerCaseIsARegressionAndExitsOne) {
 }
 
 TEST(Compare, IdenticalFilesPassAndExitZero) {
-  ScratchDir dir;
+  const perfgate::testing::TempDir dir = Scratch();
   const std::vector<CaseResult> cases = {TimedCase("copy", 10), TimedCase("triad", 5)};
   const std::string a = WriteFile(dir, "a.json", Meta("node-1"), cases);
   const std::string b = WriteFile(dir, "b.json", Meta("node-1"), cases);
@@ -124,7 +118,7 @@ TEST(Compare, IdenticalFilesPassAndExitZero) {
 }
 
 TEST(Compare, GoogleBenchmarkRepetitionsTenPercentSlowerRegress) {
-  ScratchDir dir;
+  const perfgate::testing::TempDir dir = Scratch();
   const std::string a = std::string(PERFGATE_FORMATS_DIR) + "/gbench_repetitions.json";
   std::ifstream in(a);
   json doc = json::parse(in);
@@ -165,7 +159,7 @@ TEST(Compare, GoogleBenchmarkRepetitionsTenPercentSlowerRegress) {
 }
 
 TEST(Compare, MissingFileExitsTwoNamingThePath) {
-  ScratchDir dir;
+  const perfgate::testing::TempDir dir = Scratch();
   const std::string a = WriteFile(dir, "a.json", Meta("node-1"), {TimedCase("copy", 10)});
   const std::string missing = dir.Join("no-such-results.json");
 
@@ -175,7 +169,7 @@ TEST(Compare, MissingFileExitsTwoNamingThePath) {
 }
 
 TEST(Compare, FileAgainstRunIdExitsTwoSayingBothMustBeAlike) {
-  ScratchDir dir;
+  const perfgate::testing::TempDir dir = Scratch();
   const std::string a = WriteFile(dir, "a.json", Meta("node-1"), {TimedCase("copy", 10)});
   const std::string run_id = NewUuid();
 
@@ -202,7 +196,7 @@ TEST(Compare, ContextDifferencesNameMachineFieldsButNotRunFields) {
 }
 
 TEST(Compare, DifferentHostsAreNotedInOneAdvisoryLine) {
-  ScratchDir dir;
+  const perfgate::testing::TempDir dir = Scratch();
   const std::vector<CaseResult> cases = {TimedCase("copy", 10)};
   const std::string a = WriteFile(dir, "a.json", Meta("node-1"), cases);
   const std::string b = WriteFile(dir, "b.json", Meta("node-2"), cases);

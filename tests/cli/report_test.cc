@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/processes.h"
+
 namespace perfgate::cli {
 namespace {
 
@@ -443,6 +445,25 @@ TEST(ReportExitCode, WithoutOutcomeIsJudgedFromGatingVerdicts) {
   EXPECT_EQ(ExitCode(r), 1);
   r.mutable_verdicts(0)->set_gating(false);  // now only advisory regressions remain
   EXPECT_EQ(ExitCode(r), 0);
+}
+
+TEST(ReportFiles, WritesEachRenderingThatHasAPathAndNamesAFileItCannotWrite) {
+  auto dir = perfgate::testing::TempDir::Create("perfgate-report-files-");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  const v1::GateReport report = RegressionReport();
+  ASSERT_TRUE(WriteReportFiles(report, dir->Join("r.md"), "", dir->Join("r.json")).ok());
+  auto md = perfgate::testing::ReadFile(dir->Join("r.md"));
+  ASSERT_TRUE(md.ok());
+  EXPECT_EQ(*md, RenderMarkdown(report));
+  auto json = perfgate::testing::ReadFile(dir->Join("r.json"));
+  ASSERT_TRUE(json.ok());
+  EXPECT_EQ(*json, RenderJson(report));
+  EXPECT_FALSE(perfgate::testing::ReadFile(dir->Join("r.xml")).ok());  // no path, no file
+
+  const std::string nowhere = dir->Join("no-such-dir/r.xml");
+  const absl::Status s = WriteReportFiles(report, "", nowhere, "");
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.message()), HasSubstr(nowhere));
 }
 
 }  // namespace

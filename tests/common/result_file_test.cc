@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "common/identity.h"
+#include "tests/support/processes.h"
 
 namespace perfgate {
 namespace {
@@ -46,19 +47,11 @@ int MetricIndex(const CaseResult& c, const std::string& name) {
 }
 
 // A fresh directory under the system's temporary directory, removed at the end.
-class ScratchDir {
- public:
-  ScratchDir() {
-    char tmpl[] = "/tmp/perfgate-result-file-XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-  ~ScratchDir() { std::filesystem::remove_all(path_); }
-  std::string Join(const std::string& name) const { return path_ + "/" + name; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+perfgate::testing::TempDir Scratch() {
+  auto dir = perfgate::testing::TempDir::Create("perfgate-result-file-");
+  EXPECT_TRUE(dir.ok()) << dir.status();
+  return std::move(*dir);
+}
 
 RunMeta SomeMeta() {
   RunMeta meta;
@@ -123,7 +116,7 @@ TEST(PerfgateResultFile, ReadsBackEveryCaseMetricAndSampleItWrote) {
 }
 
 TEST(PerfgateResultFile, IsWrittenWholeByRenameAndLeavesNoTemporaryFile) {
-  ScratchDir dir;
+  const perfgate::testing::TempDir dir = Scratch();
   const std::string path = dir.Join("out.json");
   ASSERT_TRUE(WriteResultFile(path, SomeMeta(), SomeCases()).ok());
   auto set = ReadResultFile(path);
@@ -423,7 +416,7 @@ TEST(NvbenchFile, WithSummariesOnlyGivesTheMeanAsOneSampleAndSaysSo) {
 }
 
 TEST(NvbenchFile, WhoseSampleFilesAreGoneFallsBackToTheSummaryAndNamesTheFile) {
-  ScratchDir dir;
+  const perfgate::testing::TempDir dir = Scratch();
   const std::string copy = dir.Join("moved.json");
   std::ofstream(copy) << Slurp(Fixture("nvbench_samples.json"));
   auto set = ReadResultFile(copy);
@@ -437,7 +430,7 @@ TEST(NvbenchFile, WhoseSampleFilesAreGoneFallsBackToTheSummaryAndNamesTheFile) {
 }
 
 TEST(NvbenchFile, SampleFileDisagreeingWithTheJsonIsRefused) {
-  ScratchDir dir;
+  const perfgate::testing::TempDir dir = Scratch();
   const std::string copy = dir.Join("short.json");
   std::ofstream(copy) << Slurp(Fixture("nvbench_samples.json"));
   std::filesystem::create_directory(copy + "-bin");
