@@ -48,8 +48,12 @@ class AbEndToEnd : public ::testing::Test {
   // lands in report_json().
   CommandResult Ab(const std::string& candidate_command) {
     const std::string agent = Bin("agent/perfgate-agent");
-    auto r = RunCommand({agent, "ab", "--offline", "--suite", "kernels", "--filter", "sgemm*",
-                         "--set", "k=512", "--rounds", "8", "--block-samples", "4", "--timeout", "20",
+    // One case, 16 rounds of 5: on this VM a block now and then lands on a
+    // time-sliced core, and with 8 blocks of 4 such blocks widened the
+    // interval past twice the tolerance in about one run of five.
+    auto r = RunCommand({agent, "ab", "--offline", "--suite", "kernels", "--filter",
+                         "sgemm{k=512,m=512,*", "--set", "k=512", "--rounds", "16",
+                         "--block-samples", "5", "--timeout", "20",
                          "--policy", policy_, "--baseline", agent, "--candidate", candidate_command,
                          "--json", report_json(), "--branch", "topic", "--commit", "c0ffee"},
                         {}, std::chrono::minutes(3));
@@ -81,7 +85,7 @@ TEST_F(AbEndToEnd, CatchesAFivePercentSlowdownInjectedIntoTheCandidateSide) {
   unsigned regressions = 0;
   for (const auto& v : report.at("verdicts")) {
     const std::string key = v.at("benchmark");
-    ASSERT_EQ(key.rfind("kernels/sgemm{k=512,", 0), 0u) << key;
+    ASSERT_EQ(key.rfind("kernels/sgemm{k=512,m=512,", 0), 0u) << key;
     if (v.at("verdict") != "regression") continue;
     ++regressions;
     const double change = v.at("change");
@@ -99,11 +103,11 @@ TEST_F(AbEndToEnd, PassesTwoIdenticalSides) {
   const CommandResult r = Ab(Bin("agent/perfgate-agent"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json report = Report();
-  ASSERT_EQ(report.at("verdicts").size(), 6u);  // 3 cases x (time, throughput)
+  ASSERT_EQ(report.at("verdicts").size(), 2u);  // time and throughput
   for (const auto& v : report.at("verdicts")) {
     EXPECT_NE(v.at("verdict"), "regression") << v.at("benchmark") << " " << v.at("metric");
     EXPECT_NE(v.at("verdict"), "missing") << v.at("benchmark") << " " << v.at("metric");
-    EXPECT_EQ(v.at("candidate_samples"), 32) << v.at("benchmark");
+    EXPECT_EQ(v.at("candidate_samples"), 80) << v.at("benchmark");
   }
 }
 
