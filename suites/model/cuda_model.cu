@@ -1,0 +1,1 @@
+#include "suites/model/cuda_model.h"

@@ -1,0 +1,115 @@
+// The CUDA backend of the model: bf16 activations and weights for compute,
+// fp32 master weights, gradients and AdamW moments, fp32 accumulation. The
+// matrix products go through cuBLASLt (strided-batched for the attention
+// scores and values); the memory-bound parts (embedding, LayerNorm, causal
+// softmax, GELU, residual add, cross-entropy, AdamW) are our own kernels,
+// each with its backward.
+//
+// nvcc compiles the implementation as C++17, so this header carries no CUDA,
+// abseil or C++20 types: streams and events are void*, errors are an Error.
+// Built only with PERFGATE_WITH_CUDA; every call needs a device.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "suites/model/config.h"
+
+namespace perfgate::suites::model::cuda {
+
+/// The outcome of a call: an empty message when it worked.
+struct Error {
+  std::string message;
+  bool unavailable = false;  // no device, too little memory, missing library: skip, not fail
+  bool ok() const { return message.empty(); }
+};
+
+/// Sums a device buffer of fp32 gradients over the data-parallel ranks, in
+/// place, enqueued on `stream` (a cudaStream_t). NCCL in the suites; a test
+/// may supply its own.
+class AllReducer {
+ public:
+  virtual ~AllReducer() = default;
+  virtual int ranks() const = 0;
+  virtual Error AllReduceSum(float* device_data, size_t count, void* stream) = 0;
+};
+
+/// The model on one device. Buffers are sized for config.batch × config.seq
+/// and allocated once; nothing allocates during a step, a prefill or a
+/// decode, so steps can be timed and decode can be captured as a graph.
+class CudaModel {
+ public:
+  /// Uploads `params` (MakeLayout(config).total fp32 values) to `device`
+  /// and allocates everything. unavailable when there is no device or the
+  /// model does not fit in its free memory (the message says how much it needs).
+  static Error Create(const Config& config, const std::vector<float>& params, int device,
+                      std::unique_ptr<CudaModel>* out);
+  ~CudaModel();
+  CudaModel(const CudaModel&) = delete;
+  CudaModel& operator=(const CudaModel&) = delete;
+
+  const Config& config() const;
+
+  // ---- training ----
+  /// Uploads a batch (inputs and targets batch × seq, batch <= config.batch,
+  /// seq <= config.seq) used by every later step until the next call.
+  Error SetBatch(const int32_t* inputs, const int32_t* targets, int batch, int seq);
+  /// Forward pass of the current batch; *loss (when not null) is the mean
+  /// cross-entropy, copied back (this synchronises).
+  Error Forward(float* loss);
+  /// Backward pass of the last Forward into the fp32 gradients (overwritten).
+  /// With a reducer, each range (blocks last to first, then the embedding
+  /// range, as HostModel::Backward) is all-reduced on a second stream as soon
+  /// as the compute stream has finished it, and the sum is divided by the
+  /// rank count before the optimizer reads it.
+  Error Backward(AllReducer* reducer = nullptr);
+  /// One AdamW step on the fp32 master weights, then their bf16 copies.
+  Error Step(const AdamW& hp);
+  /// Forward, Backward(reducer) and Step enqueued back to back and timed with
+  /// CUDA events on the compute stream: *seconds from the first kernel to the
+  /// optimizer's last. The loss is not copied back.
+  Error TimedTrainStep(const AdamW& hp, AllReducer* reducer, double* seconds);
+
+  /// Copies of the fp32 master weights and gradients (synchronises).
+  Error DownloadParams(std::vector<float>* out) const;
+  Error DownloadGrads(std::vector<float>* out) const;
+
+  // ---- inference ----
+  /// Runs a prompt (batch × prompt_len) through the model, fills the KV
+  /// cache for positions [0, prompt_len), and copies the last position's
+  /// logits (batch × vocab, fp32) to *logits when it is not null.
+  Error Prefill(const int32_t* prompt, int batch, int prompt_len, std::vector<float>* logits);
+  /// Prefill of the last prompt again, timed with CUDA events (no copy back).
+  Error TimedPrefill(double* seconds);
+  /// Greedy decoding after a Prefill: each of `steps` decode steps feeds the
+  /// argmax of the previous logits (computed on the device) back in, at the
+  /// next position. The decode step is captured once as a CUDA graph (the
+  /// position lives in device memory) and replayed; `use_graph` false
+  /// launches the same kernels eagerly. The tokens come back as
+  /// batch × steps in *tokens when it is not null.
+  Error Greedy(int steps, bool use_graph, std::vector<int32_t>* tokens);
+  /// Rewinds the cache to the last prompt's length (the prompt's keys and
+  /// values are kept), so decode can be timed again from the same context.
+  Error RewindToPrompt();
+  /// `steps` graph-replayed greedy decode steps from the current position,
+  /// timed with CUDA events: *seconds for all of them.
+  Error TimedDecode(int steps, double* seconds);
+
+  /// The compute stream (a cudaStream_t).
+  void* stream() const;
+
+  struct Impl;  // defined in the .cu
+
+ private:
+  explicit CudaModel(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// CUDA devices this process sees; 0 with the reason in *error when none.
+int VisibleDevices(Error* error);
+
+}  // namespace perfgate::suites::model::cuda

@@ -1,0 +1,1 @@
+#include "suites/model/host_model.h"
