@@ -66,10 +66,16 @@ absl::StatusOr<std::map<std::string, std::vector<std::string>>> ParseSets(
   return out;
 }
 
+absl::StatusOr<suites::collectives::WorldOptions> ResolveWorld(const AgentConfig& config);
+
 absl::StatusOr<std::vector<suites::CaseInstance>> Select(const AgentConfig& config) {
   auto sets = ParseSets(config.sets);
   if (!sets.ok()) return sets.status();
-  return suites::BuiltinRegistry().Select(config.suites, config.filters, *sets);
+  // Multi-rank cases name their rank count in their key, so runs of
+  // different world sizes are never compared; it comes from the world.
+  std::map<std::string, std::vector<std::string>> implicit;
+  if (auto world = ResolveWorld(config); world.ok()) implicit["ranks"] = {std::to_string(world->size)};
+  return suites::BuiltinRegistry().Select(config.suites, config.filters, *sets, implicit);
 }
 
 Trigger ParseTriggerOrManual(const std::string& s) {

@@ -1,7 +1,9 @@
 #include "suites/builtin.h"
 
 #include "suites/collectives/collectives.h"
+#include "suites/inference/inference.h"
 #include "suites/kernels/kernels.h"
+#include "suites/training/training.h"
 
 namespace perfgate::suites {
 
@@ -11,6 +13,8 @@ const Registry& BuiltinRegistry() {
     kernels::RegisterHost(r);
     collectives::Register(r);
     kernels::RegisterGpu(r);
+    training::Register(r);
+    inference::Register(r);
     return r;
   }();
   return registry;

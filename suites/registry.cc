@@ -22,6 +22,10 @@ MetricSpec SpecOf(MetricKind kind) {
     case MetricKind::kAlgBandwidth: return {"algbw", "GB/s", Direction::kHigherIsBetter};
     case MetricKind::kBusBandwidth: return {"busbw", "GB/s", Direction::kHigherIsBetter};
     case MetricKind::kRoofFraction: return {"roof_fraction", "ratio", Direction::kHigherIsBetter};
+    case MetricKind::kTokensPerSecond: return {"tokens_per_s", "tokens/s", Direction::kHigherIsBetter};
+    case MetricKind::kMfu: return {"mfu", "ratio", Direction::kHigherIsBetter};
+    case MetricKind::kScalingEfficiency:
+      return {"scaling_efficiency", "ratio", Direction::kHigherIsBetter};
   }
   std::abort();
 }
@@ -81,6 +85,9 @@ void State::Record(const Measurement& m) {
           // No roof measured is a zero fraction, never a division by zero.
           s.values.push_back(roof_ > 0 ? bytes_ / t / 1e9 / roof_ : 0.0);
           break;
+        case MetricKind::kTokensPerSecond: s.values.push_back(tokens_ / t); break;
+        case MetricKind::kMfu: s.values.push_back(peak_flops_ > 0 ? flops_ / t / peak_flops_ : 0.0); break;
+        case MetricKind::kScalingEfficiency: s.values.push_back(reference_s_ / t); break;
       }
     }
     samples_.push_back(std::move(s));
@@ -152,7 +159,10 @@ std::vector<std::string> Registry::Suites() const {
 
 absl::StatusOr<std::vector<CaseInstance>> Registry::Select(
     const std::vector<std::string>& suites, const std::vector<std::string>& filters,
-    const std::map<std::string, std::vector<std::string>>& overrides) const {
+    const std::map<std::string, std::vector<std::string>>& explicit_overrides,
+    const std::map<std::string, std::vector<std::string>>& implicit) const {
+  std::map<std::string, std::vector<std::string>> overrides = explicit_overrides;
+  overrides.insert(implicit.begin(), implicit.end());  // an explicit value wins
   const std::vector<std::string> known = Suites();
   for (const std::string& s : suites) {
     if (std::find(known.begin(), known.end(), s) == known.end()) {
@@ -217,7 +227,7 @@ absl::StatusOr<std::vector<CaseInstance>> Registry::Select(
       }
     }
   }
-  for (const auto& [name, vals] : overrides) {
+  for (const auto& [name, vals] : explicit_overrides) {
     if (!used_overrides.count(name)) {
       return absl::InvalidArgumentError(
           absl::StrCat("--set ", name, "=...: no selected case has a parameter '", name, "'"));

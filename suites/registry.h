@@ -65,10 +65,14 @@ class Registry {
   /// only when their key matches one of `filters` (globs; all when empty; a
   /// glob without '/' matches the key after "suite/").
   /// Each key appears once, in its first position.
+  /// `implicit` values apply like overrides where a case has that parameter
+  /// and `overrides` does not name it, and are never reported unused (the
+  /// agent sets ranks=N from --world-size this way).
   /// INVALID_ARGUMENT for an unknown suite or an override no case uses.
   absl::StatusOr<std::vector<CaseInstance>> Select(
       const std::vector<std::string>& suites, const std::vector<std::string>& filters,
-      const std::map<std::string, std::vector<std::string>>& overrides) const;
+      const std::map<std::string, std::vector<std::string>>& overrides,
+      const std::map<std::string, std::vector<std::string>>& implicit = {}) const;
 
  private:
   std::vector<CaseSpec> cases_;

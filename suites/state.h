@@ -22,6 +22,9 @@ enum class MetricKind {
   kAlgBandwidth,  // "algbw" in GB/s, a collective's size S / time (nccl-tests)
   kBusBandwidth,  // "busbw" in GB/s, algbw x the operation's bus factor
   kRoofFraction,  // "roof_fraction", a ratio: bandwidth / the roof set with SetRoof
+  kTokensPerSecond,  // "tokens_per_s", tokens per iteration (SetTokensPerIteration) / time
+  kMfu,              // "mfu", a ratio: flops / time / the peak set with SetPeakFlops
+  kScalingEfficiency,  // "scaling_efficiency", a ratio: SetReferenceTime's time / time
 };
 
 /// The metric a kind reports.
@@ -49,6 +52,13 @@ class State {
   void SetBusFactor(double factor) { bus_factor_ = factor; }
   /// The measured ceiling (GB/s) kRoofFraction divides the bandwidth by.
   void SetRoof(double roof_gbs) { roof_ = roof_gbs; }
+  /// Tokens one iteration processes (kTokensPerSecond).
+  void SetTokensPerIteration(double tokens) { tokens_ = tokens; }
+  /// The measured peak (FLOP/s) kMfu divides the achieved FLOP/s by.
+  void SetPeakFlops(double flops_per_s) { peak_flops_ = flops_per_s; }
+  /// The time (seconds) of the same work on one device, which
+  /// kScalingEfficiency divides by each sample's time.
+  void SetReferenceTime(double seconds) { reference_s_ = seconds; }
 
   /// Times `iteration` with host clocks under the engine's stopping rule.
   void MeasureHost(const std::function<void()>& iteration);
@@ -91,6 +101,7 @@ class State {
   EngineOptions options_;
   double inject_fraction_;
   double bytes_ = 0, flops_ = 0, alg_bytes_ = 0, bus_factor_ = 1, roof_ = 0;
+  double tokens_ = 0, peak_flops_ = 0, reference_s_ = 0;
   std::vector<Sample> samples_;
   CaseStatus status_ = CaseStatus::kUnspecified;
   std::string reason_;

@@ -9,6 +9,7 @@
 #include "common/engine.h"
 #include "suites/collectives/backend.h"
 #include "suites/collectives/gloo_backend.h"
+#include "suites/collectives/lockstep.h"
 #include "suites/collectives/nccl_adapter.h"
 
 namespace perfgate::suites::collectives {
@@ -32,24 +33,12 @@ const char* Describe(Op op) {
   return "";
 }
 
-// The engine's stopping rule is per process; ranks that each applied it to
-// their own times would stop after different sample counts and then wait on
-// each other forever. So every sample's time is the maximum over the ranks
-// (the slowest rank bounds a collective, as nccl-tests reports it), every
-// rank feeds that same value to its rule, and rank 0's verdict — broadcast —
-// is the one all ranks follow, since the per-case timeout reads each rank's
-// own clock.
+// Sizes the batch of operations one sample times, then samples in lockstep
+// over the ranks (lockstep.h), then checks the result.
 absl::Status Drive(State& state, World& world, Backend& backend, Op op, const Layout& layout) {
   state.SetAlgorithmBytes(layout.algorithm_bytes);
   state.SetBusFactor(BusFactor(op, backend.ranks()));
-  const EngineOptions& options = state.options();
-  Clock& clock = SteadyClock();
-  const double start = clock.Now();
   if (auto s = backend.Fill(); !s.ok()) return s;
-  for (unsigned i = 0; i < std::max(1u, options.warmup_runs); ++i) {
-    if (auto s = world.Barrier(); !s.ok()) return s;
-    if (auto t = backend.Time(1); !t.ok()) return t.status();
-  }
   // The fastest of a few single operations sizes the batch: one slow first
   // call (a page fault, a descheduled rank) must not shrink every sample.
   double fastest = 0;
@@ -63,37 +52,16 @@ absl::Status Drive(State& state, World& world, Backend& backend, Op op, const La
   if (auto s = world.AllReduceMax(agreed); !s.ok()) return s;
   const int iters = static_cast<int>(
       std::clamp(std::ceil(kTargetSampleS / std::max(agreed[0], 1e-9)), 1.0, double{kMaxIters}));
-
-  ThrottleSource* throttle = state.throttle_source();
-  const double default_mhz = throttle != nullptr ? throttle->DefaultSmClockMhz() : 0.0;
-  StoppingRule rule(options);
-  Measurement m;
-  while (true) {
-    if (auto s = world.Barrier(); !s.ok()) return s;
-    const ThrottleReading before = throttle != nullptr ? throttle->Read() : ThrottleReading{};
-    auto elapsed = backend.Time(iters);
-    if (!elapsed.ok()) return elapsed.status();
-    const ThrottleReading after = throttle != nullptr ? throttle->Read() : ThrottleReading{};
-    double total = *elapsed;
-    if (state.inject_fraction() > 0) {
-      // The known slowdown that proves the gate: real work, timed with the rest.
-      const double t0 = clock.Now();
-      BusyWork(total * state.inject_fraction(), clock);
-      total += clock.Now() - t0;
-    }
-    const bool throttled = throttle != nullptr && IsThrottled(before, after, default_mhz);
-    std::vector<double> sample{total / iters, throttled ? 1.0 : 0.0};
-    if (auto s = world.AllReduceMax(sample); !s.ok()) return s;
-    int64_t verdict = static_cast<int64_t>(rule.Add(sample[0], sample[1] > 0, clock.Now() - start));
-    if (auto s = world.Broadcast(verdict); !s.ok()) return s;
-    m.sample_s.push_back(sample[0]);
-    m.throttled.push_back(sample[1] > 0);
-    if (sample[1] > 0) ++m.throttled_count;
-    m.reason = static_cast<StopReason>(verdict);
-    if (m.reason != StopReason::kContinue) break;
-  }
-  m.noise = rule.noise();
-  state.Record(m);
+  auto m = MeasureInLockstep(
+      world, state.options(), state.throttle_source(), state.inject_fraction(),
+      [&]() { return backend.Time(1).status(); },
+      [&]() -> absl::StatusOr<double> {
+        auto elapsed = backend.Time(iters);
+        if (!elapsed.ok()) return elapsed.status();
+        return *elapsed / iters;
+      });
+  if (!m.ok()) return m.status();
+  state.Record(*m);
 
   // The check runs on fresh inputs: the timed loop fed in-place results back
   // in as inputs, so its final buffers say nothing about one operation.

@@ -35,7 +35,9 @@ class NcclBackend final : public Backend {
   std::shared_ptr<nccl::Communicators> comms_;
 };
 
-absl::StatusOr<std::shared_ptr<nccl::Communicators>> Communicators(World& world) {
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<nccl::Communicators>> WorldCommunicators(World& world) {
   if (world.nccl) return std::static_pointer_cast<nccl::Communicators>(world.nccl);
   nccl::Error error;
   const int visible = nccl::VisibleDevices(&error);
@@ -55,8 +57,7 @@ absl::StatusOr<std::shared_ptr<nccl::Communicators>> Communicators(World& world)
     }
     auto shared = world.ShareFromRoot("nccl_unique_id", std::move(id));
     if (!shared.ok()) return shared.status();
-    const int device = RankDevice(world.options().device, std::getenv("SLURM_LOCALID"), world.rank(),
-                                  visible);
+    const int device = WorldDevice(world, visible);
     if (device >= visible) {
       return absl::InvalidArgumentError(absl::StrCat("rank ", world.rank(), ": device ", device,
                                                      " but only ", visible, " are visible"));
@@ -72,7 +73,9 @@ absl::StatusOr<std::shared_ptr<nccl::Communicators>> Communicators(World& world)
   return comms;
 }
 
-}  // namespace
+int WorldDevice(const World& world, int visible) {
+  return RankDevice(world.options().device, std::getenv("SLURM_LOCALID"), world.rank(), visible);
+}
 
 int RankDevice(int device, const char* slurm_localid, int rank, int visible) {
   if (device >= 0) return device;
@@ -87,7 +90,7 @@ int RankDevice(int device, const char* slurm_localid, int rank, int visible) {
 absl::StatusOr<std::unique_ptr<Backend>> MakeNcclBackend(World& world, Op op, size_t bytes,
                                                           bool in_place, DType dtype,
                                                           Layout* layout) {
-  auto comms = Communicators(world);
+  auto comms = WorldCommunicators(world);
   if (!comms.ok()) return comms.status();
   *layout = LayoutOf(op, bytes, (*comms)->ranks(), dtype);
   if (auto s = ToStatus((*comms)->Prepare(op, dtype, bytes, in_place)); !s.ok()) return s;

@@ -20,6 +20,19 @@ namespace perfgate::suites::collectives {
 /// since Slurm binding one GPU per task leaves each task seeing only its own.
 int RankDevice(int device, const char* slurm_localid, int rank, int visible);
 
+namespace nccl {
+class Communicators;
+}  // namespace nccl
+
+/// The world's NCCL communicators, made on first use and kept in
+/// World::nccl: every visible device (or --gpus) of this process when the
+/// world has one rank, else this rank's device (RankDevice) joined through
+/// the rendezvous store. FAILED_PRECONDITION without a GPU or NCCL.
+absl::StatusOr<std::shared_ptr<nccl::Communicators>> WorldCommunicators(World& world);
+
+/// The CUDA device this rank drives (RankDevice over the visible devices).
+int WorldDevice(const World& world, int visible);
+
 absl::StatusOr<std::unique_ptr<Backend>> MakeNcclBackend(World& world, Op op, size_t bytes,
                                                           bool in_place, DType dtype,
                                                           Layout* layout);

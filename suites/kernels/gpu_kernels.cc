@@ -197,6 +197,29 @@ void Ceiling(State& state) {
 
 }  // namespace
 
+std::optional<double> DeviceGemmPeak(State& state, const std::string& dtype) {
+#if PERFGATE_HAVE_CUDA
+  const std::string what = "gemm_" + dtype;
+  if (!Ceilings::Process().Best(what)) {
+    MeasureSource(state,
+                  BenchmarkId{"kernels", "gemm",
+                              {{"dtype", dtype}, {"m", kCeilingGemmSize}, {"n", kCeilingGemmSize},
+                               {"k", kCeilingGemmSize}}},
+                  GemmMetrics(), Gemm);
+    if (state.failed() || state.skipped()) return std::nullopt;
+  }
+  const std::optional<CeilingSource> best = Ceilings::Process().Best(what);
+  if (!best) {
+    state.Fail(absl::StrCat("the ", what, " peak could not be measured"));
+    return std::nullopt;
+  }
+  return best->median * 1e12;  // TFLOP/s
+#else
+  state.Skip(kBuiltWithoutCuda);
+  return std::nullopt;
+#endif
+}
+
 uint64_t CaseSeed(const std::string& key) {
   uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a: stable across compilers, unlike std::hash
   for (unsigned char c : key) {

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "suites/kernels/kernels.h"
+#include "suites/kernels/ceilings.h"
 
 namespace perfgate::suites::kernels {
 namespace {
@@ -112,9 +113,36 @@ void Sgemm(State& state) {
       return state.Fail(absl::StrCat("sgemm: C[", i, ",", j, "] = ", got, ", expected ", ref));
     }
   }
+  // The best sgemm of a thread count is the host's peak that MFU divides by.
+  if (!state.failed() && state.measured()) {
+    Ceilings::Process().Offer(HostGemmCeiling(threads), state.id().Key(),
+                              UnthrottledValues(state.samples(), 1));
+  }
 }
 
 }  // namespace
+
+std::string HostGemmCeiling(int64_t threads) { return absl::StrCat("host_sgemm_t", threads); }
+
+std::optional<double> HostGemmPeak(State& state, int threads) {
+  const std::string what = HostGemmCeiling(threads);
+  if (!Ceilings::Process().Best(what)) {
+    const std::string t = std::to_string(threads);
+    State scratch(BenchmarkId{"kernels", "sgemm", {{"m", "1024"}, {"n", "1024"}, {"k", "1024"}, {"threads", t}}},
+                  {MetricKind::kTime, MetricKind::kThroughput}, state.options(), 0);
+    Sgemm(scratch);
+    if (scratch.failed() || !scratch.measured()) {
+      state.Fail(absl::StrCat("measuring the host sgemm peak failed: ", scratch.reason()));
+      return std::nullopt;
+    }
+  }
+  const std::optional<CeilingSource> best = Ceilings::Process().Best(what);
+  if (!best) {
+    state.Fail("the host sgemm peak could not be measured");
+    return std::nullopt;
+  }
+  return best->median * 1e9;  // GFLOP/s
+}
 
 void TriadReference(const double* b, const double* c, double scalar, double* a, size_t n) {
   for (size_t i = 0; i < n; ++i) a[i] = b[i] + scalar * c[i];

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,17 @@ void RegisterHost(Registry& registry);
 /// and skip with "built without CUDA"; without a GPU they skip with the
 /// runtime's reason.
 void RegisterGpu(Registry& registry);
+
+/// The peaks MFU divides by (FLOP/s): the best median of this process's
+/// run, measured now into a scratch State when no case measured it yet.
+/// nullopt when it cannot be had, with `state` failed or skipped and why.
+/// Host: OpenBLAS sgemm 1024³ at `threads` threads (the ceiling named
+/// HostGemmCeiling(threads), offered by every kernels/sgemm case).
+std::optional<double> HostGemmPeak(State& state, int threads);
+std::string HostGemmCeiling(int64_t threads);
+/// Device: the best cuBLASLt GEMM of `dtype` ("bf16", ...), kernels/gemm at
+/// 8192³ when none ran (the ceiling "gemm_<dtype>").
+std::optional<double> DeviceGemmPeak(State& state, const std::string& dtype);
 
 /// The fixed seed of a case's random inputs: FNV-1a of its key.
 uint64_t CaseSeed(const std::string& key);

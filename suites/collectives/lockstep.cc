@@ -1,0 +1,49 @@
+#include "suites/collectives/lockstep.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace perfgate::suites::collectives {
+
+absl::StatusOr<Measurement> MeasureInLockstep(World& world, const EngineOptions& options,
+                                              ThrottleSource* throttle, double inject_fraction,
+                                              const std::function<absl::Status()>& warmup,
+                                              const std::function<absl::StatusOr<double>()>& sample) {
+  Clock& clock = SteadyClock();
+  const double start = clock.Now();
+  for (unsigned i = 0; i < std::max(1u, options.warmup_runs); ++i) {
+    if (auto s = world.Barrier(); !s.ok()) return s;
+    if (auto s = warmup(); !s.ok()) return s;
+  }
+  const double default_mhz = throttle != nullptr ? throttle->DefaultSmClockMhz() : 0.0;
+  StoppingRule rule(options);
+  Measurement m;
+  while (true) {
+    if (auto s = world.Barrier(); !s.ok()) return s;
+    const ThrottleReading before = throttle != nullptr ? throttle->Read() : ThrottleReading{};
+    auto seconds = sample();
+    if (!seconds.ok()) return seconds.status();
+    const ThrottleReading after = throttle != nullptr ? throttle->Read() : ThrottleReading{};
+    double t = *seconds;
+    if (inject_fraction > 0) {
+      // The known slowdown that proves the gate: real work, timed with the rest.
+      const double t0 = clock.Now();
+      BusyWork(t * inject_fraction, clock);
+      t += clock.Now() - t0;
+    }
+    const bool throttled = throttle != nullptr && IsThrottled(before, after, default_mhz);
+    std::vector<double> agreed{t, throttled ? 1.0 : 0.0};
+    if (auto s = world.AllReduceMax(agreed); !s.ok()) return s;
+    int64_t verdict = static_cast<int64_t>(rule.Add(agreed[0], agreed[1] > 0, clock.Now() - start));
+    if (auto s = world.Broadcast(verdict); !s.ok()) return s;
+    m.sample_s.push_back(agreed[0]);
+    m.throttled.push_back(agreed[1] > 0);
+    if (agreed[1] > 0) ++m.throttled_count;
+    m.reason = static_cast<StopReason>(verdict);
+    if (m.reason != StopReason::kContinue) break;
+  }
+  m.noise = rule.noise();
+  return m;
+}
+
+}  // namespace perfgate::suites::collectives

@@ -1,0 +1,304 @@
+#include "suites/inference/inference.h"
+
+#include <cblas.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/engine.h"
+#include "suites/kernels/kernels.h"
+#include "suites/model/config.h"
+#include "suites/model/host_model.h"
+#include "suites/training/training.h"
+
+#if PERFGATE_HAVE_CUDA
+#include "suites/model/cuda_model.h"
+#endif
+
+namespace perfgate::suites::inference {
+namespace {
+
+using model::Config;
+
+constexpr const char* kBuiltWithoutCuda = "built without CUDA";
+// Greedy tokens the CUDA backend must reproduce from the host backend on the
+// tiny preset before anything is timed. bf16 logits can reorder two
+// near-equal candidates after a few steps; the first steps must agree.
+constexpr int kVerifiedSteps = 4;
+
+struct CaseParams {
+  std::string backend;
+  Config config;     // batch = B, seq = the positions the case needs
+  int prompt = 0;    // P
+  int tokens = 0;    // decode steps per sample (decode only)
+  int threads = 1;   // host only
+  uint64_t seed = 0;
+};
+
+std::optional<CaseParams> ReadParams(State& state, bool decode) {
+  CaseParams p;
+  p.backend = state.Param("backend");
+  const int64_t batch = state.IntParam("batch"), prompt = state.IntParam("prompt");
+  const int64_t tokens = decode ? state.IntParam("tokens") : 0;
+  if (state.failed()) return std::nullopt;
+  if (p.backend == "host") {
+    if (state.Param("dtype") != "fp32") {
+      state.Fail(absl::StrCat("dtype '", state.Param("dtype"), "': the host backend computes in fp32"));
+      return std::nullopt;
+    }
+    const int64_t threads = state.IntParam("threads");
+    if (state.failed()) return std::nullopt;
+    if (threads <= 0 || threads > 1024) {
+      state.Fail("threads must be in 1..1024");
+      return std::nullopt;
+    }
+    p.threads = static_cast<int>(threads);
+  } else if (p.backend == "cuda") {
+    if (state.Param("dtype") != "bf16") {
+      state.Fail(absl::StrCat("dtype '", state.Param("dtype"), "': the CUDA backend computes in bf16"));
+      return std::nullopt;
+    }
+  } else {
+    state.Fail(absl::StrCat("backend '", p.backend, "': expected host or cuda"));
+    return std::nullopt;
+  }
+  if (prompt <= 0) {
+    state.Fail("prompt must be positive");
+    return std::nullopt;
+  }
+  if (decode && (tokens <= 0 || tokens > 4096)) {
+    state.Fail("tokens (decode steps per sample) must be in 1..4096");
+    return std::nullopt;
+  }
+  auto config = training::CaseConfig(state.Param("preset"), batch, prompt + tokens);
+  if (!config.ok()) {
+    state.Fail(std::string(config.status().message()));
+    return std::nullopt;
+  }
+  p.config = *config;
+  p.prompt = static_cast<int>(prompt);
+  p.tokens = static_cast<int>(tokens);
+  p.seed = kernels::CaseSeed(absl::StrCat(state.Param("preset"), "/", p.config.seq));
+  return p;
+}
+
+std::vector<int32_t> Prompt(const CaseParams& p) {
+  return model::SyntheticTokens(int64_t{p.config.batch} * p.prompt, p.config.vocab, p.seed + 1);
+}
+
+// ---- host backend ----
+
+void HostPrefill(State& state, const CaseParams& p) {
+  openblas_set_num_threads(p.threads);
+  model::HostModel m(p.config, model::InitParameters(p.config, p.seed));
+  const std::vector<int32_t> prompt = Prompt(p);
+  state.SetTokensPerIteration(double(p.config.batch) * p.prompt);
+  state.MeasureHost([&] { m.Prefill(prompt.data(), p.config.batch, p.prompt); });
+}
+
+void HostDecode(State& state, const CaseParams& p) {
+  openblas_set_num_threads(p.threads);
+  model::HostModel m(p.config, model::InitParameters(p.config, p.seed));
+  const std::vector<int32_t> prompt = Prompt(p);
+  const int batch = p.config.batch, vocab = p.config.vocab;
+  std::vector<int32_t> next(static_cast<size_t>(batch));
+  auto greedy = [&](const std::vector<float>& logits) {
+    for (int b = 0; b < batch; ++b) next[b] = model::Argmax(logits.data() + size_t(b) * vocab, vocab);
+  };
+  // A sample: the prompt prefilled (untimed), then `tokens` greedy steps
+  // timed together; the value is the time per step (per output token).
+  auto sample = [&]() -> double {
+    greedy(m.Prefill(prompt.data(), batch, p.prompt));
+    Clock& clock = SteadyClock();
+    const double t0 = clock.Now();
+    for (int i = 0; i < p.tokens; ++i) greedy(m.Decode(next.data()));
+    double t = (clock.Now() - t0) / p.tokens;
+    if (state.inject_fraction() > 0) {
+      const double b0 = clock.Now();
+      BusyWork(t * state.inject_fraction(), clock);
+      t += clock.Now() - b0;
+    }
+    return t;
+  };
+  state.SetTokensPerIteration(batch);
+  state.MeasureSamples([&] { sample(); }, sample);
+}
+
+// ---- CUDA backend ----
+
+#if PERFGATE_HAVE_CUDA
+
+absl::Status ToStatus(const model::cuda::Error& e) {
+  if (e.ok()) return absl::OkStatus();
+  if (e.unavailable) return absl::UnavailableError(e.message);
+  return absl::InternalError(e.message);
+}
+
+void Conclude(State& state, const absl::Status& s) {
+  if (s.ok()) return;
+  if (s.code() == absl::StatusCode::kUnavailable) return state.Skip(std::string(s.message()));
+  state.Fail(std::string(s.message()));
+}
+
+// Before anything is timed: greedy decoding on the tiny preset yields the
+// host backend's tokens for the first steps, with the graph and eagerly.
+absl::Status VerifyAgainstHost() {
+  static std::mutex mu;
+  static std::optional<absl::Status> verified;
+  std::lock_guard<std::mutex> lock(mu);
+  if (verified) return *verified;
+  Config c = *model::Preset("tiny");
+  c.batch = 2;
+  const std::vector<float> params = model::InitParameters(c, 11);
+  const int prompt_len = c.seq - kVerifiedSteps;
+  const auto prompt = model::SyntheticTokens(int64_t{c.batch} * prompt_len, c.vocab, 12);
+  model::HostModel host(c, params);
+  const std::vector<int32_t> want = host.Greedy(prompt.data(), c.batch, prompt_len, kVerifiedSteps);
+  std::unique_ptr<model::cuda::CudaModel> gpu;
+  absl::Status result = ToStatus(model::cuda::CudaModel::Create(c, params, 0, &gpu));
+  for (bool graph : {false, true}) {
+    std::vector<int32_t> got;
+    if (result.ok()) result = ToStatus(gpu->Prefill(prompt.data(), c.batch, prompt_len, nullptr));
+    if (result.ok()) result = ToStatus(gpu->Greedy(kVerifiedSteps, graph, &got));
+    if (result.ok() && got != want) {
+      result = absl::InternalError(absl::StrCat(
+          "greedy decoding on the tiny preset (", graph ? "CUDA graph" : "eager", ") gave tokens [",
+          absl::StrJoin(got, ","), "], the host backend [", absl::StrJoin(want, ","), "]"));
+    }
+  }
+  verified = result;
+  return result;
+}
+
+absl::Status CudaCase(State& state, const CaseParams& p, bool decode) {
+  model::cuda::Error error;
+  if (model::cuda::VisibleDevices(&error) == 0) return absl::UnavailableError(error.message);
+  if (auto s = VerifyAgainstHost(); !s.ok()) return s;
+  std::unique_ptr<model::cuda::CudaModel> m;
+  if (auto s = ToStatus(model::cuda::CudaModel::Create(p.config, model::InitParameters(p.config, p.seed),
+                                                       0, &m));
+      !s.ok()) {
+    return s;
+  }
+  const std::vector<int32_t> prompt = Prompt(p);
+  if (auto s = ToStatus(m->Prefill(prompt.data(), p.config.batch, p.prompt, nullptr)); !s.ok()) return s;
+  absl::Status st;
+  std::function<double()> sample;
+  if (decode) {
+    state.SetTokensPerIteration(p.config.batch);
+    sample = [&]() -> double {
+      double seconds = 0;
+      st.Update(ToStatus(m->RewindToPrompt()));
+      if (st.ok()) st.Update(ToStatus(m->TimedDecode(p.tokens, &seconds)));
+      return st.ok() ? seconds / p.tokens : 1.0;
+    };
+  } else {
+    state.SetTokensPerIteration(double(p.config.batch) * p.prompt);
+    sample = [&]() -> double {
+      double seconds = 0;
+      st.Update(ToStatus(m->TimedPrefill(&seconds)));
+      return st.ok() ? seconds : 1.0;
+    };
+  }
+  auto with_inject = [&]() -> double {
+    double t = sample();
+    if (state.inject_fraction() > 0) {
+      Clock& clock = SteadyClock();
+      const double b0 = clock.Now();
+      BusyWork(t * state.inject_fraction(), clock);
+      t += clock.Now() - b0;
+    }
+    return t;
+  };
+  state.MeasureSamples([&] { sample(); }, with_inject);
+  return st;
+}
+
+#endif
+
+void Prefill(State& state) {
+  auto p = ReadParams(state, false);
+  if (!p) return;
+  if (p->backend == "host") return HostPrefill(state, *p);
+#if PERFGATE_HAVE_CUDA
+  Conclude(state, CudaCase(state, *p, false));
+#else
+  state.Skip(kBuiltWithoutCuda);
+#endif
+}
+
+void Decode(State& state) {
+  auto p = ReadParams(state, true);
+  if (!p) return;
+  if (p->backend == "host") return HostDecode(state, *p);
+#if PERFGATE_HAVE_CUDA
+  Conclude(state, CudaCase(state, *p, true));
+#else
+  state.Skip(kBuiltWithoutCuda);
+#endif
+}
+
+std::string Unavailable(const BenchmarkId& id) {
+  auto backend = id.params.find("backend");
+  if (backend == id.params.end() || backend->second != "cuda") return "";
+#if PERFGATE_HAVE_CUDA
+  model::cuda::Error error;
+  if (model::cuda::VisibleDevices(&error) == 0) return error.message;
+  return "";
+#else
+  return kBuiltWithoutCuda;
+#endif
+}
+
+std::map<std::string, std::string> Point(const std::string& backend, const std::string& preset,
+                                         const std::string& prompt) {
+  std::map<std::string, std::string> p = {{"backend", backend},
+                                          {"preset", preset},
+                                          {"prompt", prompt}};
+  p["dtype"] = "bf16";
+  if (backend == "host") {
+    p["dtype"] = "fp32";
+    p["threads"] = "1";
+  }
+  return p;
+}
+
+}  // namespace
+
+void Register(Registry& registry) {
+  auto with = [](std::map<std::string, std::string> p, const std::string& k, const std::string& v) {
+    p[k] = v;
+    return p;
+  };
+  registry.Add({.suite = "inference",
+                .name = "prefill",
+                .description = "a prompt of P tokens at batch B through the model, filling the KV cache: "
+                               "time to first token; tokens/s counts B x P",
+                .axes = {{"batch", {"1", "8"}}},
+                .points = {Point("host", "tiny", "32"), Point("cuda", "small", "512"),
+                           Point("cuda", "large", "2048")},
+                .metrics = {MetricKind::kTime, MetricKind::kTokensPerSecond},
+                .body = Prefill,
+                .unavailable = Unavailable});
+  registry.Add({.suite = "inference",
+                .name = "decode",
+                .description = "greedy decode steps from a KV cache after a prompt of P tokens (the GPU "
+                               "step replayed as a CUDA graph): time per output token; tokens/s counts "
+                               "the batch",
+                .axes = {{"batch", {"1", "8", "64"}}},
+                .points = {with(Point("host", "tiny", "32"), "tokens", "32"),
+                           with(Point("cuda", "small", "512"), "tokens", "64"),
+                           with(Point("cuda", "large", "2048"), "tokens", "64")},
+                .metrics = {MetricKind::kTime, MetricKind::kTokensPerSecond},
+                .body = Decode,
+                .unavailable = Unavailable});
+}
+
+}  // namespace perfgate::suites::inference

@@ -1,0 +1,603 @@
+#include "suites/training/training.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "gloo/allreduce.h"
+#include "gloo/context.h"
+#include "gloo/math.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "suites/collectives/lockstep.h"
+#include "suites/kernels/kernels.h"
+
+#if PERFGATE_HAVE_CUDA
+#include "suites/collectives/nccl_adapter.h"
+#include "suites/collectives/nccl_backend.h"
+#include "suites/model/cuda_model.h"
+#endif
+
+namespace perfgate::suites::training {
+namespace {
+
+using model::Config;
+
+constexpr const char* kBuiltWithoutCuda = "built without CUDA";
+
+// The bf16 tolerances of the CUDA backend's check against the host backend
+// on the tiny preset before anything is timed (the gpu tests state why).
+constexpr double kLossTolerance = 2e-2;      // relative
+constexpr double kGradientTolerance = 5e-2;  // relative L2 over all parameters
+
+const std::vector<MetricKind>& StepMetrics() {
+  static const std::vector<MetricKind> m = {MetricKind::kTime, MetricKind::kTokensPerSecond,
+                                            MetricKind::kMfu};
+  return m;
+}
+
+const std::vector<MetricKind>& DataParallelMetrics() {
+  static const std::vector<MetricKind> m = {MetricKind::kTime, MetricKind::kTokensPerSecond,
+                                            MetricKind::kMfu, MetricKind::kScalingEfficiency};
+  return m;
+}
+
+// What every case reads from its parameters.
+struct CaseParams {
+  std::string backend;
+  Config config;
+  int threads = 1;  // host only
+  uint64_t weight_seed = 0;
+};
+
+std::optional<CaseParams> ReadParams(State& state) {
+  CaseParams p;
+  p.backend = state.Param("backend");
+  const std::string& dtype = state.Param("dtype");
+  const int64_t batch = state.IntParam("batch"), seq = state.IntParam("seq");
+  if (state.failed()) return std::nullopt;
+  if (p.backend == "host") {
+    if (dtype != "fp32") {
+      state.Fail(absl::StrCat("dtype '", dtype, "': the host backend computes in fp32"));
+      return std::nullopt;
+    }
+    const int64_t threads = state.IntParam("threads");
+    if (state.failed()) return std::nullopt;
+    if (threads <= 0 || threads > 1024) {
+      state.Fail("threads must be in 1..1024");
+      return std::nullopt;
+    }
+    p.threads = static_cast<int>(threads);
+  } else if (p.backend == "cuda") {
+    if (dtype != "bf16") {
+      state.Fail(absl::StrCat("dtype '", dtype,
+                              "': the CUDA backend computes in bf16 (fp32 master weights)"));
+      return std::nullopt;
+    }
+  } else {
+    state.Fail(absl::StrCat("backend '", p.backend, "': expected host or cuda"));
+    return std::nullopt;
+  }
+  auto config = CaseConfig(state.Param("preset"), batch, seq);
+  if (!config.ok()) {
+    state.Fail(std::string(config.status().message()));
+    return std::nullopt;
+  }
+  p.config = *config;
+  // The weights depend on the model alone, never on the rank: data-parallel
+  // ranks must start equal.
+  p.weight_seed = kernels::CaseSeed(absl::StrCat(state.Param("preset"), "/", seq));
+  return p;
+}
+
+// This rank's batch: the same on every run, different on every rank.
+void RankBatch(const Config& c, uint64_t seed, int rank, std::vector<int32_t>* inputs,
+               std::vector<int32_t>* targets) {
+  const auto tokens = model::SyntheticTokens(int64_t{c.batch} * (c.seq + 1), c.vocab,
+                                             seed + 1 + static_cast<uint64_t>(rank));
+  model::SplitBatch(tokens, c.batch, c.seq, inputs, targets);
+}
+
+// A step that trains: the loss of the fixed batch is finite and went down
+// over the measured steps.
+void CheckTrained(State& state, float before, float after) {
+  if (!std::isfinite(after)) {
+    return state.Fail(absl::StrFormat("the loss became %g after the measured steps (it was %g)", after, before));
+  }
+  if (!(after < before)) {
+    return state.Fail(absl::StrFormat(
+        "the loss of the fixed batch did not go down over the measured steps: %g -> %g", before, after));
+  }
+}
+
+void SetStepQuantities(State& state, const Config& c, int ranks, double peak) {
+  state.SetFlopsPerIteration(model::TrainingStepFlops(c));
+  state.SetTokensPerIteration(double(c.tokens()) * ranks);
+  state.SetPeakFlops(peak);
+}
+
+bool CheckRanks(State& state, const collectives::World& world) {
+  const int64_t ranks = state.IntParam("ranks");
+  if (state.failed()) return false;
+  if (ranks != world.size()) {
+    state.Fail(absl::StrCat("ranks=", ranks, " but this world has ", world.size(),
+                            " (--world-size); the agent sets ranks from --world-size"));
+    return false;
+  }
+  return true;
+}
+
+// Every rank ends with the same weights, bit for bit: the all-reduced
+// gradient is the same everywhere and AdamW is deterministic. A checksum's
+// maximum and minimum over the ranks must agree.
+absl::Status CheckRanksAgree(collectives::World& world, const std::vector<float>& params) {
+  double sum = 0, weighted = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    sum += params[i];
+    weighted += params[i] * double(i % 977 + 1);
+  }
+  std::vector<double> v{sum, weighted, -sum, -weighted};
+  if (auto s = world.AllReduceMax(v); !s.ok()) return s;
+  if (v[0] != -v[2] || v[1] != -v[3]) {
+    return absl::InternalError(absl::StrFormat(
+        "the ranks' weights differ after data-parallel steps (checksums from %.9g to %.9g)", -v[2], v[0]));
+  }
+  return absl::OkStatus();
+}
+
+// Runs the data-parallel sampling: each sample is one step, timed on every
+// rank and agreed over the world (lockstep.h).
+absl::Status RecordLockstep(State& state, collectives::World& world,
+                            const std::function<absl::Status()>& warmup,
+                            const std::function<absl::StatusOr<double>()>& sample) {
+  auto m = collectives::MeasureInLockstep(world, state.options(), state.throttle_source(),
+                                          state.inject_fraction(), warmup, sample);
+  if (!m.ok()) return m.status();
+  state.Record(*m);
+  return absl::OkStatus();
+}
+
+// The median of a measurement's unthrottled samples (all when every one was throttled).
+double MedianSeconds(const Measurement& m) {
+  std::vector<double> v;
+  for (size_t i = 0; i < m.sample_s.size(); ++i) {
+    if (!m.throttled[i]) v.push_back(m.sample_s[i]);
+  }
+  if (v.empty()) v = m.sample_s;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double Seconds(const std::function<void()>& work) {
+  Clock& clock = SteadyClock();
+  const double t0 = clock.Now();
+  work();
+  return clock.Now() - t0;
+}
+
+// ---- host backend ----
+
+void HostStep(State& state, const CaseParams& p) {
+  openblas_set_num_threads(p.threads);
+  const std::optional<double> peak = kernels::HostGemmPeak(state, p.threads);
+  if (!peak) return;
+  model::HostModel m(p.config, model::InitParameters(p.config, p.weight_seed));
+  std::vector<int32_t> inputs, targets;
+  RankBatch(p.config, p.weight_seed, 0, &inputs, &targets);
+  SetStepQuantities(state, p.config, 1, *peak);
+  const model::AdamW hp = StepHyperParameters();
+  const int batch = p.config.batch, seq = p.config.seq;
+  const float before = m.Forward(inputs.data(), targets.data(), batch, seq);
+  state.MeasureHost([&] {
+    m.Forward(inputs.data(), targets.data(), batch, seq);
+    m.Backward();
+    m.Step(hp);
+  });
+  CheckTrained(state, before, m.Forward(inputs.data(), targets.data(), batch, seq));
+}
+
+absl::Status HostDataParallel(State& state, const CaseParams& p, collectives::World& world) {
+  openblas_set_num_threads(p.threads);
+  std::optional<double> peak = kernels::HostGemmPeak(state, p.threads);
+  if (!peak) return absl::OkStatus();
+  // Every rank divides by the same peak: the best of theirs.
+  std::vector<double> agreed_peak{*peak};
+  if (auto s = world.AllReduceMax(agreed_peak); !s.ok()) return s;
+  const std::vector<float> initial = model::InitParameters(p.config, p.weight_seed);
+  std::vector<int32_t> inputs, targets;
+  RankBatch(p.config, p.weight_seed, world.rank(), &inputs, &targets);
+  const int batch = p.config.batch, seq = p.config.seq;
+  const model::AdamW hp = StepHyperParameters();
+
+  // One device: the same step with no gradient exchange, every rank at once
+  // (so the reference sees the same machine load), on a model of its own.
+  {
+    model::HostModel local(p.config, initial);
+    auto single = collectives::MeasureInLockstep(
+        world, state.options(), nullptr, 0,
+        [&] { return HostTrainStep(local, inputs.data(), targets.data(), batch, seq, hp, nullptr).status(); },
+        [&]() -> absl::StatusOr<double> {
+          absl::Status status;
+          const double t = Seconds([&] {
+            status = HostTrainStep(local, inputs.data(), targets.data(), batch, seq, hp, nullptr).status();
+          });
+          if (!status.ok()) return status;
+          return t;
+        });
+    if (!single.ok()) return single.status();
+    state.SetReferenceTime(MedianSeconds(*single));
+  }
+
+  model::HostModel m(p.config, initial);
+  HostGradientReducer reducer(world, m.grads().data());
+  SetStepQuantities(state, p.config, world.size(), agreed_peak[0]);
+  const float before = m.Forward(inputs.data(), targets.data(), batch, seq);
+  auto step = [&]() -> absl::StatusOr<double> {
+    absl::Status status;
+    const double t = Seconds([&] {
+      status = HostTrainStep(m, inputs.data(), targets.data(), batch, seq, hp, &reducer).status();
+    });
+    if (!status.ok()) return status;
+    return t;
+  };
+  if (auto s = RecordLockstep(state, world, [&] { return step().status(); }, step); !s.ok()) return s;
+  if (auto s = CheckRanksAgree(world, m.params()); !s.ok()) return s;
+  CheckTrained(state, before, m.Forward(inputs.data(), targets.data(), batch, seq));
+  return absl::OkStatus();
+}
+
+// ---- CUDA backend ----
+
+#if PERFGATE_HAVE_CUDA
+
+absl::Status ToStatus(const model::cuda::Error& e) {
+  if (e.ok()) return absl::OkStatus();
+  if (e.unavailable) return absl::UnavailableError(e.message);
+  return absl::InternalError(e.message);
+}
+
+// Ends a case with a status: UNAVAILABLE skips, any other error fails.
+void Conclude(State& state, const absl::Status& s) {
+  if (s.ok()) return;
+  if (s.code() == absl::StatusCode::kUnavailable || s.code() == absl::StatusCode::kFailedPrecondition) {
+    return state.Skip(std::string(s.message()));
+  }
+  state.Fail(std::string(s.message()));
+}
+
+double RelativeL2(const std::vector<float>& got, const std::vector<float>& want) {
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    diff += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
+    norm += double(want[i]) * want[i];
+  }
+  return std::sqrt(diff / std::max(norm, 1e-30));
+}
+
+// Before anything is timed: the CUDA backend's loss and gradient on the tiny
+// preset match the host backend's within bf16 tolerances. Once per process
+// and device.
+absl::Status VerifyAgainstHost(int device) {
+  static std::mutex mu;
+  static std::map<int, absl::Status> verified;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = verified.find(device); it != verified.end()) return it->second;
+  const Config c = *model::Preset("tiny");
+  const std::vector<float> params = model::InitParameters(c, 7);
+  std::vector<int32_t> inputs, targets;
+  RankBatch(c, 7, 0, &inputs, &targets);
+  model::HostModel host(c, params);
+  const float host_loss = host.Forward(inputs.data(), targets.data(), c.batch, c.seq);
+  host.Backward();
+  std::unique_ptr<model::cuda::CudaModel> gpu;
+  absl::Status result = ToStatus(model::cuda::CudaModel::Create(c, params, device, &gpu));
+  float gpu_loss = 0;
+  std::vector<float> grads;
+  if (result.ok()) result = ToStatus(gpu->SetBatch(inputs.data(), targets.data(), c.batch, c.seq));
+  if (result.ok()) result = ToStatus(gpu->Forward(&gpu_loss));
+  if (result.ok()) result = ToStatus(gpu->Backward(nullptr));
+  if (result.ok()) result = ToStatus(gpu->DownloadGrads(&grads));
+  if (result.ok()) {
+    const double loss_error = std::fabs(gpu_loss - host_loss) / std::fabs(host_loss);
+    const double grad_error = RelativeL2(grads, host.grads());
+    if (!(loss_error <= kLossTolerance) || !(grad_error <= kGradientTolerance)) {
+      result = absl::InternalError(absl::StrFormat(
+          "the CUDA backend disagrees with the host backend on the tiny preset: loss %g vs %g "
+          "(relative %.3g, tolerance %g), gradient relative L2 error %.3g (tolerance %g)",
+          gpu_loss, host_loss, loss_error, kLossTolerance, grad_error, kGradientTolerance));
+    }
+  }
+  verified[device] = result;
+  return result;
+}
+
+// Sums gradient buckets over the world's NCCL communicator (one device per rank).
+class NcclReducer final : public model::cuda::AllReducer {
+ public:
+  NcclReducer(std::shared_ptr<collectives::nccl::Communicators> comms, int ranks)
+      : comms_(std::move(comms)), ranks_(ranks) {}
+  int ranks() const override { return ranks_; }
+  model::cuda::Error AllReduceSum(float* data, size_t count, void* stream) override {
+    const collectives::nccl::Error e = comms_->AllReduceFloatSum(data, count, stream);
+    return model::cuda::Error{e.message, e.unavailable};
+  }
+
+ private:
+  std::shared_ptr<collectives::nccl::Communicators> comms_;
+  int ranks_;
+};
+
+absl::Status CudaTrain(State& state, const CaseParams& p, collectives::World* world) {
+  model::cuda::Error error;
+  const int visible = model::cuda::VisibleDevices(&error);
+  if (visible == 0) return absl::UnavailableError(error.message);
+  const int device = world != nullptr ? collectives::WorldDevice(*world, visible) : 0;
+  if (device >= visible) {
+    return absl::InvalidArgumentError(absl::StrCat("device ", device, " but only ", visible, " are visible"));
+  }
+  if (auto s = VerifyAgainstHost(device); !s.ok()) return s;
+  std::shared_ptr<collectives::nccl::Communicators> comms;
+  if (world != nullptr && world->size() > 1) {
+    auto made = collectives::WorldCommunicators(*world);
+    if (!made.ok()) return made.status();
+    comms = *made;
+  }
+  std::unique_ptr<model::cuda::CudaModel> m;
+  const std::vector<float> initial = model::InitParameters(p.config, p.weight_seed);
+  if (auto s = ToStatus(model::cuda::CudaModel::Create(p.config, initial, device, &m)); !s.ok()) return s;
+  // The GEMM peak of this device (Create made it current).
+  std::optional<double> peak = kernels::DeviceGemmPeak(state, "bf16");
+  if (!peak) return absl::OkStatus();
+  const int rank = world != nullptr ? world->rank() : 0;
+  std::vector<int32_t> inputs, targets;
+  RankBatch(p.config, p.weight_seed, rank, &inputs, &targets);
+  const int batch = p.config.batch, seq = p.config.seq;
+  if (auto s = ToStatus(m->SetBatch(inputs.data(), targets.data(), batch, seq)); !s.ok()) return s;
+  const model::AdamW hp = StepHyperParameters();
+  float before = 0, after = 0;
+  if (auto s = ToStatus(m->Forward(&before)); !s.ok()) return s;
+
+  auto timed = [&](model::cuda::AllReducer* reducer) -> absl::StatusOr<double> {
+    double seconds = 0;
+    if (auto s = ToStatus(m->TimedTrainStep(hp, reducer, &seconds)); !s.ok()) return s;
+    return seconds;
+  };
+  if (world == nullptr) {
+    // One device: the engine's loop with nobody to agree with.
+    collectives::World solo{collectives::WorldOptions{}};
+    SetStepQuantities(state, p.config, 1, *peak);
+    if (auto s = RecordLockstep(state, solo, [&] { return timed(nullptr).status(); },
+                                [&] { return timed(nullptr); });
+        !s.ok()) {
+      return s;
+    }
+  } else {
+    std::vector<double> agreed_peak{*peak};
+    if (auto s = world->AllReduceMax(agreed_peak); !s.ok()) return s;
+    // One device: the same step with no exchange, every rank at once; then
+    // the weights go back to their start so the ranks begin equal.
+    auto single = collectives::MeasureInLockstep(*world, state.options(), state.throttle_source(), 0,
+                                                 [&] { return timed(nullptr).status(); },
+                                                 [&] { return timed(nullptr); });
+    if (!single.ok()) return single.status();
+    state.SetReferenceTime(MedianSeconds(*single));
+    m.reset();
+    if (auto s = ToStatus(model::cuda::CudaModel::Create(p.config, initial, device, &m)); !s.ok()) return s;
+    if (auto s = ToStatus(m->SetBatch(inputs.data(), targets.data(), batch, seq)); !s.ok()) return s;
+    if (auto s = ToStatus(m->Forward(&before)); !s.ok()) return s;
+    std::unique_ptr<NcclReducer> reducer;
+    if (comms) reducer = std::make_unique<NcclReducer>(comms, world->size());
+    SetStepQuantities(state, p.config, world->size(), agreed_peak[0]);
+    if (auto s = RecordLockstep(state, *world, [&] { return timed(reducer.get()).status(); },
+                                [&] { return timed(reducer.get()); });
+        !s.ok()) {
+      return s;
+    }
+    std::vector<float> params;
+    if (auto s = ToStatus(m->DownloadParams(&params)); !s.ok()) return s;
+    if (auto s = CheckRanksAgree(*world, params); !s.ok()) return s;
+  }
+  if (auto s = ToStatus(m->Forward(&after)); !s.ok()) return s;
+  CheckTrained(state, before, after);
+  return absl::OkStatus();
+}
+
+#endif
+
+// ---- the cases ----
+
+void Step(State& state) {
+  auto p = ReadParams(state);
+  if (!p) return;
+  if (p->backend == "host") return HostStep(state, *p);
+#if PERFGATE_HAVE_CUDA
+  Conclude(state, CudaTrain(state, *p, nullptr));
+#else
+  state.Skip(kBuiltWithoutCuda);
+#endif
+}
+
+void DataParallel(State& state) { RunDataParallel(state, collectives::ProcessWorld()); }
+
+std::string Unavailable(const BenchmarkId& id) {
+  auto backend = id.params.find("backend");
+  if (backend == id.params.end() || backend->second != "cuda") return "";
+#if PERFGATE_HAVE_CUDA
+  model::cuda::Error error;
+  if (model::cuda::VisibleDevices(&error) == 0) return error.message;
+  return "";
+#else
+  return kBuiltWithoutCuda;
+#endif
+}
+
+std::map<std::string, std::string> Point(const std::string& backend, const std::string& preset) {
+  const Config c = *model::Preset(preset);
+  std::map<std::string, std::string> p = {{"backend", backend},
+                                          {"preset", preset},
+                                          {"batch", std::to_string(c.batch)},
+                                          {"seq", std::to_string(c.seq)}};
+  // One thread by default, as kernels/sgemm: a per-core figure.
+  p["dtype"] = "bf16";
+  if (backend == "host") {
+    p["dtype"] = "fp32";
+    p["threads"] = "1";
+  }
+  return p;
+}
+
+}  // namespace
+
+absl::StatusOr<Config> CaseConfig(const std::string& preset, int64_t batch, int64_t seq) {
+  std::optional<Config> c = model::Preset(preset);
+  if (!c) {
+    std::string names;
+    for (const std::string& n : model::PresetNames()) names += (names.empty() ? "" : ", ") + n;
+    return absl::InvalidArgumentError(absl::StrCat("preset '", preset, "': expected one of ", names));
+  }
+  if (batch <= 0 || batch > (1 << 20)) return absl::InvalidArgumentError("batch must be in 1..1048576");
+  if (seq <= 0 || seq > (1 << 20)) return absl::InvalidArgumentError("seq must be in 1..1048576");
+  c->batch = static_cast<int>(batch);
+  c->seq = static_cast<int>(seq);
+  if (std::string why = model::Validate(*c); !why.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("preset ", preset, ": ", why));
+  }
+  return *c;
+}
+
+void RunDataParallel(State& state, collectives::World& world) {
+  auto p = ReadParams(state);
+  if (!p) return;
+  if (!CheckRanks(state, world)) return;
+  if (p->backend == "host") {
+    if (auto s = HostDataParallel(state, *p, world); !s.ok()) state.Fail(std::string(s.message()));
+    return;
+  }
+#if PERFGATE_HAVE_CUDA
+  Conclude(state, CudaTrain(state, *p, &world));
+#else
+  state.Skip(kBuiltWithoutCuda);
+#endif
+}
+
+model::AdamW StepHyperParameters() {
+  // A small learning rate: thousands of timed steps on one fixed batch must
+  // not drive the weights to extremes (fp32 denormals slow a host step).
+  model::AdamW hp;
+  hp.lr = 1e-4f;
+  return hp;
+}
+
+HostGradientReducer::HostGradientReducer(collectives::World& world, float* grads)
+    : world_(world), grads_(grads), thread_([this] { Loop(); }) {}
+
+HostGradientReducer::~HostGradientReducer() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void HostGradientReducer::Enqueue(size_t begin, size_t end) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.emplace_back(begin, end);
+    ++in_flight_;
+  }
+  cv_.notify_all();
+}
+
+void HostGradientReducer::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping
+    const auto [begin, end] = queue_.front();
+    queue_.pop_front();
+    const bool skip = !error_.ok();  // after a failure, drain without talking
+    lock.unlock();
+    absl::Status status;
+    if (!skip && world_.size() > 1) {
+      auto ctx = world_.Context();
+      if (!ctx.ok()) {
+        status = ctx.status();
+      } else {
+        try {
+          gloo::AllreduceOptions o(*ctx);
+          o.setOutput(grads_ + begin, end - begin);
+          void (*fn)(void*, const void*, const void*, size_t) = &gloo::sum<float>;
+          o.setReduceFunction(fn);
+          gloo::allreduce(o);
+        } catch (const std::exception& e) {
+          status = absl::UnavailableError(absl::StrCat("all-reducing gradients [", begin, ", ", end,
+                                                       "): ", e.what()));
+        }
+      }
+    }
+    lock.lock();
+    if (!status.ok() && error_.ok()) error_ = status;
+    --in_flight_;
+    cv_.notify_all();
+  }
+}
+
+absl::Status HostGradientReducer::Finish(size_t total) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return in_flight_ == 0; });
+  absl::Status error = std::exchange(error_, absl::OkStatus());
+  lock.unlock();
+  if (!error.ok()) return error;
+  const float scale = 1.0f / static_cast<float>(world_.size());
+  for (size_t i = 0; i < total; ++i) grads_[i] *= scale;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<float> HostTrainStep(model::HostModel& model, const int32_t* inputs,
+                                    const int32_t* targets, int batch, int seq,
+                                    const model::AdamW& hp, HostGradientReducer* reducer) {
+  const float loss = model.Forward(inputs, targets, batch, seq);
+  if (reducer == nullptr) {
+    model.Backward();
+  } else {
+    model.Backward([&](size_t begin, size_t end) { reducer->Enqueue(begin, end); });
+    if (auto s = reducer->Finish(model.grads().size()); !s.ok()) return s;
+  }
+  model.Step(hp);
+  return loss;
+}
+
+void Register(Registry& registry) {
+  registry.Add({.suite = "training",
+                .name = "step",
+                .description = "one optimizer step (forward, backward, AdamW) of the GPT-style model on "
+                               "a fixed synthetic batch; MFU = model FLOPs / step time / measured GEMM peak",
+                .points = {Point("host", "tiny"), Point("cuda", "small"), Point("cuda", "large")},
+                .metrics = StepMetrics(),
+                .body = Step,
+                .unavailable = Unavailable});
+  registry.Add({.suite = "training",
+                .name = "data_parallel",
+                .description = "the step on every rank (one per device), gradients summed in buckets "
+                               "during backward (Gloo on the host, NCCL on GPUs); tokens/s over all "
+                               "ranks, MFU per device, scaling efficiency against one device",
+                .axes = {{"ranks", {"1"}}},
+                .points = {Point("host", "tiny"), Point("cuda", "small"), Point("cuda", "large")},
+                .metrics = DataParallelMetrics(),
+                .body = DataParallel,
+                .only_when_named = true,
+                .unavailable = Unavailable});
+}
+
+}  // namespace perfgate::suites::training
