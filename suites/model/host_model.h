@@ -75,6 +75,14 @@ class HostModel {
 
  private:
   struct Activations;
+  // The forward pass without loss: fills `a`, ending with the logits.
+  void RunForward(Activations& a, const int32_t* inputs, int batch, int seq) const;
+  // Aborts unless batch and seq fit the config and every token is in the vocabulary.
+  void CheckBatch(const int32_t* inputs, int batch, int seq) const;
+  // Runs n new positions of each cached sequence from position_, appends
+  // their keys and values, and returns the logits of the last one.
+  std::vector<float> RunCached(const int32_t* tokens, int n);
+
   Config config_;
   Layout layout_;
   std::vector<float> params_, grads_, m_, v_;
@@ -82,7 +90,7 @@ class HostModel {
   int step_ = 0;
   int position_ = 0;
   int cache_batch_ = 0;
-  std::vector<float> k_cache_, v_cache_;  // [layers][batch][heads][seq][head_dim]
+  std::vector<float> k_cache_, v_cache_;  // [layers][cache_batch_][seq][width], heads side by side
   std::shared_ptr<Activations> acts_;
 };
 
