@@ -192,7 +192,7 @@ TEST(DataParallel, TwoRanksTrainLikeOneModelOnTheirJoinedBatch) {
   }
   const model::AdamW hp{.lr = 1e-3f};
   constexpr int kSteps = 3;
-  std::vector<std::vector<float>> rank_params(2);
+  std::vector<std::vector<float>> rank_params(2), first_grads(2);
   std::vector<absl::Status> errors(2);
   OnRanks(2, [&](int rank, World& world) {
     model::HostModel m(c, initial);
@@ -200,6 +200,7 @@ TEST(DataParallel, TwoRanksTrainLikeOneModelOnTheirJoinedBatch) {
     for (int i = 0; i < kSteps; ++i) {
       auto loss = HostTrainStep(m, inputs[rank].data(), targets[rank].data(), c.batch, c.seq, hp, &reducer);
       if (!loss.ok()) errors[rank] = loss.status();
+      if (i == 0) first_grads[rank] = m.grads();
     }
     rank_params[rank] = m.params();
   });
@@ -213,6 +214,17 @@ TEST(DataParallel, TwoRanksTrainLikeOneModelOnTheirJoinedBatch) {
   all_inputs.insert(all_inputs.end(), inputs[1].begin(), inputs[1].end());
   all_targets.insert(all_targets.end(), targets[1].begin(), targets[1].end());
   model::HostModel one(joined, initial);
+  // The first step's mean gradient (AdamW alone would hide a missing 1/n:
+  // its update is nearly scale-free).
+  one.Forward(all_inputs.data(), all_targets.data(), joined.batch, c.seq);
+  one.Backward();
+  double grad_diff = 0, grad_max = 0;
+  for (size_t i = 0; i < initial.size(); ++i) {
+    grad_diff = std::max(grad_diff, double(std::fabs(one.grads()[i] - first_grads[0][i])));
+    grad_max = std::max(grad_max, double(std::fabs(one.grads()[i])));
+  }
+  EXPECT_LT(grad_diff, 1e-5 * grad_max) << "max |g_one - g_dp| " << grad_diff << " of " << grad_max;
+  EXPECT_EQ(first_grads[0], first_grads[1]);
   for (int i = 0; i < kSteps; ++i) {
     ASSERT_TRUE(HostTrainStep(one, all_inputs.data(), all_targets.data(), joined.batch, c.seq, hp, nullptr).ok());
   }
