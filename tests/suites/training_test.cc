@@ -2,6 +2,12 @@
 // parameters, the metrics each sample reports, and data-parallel training
 // over Gloo with ranks as threads (the GPU path is in model_gpu_test).
 #include <cmath>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <optional>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -275,6 +281,50 @@ TEST(DataParallel, ARankCountOtherThanTheWorldsFails) {
   const CaseResult r = RunOne(cases->front());  // the process's world: one rank
   EXPECT_EQ(r.status, CaseStatus::kFailed);
   EXPECT_NE(r.reason.find("ranks=3"), std::string::npos) << r.reason;
+}
+
+}  // namespace
+}  // namespace perfgate::suites::training
+
+namespace perfgate::suites::training {
+namespace {
+
+// Two agent processes, one rank each, meet through a file rendezvous: the
+// case key carries ranks=2 from --world-size, both ranks finish with the same
+// agreed samples, and rank 0 writes the result file.
+TEST(DataParallelAgent, TwoRankProcessesTrainAndAgree) {
+  const char* bin = std::getenv("PERFGATE_BIN_DIR");
+  ASSERT_NE(bin, nullptr) << "PERFGATE_BIN_DIR is set by CTest";
+  const std::string agent = std::string(bin) + "/agent/perfgate-agent";
+  auto dir = TempDir::Create("perfgate-dp-agent-");
+  ASSERT_TRUE(dir.ok());
+  std::vector<std::unique_ptr<perfgate::testing::ChildProcess>> ranks;
+  for (int r = 0; r < 2; ++r) {
+    std::vector<std::string> argv = {
+        agent, "run", "--suite", "training", "--filter", "data_parallel{backend=host*",
+        "--rank", std::to_string(r), "--world-size", "2", "--rendezvous", "file:" + dir->Join("rdzv"),
+        "--transport-host", "127.0.0.1", "--offline", "--output", dir->Join("out" + std::to_string(r) + ".json"),
+        "--min-samples", "5", "--min-time", "0", "--max-noise", "1000", "--timeout", "30"};
+    auto child = perfgate::testing::ChildProcess::Start(argv, dir->Join("log" + std::to_string(r)));
+    ASSERT_TRUE(child.ok()) << child.status();
+    ranks.push_back(std::move(*child));
+  }
+  for (auto& c : ranks) {
+    const std::optional<int> code = c->Wait(std::chrono::seconds(120));
+    ASSERT_TRUE(code.has_value()) << c->OutputTail();
+    EXPECT_EQ(*code, 0) << c->OutputTail();
+  }
+  const std::string key =
+      "training/data_parallel{backend=host,batch=4,dtype=fp32,preset=tiny,ranks=2,seq=32,threads=1}";
+  for (auto& c : ranks) {
+    EXPECT_NE(c->Output().find(key), std::string::npos) << c->OutputTail();
+    EXPECT_NE(c->Output().find("scaling_efficiency"), std::string::npos) << c->OutputTail();
+  }
+  std::ifstream file(dir->Join("out0.json"));
+  ASSERT_TRUE(file.good());
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"ranks\": \"2\""), std::string::npos) << text.substr(0, 400);
+  EXPECT_NE(text.find("\"status\": \"ok\""), std::string::npos) << text.substr(0, 400);
 }
 
 }  // namespace
