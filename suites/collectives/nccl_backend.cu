@@ -417,4 +417,18 @@ Error Communicators::Check(int corrupt_rank, std::string* wrong) {
   return Error{};
 }
 
+Error Communicators::AllReduceFloatSum(float* device_data, size_t count, void* stream) {
+  Impl& m = *impl_;
+  if (m.devices.size() != 1) {
+    return Error{"AllReduceFloatSum needs a communicator driving exactly one device (this one drives " +
+                     std::to_string(m.devices.size()) + ")",
+                 false};
+  }
+  const Device& d = m.devices.front();
+  PERFGATE_CUDA_TRY(cudaSetDevice(d.device));
+  PERFGATE_NCCL_TRY(Api().AllReduce(device_data, device_data, count, ncclFloat, ncclSum, d.comm,
+                                    static_cast<cudaStream_t>(stream)));
+  return Error{};
+}
+
 }  // namespace perfgate::suites::collectives::nccl

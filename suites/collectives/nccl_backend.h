@@ -4,6 +4,7 @@
 // which reports every call unavailable, when PERFGATE_WITH_NCCL is off.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,6 +50,11 @@ class Communicators {
   /// *wrong is empty when right, else op, size, rank and first wrong element.
   /// Rank `corrupt_rank`'s result is altered first (tests only; -1: never).
   Error Check(int corrupt_rank, std::string* wrong);
+  /// In-place sum of `count` floats at `device_data` over every rank
+  /// (ncclAllReduce, ncclFloat, ncclSum), enqueued on `stream` (a
+  /// cudaStream_t) of this process's only communicator; an error when the
+  /// process drives more than one device.
+  Error AllReduceFloatSum(float* device_data, size_t count, void* stream);
 
   /// The CUDA and NCCL state; defined in the .cu only.
   struct Impl;

@@ -35,5 +35,6 @@ Error Communicators::Prepare(Op, DType, size_t, bool) { return Unavailable(); }
 Error Communicators::Fill() { return Unavailable(); }
 Error Communicators::Time(int, double*) { return Unavailable(); }
 Error Communicators::Check(int, std::string*) { return Unavailable(); }
+Error Communicators::AllReduceFloatSum(float*, size_t, void*) { return Unavailable(); }
 
 }  // namespace perfgate::suites::collectives::nccl

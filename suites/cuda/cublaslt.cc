@@ -36,6 +36,7 @@ absl::StatusOr<CublasLt> Open() {
   resolve(lt.MatmulDescSetAttribute, "cublasLtMatmulDescSetAttribute");
   resolve(lt.MatrixLayoutCreate, "cublasLtMatrixLayoutCreate");
   resolve(lt.MatrixLayoutDestroy, "cublasLtMatrixLayoutDestroy");
+  resolve(lt.MatrixLayoutSetAttribute, "cublasLtMatrixLayoutSetAttribute");
   resolve(lt.MatmulPreferenceCreate, "cublasLtMatmulPreferenceCreate");
   resolve(lt.MatmulPreferenceDestroy, "cublasLtMatmulPreferenceDestroy");
   resolve(lt.MatmulPreferenceSetAttribute, "cublasLtMatmulPreferenceSetAttribute");

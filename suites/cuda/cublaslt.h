@@ -19,6 +19,7 @@ struct CublasLt {
   decltype(&cublasLtMatmulDescSetAttribute) MatmulDescSetAttribute;
   decltype(&cublasLtMatrixLayoutCreate) MatrixLayoutCreate;
   decltype(&cublasLtMatrixLayoutDestroy) MatrixLayoutDestroy;
+  decltype(&cublasLtMatrixLayoutSetAttribute) MatrixLayoutSetAttribute;
   decltype(&cublasLtMatmulPreferenceCreate) MatmulPreferenceCreate;
   decltype(&cublasLtMatmulPreferenceDestroy) MatmulPreferenceDestroy;
   decltype(&cublasLtMatmulPreferenceSetAttribute) MatmulPreferenceSetAttribute;

@@ -81,7 +81,8 @@ class CudaModel {
   // ---- inference ----
   /// Runs a prompt (batch × prompt_len) through the model, fills the KV
   /// cache for positions [0, prompt_len), and copies the last position's
-  /// logits (batch × vocab, fp32) to *logits when it is not null.
+  /// logits (batch × vocab, fp32) to *logits when it is not null. It reuses
+  /// the training activations, so a Backward after it needs a new Forward.
   Error Prefill(const int32_t* prompt, int batch, int prompt_len, std::vector<float>* logits);
   /// Prefill of the last prompt again, timed with CUDA events (no copy back).
   Error TimedPrefill(double* seconds);
@@ -90,7 +91,10 @@ class CudaModel {
   /// next position. The decode step is captured once as a CUDA graph (the
   /// position lives in device memory) and replayed; `use_graph` false
   /// launches the same kernels eagerly. The tokens come back as
-  /// batch × steps in *tokens when it is not null.
+  /// batch × steps in *tokens when it is not null. It starts from the
+  /// prompt (as RewindToPrompt) and matches HostModel::Greedy: token 0 is the
+  /// argmax of the prefill's logits, token i that of the decode step fed
+  /// token i−1 (steps − 1 decode steps).
   Error Greedy(int steps, bool use_graph, std::vector<int32_t>* tokens);
   /// Rewinds the cache to the last prompt's length (the prompt's keys and
   /// values are kept), so decode can be timed again from the same context.
