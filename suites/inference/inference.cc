@@ -2,6 +2,7 @@
 
 #include <cblas.h>
 
+#include <cmath>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -29,8 +30,8 @@ using model::Config;
 
 constexpr const char* kBuiltWithoutCuda = "built without CUDA";
 // Greedy tokens the CUDA backend must reproduce from the host backend on the
-// tiny preset before anything is timed. bf16 logits can reorder two
-// near-equal candidates after a few steps; the first steps must agree.
+// tiny preset before anything is timed; bf16 logits may reorder only two
+// candidates the host found within 1e-2 of each other.
 constexpr int kVerifiedSteps = 4;
 
 struct CaseParams {
@@ -161,16 +162,37 @@ absl::Status VerifyAgainstHost() {
   const auto prompt = model::SyntheticTokens(int64_t{c.batch} * prompt_len, c.vocab, 12);
   model::HostModel host(c, params);
   const std::vector<int32_t> want = host.Greedy(prompt.data(), c.batch, prompt_len, kVerifiedSteps);
+  // The host's logits at every step, to judge a disagreement.
+  std::vector<std::vector<float>> logits;
+  logits.push_back(host.Prefill(prompt.data(), c.batch, prompt_len));
+  for (int s = 1; s < kVerifiedSteps; ++s) {
+    std::vector<int32_t> next(static_cast<size_t>(c.batch));
+    for (int b = 0; b < c.batch; ++b) next[b] = want[size_t(b) * kVerifiedSteps + s - 1];
+    logits.push_back(host.Decode(next.data()));
+  }
   std::unique_ptr<model::cuda::CudaModel> gpu;
-  absl::Status result = ToStatus(model::cuda::CudaModel::Create(c, params, 0, &gpu));
+  absl::Status result = ToStatus(model::cuda::CudaModel::CreateForInference(c, params, 0, &gpu));
   for (bool graph : {false, true}) {
     std::vector<int32_t> got;
     if (result.ok()) result = ToStatus(gpu->Prefill(prompt.data(), c.batch, prompt_len, nullptr));
     if (result.ok()) result = ToStatus(gpu->Greedy(kVerifiedSteps, graph, &got));
-    if (result.ok() && got != want) {
-      result = absl::InternalError(absl::StrCat(
-          "greedy decoding on the tiny preset (", graph ? "CUDA graph" : "eager", ") gave tokens [",
-          absl::StrJoin(got, ","), "], the host backend [", absl::StrJoin(want, ","), "]"));
+    if (!result.ok()) break;
+    for (int b = 0; b < c.batch && result.ok(); ++b) {
+      for (int s = 0; s < kVerifiedSteps; ++s) {
+        const size_t i = size_t(b) * kVerifiedSteps + s;
+        if (got.size() == want.size() && got[i] == want[i]) continue;
+        // A different pick is a bf16 near-tie only where the host's two
+        // candidates were within 1e-2 of each other; the sequences part there.
+        const float* l = logits[size_t(s)].data() + size_t(b) * c.vocab;
+        const bool near_tie = got.size() == want.size() && got[i] >= 0 && got[i] < c.vocab &&
+                              std::fabs(l[want[i]] - l[got[i]]) < 1e-2f;
+        if (!near_tie) {
+          result = absl::InternalError(absl::StrCat(
+              "greedy decoding on the tiny preset (", graph ? "CUDA graph" : "eager", ") gave tokens [",
+              absl::StrJoin(got, ","), "], the host backend [", absl::StrJoin(want, ","), "]"));
+        }
+        break;
+      }
     }
   }
   verified = result;
@@ -182,8 +204,8 @@ absl::Status CudaCase(State& state, const CaseParams& p, bool decode) {
   if (model::cuda::VisibleDevices(&error) == 0) return absl::UnavailableError(error.message);
   if (auto s = VerifyAgainstHost(); !s.ok()) return s;
   std::unique_ptr<model::cuda::CudaModel> m;
-  if (auto s = ToStatus(model::cuda::CudaModel::Create(p.config, model::InitParameters(p.config, p.seed),
-                                                       0, &m));
+  if (auto s = ToStatus(model::cuda::CudaModel::CreateForInference(
+                                p.config, model::InitParameters(p.config, p.seed), 0, &m));
       !s.ok()) {
     return s;
   }

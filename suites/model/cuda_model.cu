@@ -194,6 +194,12 @@ struct CudaModel::Impl {
   int pre_batch = 0, pre_len = 0, host_pos = 0, host_step = 0;
   cudaGraphExec_t graph = nullptr;
 
+  // Created for inference: no gradients, optimizer state or logits of every
+  // position, and one layer's activations shared by all layers (a forward
+  // pass without backward keeps none), so a large model serves batch 64.
+  bool inference = false;
+  size_t Slot(int l) const { return inference ? 0 : size_t(l); }
+
   size_t T() const { return size_t(cfg.batch) * cfg.seq; }
   size_t W() const { return size_t(cfg.width); }
   size_t ProbsPerLayer() const { return size_t(cfg.batch) * cfg.heads * cfg.seq * cfg.seq; }
@@ -203,29 +209,31 @@ struct CudaModel::Impl {
   size_t Carve(uintptr_t base) {
     Carver c(base);
     const size_t L = cfg.layers, t = T(), w = W(), total = layout.total, B = cfg.batch;
+    const size_t AL = inference ? 1 : L;  // layers of saved activations
+    const size_t opt = inference ? 0 : total;
     c.Take(&params, total);
-    c.Take(&grads, total);
-    c.Take(&m, total);
-    c.Take(&v, total);
+    c.Take(&grads, opt);
+    c.Take(&m, opt);
+    c.Take(&v, opt);
     c.Take(&params_bf, total);
     c.Take(&inputs, t);
     c.Take(&targets, t);
     c.Take(&prompt, t);
-    c.Take(&resid, (L + 1) * t * w);
-    c.Take(&mid, L * t * w);
-    c.Take(&h1, L * t * w);
-    c.Take(&h2, L * t * w);
-    c.Take(&att, L * t * w);
-    c.Take(&qkvh, L * 3 * t * w);
-    c.Take(&probs, L * ProbsPerLayer());
-    c.Take(&u, L * t * 4 * w);
-    c.Take(&g, L * t * 4 * w);
-    c.Take(&ln1_stats, L * 2 * t);
-    c.Take(&ln2_stats, L * 2 * t);
+    c.Take(&resid, (inference ? 1 : L + 1) * t * w);
+    c.Take(&mid, AL * t * w);
+    c.Take(&h1, AL * t * w);
+    c.Take(&h2, AL * t * w);
+    c.Take(&att, AL * t * w);
+    c.Take(&qkvh, AL * 3 * t * w);
+    c.Take(&probs, AL * ProbsPerLayer());
+    c.Take(&u, AL * t * 4 * w);
+    c.Take(&g, AL * t * 4 * w);
+    c.Take(&ln1_stats, AL * 2 * t);
+    c.Take(&ln2_stats, AL * 2 * t);
     c.Take(&lnf_out, t * w);
     c.Take(&lnf_stats, 2 * t);
-    c.Take(&logits, t * cfg.vocab);
-    c.Take(&dlogits, t * cfg.vocab);
+    c.Take(&logits, inference ? 0 : t * cfg.vocab);
+    c.Take(&dlogits, inference ? 0 : t * cfg.vocab);
     c.Take(&losses, t);
     c.Take(&loss, 1);
     c.Take(&qkv_rows, 3 * t * w);
@@ -423,17 +431,17 @@ struct CudaModel::Impl {
   }
 
   // ---- per-layer views ----
-  float* Resid(int l) const { return resid + size_t(l) * T() * W(); }
-  float* Mid(int l) const { return mid + size_t(l) * T() * W(); }
-  bf16* H1(int l) const { return h1 + size_t(l) * T() * W(); }
-  bf16* H2(int l) const { return h2 + size_t(l) * T() * W(); }
-  bf16* Att(int l) const { return att + size_t(l) * T() * W(); }
-  bf16* Qkvh(int l) const { return qkvh + size_t(l) * 3 * T() * W(); }
-  bf16* Probs(int l) const { return probs + size_t(l) * ProbsPerLayer(); }
-  bf16* U(int l) const { return u + size_t(l) * T() * 4 * W(); }
-  bf16* G(int l) const { return g + size_t(l) * T() * 4 * W(); }
-  float* Ln1Stats(int l) const { return ln1_stats + size_t(l) * 2 * T(); }
-  float* Ln2Stats(int l) const { return ln2_stats + size_t(l) * 2 * T(); }
+  float* Resid(int l) const { return resid + Slot(l) * T() * W(); }
+  float* Mid(int l) const { return mid + Slot(l) * T() * W(); }
+  bf16* H1(int l) const { return h1 + Slot(l) * T() * W(); }
+  bf16* H2(int l) const { return h2 + Slot(l) * T() * W(); }
+  bf16* Att(int l) const { return att + Slot(l) * T() * W(); }
+  bf16* Qkvh(int l) const { return qkvh + Slot(l) * 3 * T() * W(); }
+  bf16* Probs(int l) const { return probs + Slot(l) * ProbsPerLayer(); }
+  bf16* U(int l) const { return u + Slot(l) * T() * 4 * W(); }
+  bf16* G(int l) const { return g + Slot(l) * T() * 4 * W(); }
+  float* Ln1Stats(int l) const { return ln1_stats + Slot(l) * 2 * T(); }
+  float* Ln2Stats(int l) const { return ln2_stats + Slot(l) * 2 * T(); }
   bf16* KCache(int l) const { return k_cache + size_t(l) * T() * W(); }
   bf16* VCache(int l) const { return v_cache + size_t(l) * T() * W(); }
   const bf16* Wb(const Tensor& t) const { return params_bf + t.offset; }
@@ -829,9 +837,11 @@ struct CudaModel::Impl {
     const size_t total = layout.total;
     PERFGATE_MODEL_CUDA(cudaMemcpyAsync(params, host_params.data(), total * sizeof(float),
                                         cudaMemcpyHostToDevice, stream));
-    PERFGATE_MODEL_CUDA(cudaMemsetAsync(grads, 0, total * sizeof(float), stream));
-    PERFGATE_MODEL_CUDA(cudaMemsetAsync(m, 0, total * sizeof(float), stream));
-    PERFGATE_MODEL_CUDA(cudaMemsetAsync(v, 0, total * sizeof(float), stream));
+    if (!inference) {
+      PERFGATE_MODEL_CUDA(cudaMemsetAsync(grads, 0, total * sizeof(float), stream));
+      PERFGATE_MODEL_CUDA(cudaMemsetAsync(m, 0, total * sizeof(float), stream));
+      PERFGATE_MODEL_CUDA(cudaMemsetAsync(v, 0, total * sizeof(float), stream));
+    }
     PERFGATE_MODEL_CUDA(cudaMemsetAsync(dec_pos, 0, sizeof(int), stream));
     PERFGATE_MODEL_CUDA(cudaMemsetAsync(dec_step, 0, sizeof(int), stream));
     k::ToBf16<<<k::GridFor(total), k::kThreads, 0, stream>>>(params, params_bf, total);
@@ -853,6 +863,16 @@ CudaModel::~CudaModel() = default;
 
 Error CudaModel::Create(const Config& config, const std::vector<float>& params, int device,
                         std::unique_ptr<CudaModel>* out) {
+  return CreateImpl(config, params, device, false, out);
+}
+
+Error CudaModel::CreateForInference(const Config& config, const std::vector<float>& params, int device,
+                                    std::unique_ptr<CudaModel>* out) {
+  return CreateImpl(config, params, device, true, out);
+}
+
+Error CudaModel::CreateImpl(const Config& config, const std::vector<float>& params, int device,
+                            bool inference, std::unique_ptr<CudaModel>* out) {
   const std::string invalid = Validate(config);
   if (!invalid.empty()) return Error{"invalid model configuration: " + invalid, false};
   Error none;
@@ -869,6 +889,7 @@ Error CudaModel::Create(const Config& config, const std::vector<float>& params, 
   impl->cfg = config;
   impl->layout = MakeLayout(config);
   impl->device = device;
+  impl->inference = inference;
   impl->lt_ = *lt;
   if (params.size() != impl->layout.total) {
     return Error{"expected " + std::to_string(impl->layout.total) + " parameters, got " +
@@ -887,6 +908,7 @@ void* CudaModel::stream() const { return impl_->stream; }
 
 Error CudaModel::SetBatch(const int32_t* inputs, const int32_t* targets, int batch, int seq) {
   Impl& m = *impl_;
+  if (m.inference) return Error{"this model was created for inference: it has no gradients or optimizer state", false};
   if (batch <= 0 || batch > m.cfg.batch || seq <= 0 || seq > m.cfg.seq) {
     return Error{"batch " + std::to_string(batch) + " × seq " + std::to_string(seq) + " exceeds the model's " +
                      std::to_string(m.cfg.batch) + " × " + std::to_string(m.cfg.seq),
@@ -910,6 +932,7 @@ Error CudaModel::SetBatch(const int32_t* inputs, const int32_t* targets, int bat
 
 Error CudaModel::Forward(float* loss) {
   Impl& m = *impl_;
+  if (m.inference) return Error{"this model was created for inference: it has no gradients or optimizer state", false};
   PERFGATE_MODEL_CUDA(cudaSetDevice(m.device));
   PERFGATE_MODEL_TRY(m.EnqueueForward());
   m.forward_done = true;
@@ -922,6 +945,7 @@ Error CudaModel::Forward(float* loss) {
 
 Error CudaModel::Backward(AllReducer* reducer) {
   Impl& m = *impl_;
+  if (m.inference) return Error{"this model was created for inference: it has no gradients or optimizer state", false};
   if (!m.forward_done) return Error{"Backward needs a Forward of the current batch first", false};
   PERFGATE_MODEL_CUDA(cudaSetDevice(m.device));
   return m.EnqueueBackward(reducer);
@@ -929,12 +953,14 @@ Error CudaModel::Backward(AllReducer* reducer) {
 
 Error CudaModel::Step(const AdamW& hp) {
   Impl& m = *impl_;
+  if (m.inference) return Error{"this model was created for inference: it has no gradients or optimizer state", false};
   PERFGATE_MODEL_CUDA(cudaSetDevice(m.device));
   return m.EnqueueStep(hp);
 }
 
 Error CudaModel::TimedTrainStep(const AdamW& hp, AllReducer* reducer, double* seconds) {
   Impl& m = *impl_;
+  if (m.inference) return Error{"this model was created for inference: it has no gradients or optimizer state", false};
   PERFGATE_MODEL_CUDA(cudaSetDevice(m.device));
   PERFGATE_MODEL_CUDA(cudaEventRecord(m.ev_start, m.stream));
   PERFGATE_MODEL_TRY(m.EnqueueForward());
@@ -957,6 +983,7 @@ Error CudaModel::DownloadParams(std::vector<float>* out) const {
 
 Error CudaModel::DownloadGrads(std::vector<float>* out) const {
   Impl& m = *impl_;
+  if (m.inference) return Error{"this model was created for inference: it has no gradients or optimizer state", false};
   PERFGATE_MODEL_CUDA(cudaSetDevice(m.device));
   out->resize(m.layout.total);
   PERFGATE_MODEL_CUDA(cudaMemcpyAsync(out->data(), m.grads, m.layout.total * sizeof(float),

@@ -48,6 +48,12 @@ class CudaModel {
   /// model does not fit in its free memory (the message says how much it needs).
   static Error Create(const Config& config, const std::vector<float>& params, int device,
                       std::unique_ptr<CudaModel>* out);
+  /// As Create, for Prefill and decode only: no gradients, optimizer state
+  /// or per-position logits, and one layer's activations shared by all
+  /// layers, so large models serve large batches. The training calls return
+  /// an error.
+  static Error CreateForInference(const Config& config, const std::vector<float>& params, int device,
+                                  std::unique_ptr<CudaModel>* out);
   ~CudaModel();
   CudaModel(const CudaModel&) = delete;
   CudaModel& operator=(const CudaModel&) = delete;
@@ -110,6 +116,8 @@ class CudaModel {
 
  private:
   explicit CudaModel(std::unique_ptr<Impl> impl);
+  static Error CreateImpl(const Config& config, const std::vector<float>& params, int device,
+                          bool inference, std::unique_ptr<CudaModel>* out);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -352,6 +352,20 @@ TEST_P(CudaGreedy, TimedDecodeRunsFromThePromptAndRefusesToRunPastTheCache) {
   EXPECT_TRUE(gpu_->TimedDecode(1, &seconds).ok());
 }
 
+TEST_P(CudaGreedy, AModelCreatedForInferenceDecodesTheSameTokensAndCannotTrain) {
+  std::unique_ptr<CudaModel> serving;
+  const Error e = CudaModel::CreateForInference(config_, params_, 0, &serving);
+  ASSERT_TRUE(e.ok()) << e.message;
+  ASSERT_TRUE(serving->Prefill(prompt_.data(), config_.batch, kPromptLen, nullptr).ok());
+  std::vector<int32_t> want, got;
+  ASSERT_TRUE(gpu_->Greedy(kSteps, true, &want).ok());
+  ASSERT_TRUE(serving->Greedy(kSteps, true, &got).ok());
+  EXPECT_EQ(got, want);  // the same kernels on the same inputs: bit-identical
+  float loss = 0;
+  EXPECT_FALSE(serving->Forward(&loss).ok());
+  EXPECT_FALSE(serving->Step(AdamW{}).ok());
+}
+
 INSTANTIATE_TEST_SUITE_P(Batches, CudaGreedy, ::testing::Values(1, 8));
 
 TEST(CudaModel, CreateRefusesAModelLargerThanTheDevice) {
