@@ -45,31 +45,12 @@ struct CaseParams {
 
 std::optional<CaseParams> ReadParams(State& state, bool decode) {
   CaseParams p;
-  p.backend = state.Param("backend");
+  training::Backend backend;
   const int64_t batch = state.IntParam("batch"), prompt = state.IntParam("prompt");
   const int64_t tokens = decode ? state.IntParam("tokens") : 0;
-  if (state.failed()) return std::nullopt;
-  if (p.backend == "host") {
-    if (state.Param("dtype") != "fp32") {
-      state.Fail(absl::StrCat("dtype '", state.Param("dtype"), "': the host backend computes in fp32"));
-      return std::nullopt;
-    }
-    const int64_t threads = state.IntParam("threads");
-    if (state.failed()) return std::nullopt;
-    if (threads <= 0 || threads > 1024) {
-      state.Fail("threads must be in 1..1024");
-      return std::nullopt;
-    }
-    p.threads = static_cast<int>(threads);
-  } else if (p.backend == "cuda") {
-    if (state.Param("dtype") != "bf16") {
-      state.Fail(absl::StrCat("dtype '", state.Param("dtype"), "': the CUDA backend computes in bf16"));
-      return std::nullopt;
-    }
-  } else {
-    state.Fail(absl::StrCat("backend '", p.backend, "': expected host or cuda"));
-    return std::nullopt;
-  }
+  if (state.failed() || !training::ReadBackend(state, &backend)) return std::nullopt;
+  p.backend = backend.cuda ? "cuda" : "host";
+  p.threads = backend.threads;
   if (prompt <= 0) {
     state.Fail("prompt must be positive");
     return std::nullopt;
@@ -136,17 +117,7 @@ void HostDecode(State& state, const CaseParams& p) {
 
 #if PERFGATE_HAVE_CUDA
 
-absl::Status ToStatus(const model::cuda::Error& e) {
-  if (e.ok()) return absl::OkStatus();
-  if (e.unavailable) return absl::UnavailableError(e.message);
-  return absl::InternalError(e.message);
-}
-
-void Conclude(State& state, const absl::Status& s) {
-  if (s.ok()) return;
-  if (s.code() == absl::StatusCode::kUnavailable) return state.Skip(std::string(s.message()));
-  state.Fail(std::string(s.message()));
-}
+absl::Status ToStatus(const model::cuda::Error& e) { return training::ModelStatus(e.message, e.unavailable); }
 
 // Before anything is timed: greedy decoding on the tiny preset yields the
 // host backend's tokens for the first steps, with the graph and eagerly.
@@ -250,7 +221,7 @@ void Prefill(State& state) {
   if (!p) return;
   if (p->backend == "host") return HostPrefill(state, *p);
 #if PERFGATE_HAVE_CUDA
-  Conclude(state, CudaCase(state, *p, false));
+  training::Conclude(state, CudaCase(state, *p, false));
 #else
   state.Skip(kBuiltWithoutCuda);
 #endif
@@ -261,34 +232,16 @@ void Decode(State& state) {
   if (!p) return;
   if (p->backend == "host") return HostDecode(state, *p);
 #if PERFGATE_HAVE_CUDA
-  Conclude(state, CudaCase(state, *p, true));
+  training::Conclude(state, CudaCase(state, *p, true));
 #else
   state.Skip(kBuiltWithoutCuda);
 #endif
 }
 
-std::string Unavailable(const BenchmarkId& id) {
-  auto backend = id.params.find("backend");
-  if (backend == id.params.end() || backend->second != "cuda") return "";
-#if PERFGATE_HAVE_CUDA
-  model::cuda::Error error;
-  if (model::cuda::VisibleDevices(&error) == 0) return error.message;
-  return "";
-#else
-  return kBuiltWithoutCuda;
-#endif
-}
-
 std::map<std::string, std::string> Point(const std::string& backend, const std::string& preset,
                                          const std::string& prompt) {
-  std::map<std::string, std::string> p = {{"backend", backend},
-                                          {"preset", preset},
-                                          {"prompt", prompt}};
-  p["dtype"] = "bf16";
-  if (backend == "host") {
-    p["dtype"] = "fp32";
-    p["threads"] = "1";
-  }
+  std::map<std::string, std::string> p = training::ModelPoint(backend, preset);
+  p["prompt"] = prompt;
   return p;
 }
 
@@ -308,7 +261,7 @@ void Register(Registry& registry) {
                            Point("cuda", "large", "2048")},
                 .metrics = {MetricKind::kTime, MetricKind::kTokensPerSecond},
                 .body = Prefill,
-                .unavailable = Unavailable});
+                .unavailable = training::ModelCaseUnavailable});
   registry.Add({.suite = "inference",
                 .name = "decode",
                 .description = "greedy decode steps from a KV cache after a prompt of P tokens (the GPU "
@@ -320,7 +273,7 @@ void Register(Registry& registry) {
                            with(Point("cuda", "large", "2048"), "tokens", "64")},
                 .metrics = {MetricKind::kTime, MetricKind::kTokensPerSecond},
                 .body = Decode,
-                .unavailable = Unavailable});
+                .unavailable = training::ModelCaseUnavailable});
 }
 
 }  // namespace perfgate::suites::inference

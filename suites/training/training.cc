@@ -61,32 +61,11 @@ struct CaseParams {
 
 std::optional<CaseParams> ReadParams(State& state) {
   CaseParams p;
-  p.backend = state.Param("backend");
-  const std::string& dtype = state.Param("dtype");
+  Backend backend;
   const int64_t batch = state.IntParam("batch"), seq = state.IntParam("seq");
-  if (state.failed()) return std::nullopt;
-  if (p.backend == "host") {
-    if (dtype != "fp32") {
-      state.Fail(absl::StrCat("dtype '", dtype, "': the host backend computes in fp32"));
-      return std::nullopt;
-    }
-    const int64_t threads = state.IntParam("threads");
-    if (state.failed()) return std::nullopt;
-    if (threads <= 0 || threads > 1024) {
-      state.Fail("threads must be in 1..1024");
-      return std::nullopt;
-    }
-    p.threads = static_cast<int>(threads);
-  } else if (p.backend == "cuda") {
-    if (dtype != "bf16") {
-      state.Fail(absl::StrCat("dtype '", dtype,
-                              "': the CUDA backend computes in bf16 (fp32 master weights)"));
-      return std::nullopt;
-    }
-  } else {
-    state.Fail(absl::StrCat("backend '", p.backend, "': expected host or cuda"));
-    return std::nullopt;
-  }
+  if (state.failed() || !ReadBackend(state, &backend)) return std::nullopt;
+  p.backend = backend.cuda ? "cuda" : "host";
+  p.threads = backend.threads;
   auto config = CaseConfig(state.Param("preset"), batch, seq);
   if (!config.ok()) {
     state.Fail(std::string(config.status().message()));
@@ -260,20 +239,7 @@ absl::Status HostDataParallel(State& state, const CaseParams& p, collectives::Wo
 
 #if PERFGATE_HAVE_CUDA
 
-absl::Status ToStatus(const model::cuda::Error& e) {
-  if (e.ok()) return absl::OkStatus();
-  if (e.unavailable) return absl::UnavailableError(e.message);
-  return absl::InternalError(e.message);
-}
-
-// Ends a case with a status: UNAVAILABLE skips, any other error fails.
-void Conclude(State& state, const absl::Status& s) {
-  if (s.ok()) return;
-  if (s.code() == absl::StatusCode::kUnavailable || s.code() == absl::StatusCode::kFailedPrecondition) {
-    return state.Skip(std::string(s.message()));
-  }
-  state.Fail(std::string(s.message()));
-}
+absl::Status ToStatus(const model::cuda::Error& e) { return ModelStatus(e.message, e.unavailable); }
 
 double RelativeL2(const std::vector<float>& got, const std::vector<float>& want) {
   double diff = 0, norm = 0;
@@ -429,7 +395,56 @@ void Step(State& state) {
 
 void DataParallel(State& state) { RunDataParallel(state, collectives::ProcessWorld()); }
 
-std::string Unavailable(const BenchmarkId& id) {
+std::map<std::string, std::string> Point(const std::string& backend, const std::string& preset) {
+  const Config c = *model::Preset(preset);
+  std::map<std::string, std::string> p = ModelPoint(backend, preset);
+  p["batch"] = std::to_string(c.batch);
+  p["seq"] = std::to_string(c.seq);
+  return p;
+}
+
+}  // namespace
+
+bool ReadBackend(State& state, Backend* backend) {
+  const std::string& name = state.Param("backend");
+  const std::string& dtype = state.Param("dtype");
+  if (name == "host") {
+    if (dtype != "fp32") {
+      state.Fail(absl::StrCat("dtype '", dtype, "': the host backend computes in fp32"));
+      return false;
+    }
+    const int64_t threads = state.IntParam("threads");
+    if (state.failed()) return false;
+    if (threads <= 0 || threads > 1024) {
+      state.Fail("threads must be in 1..1024");
+      return false;
+    }
+    *backend = Backend{.cuda = false, .threads = static_cast<int>(threads)};
+    return true;
+  }
+  if (name == "cuda") {
+    if (dtype != "bf16") {
+      state.Fail(absl::StrCat("dtype '", dtype, "': the CUDA backend computes in bf16 (fp32 master weights)"));
+      return false;
+    }
+    *backend = Backend{.cuda = true};
+    return true;
+  }
+  state.Fail(absl::StrCat("backend '", name, "': expected host or cuda"));
+  return false;
+}
+
+std::map<std::string, std::string> ModelPoint(const std::string& backend, const std::string& preset) {
+  std::map<std::string, std::string> p = {{"backend", backend}, {"preset", preset}};
+  p["dtype"] = "bf16";
+  if (backend == "host") {
+    p["dtype"] = "fp32";
+    p["threads"] = "1";
+  }
+  return p;
+}
+
+std::string ModelCaseUnavailable(const BenchmarkId& id) {
   auto backend = id.params.find("backend");
   if (backend == id.params.end() || backend->second != "cuda") return "";
 #if PERFGATE_HAVE_CUDA
@@ -441,22 +456,19 @@ std::string Unavailable(const BenchmarkId& id) {
 #endif
 }
 
-std::map<std::string, std::string> Point(const std::string& backend, const std::string& preset) {
-  const Config c = *model::Preset(preset);
-  std::map<std::string, std::string> p = {{"backend", backend},
-                                          {"preset", preset},
-                                          {"batch", std::to_string(c.batch)},
-                                          {"seq", std::to_string(c.seq)}};
-  // One thread by default, as kernels/sgemm: a per-core figure.
-  p["dtype"] = "bf16";
-  if (backend == "host") {
-    p["dtype"] = "fp32";
-    p["threads"] = "1";
-  }
-  return p;
+absl::Status ModelStatus(const std::string& message, bool unavailable) {
+  if (message.empty()) return absl::OkStatus();
+  if (unavailable) return absl::UnavailableError(message);
+  return absl::InternalError(message);
 }
 
-}  // namespace
+void Conclude(State& state, const absl::Status& s) {
+  if (s.ok()) return;
+  if (s.code() == absl::StatusCode::kUnavailable || s.code() == absl::StatusCode::kFailedPrecondition) {
+    return state.Skip(std::string(s.message()));
+  }
+  state.Fail(std::string(s.message()));
+}
 
 absl::StatusOr<Config> CaseConfig(const std::string& preset, int64_t batch, int64_t seq) {
   std::optional<Config> c = model::Preset(preset);
@@ -586,7 +598,7 @@ void Register(Registry& registry) {
                 .points = {Point("host", "tiny"), Point("cuda", "small"), Point("cuda", "large")},
                 .metrics = StepMetrics(),
                 .body = Step,
-                .unavailable = Unavailable});
+                .unavailable = ModelCaseUnavailable});
   registry.Add({.suite = "training",
                 .name = "data_parallel",
                 .description = "the step on every rank (one per device), gradients summed in buckets "
@@ -597,7 +609,7 @@ void Register(Registry& registry) {
                 .metrics = DataParallelMetrics(),
                 .body = DataParallel,
                 .only_when_named = true,
-                .unavailable = Unavailable});
+                .unavailable = ModelCaseUnavailable});
 }
 
 }  // namespace perfgate::suites::training
