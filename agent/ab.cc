@@ -4,7 +4,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <set>
@@ -178,9 +181,33 @@ bool SameMetrics(const std::vector<MetricSpec>& a, const std::vector<MetricSpec>
   return true;
 }
 
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Seconds one sample of a block took: the median of a time metric where the
+// case has one, else the block's wall time over its samples (which counts
+// the process start too, and so errs toward smaller blocks).
+double SecondsPerSample(const CaseResult& block, double wall_s) {
+  static const std::map<std::string, double> kScale = {{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}};
+  for (size_t m = 0; m < block.metrics.size(); ++m) {
+    auto it = kScale.find(block.metrics[m].unit);
+    if (it == kScale.end()) continue;
+    std::vector<double> v;
+    for (const Sample& s : block.samples) {
+      if (m < s.values.size()) v.push_back(s.values[m]);
+    }
+    const double median = stats::Median(v);
+    if (median > 0) return median * it->second;
+  }
+  return block.samples.empty() ? wall_s : wall_s / static_cast<double>(block.samples.size());
+}
+
 }  // namespace
 
-CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbOptions& options) {
+CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbOptions& options,
+                     double budget_s, const DecidedFn& decided) {
+  const Clock::time_point start = Clock::now();
   CasePair pair;
   pair.key = c.id.Key();
   for (CaseResult* r : {&pair.baseline, &pair.candidate}) {
@@ -188,31 +215,72 @@ CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbO
     r->metrics = c.metrics;
     r->status = CaseStatus::kOk;
   }
-  for (unsigned round = 0; round < options.rounds; ++round) {
+  auto fail = [&](AbRole role, const CaseResult& block) {
+    const CaseStatus status =
+        block.status == CaseStatus::kSkipped ? CaseStatus::kSkipped : CaseStatus::kFailed;
+    const std::string reason =
+        block.status == CaseStatus::kOk
+            ? SideReason(role, "its blocks reported different metrics")
+            : SideReason(role, absl::StrCat(ToString(block.status), block.reason.empty() ? "" : ": ",
+                                            block.reason));
+    for (CaseResult* r : {&pair.baseline, &pair.candidate}) {
+      r->samples.clear();
+      r->status = status;
+      r->reason = reason;
+    }
+    pair.baseline_blocks.clear();
+    pair.candidate_blocks.clear();
+  };
+  auto usable = [&](const CaseResult& block) {
+    return block.status == CaseStatus::kOk && SameMetrics(block.metrics, c.metrics);
+  };
+
+  unsigned samples = options.fixed_block_samples;
+  if (samples == 0) {
+    // A pilot block sizes the blocks by time; it also warms the node.
+    const Clock::time_point t = Clock::now();
+    CaseResult pilot = baseline.Measure(pair.key, options.min_block_samples);
+    if (!usable(pilot)) {
+      fail(AbRole::kBaseline, pilot);
+      pair.stopped = "failed";
+      return pair;
+    }
+    const double per_sample = SecondsPerSample(pilot, Since(t));
+    const double wanted = per_sample > 0 ? std::ceil(options.block_seconds / per_sample) : 0;
+    samples = static_cast<unsigned>(std::clamp(wanted, double(options.min_block_samples), 100000.0));
+  }
+
+  const unsigned max_rounds = options.fixed_rounds > 0 ? options.fixed_rounds : options.max_rounds;
+  for (unsigned round = 0; round < max_rounds; ++round) {
     for (AbRole role : BlockOrder(round)) {
       const bool is_base = role == AbRole::kBaseline;
-      CaseResult block = (is_base ? baseline : candidate).Measure(pair.key, options.block_samples);
-      CaseResult& pooled = is_base ? pair.baseline : pair.candidate;
-      if (block.status != CaseStatus::kOk || !SameMetrics(block.metrics, c.metrics)) {
-        const CaseStatus status =
-            block.status == CaseStatus::kSkipped ? CaseStatus::kSkipped : CaseStatus::kFailed;
-        const std::string reason =
-            block.status == CaseStatus::kOk
-                ? SideReason(role, "its blocks reported different metrics")
-                : SideReason(role, absl::StrCat(ToString(block.status),
-                                                block.reason.empty() ? "" : ": ", block.reason));
-        for (CaseResult* r : {&pair.baseline, &pair.candidate}) {
-          r->samples.clear();
-          r->status = status;
-          r->reason = reason;
-        }
+      CaseResult block = (is_base ? baseline : candidate).Measure(pair.key, samples);
+      if (!usable(block)) {
+        fail(role, block);
+        pair.stopped = "failed";
         return pair;
       }
+      CaseResult& pooled = is_base ? pair.baseline : pair.candidate;
       // A slowdown injected into one side says so in every block's reason.
       if (pooled.reason.empty() || pooled.reason == "sample_count") pooled.reason = block.reason;
+      (is_base ? pair.baseline_blocks : pair.candidate_blocks)
+          .push_back(static_cast<unsigned>(block.samples.size()));
       pooled.samples.insert(pooled.samples.end(), block.samples.begin(), block.samples.end());
     }
+    pair.rounds = round + 1;
+    if (options.fixed_rounds > 0) continue;
+    if (pair.rounds >= options.min_rounds && decided && decided(pair)) {
+      pair.stopped = "decided";
+      break;
+    }
+    // Another round must fit in the budget: rounds so far predict its cost.
+    const double spent = Since(start);
+    if (budget_s > 0 && spent + spent / pair.rounds > budget_s) {
+      pair.stopped = "budget";
+      break;
+    }
   }
+  if (pair.stopped.empty()) pair.stopped = options.fixed_rounds > 0 ? "rounds" : "max_rounds";
   for (CaseResult* r : {&pair.baseline, &pair.candidate}) {
     std::vector<double> first_metric;
     for (const Sample& s : r->samples) {
@@ -223,23 +291,31 @@ CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbO
   return pair;
 }
 
-namespace {
-
-gate::GateResult Decide(const std::vector<CasePair>& pairs, const gate::Policy& policy,
-                        const std::string& sku, unsigned rounds) {
+std::pair<gate::RunData, gate::RunData> SidesOf(const std::vector<CasePair>& pairs) {
   std::vector<CaseResult> base, cand;
+  std::map<std::string, gate::CaseBlocks> base_blocks, cand_blocks;
   for (const CasePair& p : pairs) {
     // A case that cannot run here says nothing about either build.
     if (p.candidate.status == CaseStatus::kSkipped) continue;
     base.push_back(p.baseline);
     cand.push_back(p.candidate);
+    base_blocks[p.key] = {p.baseline_blocks, true};
+    cand_blocks[p.key] = {p.candidate_blocks, true};
   }
+  return {gate::RunDataFromCases("baseline", base, base_blocks),
+          gate::RunDataFromCases("candidate", cand, cand_blocks)};
+}
+
+namespace {
+
+gate::GateResult Decide(const std::vector<CasePair>& pairs, const gate::Policy& policy,
+                        const std::string& sku) {
+  auto [base, cand] = SidesOf(pairs);
   gate::GateInput input;
   input.mode = gate::Mode::kAb;
   input.sku = sku;
-  // Each round gave each side one block, from one process.
-  input.candidate = gate::RunDataFromCases("candidate", cand, rounds);
-  input.baselines.push_back(gate::RunDataFromCases("baseline", base, rounds));
+  input.candidate = std::move(cand);
+  input.baselines.push_back(std::move(base));
   return gate::EvaluateGate(input, policy);
 }
 
@@ -247,23 +323,62 @@ bool Suspect(const gate::MetricVerdict& v) {
   return v.gating && (v.verdict == gate::Verdict::kRegression || v.verdict == gate::Verdict::kBelowFloor);
 }
 
+// Whether more rounds could change what the gate says about a metric: its
+// interval is still too wide, too few rounds were measured, or it changed
+// by more than the tolerance without being significant yet.
+bool Undecided(const gate::MetricVerdict& v) {
+  if (!v.gating) return false;
+  if (v.verdict == gate::Verdict::kTooNoisy || v.verdict == gate::Verdict::kTooFewRuns) return true;
+  return v.verdict == gate::Verdict::kPass && std::isfinite(v.change) && v.change > v.tolerance;
+}
+
 }  // namespace
+
+bool CaseDecided(const CasePair& pair, const gate::Policy& policy, const std::string& sku,
+                 size_t cases) {
+  // Judged alone, at the fdr the whole gate can afford per case.
+  gate::Policy strict = policy;
+  strict.fdr = policy.fdr / static_cast<double>(std::max<size_t>(cases, 1));
+  const gate::GateResult r = Decide({pair}, strict, sku);
+  return std::none_of(r.verdicts.begin(), r.verdicts.end(), Undecided);
+}
 
 AbResult RunAb(const std::vector<AbCase>& cases, Side& baseline, Side& candidate,
                const gate::Policy& policy, const std::string& sku, const AbOptions& options,
                std::ostream& log) {
+  const Clock::time_point job_start = Clock::now();
   AbResult result;
-  auto measure = [&](const AbCase& c, const char* what) {
-    log << "  " << c.id.Key() << ": " << what << options.rounds << " rounds of " << options.block_samples
-        << " samples per side\n" << std::flush;
-    CasePair p = MeasurePair(c, baseline, candidate, options);
+  const size_t passes = options.confirm ? 2 : 1;
+  // The budget a case's measurement may use: its share of the case budget
+  // (the first measurement two thirds when a confirmation may follow), and
+  // no more than the job's budget left over the measurements left.
+  auto budget = [&](size_t left, bool confirming) {
+    double b = options.case_budget_s;
+    if (b > 0 && options.confirm) b = confirming ? b / 3.0 : b * 2.0 / 3.0;
+    if (options.job_budget_s > 0) {
+      const double job_left = std::max(0.0, options.job_budget_s - Since(job_start)) / static_cast<double>(left);
+      b = b > 0 ? std::min(b, job_left) : job_left;
+    }
+    return b;
+  };
+  auto measure = [&](const AbCase& c, const char* what, size_t left, bool confirming) {
+    log << "  " << c.id.Key() << ": " << what << std::flush;
+    const Clock::time_point t = Clock::now();
+    CasePair p = MeasurePair(c, baseline, candidate, options, budget(left, confirming),
+                             [&](const CasePair& so_far) { return CaseDecided(so_far, policy, sku, cases.size()); });
     if (p.candidate.status != CaseStatus::kOk) {
-      log << "    " << ToString(p.candidate.status) << ": " << p.candidate.reason << "\n" << std::flush;
+      log << ToString(p.candidate.status) << ": " << p.candidate.reason << "\n" << std::flush;
+    } else {
+      log << p.rounds << " rounds of " << (p.baseline_blocks.empty() ? 0 : p.baseline_blocks.front())
+          << " samples a side in " << absl::StrFormat("%.1f", Since(t)) << " s (" << p.stopped << ")\n"
+          << std::flush;
     }
     return p;
   };
-  for (const AbCase& c : cases) result.pairs.push_back(measure(c, ""));
-  gate::GateResult first = Decide(result.pairs, policy, sku, options.rounds);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    result.pairs.push_back(measure(cases[i], "", (cases.size() - i) * passes, false));
+  }
+  gate::GateResult first = Decide(result.pairs, policy, sku);
   if (!options.confirm) {
     result.gate = std::move(first);
     return result;
@@ -276,10 +391,13 @@ AbResult RunAb(const std::vector<AbCase>& cases, Side& baseline, Side& candidate
     result.gate = std::move(first);
     return result;
   }
+  size_t left = suspects.size();
   for (size_t i = 0; i < cases.size(); ++i) {
-    if (suspects.count(result.pairs[i].key) != 0) result.pairs[i] = measure(cases[i], "confirming with ");
+    if (suspects.count(result.pairs[i].key) != 0) {
+      result.pairs[i] = measure(cases[i], "confirming: ", left--, true);
+    }
   }
-  result.gate = Decide(result.pairs, policy, sku, options.rounds);
+  result.gate = Decide(result.pairs, policy, sku);
   // The first verdict of each re-measured metric, for the notes.
   std::map<std::pair<std::string, std::string>, const gate::MetricVerdict*> before;
   for (const gate::MetricVerdict& v : first.verdicts) before[{v.benchmark, v.metric}] = &v;

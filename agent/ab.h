@@ -1,4 +1,4 @@
-// A/B gating in one job on one node (methodology.md §4, "A/B samples"): the
+// A/B gating in one job on one node (docs/statistics.md, "A/B"): the
 // baseline and the candidate builds measure each case in alternating blocks,
 // ABBA..., so that drift in the machine (clocks, neighbours, caches) falls on
 // both sides alike; the pooled blocks of each side then go through the gate
@@ -7,6 +7,7 @@
 // real side runs a perfgate-agent build as a child process.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -61,11 +62,25 @@ class CommandSide final : public Side {
   std::vector<std::string> extra_args_;
 };
 
-/// How A/B measures and decides.
+/// How A/B measures and decides. By default both adapt: blocks are sized
+/// by time and rounds are added until every gating metric of the case is
+/// decided against its tolerance, or the case's time budget is spent.
 struct AbOptions {
-  unsigned rounds = 10;        // block pairs per case (the simulation's default)
-  unsigned block_samples = 5;  // samples per block
-  bool confirm = true;          // measure suspected regressions again before failing them
+  /// Samples per block are chosen so that a block's samples last about this
+  /// long: long enough that a scheduler slice or a short burst of a
+  /// neighbour cannot dominate one block.
+  double block_seconds = 0.5;
+  unsigned min_block_samples = 5;
+  unsigned fixed_block_samples = 0;  // > 0: every block has exactly this many
+  unsigned min_rounds = 5;           // before the first look at the interval
+  unsigned max_rounds = 30;          // the exact rank tests' range
+  unsigned fixed_rounds = 0;         // > 0: exactly this many rounds, no looks
+  /// Seconds one case may take, first measurement and confirmation together.
+  double case_budget_s = 60;
+  /// Seconds the whole job may take (0: no bound beyond the cases' own);
+  /// each case gets at most the budget left over the cases left.
+  double job_budget_s = 0;
+  bool confirm = true;  // measure suspected regressions again before failing them
 };
 
 /// A case to compare, as the local registry describes it: its identity and
@@ -77,19 +92,41 @@ struct AbCase {
 };
 
 /// One case measured on both sides: each side's blocks pooled into one
-/// result. When a block of either side failed or skipped, both results carry
-/// that status and the reason, prefixed with the side.
+/// result, with the sample count of each block. When a block of either side
+/// failed or skipped, both results carry that status and the reason,
+/// prefixed with the side.
 struct CasePair {
   std::string key;
   CaseResult baseline;
   CaseResult candidate;
+  std::vector<unsigned> baseline_blocks;   // samples per block, in round order
+  std::vector<unsigned> candidate_blocks;
+  unsigned rounds = 0;
+  std::string stopped;  // why measuring stopped: "decided", "budget", "max_rounds", "rounds"
 };
 
-/// Measures `c` for options.rounds rounds in BlockOrder(), one block of
-/// options.block_samples on each side per round, and pools each side's
-/// blocks; stops at the first block that fails, skips or reports other
+/// Says whether the pair measured so far decides every gating metric;
+/// MeasurePair asks after each round from options.min_rounds on.
+using DecidedFn = std::function<bool(const CasePair&)>;
+
+/// Measures `c` in rounds in BlockOrder(), one block on each side per round,
+/// and pools each side's blocks. The first block (unless the block size is
+/// fixed) is a pilot that sizes blocks to options.block_seconds and is not
+/// kept. Stops when `decided` says so, at max_rounds, or when `budget_s`
+/// seconds are spent; with options.fixed_rounds it measures exactly that
+/// many. Stops at the first block that fails, skips or reports other
 /// metrics than `c` names.
-CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbOptions& options);
+CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbOptions& options,
+                     double budget_s = 0, const DecidedFn& decided = {});
+
+/// The gate's view of the two sides of measured pairs: per case, the
+/// blocks as processes, paired by round.
+std::pair<gate::RunData, gate::RunData> SidesOf(const std::vector<CasePair>& pairs);
+
+/// Whether every gating metric of one measured case is decided: judged on
+/// that case alone at the policy's fdr over `cases` (the job's case count).
+bool CaseDecided(const CasePair& pair, const gate::Policy& policy, const std::string& sku,
+                 size_t cases);
 
 /// What an A/B comparison measured and decided.
 struct AbResult {
@@ -102,11 +139,14 @@ struct AbResult {
 };
 
 /// Measures every case in `cases` on both sides and gates the candidate
-/// against the baseline in A/B mode. With options.confirm, every case with a
-/// gating metric judged a regression or below its floor is measured again as
-/// a fresh interleaved pair and judged on that: it fails only if the second
-/// measurement fails it too, and its notes say so. Skipped cases are left
-/// out of the gate. Progress lines go to `log`.
+/// against the baseline in A/B mode. Each case adds rounds until its gating
+/// metrics are decided (judged on that case alone, at the policy's fdr over
+/// the number of cases, so that what stops a case as decided holds in the
+/// whole gate) or its budget is spent. With options.confirm, every case with
+/// a gating metric judged a regression or below its floor is measured again
+/// as a fresh interleaved pair and judged on that: it fails only if the
+/// second measurement fails it too, and its notes say so. Skipped cases are
+/// left out of the gate. Progress lines go to `log`.
 AbResult RunAb(const std::vector<AbCase>& cases, Side& baseline, Side& candidate,
                const gate::Policy& policy, const std::string& sku, const AbOptions& options,
                std::ostream& log);

@@ -16,6 +16,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "agent/ab.h"
 #include "agent/client.h"
@@ -517,6 +518,24 @@ int SampleCommand(const AgentConfig& config) {
   return kExitOk;
 }
 
+namespace {
+
+// "n1,n2,...": the unthrottled samples of each block of a pooled side.
+std::string UnthrottledPerBlock(const CaseResult& side, const std::vector<unsigned>& blocks) {
+  std::vector<std::string> counts;
+  size_t at = 0;
+  for (unsigned n : blocks) {
+    unsigned kept = 0;
+    for (unsigned i = 0; i < n && at < side.samples.size(); ++i, ++at) {
+      if (!side.samples[at].throttled) ++kept;
+    }
+    counts.push_back(std::to_string(kept));
+  }
+  return absl::StrJoin(counts, ",");
+}
+
+}  // namespace
+
 int AbCommand(const AgentConfig& config) {
   auto baseline_argv = SplitCommand(config.ab_baseline);
   if (!baseline_argv.ok()) return Fail(baseline_argv.status(), "bad --baseline");
@@ -563,12 +582,26 @@ int AbCommand(const AgentConfig& config) {
     cases.push_back(std::move(ab_case));
   }
   AbOptions options;
-  options.rounds = config.ab_rounds;
-  options.block_samples = config.ab_block_samples;
+  options.fixed_rounds = config.ab_rounds;
+  options.fixed_block_samples = config.ab_block_samples;
+  options.block_seconds = config.ab_block_seconds;
+  options.max_rounds = config.ab_max_rounds;
+  options.case_budget_s = config.ab_case_budget_s;
   options.confirm = config.ab_confirm;
+  if (!config.time_budget.empty()) {
+    auto budget = ParseDuration(config.time_budget);
+    if (!budget.ok()) return Fail(budget.status(), "bad --time-budget");
+    options.job_budget_s = *budget;
+  }
   std::cout << "perfgate-agent ab: sku " << probe.environment.sku << ", " << cases.size() << " cases, "
-            << options.rounds << " rounds of " << options.block_samples
-            << " samples per side, confirm " << (options.confirm ? "on" : "off") << "\n"
+            << (options.fixed_rounds > 0 ? absl::StrCat(options.fixed_rounds, " rounds")
+                                         : absl::StrCat("adaptive rounds (", options.min_rounds, " to ",
+                                                        options.max_rounds, ", ", options.case_budget_s,
+                                                        " s a case)"))
+            << " of "
+            << (options.fixed_block_samples > 0 ? absl::StrCat(options.fixed_block_samples, " samples")
+                                                : absl::StrCat(options.block_seconds, " s"))
+            << " per block, confirm " << (options.confirm ? "on" : "off") << "\n"
             << std::flush;
   const AbResult ab = RunAb(cases, baseline, candidate, policy, probe.environment.sku, options, std::cout);
 
@@ -597,10 +630,14 @@ int AbCommand(const AgentConfig& config) {
   meta.details["ab_role"] = "candidate";
   meta.details["ab_pair"] = base_meta.run_id;
   meta.details["ab_command"] = config.ab_candidate;
-  // Each side's samples are `rounds` blocks in order, one process each: the
-  // coordinator's A/B gate tests them by block, as this command does.
-  base_meta.details["ab_blocks"] = std::to_string(options.rounds);
-  meta.details["ab_blocks"] = std::to_string(options.rounds);
+  // Each side's samples came in blocks, one process each, in round order:
+  // the coordinator's A/B gate tests them by block, as this command does.
+  // Per case, the unthrottled samples of each block (the samples a gate reads).
+  for (const CasePair& p : ab.pairs) {
+    if (p.baseline.status == CaseStatus::kSkipped || p.baseline_blocks.empty()) continue;
+    base_meta.details["ab_blocks:" + p.key] = UnthrottledPerBlock(p.baseline, p.baseline_blocks);
+    meta.details["ab_blocks:" + p.key] = UnthrottledPerBlock(p.candidate, p.candidate_blocks);
+  }
 
   v1::GateReport report;
   wire::ToProto(ab.gate, policy.fdr, &report);

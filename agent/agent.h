@@ -46,8 +46,11 @@ struct AgentConfig {
   // `ab`: the two builds as command prefixes, split with shell quoting rules.
   std::string ab_baseline;
   std::string ab_candidate;
-  unsigned ab_rounds = 10;
-  unsigned ab_block_samples = 5;
+  unsigned ab_rounds = 0;         // > 0: exactly this many rounds; 0: adaptive
+  unsigned ab_block_samples = 0;  // > 0: samples per block; 0: sized by ab_block_seconds
+  double ab_block_seconds = 0.5;
+  unsigned ab_max_rounds = 30;
+  double ab_case_budget_s = 60;   // one case, confirmation included
   bool ab_confirm = true;
   std::string policy_file;  // gate policy (YAML); empty: the default policy
   std::string markdown_file, junit_file, json_file;  // report copies; empty: none

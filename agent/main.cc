@@ -98,11 +98,25 @@ int main(int argc, char** argv) {
                  "Command prefix running the candidate's perfgate-agent; flags for that side only "
                  "(--inject-slowdown) go at its end")
       ->required();
-  ab->add_option("--rounds", config.ab_rounds, "Block pairs per case, alternating which side goes first")
-      ->capture_default_str()->check(CLI::Range(1u, 1000u));
+  ab->add_option("--rounds", config.ab_rounds,
+                 "Measure exactly this many block pairs per case (default: adaptive, rounds are added "
+                 "until the gate can decide or the case budget is spent)")
+      ->check(CLI::Range(1u, 1000u));
+  ab->add_option("--max-rounds", config.ab_max_rounds, "Most block pairs per case when adaptive")
+      ->capture_default_str()->check(CLI::Range(5u, 1000u));
+  ab->add_option("--case-budget", config.ab_case_budget_s,
+                 "Seconds one case may take, confirmation included")
+      ->envname("PERFGATE_AB_CASE_BUDGET")->capture_default_str()->check(CLI::PositiveNumber);
+  ab->add_option("--time-budget", config.time_budget,
+                 "Bound on the whole job (90, 60s, 2m): each case gets at most the budget left over "
+                 "the cases left")
+      ->envname("PERFGATE_TIME_BUDGET");
+  ab->add_option("--block-time", config.ab_block_seconds,
+                 "Seconds of samples per block; blocks are sized from a pilot block")
+      ->capture_default_str()->check(CLI::PositiveNumber);
   CLI::Option* block_samples =
       ab->add_option("--block-samples", config.ab_block_samples,
-                     "Samples per block (default 5, or half of --min-samples when that is given)")
+                     "Exactly this many samples per block instead of --block-time")
           ->check(CLI::Range(2u, 100000u));
   CLI::Option* ab_min_samples =
       ab->add_option("--min-samples", config.engine.min_samples, "Sets --block-samples to half of it")

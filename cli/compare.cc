@@ -9,6 +9,7 @@
 #include <ostream>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -97,27 +98,37 @@ int CompareFiles(const CompareOptions& o, std::ostream& out, std::ostream& err) 
     }
     policy = std::move(*parsed);
   }
-  auto baseline = ReadResultFile(o.baseline);
-  if (!baseline.ok()) {
-    err << "perfgate: baseline: " << baseline.status().message() << "\n";
-    return kExitError;
+  const std::vector<std::string> base_files =
+      o.baseline_files.empty() ? std::vector<std::string>{o.baseline} : o.baseline_files;
+  const std::vector<std::string> cand_files =
+      o.candidate_files.empty() ? std::vector<std::string>{o.candidate} : o.candidate_files;
+  std::vector<ResultSet> baselines, candidates;
+  for (const auto& [files, sets, what] :
+       {std::tuple(&base_files, &baselines, "baseline"), std::tuple(&cand_files, &candidates, "candidate")}) {
+    for (const std::string& f : *files) {
+      auto set = ReadResultFile(f);
+      if (!set.ok()) {
+        err << "perfgate: " << what << ": " << set.status().message() << "\n";
+        return kExitError;
+      }
+      sets->push_back(std::move(*set));
+    }
   }
-  auto candidate = ReadResultFile(o.candidate);
-  if (!candidate.ok()) {
-    err << "perfgate: candidate: " << candidate.status().message() << "\n";
-    return kExitError;
-  }
-  const gate::GateInput input = BuildCompareInput(*baseline, o.baseline, *candidate, o.candidate, o.sku);
+  const std::string base_name = absl::StrJoin(base_files, ",");
+  const std::string cand_name = absl::StrJoin(cand_files, ",");
+  const gate::GateInput input = BuildCompareInput(baselines, base_name, candidates, cand_name, o.sku);
   const gate::GateResult result = gate::EvaluateGate(input, policy);
+  const ResultSet* baseline = &baselines.front();
+  const ResultSet* candidate = &candidates.front();
 
   v1::GateReport report;
-  report.set_candidate_run_id(o.candidate);
+  report.set_candidate_run_id(cand_name);
   report.set_sku(input.sku);
   report.set_candidate_branch(ContextValue(*candidate, "branch"));
   report.set_candidate_commit(ContextValue(*candidate, "commit"));
   const std::string baseline_branch = ContextValue(*baseline, "branch");
   report.set_baseline_branch(baseline_branch.empty() ? std::string("(A/B baseline side)") : baseline_branch);
-  report.add_baseline_run_ids(o.baseline);
+  for (const std::string& f : base_files) report.add_baseline_run_ids(f);
   wire::ToProto(result, policy.fdr, &report);
   PrintDifferences(ContextDifferences(*baseline, *candidate), out);
   return Print(o, report, out, err);
@@ -191,11 +202,41 @@ int CompareRuns(const CompareOptions& o, std::ostream& out, std::ostream& err) {
 gate::GateInput BuildCompareInput(const ResultSet& baseline, const std::string& baseline_name,
                                   const ResultSet& candidate, const std::string& candidate_name,
                                   const std::string& sku) {
+  return BuildCompareInput(std::vector<ResultSet>{baseline}, baseline_name,
+                           std::vector<ResultSet>{candidate}, candidate_name, sku);
+}
+
+namespace {
+
+// One side's files as the gate sees them: every file's cases in file order,
+// and per case the samples each file (one process) contributed.
+gate::RunData SideOf(const std::vector<ResultSet>& files, const std::string& name) {
+  std::vector<CaseResult> cases;
+  std::map<std::string, gate::CaseBlocks> blocks;
+  for (const ResultSet& file : files) {
+    std::map<std::string, unsigned> in_file;
+    for (const CaseResult& c : file.cases) {
+      cases.push_back(c);
+      in_file[c.benchmark.Key()] += static_cast<unsigned>(c.samples.size());
+    }
+    for (const auto& [key, n] : in_file) {
+      if (n > 0) blocks[key].sizes.push_back(n);
+    }
+  }
+  return gate::RunDataFromCases(name, cases, blocks);
+}
+
+}  // namespace
+
+gate::GateInput BuildCompareInput(const std::vector<ResultSet>& baseline, const std::string& baseline_name,
+                                  const std::vector<ResultSet>& candidate, const std::string& candidate_name,
+                                  const std::string& sku) {
   gate::GateInput input;
   input.mode = gate::Mode::kAb;
-  input.sku = !sku.empty() ? sku : !candidate.sku.empty() ? candidate.sku : std::string("unknown");
-  input.candidate = gate::RunDataFromCases(candidate_name, candidate.cases);
-  input.baselines.push_back(gate::RunDataFromCases(baseline_name, baseline.cases));
+  const std::string file_sku = candidate.empty() ? std::string() : candidate.front().sku;
+  input.sku = !sku.empty() ? sku : !file_sku.empty() ? file_sku : std::string("unknown");
+  input.candidate = SideOf(candidate, candidate_name);
+  input.baselines.push_back(SideOf(baseline, baseline_name));
   return input;
 }
 

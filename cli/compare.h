@@ -15,10 +15,14 @@
 namespace perfgate::cli {
 
 /// What `perfgate compare` needs. baseline and candidate are both result
-/// files or both run ids (UUIDs) stored in the coordinator.
+/// files or both run ids (UUIDs) stored in the coordinator. Several files a
+/// side (one process each, e.g. five runs of a Google Benchmark binary) go
+/// in the *_files lists, which then replace baseline and candidate.
 struct CompareOptions {
   std::string baseline;
   std::string candidate;
+  std::vector<std::string> baseline_files;
+  std::vector<std::string> candidate_files;
   std::string policy_file;  // empty: the default policy
   std::string sku;          // overrides the candidate file's SKU
   std::string coordinator = "127.0.0.1:50051";
@@ -30,6 +34,12 @@ struct CompareOptions {
 /// overrides it, "unknown" when neither names one.
 gate::GateInput BuildCompareInput(const ResultSet& baseline, const std::string& baseline_name,
                                   const ResultSet& candidate, const std::string& candidate_name,
+                                  const std::string& sku = "");
+
+/// The same with several result files a side, each the output of one
+/// process: the gate counts each file's samples of a case as one process.
+gate::GateInput BuildCompareInput(const std::vector<ResultSet>& baseline, const std::string& baseline_name,
+                                  const std::vector<ResultSet>& candidate, const std::string& candidate_name,
                                   const std::string& sku = "");
 
 /// Context keys whose values differ between the two sets (or that only one

@@ -357,8 +357,16 @@ int main(int argc, char** argv) {
       "compare", "A/B-judge candidate B against baseline A, both result files or both run ids; "
                  "exit 0 pass, 1 regression, 2 error, 3 inconclusive");
   compare->fallthrough();  // --coordinator and --timeout may follow the subcommand
-  compare->add_option("baseline", compare_options.baseline, "Baseline: a result file or a run id")->required();
-  compare->add_option("candidate", compare_options.candidate, "Candidate: a result file or a run id")->required();
+  compare->add_option("baseline", compare_options.baseline, "Baseline: a result file or a run id");
+  compare->add_option("candidate", compare_options.candidate, "Candidate: a result file or a run id");
+  CLI::Option* base_files = compare->add_option(
+      "--baseline", compare_options.baseline_files,
+      "Baseline result files, one process each (e.g. five runs of the baseline binary)");
+  CLI::Option* cand_files = compare->add_option(
+      "--candidate", compare_options.candidate_files,
+      "Candidate result files, one process each; with --baseline instead of A B");
+  base_files->needs(cand_files);
+  cand_files->needs(base_files);
   compare->add_option("--policy", compare_options.policy_file, "Gate policy (YAML); the defaults when absent")
       ->envname("PERFGATE_POLICY");
   compare->add_option("--sku", compare_options.sku, "SKU key the policy is resolved for (default: the candidate's)");
@@ -380,6 +388,12 @@ int main(int argc, char** argv) {
   if (health->parsed()) return Health(c);
   if (fleet->parsed()) return Fleet(c);
   if (compare->parsed()) {
+    const bool lists = !compare_options.baseline_files.empty();
+    if (lists == !compare_options.baseline.empty() || (!lists && compare_options.candidate.empty())) {
+      std::cerr << "perfgate: compare takes A B (two files or two run ids), or --baseline FILE... "
+                   "--candidate FILE...\n";
+      return kExitError;
+    }
     compare_options.coordinator = c.coordinator;
     compare_options.timeout_s = c.timeout_s;
     return perfgate::cli::CompareCommand(compare_options, std::cout, std::cerr);

@@ -28,7 +28,7 @@ bool FailsGate(const v1::MetricVerdict& v) { return v.gating() && IsFailure(v.ve
 
 bool IsUndecided(v1::Verdict v) {
   return v == v1::VERDICT_TOO_NOISY || v == v1::VERDICT_NO_BASELINE ||
-         v == v1::VERDICT_INVALID_ENVIRONMENT;
+         v == v1::VERDICT_INVALID_ENVIRONMENT || v == v1::VERDICT_TOO_FEW_RUNS;
 }
 
 bool IsRegression(const v1::GateReport& report) {

@@ -208,4 +208,173 @@ HistoryComparison CompareWithHistory(std::span<const double> history_medians, do
   return out;
 }
 
+double OrientedLogRatio(double baseline, double candidate, bool higher_is_better) {
+  if (!(baseline > 0) || !(candidate > 0) || !std::isfinite(baseline) || !std::isfinite(candidate)) {
+    return kNaN;
+  }
+  const double r = std::log(candidate / baseline);
+  return higher_is_better ? -r : r;
+}
+
+double ChangeFromLogRatio(double r, bool higher_is_better) {
+  if (std::isnan(r)) return kNaN;
+  return higher_is_better ? 1.0 - std::exp(-r) : std::expm1(r);
+}
+
+ShiftEstimate HodgesLehmannShift(std::span<const double> x, std::span<const double> y, double confidence) {
+  ShiftEstimate out;
+  if (x.empty() || y.empty() || !AllFinite(x) || !AllFinite(y)) return out;
+  std::vector<double> diffs;
+  diffs.reserve(x.size() * y.size());
+  for (double b : x) {
+    for (double c : y) diffs.push_back(c - b);
+  }
+  std::sort(diffs.begin(), diffs.end());
+  out.shift = Median(diffs);
+  const unsigned m = static_cast<unsigned>(x.size()), n = static_cast<unsigned>(y.size());
+  const double mn = static_cast<double>(m) * n;
+  const double alpha = 1.0 - confidence;
+  const bool small = m <= 30 && n <= 30;
+  out.p_value = MannWhitneyU(x, y, small ? MannWhitneyMethod::kExact : MannWhitneyMethod::kAsymptotic).p_value;
+  // k = how many differences are cut from each end: the largest k with
+  // P(U <= k - 1) <= alpha / 2; P(U <= k - 1) = P(U >= mn - k + 1).
+  size_t k = 0;
+  if (small) {
+    while (k + 1 <= static_cast<size_t>(mn / 2) &&
+           MannWhitneyExactSf(m, n, mn - static_cast<double>(k + 1) + 1.0) <= alpha / 2.0) {
+      ++k;
+    }
+  } else {
+    const double z = boost::math::quantile(boost::math::normal(), 1.0 - alpha / 2.0);
+    const double cut = std::floor(mn / 2.0 - z * std::sqrt(mn * (m + n + 1.0) / 12.0));
+    k = cut > 0 ? static_cast<size_t>(cut) : 0;
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  if (k == 0) {
+    out.ci = {-inf, inf};
+  } else {
+    out.ci = {diffs[k - 1], diffs[diffs.size() - k]};
+  }
+  return out;
+}
+
+namespace {
+
+// Counts of subsets of {1..n} by rank sum 0..n(n+1)/2: the exact null
+// distribution of the signed-rank statistic (each count over 2^n).
+std::vector<long double> SignedRankCounts(unsigned n) {
+  const size_t max = static_cast<size_t>(n) * (n + 1) / 2;
+  std::vector<long double> c(max + 1, 0.0L);
+  c[0] = 1.0L;
+  for (unsigned r = 1; r <= n; ++r) {
+    for (size_t s = max; s >= r; --s) c[s] += c[s - r];
+  }
+  return c;
+}
+
+// P(W+ <= w) under the null, exact, for n pairs.
+double SignedRankCdf(unsigned n, double w) {
+  if (w < 0) return 0.0;
+  const std::vector<long double> c = SignedRankCounts(n);
+  long double sum = 0;
+  for (size_t s = 0; s < c.size() && static_cast<double>(s) <= w; ++s) sum += c[s];
+  return static_cast<double>(sum / std::pow(2.0L, static_cast<long double>(n)));
+}
+
+constexpr unsigned kMaxExactPairs = 30;
+
+}  // namespace
+
+double WilcoxonSignedRankP(std::span<const double> d) {
+  std::vector<double> nz;
+  for (double x : d) {
+    if (!std::isfinite(x)) return kNaN;
+    if (x != 0) nz.push_back(x);
+  }
+  if (nz.empty()) return kNaN;
+  std::vector<double> abs(nz.size());
+  for (size_t i = 0; i < nz.size(); ++i) abs[i] = std::fabs(nz[i]);
+  double tie_term = 0;
+  const std::vector<double> ranks = MidRanks(abs, &tie_term);
+  double w_plus = 0;
+  for (size_t i = 0; i < nz.size(); ++i) {
+    if (nz[i] > 0) w_plus += ranks[i];
+  }
+  const double n = static_cast<double>(nz.size());
+  const double total = n * (n + 1) / 2;
+  const double w = std::min(w_plus, total - w_plus);
+  double p = kNaN;
+  if (nz.size() <= kMaxExactPairs && tie_term == 0) {
+    p = 2.0 * SignedRankCdf(static_cast<unsigned>(nz.size()), w);
+  } else {
+    const double mean = total / 2;
+    const double sd = std::sqrt(n * (n + 1) * (2 * n + 1) / 24.0 - tie_term / 48.0);
+    if (!(sd > 0)) return 1.0;
+    const double z = (mean - w - 0.5) / sd;
+    p = 2.0 * boost::math::cdf(boost::math::complement(boost::math::normal(), std::max(z, 0.0)));
+  }
+  return std::clamp(p, 0.0, 1.0);
+}
+
+ShiftEstimate HodgesLehmannPaired(std::span<const double> d, double confidence) {
+  ShiftEstimate out;
+  if (d.empty() || !AllFinite(d)) return out;
+  std::vector<double> walsh;
+  walsh.reserve(d.size() * (d.size() + 1) / 2);
+  for (size_t i = 0; i < d.size(); ++i) {
+    for (size_t j = i; j < d.size(); ++j) walsh.push_back((d[i] + d[j]) / 2.0);
+  }
+  std::sort(walsh.begin(), walsh.end());
+  out.shift = Median(walsh);
+  out.p_value = WilcoxonSignedRankP(d);
+  if (std::isnan(out.p_value)) out.p_value = 1.0;  // every difference zero
+  const unsigned n = static_cast<unsigned>(d.size());
+  const double alpha = 1.0 - confidence;
+  // k Walsh averages cut from each end: the largest k with P(W+ <= k-1) <= alpha/2.
+  size_t k = 0;
+  if (n <= kMaxExactPairs) {
+    const std::vector<long double> c = SignedRankCounts(n);
+    const long double all = std::pow(2.0L, static_cast<long double>(n));
+    long double cdf = 0;
+    for (size_t s = 0; s < c.size(); ++s) {
+      cdf += c[s];  // P(W+ <= s)
+      if (cdf / all > alpha / 2.0) break;
+      k = s + 1;
+    }
+  } else {
+    const double nn = n;
+    const double z = boost::math::quantile(boost::math::normal(), 1.0 - alpha / 2.0);
+    const double cut = std::floor(nn * (nn + 1) / 4 - z * std::sqrt(nn * (nn + 1) * (2 * nn + 1) / 24.0));
+    k = cut > 0 ? static_cast<size_t>(cut) : 0;
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  if (k == 0 || k > walsh.size() / 2) {
+    out.ci = {-inf, inf};
+  } else {
+    out.ci = {walsh[k - 1], walsh[walsh.size() - k]};
+  }
+  return out;
+}
+
+ShiftEstimate TShift(double baseline_mean, unsigned kb, double candidate_mean, unsigned kc, double spread,
+                     double df, double confidence) {
+  ShiftEstimate out;
+  if (kb == 0 || kc == 0 || !(df >= 1) || !std::isfinite(spread) || spread < 0 ||
+      !std::isfinite(baseline_mean) || !std::isfinite(candidate_mean)) {
+    return out;
+  }
+  out.df = df;
+  out.shift = candidate_mean - baseline_mean;
+  const double se = spread * std::sqrt(1.0 / kb + 1.0 / kc);
+  const boost::math::students_t t_dist(df);
+  const double half = boost::math::quantile(t_dist, 1.0 - (1.0 - confidence) / 2.0) * se;
+  out.ci = {out.shift - half, out.shift + half};
+  if (!(se > 0)) {
+    out.p_value = out.shift == 0 ? 1.0 : 0.0;
+  } else {
+    out.p_value = 2.0 * boost::math::cdf(boost::math::complement(t_dist, std::fabs(out.shift) / se));
+  }
+  return out;
+}
+
 }  // namespace perfgate::stats

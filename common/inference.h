@@ -75,4 +75,56 @@ struct HistoryComparison {
 HistoryComparison CompareWithHistory(std::span<const double> history_medians, double candidate_median,
                                      bool higher_is_better, double confidence = 0.95);
 
+/// The oriented log-ratio of two positive values: log(candidate / baseline)
+/// for lower-is-better metrics, log(baseline / candidate) for higher-is-better
+/// ones, so that > 0 is worse and a metric and its reciprocal (time and
+/// throughput of one case) give the same number. NaN unless both are > 0.
+double OrientedLogRatio(double baseline, double candidate, bool higher_is_better);
+
+/// The relative change (as RelativeChange) that an oriented log-ratio r
+/// stands for: e^r - 1 for lower-is-better, 1 - e^-r for higher-is-better.
+double ChangeFromLogRatio(double r, bool higher_is_better);
+
+/// A shift between two groups of processes, on the oriented log scale (> 0
+/// is worse), with its interval and two-sided p-value.
+struct ShiftEstimate {
+  double shift = std::numeric_limits<double>::quiet_NaN();
+  Interval ci;  // either end may be infinite when too few processes bound it
+  double p_value = std::numeric_limits<double>::quiet_NaN();
+  double df = std::numeric_limits<double>::quiet_NaN();  // t tests only
+};
+
+/// Hodges–Lehmann shift of y over x — the median of the m·n differences
+/// y_j - x_i — with the distribution-free interval that inverts the
+/// Mann–Whitney test (Moses): the k-th smallest and k-th largest difference,
+/// k from the exact distribution of U (normal approximation beyond 30 a
+/// side), and the Mann–Whitney p-value (exact without ties up to 30 a side).
+/// Ranks make it robust: one process hit by a burst moves one rank. When
+/// too few processes exist for the confidence asked, the ends are ±inf.
+/// Empty input gives NaN.
+ShiftEstimate HodgesLehmannShift(std::span<const double> x, std::span<const double> y,
+                                 double confidence = 0.95);
+
+/// Two-sided Wilcoxon signed-rank p-value of paired differences d (zeros
+/// dropped, as scipy's "wilcox" zero method): exact without ties up to 30
+/// pairs, else the normal approximation with tie correction. NaN when no
+/// non-zero difference remains.
+double WilcoxonSignedRankP(std::span<const double> d);
+
+/// Hodges–Lehmann estimate of the centre of paired differences d (the
+/// median of the Walsh averages (d_i + d_j) / 2, i <= j) with the interval
+/// that inverts the signed-rank test, and its p-value. The pairs are the
+/// rounds of an interleaved A/B job: pairing cancels drift that both blocks
+/// of a round share; ranks keep one burst-hit round from moving the
+/// estimate. Ends are ±inf when too few pairs bound it.
+ShiftEstimate HodgesLehmannPaired(std::span<const double> d, double confidence = 0.95);
+
+/// The difference of mean values between kc candidate and kb baseline
+/// processes when the between-process standard deviation is `spread` with
+/// `df` degrees of freedom (estimated from the series' own processes, a
+/// stored calibration, or both pooled): Student t interval and p-value,
+/// se = spread · sqrt(1/kb + 1/kc). NaN when df < 1 or a count is 0.
+ShiftEstimate TShift(double baseline_mean, unsigned kb, double candidate_mean, unsigned kc,
+                     double spread, double df, double confidence = 0.95);
+
 }  // namespace perfgate::stats

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/str_cat.h"
 #include "common/identity.h"
 
@@ -21,32 +23,59 @@ bool Comparable(const RunRecord& candidate, const RunRecord& other,
   return true;
 }
 
-// A run's summaries, with their unthrottled samples when the gate will test
-// samples (A/B, or a history too short for the t interval): a history gate of
-// K >= 3 runs is served from the summaries alone.
-absl::StatusOr<gate::RunData> LoadRun(Store& store, const RunRecord& run, bool with_samples) {
+// How a stored side of `perfgate-agent ab` divided its samples into
+// processes: per case "ab_blocks:KEY" = the sample count of each block
+// (comma-separated), else one "ab_blocks" = N equal blocks for every case.
+// Empty for a run of one process.
+gate::CaseBlocks StoredBlocks(const RunRecord& run, const std::string& benchmark) {
+  gate::CaseBlocks out;
+  const auto& d = run.meta.details;
+  if (auto it = d.find("ab_blocks:" + benchmark); it != d.end()) {
+    for (absl::string_view part : absl::StrSplit(it->second, ',')) {
+      unsigned n = 0;
+      if (!absl::SimpleAtoi(part, &n) || n == 0) return {};
+      out.sizes.push_back(n);
+    }
+    out.rounds = true;
+    return out;
+  }
+  unsigned blocks = 0;
+  if (auto it = d.find("ab_blocks"); it != d.end() && absl::SimpleAtoi(it->second, &blocks) && blocks > 1) {
+    out.sizes.assign(blocks, 0);  // equal blocks; sizes filled from the sample count
+    out.rounds = true;
+  }
+  return out;
+}
+
+// A run's summaries, with their unthrottled samples where the run's samples
+// came from several processes (a side of an A/B job): the gate then counts
+// those processes. A run of one process is one value, its median, which the
+// summary holds.
+absl::StatusOr<gate::RunData> LoadRun(Store& store, const RunRecord& run) {
   gate::RunData data;
   data.run_id = run.meta.run_id;
   data.invalid_reasons = run.invalid_reasons;
   auto summaries = store.GetSummaries(run.meta.run_id);
   if (!summaries.ok()) return summaries.status();
+  const bool blocked = std::any_of(run.meta.details.begin(), run.meta.details.end(),
+                                   [](const auto& kv) { return absl::StartsWith(kv.first, "ab_blocks"); });
   RunSamples samples;
-  if (with_samples) {
+  if (blocked) {
     auto read = store.GetSamples(run.meta.run_id);
     if (!read.ok()) return read.status();
     samples = std::move(*read);
-  }
-  // A side of `perfgate-agent ab` says how many blocks (processes) its
-  // samples came in; the gate then counts blocks, not samples.
-  unsigned blocks = 1;
-  if (auto it = run.meta.details.find("ab_blocks"); it != run.meta.details.end()) {
-    if (!absl::SimpleAtoi(it->second, &blocks) || blocks == 0) blocks = 1;
   }
   for (MetricSummary& s : *summaries) {
     gate::MetricData m;
     auto it = samples.find({s.benchmark, s.metric});
     if (it != samples.end()) m.samples = std::move(it->second);
-    m.blocks = blocks;
+    const gate::CaseBlocks blocks = StoredBlocks(run, s.benchmark);
+    if (!blocks.sizes.empty() && blocks.sizes.front() == 0) {
+      m.blocks = static_cast<unsigned>(blocks.sizes.size());
+    } else {
+      m.block_sizes = blocks.sizes;
+    }
+    m.rounds = blocks.rounds;
     m.summary = std::move(s);
     data.metrics.push_back(std::move(m));
   }
@@ -99,7 +128,7 @@ absl::StatusOr<GateEvaluation> EvaluateCandidate(Store& store, const GateRequest
   input.mode = request.mode;
   input.sku = sku;
   if (request.mode == gate::Mode::kAb) {
-    auto cand_data = LoadRun(store, ev.candidate, true);
+    auto cand_data = LoadRun(store, ev.candidate);
     if (!cand_data.ok()) return cand_data.status();
     input.candidate = std::move(*cand_data);
     auto baseline = CompleteRun(store, request.baseline_run_id, "baseline");
@@ -110,7 +139,7 @@ absl::StatusOr<GateEvaluation> EvaluateCandidate(Store& store, const GateRequest
           baseline->meta.environment.sku, ", the candidate on ", sku,
           "; the two sides of an A/B gate run on one node"));
     }
-    auto data = LoadRun(store, *baseline, true);
+    auto data = LoadRun(store, *baseline);
     if (!data.ok()) return data.status();
     input.baselines.push_back(std::move(*data));
     ev.baselines.push_back(std::move(*baseline));
@@ -148,12 +177,11 @@ absl::StatusOr<GateEvaluation> EvaluateCandidate(Store& store, const GateRequest
   if (comparable.size() > policy->history) comparable.resize(policy->history);
   ev.baselines = std::move(comparable);
 
-  const bool with_samples = ev.baselines.size() < gate::kMinHistoryRuns;
-  auto cand_data = LoadRun(store, ev.candidate, with_samples);
+  auto cand_data = LoadRun(store, ev.candidate);
   if (!cand_data.ok()) return cand_data.status();
   input.candidate = std::move(*cand_data);
   for (const RunRecord& r : ev.baselines) {
-    auto data = LoadRun(store, r, with_samples);
+    auto data = LoadRun(store, r);
     if (!data.ok()) return data.status();
     input.baselines.push_back(std::move(*data));
   }

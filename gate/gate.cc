@@ -50,6 +50,7 @@ int Rank(Verdict v) {
     case Verdict::kInvalidEnvironment:
       return 1;
     case Verdict::kTooNoisy:
+    case Verdict::kTooFewRuns:
       return 2;
     case Verdict::kNoBaseline:
       return 3;
@@ -89,29 +90,9 @@ struct Entry {
   bool decided = false;  // verdict final before the statistics
   bool dropped = false;  // skipped everywhere: nothing to judge, nothing to report
   bool described = false;
+  std::string calibration_source;  // the calibration a t test used, if any
+  bool paired = false;             // the blocks were tested as rounds
 };
-
-// Up to this many blocks a side, the block test uses the exact distribution.
-constexpr size_t kMaxExactBlocks = 30;
-
-bool HasTies(const std::vector<double>& a, const std::vector<double>& b) {
-  std::vector<double> all(a);
-  all.insert(all.end(), b.begin(), b.end());
-  std::sort(all.begin(), all.end());
-  return std::adjacent_find(all.begin(), all.end()) != all.end();
-}
-
-// Medians of the blocks of one side; empty when the samples do not split
-// into the blocks they claim.
-std::vector<double> BlockMedians(const MetricData& m) {
-  std::vector<double> out;
-  if (m.blocks < 2 || m.samples.size() < m.blocks || m.samples.size() % m.blocks != 0) return out;
-  const size_t size = m.samples.size() / m.blocks;
-  for (size_t b = 0; b < m.blocks; ++b) {
-    out.push_back(stats::Median(std::span<const double>(m.samples.data() + b * size, size)));
-  }
-  return out;
-}
 
 // A failed case's numbers are not the code's (a wrong result, a crashed
 // rank), whatever samples it took before failing.
@@ -217,66 +198,110 @@ void DecideWithoutStatistics(Entry& e, const std::vector<std::string>& invalid_r
   }
 }
 
-// The change, its interval and its p-value, by the strongest test the data allow.
-void Test(Entry& e, Mode mode, unsigned resamples) {
+// Log values of process medians; empty when any is not positive (the log
+// scale, and so every test here, needs positive values).
+std::vector<double> Logs(const std::vector<double>& v) {
+  std::vector<double> out;
+  for (double x : v) {
+    if (!(x > 0) || !std::isfinite(x)) return {};
+    out.push_back(std::log(x));
+  }
+  return out;
+}
+
+// Sum of squared deviations from the mean, and its degrees of freedom.
+std::pair<double, double> SumSquares(const std::vector<double>& v) {
+  if (v.size() < 2) return {0.0, 0.0};
+  const double mean = stats::Mean(v);
+  double ss = 0;
+  for (double x : v) ss += (x - mean) * (x - mean);
+  return {ss, static_cast<double>(v.size() - 1)};
+}
+
+std::string Processes(size_t n) { return absl::StrCat(n, n == 1 ? " process" : " processes"); }
+
+// The change, its interval and its p-value, by the strongest test the
+// processes allow; false (and the verdict too_few_runs) when none applies.
+bool Test(Entry& e, Mode mode, const Calibration* calibration) {
   MetricVerdict& out = e.verdict;
   const bool higher = out.direction == Direction::kHigherIsBetter;
-  std::vector<double> medians;
-  std::vector<double> pooled;
-  bool all_have_samples = true;
+  std::vector<double> base;
   for (const MetricData* run : e.baseline) {
     if (!Usable(run)) continue;
-    medians.push_back(run->summary.median);
-    if (run->samples.size() < 2) all_have_samples = false;
-    pooled.insert(pooled.end(), run->samples.begin(), run->samples.end());
+    const std::vector<double> p = ProcessMedians(*run);
+    base.insert(base.end(), p.begin(), p.end());
+    out.baseline_samples += run->summary.n;
   }
-  const std::vector<double>& cand = e.candidate->samples;
-  const bool samples_known = all_have_samples && cand.size() >= 2;
-  const MetricData* only_base = e.baseline.size() == 1 ? e.baseline.front() : nullptr;
-  std::vector<double> base_blocks, cand_blocks;
-  if (samples_known && only_base != nullptr) {
-    base_blocks = BlockMedians(*only_base);
-    cand_blocks = BlockMedians(*e.candidate);
-  }
-
-  if (mode == Mode::kHistory && medians.size() >= kMinHistoryRuns) {
-    const stats::HistoryComparison h =
-        stats::CompareWithHistory(medians, out.candidate_median, higher);
-    out.method = Method::kHistory;
-    out.change = h.change;
-    // Where the true change plausibly lies: the prediction half-width
-    // around the observed change.
-    out.change_ci_low = h.change_ci.low;
-    out.change_ci_high = h.change_ci.high;
-    out.p_value = h.p_value;
-  } else if (samples_known) {
-    // A/B, or a history too short to show between-run noise: compare the
-    // samples themselves. In history mode that leaves node-to-node and
-    // run-to-run drift out, which the note says. Measured in blocks, each
-    // process counts once: its samples share whatever the process drew.
-    const bool by_block = base_blocks.size() >= kMinBlocks && cand_blocks.size() >= kMinBlocks;
-    const std::vector<double>& a = by_block ? base_blocks : pooled;
-    const std::vector<double>& b = by_block ? cand_blocks : cand;
-    const stats::ChangeEstimate c = stats::BootstrapRelativeChange(a, b, higher, 0.95, resamples);
-    // Blocks are few: their exact null distribution gives the p-values a
-    // 100-metric correction needs, which the normal approximation (scipy's
-    // choice above 8 a side) understates.
-    const stats::MannWhitneyResult u = stats::MannWhitneyU(
-        a, b, by_block && a.size() <= kMaxExactBlocks && b.size() <= kMaxExactBlocks && !HasTies(a, b)
-                  ? stats::MannWhitneyMethod::kExact
-                  : stats::MannWhitneyMethod::kAuto);
-    out.method = Method::kSamples;
-    out.baseline_median = stats::Median(pooled);
-    out.change = stats::RelativeChange(out.baseline_median, out.candidate_median, higher);
-    out.change_ci_low = c.ci.low;
-    out.change_ci_high = c.ci.high;
-    out.p_value = u.p_value;
-    out.baseline_samples = static_cast<unsigned>(pooled.size());
-    out.blocks = by_block ? static_cast<unsigned>(std::min(a.size(), b.size())) : 0;
-  } else {
+  const std::vector<double> cand = ProcessMedians(*e.candidate);
+  const std::vector<double> lb = Logs(base), lc = Logs(cand);
+  if (lb.empty() || lc.empty()) {
+    // Zero or negative values: no log scale, no test; the change alone.
     out.method = Method::kNone;
     out.change = stats::RelativeChange(out.baseline_median, out.candidate_median, higher);
+    return true;
   }
+  const double sign = higher ? -1.0 : 1.0;
+  auto orient = [&](const stats::ShiftEstimate& s) {
+    out.change = stats::ChangeFromLogRatio(sign * s.shift, higher);
+    const double a = stats::ChangeFromLogRatio(sign * s.ci.low, higher);
+    const double b = stats::ChangeFromLogRatio(sign * s.ci.high, higher);
+    out.change_ci_low = std::min(a, b);
+    out.change_ci_high = std::max(a, b);
+    out.p_value = s.p_value;
+  };
+  out.blocks = static_cast<unsigned>(std::min(lb.size(), lc.size()));
+  const bool paired = e.baseline.size() == 1 && e.baseline.front()->rounds && e.candidate->rounds &&
+                      lb.size() == lc.size();
+  if (paired && lb.size() >= kMinBlocks) {
+    std::vector<double> d(lb.size());
+    for (size_t i = 0; i < d.size(); ++i) d[i] = lc[i] - lb[i];
+    orient(stats::HodgesLehmannPaired(d));
+    out.method = Method::kBlocks;
+    e.paired = true;
+    return true;
+  }
+  if (lb.size() >= kMinBlocks && lc.size() >= kMinBlocks) {
+    orient(stats::HodgesLehmannShift(lb, lc));
+    out.method = Method::kBlocks;
+    return true;
+  }
+  // Too few processes for ranks: a t test needs the between-process spread,
+  // from the processes themselves (pooled over both sides), a calibration
+  // of this node, or both.
+  auto [ss_b, df_b] = SumSquares(lb);
+  auto [ss_c, df_c] = SumSquares(lc);
+  double ss = ss_b + ss_c, df = df_b + df_c;
+  const bool own = df >= 2;
+  const bool calibrated = calibration != nullptr && calibration->processes >= 2;
+  if (calibrated) {
+    const double cdf = calibration->processes - 1.0;
+    ss += cdf * calibration->spread * calibration->spread;
+    df += cdf;
+  }
+  if (!own && !calibrated) {
+    out.method = Method::kNone;
+    out.change = stats::RelativeChange(out.baseline_median, out.candidate_median, higher);
+    out.verdict = Verdict::kTooFewRuns;
+    out.note = absl::StrCat(
+        "median ", WithUnit(out.candidate_median, out.unit), " vs ",
+        WithUnit(out.baseline_median, out.unit), ", ", SignedPercent(out.change), "; not judged: ",
+        Processes(lc.size()), " vs ", Processes(lb.size()),
+        " cannot show how far runs of this case move on their own (samples of one process share "
+        "its luck). ",
+        mode == Mode::kHistory
+            ? "Run the baseline branch until it has 3 comparable runs, or calibrate this node "
+              "(perfgate-agent calibrate)"
+            : "Measure 3 or more processes a side (perfgate-agent ab, or several result files per "
+              "side), or calibrate this node (perfgate-agent calibrate)");
+    return false;
+  }
+  orient(stats::TShift(stats::Mean(lb), static_cast<unsigned>(lb.size()), stats::Mean(lc),
+                       static_cast<unsigned>(lc.size()), std::sqrt(ss / df), df));
+  out.method = calibrated ? Method::kCalibrated : Method::kHistory;
+  if (calibrated) {
+    e.calibration_source = calibration->source;
+  }
+  return true;
 }
 
 void Decide(Entry& e, Mode mode, double fdr) {
@@ -289,22 +314,23 @@ void Decide(Entry& e, Mode mode, double fdr) {
   const double width = out.change_ci_high - out.change_ci_low;
   std::string basis;
   switch (out.method) {
-    case Method::kSamples:
-      basis = absl::StrCat(out.candidate_samples, " vs ", out.baseline_samples, " samples",
-                           out.blocks > 0 ? absl::StrCat(" in ", out.blocks, " blocks a side")
-                                          : std::string(),
-                           mode == Mode::kHistory
-                               ? absl::StrCat(" of ", out.baseline_runs,
-                                              out.baseline_runs == 1 ? " run" : " runs",
-                                              " (too few runs for between-run noise)")
-                               : std::string());
+    case Method::kBlocks:
+      basis = absl::StrCat(out.blocks, " processes a side", e.paired ? ", paired by round" : "",
+                           " (", out.candidate_samples, " vs ", out.baseline_samples, " samples)");
       break;
     case Method::kHistory:
-      basis = absl::StrCat("against ", out.baseline_runs, " runs");
+      basis = mode == Mode::kHistory
+                  ? absl::StrCat("against ", out.baseline_runs, " runs")
+                  : absl::StrCat(out.blocks, " processes a side, t over their spread");
+      break;
+    case Method::kCalibrated:
+      basis = absl::StrCat("against ", out.baseline_runs,
+                           out.baseline_runs == 1 ? " run" : " runs",
+                           ", run-to-run spread from the calibration of ", e.calibration_source);
       break;
     case Method::kNone:
       basis = absl::StrCat("against ", out.baseline_runs,
-                           out.baseline_runs == 1 ? " run" : " runs", ", no samples to test");
+                           out.baseline_runs == 1 ? " run" : " runs", ", no test on this scale");
       break;
   }
   std::string numbers =
@@ -328,6 +354,10 @@ void Decide(Entry& e, Mode mode, double fdr) {
     out.verdict = Verdict::kTooNoisy;
     out.note = absl::StrCat(numbers, "; candidate noise ", Percent(out.candidate_noise),
                             " is above the ", Percent(*e.rule.max_noise), " the policy allows");
+  } else if (std::isinf(width)) {
+    out.verdict = Verdict::kTooNoisy;
+    out.note = absl::StrCat(numbers, "; too few processes to bound a 95 % interval, so no change "
+                            "can be ruled out: measure more");
   } else if (std::isfinite(width) && width > 2 * tol) {
     out.verdict = Verdict::kTooNoisy;
     out.note = absl::StrCat(numbers, "; the interval is wider than twice the tolerance of ",
@@ -344,14 +374,39 @@ void Decide(Entry& e, Mode mode, double fdr) {
 
 }  // namespace
 
+std::vector<double> ProcessMedians(const MetricData& m) {
+  if (!Usable(&m)) return {};
+  size_t total = 0;
+  for (unsigned n : m.block_sizes) total += n;
+  std::vector<double> out;
+  if (!m.block_sizes.empty() && total == m.samples.size() &&
+      std::find(m.block_sizes.begin(), m.block_sizes.end(), 0u) == m.block_sizes.end()) {
+    size_t at = 0;
+    for (unsigned n : m.block_sizes) {
+      out.push_back(stats::Median(std::span<const double>(m.samples.data() + at, n)));
+      at += n;
+    }
+    return out;
+  }
+  if (m.blocks >= 2 && m.samples.size() >= m.blocks && m.samples.size() % m.blocks == 0) {
+    const size_t size = m.samples.size() / m.blocks;
+    for (size_t b = 0; b < m.blocks; ++b) {
+      out.push_back(stats::Median(std::span<const double>(m.samples.data() + b * size, size)));
+    }
+    return out;
+  }
+  return {m.summary.median};
+}
+
 RunData RunDataFromCases(const std::string& run_id, const std::vector<CaseResult>& cases,
-                         unsigned blocks) {
+                         const std::map<std::string, CaseBlocks>& blocks) {
   struct Joined {
     const CaseResult* first = nullptr;
     CaseStatus status = CaseStatus::kUnspecified;
     std::string reason;
     std::vector<std::vector<double>> unthrottled;  // per metric
     std::vector<uint32_t> throttled;               // per metric
+    std::vector<bool> throttled_in_order;          // every sample, in order
   };
   std::vector<std::string> order;
   std::map<std::string, Joined> joined;
@@ -370,6 +425,7 @@ RunData RunDataFromCases(const std::string& run_id, const std::vector<CaseResult
       j.reason = c.reason;
     }
     for (const Sample& sample : c.samples) {
+      j.throttled_in_order.push_back(sample.throttled);
       for (size_t m = 0; m < sample.values.size() && m < j.unthrottled.size(); ++m) {
         if (sample.throttled) {
           ++j.throttled[m];
@@ -384,6 +440,20 @@ RunData RunDataFromCases(const std::string& run_id, const std::vector<CaseResult
   run.run_id = run_id;
   for (const std::string& key : order) {
     Joined& j = joined.at(key);
+    // Unthrottled samples per process: the blocks the gate counts.
+    std::vector<unsigned> sizes;
+    bool rounds = false;
+    if (auto it = blocks.find(key); it != blocks.end() && it->second.sizes.size() > 1) {
+      size_t at = 0;
+      for (unsigned n : it->second.sizes) {
+        unsigned kept = 0;
+        for (unsigned i = 0; i < n && at < j.throttled_in_order.size(); ++i, ++at) {
+          if (!j.throttled_in_order[at]) ++kept;
+        }
+        sizes.push_back(kept);
+      }
+      rounds = it->second.rounds;
+    }
     for (size_t m = 0; m < j.first->metrics.size(); ++m) {
       const MetricSpec& spec = j.first->metrics[m];
       const stats::Summary st = stats::Summarize(j.unthrottled[m]);
@@ -409,7 +479,8 @@ RunData RunDataFromCases(const std::string& run_id, const std::vector<CaseResult
       s.status = j.status;
       s.reason = j.reason;
       d.samples = std::move(j.unthrottled[m]);
-      d.blocks = blocks;
+      d.block_sizes = sizes;
+      d.rounds = rounds;
       run.metrics.push_back(std::move(d));
     }
   }
@@ -434,6 +505,8 @@ const char* ToString(Verdict v) {
       return "too_noisy";
     case Verdict::kInvalidEnvironment:
       return "invalid_environment";
+    case Verdict::kTooFewRuns:
+      return "too_few_runs";
   }
   return "unknown";
 }
@@ -442,10 +515,12 @@ const char* ToString(Method m) {
   switch (m) {
     case Method::kNone:
       return "none";
-    case Method::kSamples:
-      return "samples";
+    case Method::kBlocks:
+      return "blocks";
     case Method::kHistory:
       return "history";
+    case Method::kCalibrated:
+      return "calibrated";
   }
   return "none";
 }
@@ -468,7 +543,7 @@ bool Fails(Verdict v) {
 
 bool Inconclusive(Verdict v) {
   return v == Verdict::kTooNoisy || v == Verdict::kNoBaseline ||
-         v == Verdict::kInvalidEnvironment;
+         v == Verdict::kInvalidEnvironment || v == Verdict::kTooFewRuns;
 }
 
 GateResult EvaluateGate(const GateInput& input, const Policy& policy) {
@@ -517,7 +592,11 @@ GateResult EvaluateGate(const GateInput& input, const Policy& policy) {
     if (e.rule.floor) e.verdict.floor = *e.rule.floor;
     DecideWithoutStatistics(e, result.invalid_reasons);
     if (e.decided) continue;
-    Test(e, input.mode, input.bootstrap_resamples);
+    const auto cal = input.calibrations.find({e.verdict.benchmark, e.verdict.metric});
+    if (!Test(e, input.mode, cal == input.calibrations.end() ? nullptr : &cal->second)) {
+      e.decided = true;
+      continue;
+    }
     if (std::isfinite(e.verdict.p_value)) tested.push_back(&e);
   }
   std::vector<double> p;

@@ -1,23 +1,32 @@
 // The gate engine: judges every metric of a candidate run against a baseline
-// under a policy (methodology.md §4). Pure domain code shared by the
+// under a policy (docs/statistics.md). Pure domain code shared by the
 // coordinator (history gates over stored runs), the CLI (offline `compare`)
 // and the agent (`ab`, which measures both sides and decides on the spot):
 // no database, no wire.
 //
-// Each metric is tested in one of three ways, always with its direction
-// taken into account so that a positive change is worse:
-//   - samples: A/B, or history with fewer than kMinHistoryRuns baseline runs.
-//     The change of medians with a seeded bootstrap CI and the two-sided
-//     Mann–Whitney U p-value over the unthrottled samples — over the block
-//     medians when both sides were measured in kMinBlocks or more blocks.
-//   - history: the candidate's median against the medians of K >= 3 runs;
-//     their spread is the between-run noise, with a Student-t interval.
-//   - none: only summaries are known and no test applies; the change alone.
+// The unit of evidence is the process, not the sample: samples taken by one
+// process share its luck (placement, clocks, the library heuristic it chose,
+// a neighbour's burst), so the spread between processes dominates the spread
+// within one. Each side is reduced to one value per process (the median of
+// that process's samples), on a log scale so that a metric and its reciprocal
+// agree, and then tested in one of these ways:
+//   - blocks: 3 or more processes a side (A/B rounds, several result files
+//     per side). Hodges–Lehmann shift with the Mann–Whitney interval and
+//     p-value over the process medians: rank-based, so a process hit by a
+//     burst moves one rank.
+//   - history: fewer than 3 a side, but the series' own processes show their
+//     spread (a history of K >= 3 runs, or 2 + 2 processes): Student t with
+//     the pooled between-process spread.
+//   - calibrated: as history, with the spread (also) from a stored
+//     calibration of this node and case (perfgate-agent calibrate).
+//   - none: values that cannot be put on a log scale; the change alone.
+// With none of those, the metric is "too few runs": it says what to run.
 // The p-values of all metrics of one gate are corrected together with
 // Benjamini–Hochberg before any verdict is given.
 #pragma once
 
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -36,20 +45,22 @@ enum class Verdict {
   kNoBaseline,
   kTooNoisy,
   kInvalidEnvironment,
+  kTooFewRuns,  // fewer processes than any test of between-process spread needs
 };
 
 /// Lower-case name: "pass", "regression", "improvement", "below_floor", ...
 const char* ToString(Verdict v);
 
 /// How a metric's change was tested.
-enum class Method { kNone, kSamples, kHistory };
-/// "none", "samples" (bootstrap CI + Mann–Whitney U), "history" (t interval).
+enum class Method { kNone, kBlocks, kHistory, kCalibrated };
+/// "none", "blocks" (Hodges–Lehmann + Mann–Whitney over process medians),
+/// "history" (t over the series' between-process spread), "calibrated" (t
+/// with a stored calibration's spread).
 const char* ToString(Method m);
 
-/// Fewer comparable baseline runs than this and the history gate compares
-/// samples instead: two run medians say nothing about between-run noise.
+/// Processes a side the rank test needs; also the history length from which
+/// the coordinator reads summaries only.
 inline constexpr unsigned kMinHistoryRuns = 3;
-/// Blocks a side needs before the test counts blocks instead of samples.
 inline constexpr unsigned kMinBlocks = 3;
 
 /// One metric of one run: its summary and, where known, its unthrottled
@@ -58,10 +69,30 @@ struct MetricData {
   MetricSummary summary;
   std::vector<double> samples;
   /// The samples form this many contiguous, equal blocks, each measured by
-  /// its own process (the rounds of an A/B job). Processes land a little
-  /// apart, so with 3 or more blocks a side the block is the unit the test
-  /// counts, not the sample: samples of one process are not independent.
+  /// its own process (the rounds of an A/B job). The process, not the
+  /// sample, is the unit the gate counts.
   unsigned blocks = 1;
+  /// Where the blocks are not equal (several result files per side): the
+  /// sample count of each process, in order. Overrides `blocks` when it
+  /// adds up to the samples.
+  std::vector<unsigned> block_sizes;
+  /// The blocks are the rounds of an interleaved A/B job, in round order:
+  /// block i of either side was measured next to block i of the other, so
+  /// the test pairs them (which cancels drift both blocks of a round share).
+  bool rounds = false;
+};
+
+/// The medians of the processes behind one metric of one run: one per block
+/// (block_sizes, else `blocks` equal blocks), or the summary's median for a
+/// run of one process. Empty when the metric has no usable value.
+std::vector<double> ProcessMedians(const MetricData& m);
+
+/// A measured run-to-run spread of one metric on one node: the standard
+/// deviation of the log process medians of `processes` A/A processes.
+struct Calibration {
+  double spread = 0;        // stdev of log(process median)
+  unsigned processes = 0;   // degrees of freedom: processes - 1
+  std::string source;       // where it came from, for the note ("node n1, 2026-11-20")
 };
 
 /// One run as the gate sees it.
@@ -73,13 +104,21 @@ struct RunData {
   std::vector<std::string> invalid_reasons;
 };
 
-/// The gate's view of cases measured outside the coordinator (a result file,
-/// one side of an A/B job): parts of one case joined in order (the last part
+/// How the samples of one case divide into the processes that took them:
+/// the sample count of each (throttled samples included), in order.
+struct CaseBlocks {
+  std::vector<unsigned> sizes;
+  bool rounds = false;  // as MetricData::rounds
+};
+
+/// The gate's view of cases measured outside the coordinator (result files,
+/// the sides of an A/B job): parts of one case joined in order (the last part
 /// that says how the case ended decides its status), each metric summarized
-/// over its unthrottled samples, throttled ones counted. `blocks` as in
-/// MetricData.
+/// over its unthrottled samples, throttled ones counted. `blocks` says, by
+/// benchmark key, which processes took a case's samples; a case absent from
+/// it was measured by one process.
 RunData RunDataFromCases(const std::string& run_id, const std::vector<CaseResult>& cases,
-                         unsigned blocks = 1);
+                         const std::map<std::string, CaseBlocks>& blocks = {});
 
 /// Everything one gate looks at.
 struct GateInput {
@@ -89,9 +128,9 @@ struct GateInput {
   /// History: comparable runs, same node first, newest first. A/B: one run,
   /// the baseline side measured interleaved with the candidate.
   std::vector<RunData> baselines;
-  /// Resamples of the bootstrap CI of each change; fewer only where the
-  /// interval matters less than speed (the simulation's thousands of gates).
-  unsigned bootstrap_resamples = 2000;
+  /// Calibrated run-to-run spreads, by (benchmark key, metric name), of the
+  /// node the candidate ran on; used where too few processes show their own.
+  std::map<std::pair<std::string, std::string>, Calibration> calibrations;
 };
 
 /// The decision about one metric.
@@ -112,8 +151,8 @@ struct MetricVerdict {
   Verdict verdict = Verdict::kPass;
   bool gating = true;
   unsigned candidate_samples = 0;
-  unsigned baseline_samples = 0;  // samples compared (method samples)
-  unsigned blocks = 0;  // blocks a side the test counted; 0 when it counted samples
+  unsigned baseline_samples = 0;
+  unsigned blocks = 0;  // processes a side the test counted (the fewer side's)
   unsigned baseline_runs = 0;
   std::string note;
 };
@@ -141,8 +180,8 @@ GateResult EvaluateGate(const GateInput& input, const Policy& policy);
 
 /// Whether a verdict fails a gate when the metric is gating.
 bool Fails(Verdict v);
-/// Whether a verdict leaves a gating metric undecided (too noisy, no
-/// baseline, invalid environment).
+/// Whether a verdict leaves a gating metric undecided (too noisy, too few
+/// runs, no baseline, invalid environment).
 bool Inconclusive(Verdict v);
 
 }  // namespace perfgate::gate

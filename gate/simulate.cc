@@ -69,7 +69,6 @@ GateInput MakeGate(Mode mode, double sigma, double slowdown, const SimulationOpt
   GateInput in;
   in.mode = mode;
   in.sku = "cpu-simulated";
-  in.bootstrap_resamples = o.bootstrap_resamples;
   in.candidate.run_id = "candidate";
   if (mode == Mode::kAb) {
     RunData base;
@@ -86,6 +85,8 @@ GateInput MakeGate(Mode mode, double sigma, double slowdown, const SimulationOpt
       in.candidate.metrics.push_back(Metric(m, std::move(b)));
       base.metrics.back().blocks = o.ab_rounds;
       in.candidate.metrics.back().blocks = o.ab_rounds;
+      base.metrics.back().rounds = true;
+      in.candidate.metrics.back().rounds = true;
     }
     in.baselines.push_back(std::move(base));
     return in;

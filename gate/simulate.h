@@ -27,7 +27,7 @@ struct SimulationOptions {
   unsigned aa_trials = 1000;    // A/A gates per noise level and mode
   unsigned power_trials = 200;  // gates per slowdown, noise level and mode
   // A/B defaults: rounds of interleaved blocks, samples per block.
-  unsigned ab_rounds = 10;
+  unsigned ab_rounds = 20;
   unsigned ab_block_samples = 5;
   // History defaults: K baseline runs, samples per run.
   unsigned history_runs = 5;

@@ -15,6 +15,7 @@ v1::Verdict ToProto(gate::Verdict v) {
     case Verdict::kNoBaseline: return v1::VERDICT_NO_BASELINE;
     case Verdict::kTooNoisy: return v1::VERDICT_TOO_NOISY;
     case Verdict::kInvalidEnvironment: return v1::VERDICT_INVALID_ENVIRONMENT;
+    case Verdict::kTooFewRuns: return v1::VERDICT_TOO_FEW_RUNS;
   }
   return v1::VERDICT_UNSPECIFIED;
 }
@@ -22,8 +23,9 @@ v1::Verdict ToProto(gate::Verdict v) {
 v1::TestMethod ToProto(gate::Method m) {
   switch (m) {
     case gate::Method::kNone: return v1::TEST_METHOD_NONE;
-    case gate::Method::kSamples: return v1::TEST_METHOD_SAMPLES;
+    case gate::Method::kBlocks: return v1::TEST_METHOD_BLOCKS;
     case gate::Method::kHistory: return v1::TEST_METHOD_HISTORY;
+    case gate::Method::kCalibrated: return v1::TEST_METHOD_CALIBRATED;
   }
   return v1::TEST_METHOD_UNSPECIFIED;
 }

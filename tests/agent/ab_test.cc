@@ -99,8 +99,8 @@ TEST(MeasurePair, RunsTheBlocksInAbbaOrderAndPoolsEachSide) {
   ScriptedSide base(AbRole::kBaseline, [](auto&, unsigned c, unsigned i) { return Jitter(10, c, i); }, &journal);
   ScriptedSide cand(AbRole::kCandidate, [](auto&, unsigned c, unsigned i) { return Jitter(10, c, i); }, &journal);
   AbOptions o;
-  o.rounds = 4;
-  o.block_samples = 6;
+  o.fixed_rounds = 4;
+  o.fixed_block_samples = 6;
   const CasePair p = MeasurePair(TimeCase("a"), base, cand, o);
   ASSERT_EQ(journal.size(), 8u);
   const std::vector<AbRole> expected = {AbRole::kBaseline,  AbRole::kCandidate, AbRole::kCandidate,
@@ -111,6 +111,73 @@ TEST(MeasurePair, RunsTheBlocksInAbbaOrderAndPoolsEachSide) {
   EXPECT_EQ(p.baseline.samples.size(), 24u);
   EXPECT_EQ(p.candidate.samples.size(), 24u);
   EXPECT_EQ(p.candidate.benchmark.Key(), "test/a");
+  EXPECT_EQ(p.baseline_blocks, (std::vector<unsigned>{6, 6, 6, 6}));
+  EXPECT_EQ(p.rounds, 4u);
+  EXPECT_EQ(p.stopped, "rounds");
+}
+
+TEST(MeasurePair, APilotBlockSizesTheBlocksByTimeAndIsNotKept) {
+  std::vector<std::pair<AbRole, std::string>> journal;
+  // 2 ms a sample: 0.1 s blocks hold 50 samples.
+  ScriptedSide base(AbRole::kBaseline, [](auto&, unsigned c, unsigned i) { return Jitter(2, c, i); }, &journal);
+  ScriptedSide cand(AbRole::kCandidate, [](auto&, unsigned c, unsigned i) { return Jitter(2, c, i); }, &journal);
+  AbOptions o;
+  o.fixed_rounds = 3;
+  o.block_seconds = 0.1;
+  const CasePair p = MeasurePair(TimeCase("a"), base, cand, o);
+  ASSERT_EQ(journal.size(), 7u);  // the pilot, then 3 rounds of 2 blocks
+  EXPECT_EQ(journal[0].first, AbRole::kBaseline);
+  EXPECT_EQ(p.baseline_blocks, (std::vector<unsigned>{50, 50, 50}));
+  EXPECT_EQ(p.candidate.samples.size(), 150u);
+}
+
+TEST(MeasurePair, AddsRoundsUntilTheStopRuleIsSatisfied) {
+  std::vector<std::pair<AbRole, std::string>> journal;
+  ScriptedSide base(AbRole::kBaseline, [](auto&, unsigned c, unsigned i) { return Jitter(10, c, i); }, &journal);
+  ScriptedSide cand(AbRole::kCandidate, [](auto&, unsigned c, unsigned i) { return Jitter(10, c, i); }, &journal);
+  AbOptions o;
+  o.fixed_block_samples = 4;
+  o.min_rounds = 5;
+  std::vector<unsigned> asked;
+  const CasePair p = MeasurePair(TimeCase("a"), base, cand, o, 0, [&](const CasePair& so_far) {
+    asked.push_back(so_far.rounds);
+    return so_far.rounds == 7;
+  });
+  EXPECT_EQ(asked, (std::vector<unsigned>{5, 6, 7}));  // never before min_rounds
+  EXPECT_EQ(p.rounds, 7u);
+  EXPECT_EQ(p.stopped, "decided");
+  EXPECT_EQ(journal.size(), 14u);
+}
+
+TEST(MeasurePair, StopsAtMaxRoundsOrWhenTheNextRoundWouldOverrunTheBudget) {
+  std::vector<std::pair<AbRole, std::string>> journal;
+  ScriptedSide base(AbRole::kBaseline, [](auto&, unsigned c, unsigned i) { return Jitter(10, c, i); }, &journal);
+  ScriptedSide cand(AbRole::kCandidate, [](auto&, unsigned c, unsigned i) { return Jitter(10, c, i); }, &journal);
+  AbOptions o;
+  o.fixed_block_samples = 4;
+  o.max_rounds = 9;
+  auto never = [](const CasePair&) { return false; };
+  const CasePair capped = MeasurePair(TimeCase("a"), base, cand, o, 0, never);
+  EXPECT_EQ(capped.rounds, 9u);
+  EXPECT_EQ(capped.stopped, "max_rounds");
+  // A budget no round fits in: one round is measured, then it stops.
+  const CasePair broke = MeasurePair(TimeCase("b"), base, cand, o, 1e-12, never);
+  EXPECT_EQ(broke.rounds, 1u);
+  EXPECT_EQ(broke.stopped, "budget");
+}
+
+TEST(CaseDecided, IdenticalSidesAreDecidedOnceTheIntervalCanBeBounded) {
+  std::vector<std::pair<AbRole, std::string>> journal;
+  ScriptedSide base(AbRole::kBaseline, [](auto&, unsigned c, unsigned i) { return Jitter(10, c, i); }, &journal);
+  ScriptedSide cand(AbRole::kCandidate, [](auto&, unsigned c, unsigned i) { return Jitter(10, c, i); }, &journal);
+  AbOptions o;
+  o.fixed_block_samples = 4;
+  const CasePair p = MeasurePair(TimeCase("a"), base, cand, o, 0, [](const CasePair& so_far) {
+    return CaseDecided(so_far, gate::Policy{}, "cpu-test", 1);
+  });
+  // 5 pairs cannot bound a 95 % signed-rank interval (1/32 > 2.5 %); 6 can.
+  EXPECT_EQ(p.rounds, 6u);
+  EXPECT_EQ(p.stopped, "decided");
 }
 
 TEST(MeasurePair, AFailingBlockFailsTheCaseOnBothSidesWithThatSidesReason) {
@@ -119,7 +186,8 @@ TEST(MeasurePair, AFailingBlockFailsTheCaseOnBothSidesWithThatSidesReason) {
   ScriptedSide cand(AbRole::kCandidate, [](auto&, unsigned c, unsigned i) { return Jitter(10, c, i); }, &journal);
   base.FailOnCall(1);
   AbOptions o;
-  o.rounds = 4;
+  o.fixed_rounds = 4;
+  o.fixed_block_samples = 5;
   const CasePair p = MeasurePair(TimeCase("a"), base, cand, o);
   EXPECT_EQ(journal.size(), 4u);  // round 2's baseline block failed: nothing more ran
   for (const CaseResult* r : {&p.baseline, &p.candidate}) {
@@ -143,15 +211,15 @@ const gate::MetricVerdict* VerdictOf(const AbResult& r, const std::string& key) 
 AbResult RunWithSecondMeasurement(double second_level, bool confirm,
                                   std::vector<std::pair<AbRole, std::string>>* journal) {
   AbOptions o;
-  o.rounds = 8;  // 8 blocks a side: the exact block test can reach p < 1 %
-  o.block_samples = 4;
+  o.fixed_rounds = 12;  // 12 pairs: the signed-rank test can reach p < 0.1 %
+  o.fixed_block_samples = 4;
   o.confirm = confirm;
   ScriptedSide base(AbRole::kBaseline, [](auto&, unsigned c, unsigned i) { return Jitter(10, c, i); }, journal);
   ScriptedSide cand(
       AbRole::kCandidate,
       [&](const std::string& key, unsigned c, unsigned i) {
         if (key != "test/slow") return Jitter(10, c, i);
-        return Jitter(c < o.rounds ? 11.0 : second_level, c, i);
+        return Jitter(c < o.fixed_rounds ? 11.0 : second_level, c, i);
       },
       journal);
   std::ostringstream log;
@@ -161,7 +229,7 @@ AbResult RunWithSecondMeasurement(double second_level, bool confirm,
 TEST(RunAb, WithoutConfirmationAFirstRegressionFailsTheGate) {
   std::vector<std::pair<AbRole, std::string>> journal;
   const AbResult r = RunWithSecondMeasurement(10.0, false, &journal);
-  EXPECT_EQ(journal.size(), 32u);
+  EXPECT_EQ(journal.size(), 48u);
   EXPECT_EQ(r.gate.outcome, gate::Outcome::kRegression);
   ASSERT_NE(VerdictOf(r, "test/slow"), nullptr);
   EXPECT_EQ(VerdictOf(r, "test/slow")->verdict, gate::Verdict::kRegression);
@@ -170,9 +238,9 @@ TEST(RunAb, WithoutConfirmationAFirstRegressionFailsTheGate) {
 TEST(RunAb, ARegressionThatTheConfirmationDoesNotReproducePasses) {
   std::vector<std::pair<AbRole, std::string>> journal;
   const AbResult r = RunWithSecondMeasurement(10.0, true, &journal);
-  // Only the suspect case is measured again: 8 more rounds of 2 blocks.
-  ASSERT_EQ(journal.size(), 48u);
-  for (size_t i = 32; i < journal.size(); ++i) EXPECT_EQ(journal[i].second, "test/slow");
+  // Only the suspect case is measured again: 12 more rounds of 2 blocks.
+  ASSERT_EQ(journal.size(), 72u);
+  for (size_t i = 48; i < journal.size(); ++i) EXPECT_EQ(journal[i].second, "test/slow");
   EXPECT_EQ(r.gate.outcome, gate::Outcome::kPass);
   const gate::MetricVerdict* v = VerdictOf(r, "test/slow");
   ASSERT_NE(v, nullptr);
@@ -185,7 +253,7 @@ TEST(RunAb, ARegressionThatTheConfirmationDoesNotReproducePasses) {
 TEST(RunAb, ARegressionThatTheConfirmationReproducesFailsAndSaysItWasConfirmed) {
   std::vector<std::pair<AbRole, std::string>> journal;
   const AbResult r = RunWithSecondMeasurement(11.5, true, &journal);
-  EXPECT_EQ(journal.size(), 48u);
+  EXPECT_EQ(journal.size(), 72u);
   EXPECT_EQ(r.gate.outcome, gate::Outcome::kRegression);
   const gate::MetricVerdict* v = VerdictOf(r, "test/slow");
   ASSERT_NE(v, nullptr);

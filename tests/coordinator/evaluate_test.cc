@@ -83,11 +83,10 @@ TEST_F(EvaluateTest, BaselineIsTheNewestKRunsOfTheBranchOnTheSameSku) {
   ASSERT_TRUE(ev.ok()) << ev.status();
   EXPECT_EQ(Ids(*ev), (std::vector<std::string>{b3, b2}));
   ASSERT_EQ(ev->result.verdicts.size(), 1u);
-  EXPECT_EQ(ev->result.verdicts[0].verdict, gate::Verdict::kRegression);  // 13 vs 10 ms at 3 %
-  // Two runs cannot show between-run noise: their stored samples were compared.
-  EXPECT_EQ(ev->result.verdicts[0].method, gate::Method::kSamples);
-  EXPECT_EQ(ev->result.verdicts[0].baseline_samples, 10u);
-  EXPECT_EQ(ev->result.outcome, gate::Outcome::kRegression);
+  // Two runs cannot show between-run noise, whatever their samples say (13 vs
+  // 10 ms): without a calibration of the node the gate says what to run.
+  EXPECT_EQ(ev->result.verdicts[0].verdict, gate::Verdict::kTooFewRuns);
+  EXPECT_EQ(ev->result.outcome, gate::Outcome::kInconclusive);
 }
 
 TEST_F(EvaluateTest, EnvironmentFieldsNamedByThePolicyMustMatch) {

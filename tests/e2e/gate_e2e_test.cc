@@ -27,9 +27,15 @@ using testing::Bin;
 constexpr char kFilter[] =
     "kernels/copy*;kernels/triad*;kernels/sgemm{k=512,*;kernels/sgemm{k=1024,*";
 
+// The history gate judges a run against the spread of five earlier runs,
+// which on the shared CI machine can reach tens of percent. The tolerance
+// and the injected slowdown (ten times the time) are set so far apart that
+// no state of that machine can blur them: these tests check the path, the
+// simulation measures the power (docs/statistics.md).
 constexpr char kPolicy[] = R"(version: 1
 defaults:
-  tolerance: 10%
+  tolerance: 25%
+  fdr: 5%
   history: 5
   match: [cpu_model]
 skus:
@@ -131,13 +137,14 @@ std::map<std::string, std::set<std::string>> VerdictsByBenchmark(const std::stri
 
 TEST_F(GateEndToEnd, CatchesAnInjectedSlowdownOnExactlyThatCaseAndPassesACleanCandidate) {
   ASSERT_NO_FATAL_FAILURE(StartCoordinator());
-  for (const char* commit : {"base1", "base2"}) {
+  // Five runs of main: a history that shows how far runs move on their own.
+  for (const char* commit : {"base1", "base2", "base3", "base4", "base5"}) {
     CommandResult base = Agent("main", commit, {}, nullptr);
     ASSERT_EQ(base.exit_code, 0) << base.output;
   }
 
   std::string slow_run;
-  CommandResult slow = Agent("pr-1", "cand1", {"--inject-slowdown", "kernels/sgemm{k=512,*=25"}, &slow_run);
+  CommandResult slow = Agent("pr-1", "cand1", {"--inject-slowdown", "kernels/sgemm{k=512,*=900"}, &slow_run);
   ASSERT_EQ(slow.exit_code, 0) << slow.output;
   ASSERT_FALSE(slow_run.empty());
   const std::string slow_json = dir_->Join("slow.json");
@@ -331,11 +338,12 @@ TEST_F(GateEndToEnd, AbJobStreamsBothSidesAndTheCoordinatorGatesThePair) {
   EXPECT_EQ(j.at("baseline_run_ids")[0], baseline);
   EXPECT_EQ(j.at("candidate_branch"), "pr-ab");
   // Three cases (k=512 at three shapes), two metrics each, 9 samples a side
-  // in 3 blocks, which the coordinator tests as blocks (the runs say so).
+  // in 3 blocks, which the coordinator tests as processes paired by round
+  // (the runs say so).
   ASSERT_EQ(j.at("verdicts").size(), 6u) << gate->output;
   for (const auto& v : j.at("verdicts")) {
     EXPECT_EQ(v.at("candidate_samples"), 9) << v.dump();
-    EXPECT_NE(v.at("note").get<std::string>().find("in 3 blocks a side"), std::string::npos)
+    EXPECT_NE(v.at("note").get<std::string>().find("3 processes a side, paired by round"), std::string::npos)
         << v.dump();
   }
 }

@@ -51,6 +51,16 @@ MetricData Samples(const std::string& benchmark, const std::string& metric, doub
   return m;
 }
 
+// As Samples, each sample from a process of its own (n processes of one
+// sample): the gate counts them as processes.
+MetricData Processes(const std::string& benchmark, const std::string& metric, double center,
+                     double spread, unsigned n = 30,
+                     Direction direction = Direction::kLowerIsBetter) {
+  MetricData m = Samples(benchmark, metric, center, spread, n, direction);
+  m.blocks = n;
+  return m;
+}
+
 RunData Run(std::vector<MetricData> metrics, std::string id = "run") {
   RunData r;
   r.run_id = std::move(id);
@@ -58,13 +68,32 @@ RunData Run(std::vector<MetricData> metrics, std::string id = "run") {
   return r;
 }
 
+// A calibration so tight that the tolerance alone decides: one run a side
+// then has a run-to-run spread to be judged against.
+constexpr double kTightSpread = 1e-4;
+
+// The gate's input; unless `calibrated` is false, the node is calibrated
+// with kTightSpread for every metric, so that runs of one process are
+// judged by their change against the tolerance.
 GateInput Input(std::vector<MetricData> candidate, std::vector<std::vector<MetricData>> baselines,
-                Mode mode = Mode::kHistory) {
+                Mode mode = Mode::kHistory, bool calibrated = true) {
   GateInput in;
   in.mode = mode;
   in.sku = kSku;
   in.candidate = Run(std::move(candidate), "candidate");
   for (auto& b : baselines) in.baselines.push_back(Run(std::move(b), "baseline"));
+  if (calibrated) {
+    for (const RunData* r : {&in.candidate}) {
+      for (const MetricData& m : r->metrics) {
+        in.calibrations[{m.summary.benchmark, m.summary.metric}] = {kTightSpread, 30, "node n1"};
+      }
+    }
+    for (const RunData& r : in.baselines) {
+      for (const MetricData& m : r.metrics) {
+        in.calibrations[{m.summary.benchmark, m.summary.metric}] = {kTightSpread, 30, "node n1"};
+      }
+    }
+  }
   return in;
 }
 
@@ -74,7 +103,7 @@ Policy PolicyWithTolerance(double tolerance) {
   return p;
 }
 
-// Judges one metric alone.
+// Judges one metric alone, on a node calibrated with kTightSpread.
 MetricVerdict DecideOne(std::optional<MetricData> candidate, std::vector<MetricData> baseline,
                         double tolerance, std::optional<double> floor = std::nullopt) {
   std::vector<MetricData> cand;
@@ -101,8 +130,9 @@ TEST(GateDecider, LowerIsBetterMetric25PercentSlowerRegressesAtTenPercentToleran
   EXPECT_DOUBLE_EQ(v.candidate_median, 12.5);
   EXPECT_EQ(v.baseline_runs, 1u);
   EXPECT_EQ(v.candidate_samples, 20u);
-  EXPECT_EQ(v.method, Method::kNone);  // summaries only: no test applies
-  EXPECT_THAT(v.note, HasSubstr("median 12.5 ms vs 10 ms, +25.0 %, against 1 run"));
+  EXPECT_EQ(v.method, Method::kCalibrated);  // one run a side: the calibration's spread
+  EXPECT_THAT(v.note, HasSubstr("median 12.5 ms vs 10 ms, +25.0 %"));
+  EXPECT_THAT(v.note, HasSubstr("against 1 run, run-to-run spread from the calibration of node n1"));
   EXPECT_THAT(v.note, HasSubstr("worse than the tolerance of 10.0 %"));
 }
 
@@ -119,7 +149,8 @@ TEST(GateDecider, LowerIsBetterMetricMuchFasterIsAnImprovement) {
   const MetricVerdict v = DecideOne(candidate, {Summary(kCopy, "time", 10.0)}, 0.05);
   EXPECT_EQ(v.verdict, Verdict::kImprovement);
   EXPECT_NEAR(v.change, -0.2, 1e-12);
-  EXPECT_THAT(v.note, HasSubstr("-20.0 %, against 1 run, no samples to test; better by more than the tolerance"));
+  EXPECT_THAT(v.note, HasSubstr("-20.0 %"));
+  EXPECT_THAT(v.note, HasSubstr("against 1 run, run-to-run spread from the calibration of node n1; better by more than the tolerance"));
 }
 
 TEST(GateDecider, HigherIsBetterMetricThatDropsRegresses) {
@@ -234,12 +265,15 @@ TEST(GateDecider, ZeroBaselineDoesNotDivideByZero) {
 TEST(GateDecider, BaselineIsMedianOfRunMediansOverThreeRuns) {
   const MetricData candidate = Summary(kCopy, "time", 10.5);
   // Mean of the medians would be 14; their median is 10.
-  const MetricVerdict v = DecideOne(candidate,
-      {Summary(kCopy, "time", 22.0), Summary(kCopy, "time", 10.0), Summary(kCopy, "time", 10.0)},
-      0.10);
+  const GateResult r = EvaluateGate(
+      Input({candidate},
+            {{Summary(kCopy, "time", 22.0)}, {Summary(kCopy, "time", 10.0)}, {Summary(kCopy, "time", 10.0)}},
+            Mode::kHistory, /*calibrated=*/false),
+      PolicyWithTolerance(0.10));
+  ASSERT_EQ(r.verdicts.size(), 1u);
+  const MetricVerdict& v = r.verdicts[0];
   EXPECT_DOUBLE_EQ(v.baseline_median, 10.0);
   EXPECT_EQ(v.baseline_runs, 3u);
-  EXPECT_NEAR(v.change, 0.05, 1e-12);
   // One run at 22 makes the between-run noise huge: no 10 % change could be
   // told from it, and the gate says so rather than passing.
   EXPECT_EQ(v.verdict, Verdict::kTooNoisy);
@@ -368,19 +402,19 @@ TEST(GateVerdict, OutcomesAreTheExitCodes) {
   EXPECT_EQ(static_cast<int>(Outcome::kInconclusive), 3);
 }
 
-TEST(AbGate, TenPercentSlowerSamplesRegressWithATestedChange) {
-  const GateResult r = EvaluateGate(Input({Samples(kCopy, "time", 11.0, 0.01)},
-                                          {{Samples(kCopy, "time", 10.0, 0.01)}}, Mode::kAb),
+TEST(AbGate, TenPercentSlowerProcessesRegressWithATestedChange) {
+  const GateResult r = EvaluateGate(Input({Processes(kCopy, "time", 11.0, 0.01)},
+                                          {{Processes(kCopy, "time", 10.0, 0.01)}}, Mode::kAb),
                                     PolicyWithTolerance(0.03));
   ASSERT_EQ(r.verdicts.size(), 1u);
   const MetricVerdict& v = r.verdicts[0];
-  EXPECT_EQ(v.method, Method::kSamples);
+  EXPECT_EQ(v.method, Method::kBlocks);
   EXPECT_EQ(v.verdict, Verdict::kRegression);
   EXPECT_NEAR(v.change, 0.10, 1e-9);
   EXPECT_LT(v.change_ci_low, 0.10);
   EXPECT_GT(v.change_ci_high, 0.10);
   EXPECT_GT(v.change_ci_low, 0.03);  // the whole interval is past the tolerance
-  EXPECT_LT(v.p_value, 1e-6);        // 30 vs 30 samples that do not overlap
+  EXPECT_LT(v.p_value, 1e-6);        // 30 vs 30 processes that do not overlap
   EXPECT_EQ(v.baseline_samples, 30u);
   EXPECT_EQ(r.outcome, Outcome::kRegression);
   EXPECT_EQ(r.mode, Mode::kAb);
@@ -388,8 +422,8 @@ TEST(AbGate, TenPercentSlowerSamplesRegressWithATestedChange) {
 
 TEST(AbGate, HigherIsBetterDropIsARegression) {
   const GateResult r = EvaluateGate(
-      Input({Samples(kTriad, "bandwidth", 90.0, 0.01, 30, Direction::kHigherIsBetter)},
-            {{Samples(kTriad, "bandwidth", 100.0, 0.01, 30, Direction::kHigherIsBetter)}},
+      Input({Processes(kTriad, "bandwidth", 90.0, 0.01, 30, Direction::kHigherIsBetter)},
+            {{Processes(kTriad, "bandwidth", 100.0, 0.01, 30, Direction::kHigherIsBetter)}},
             Mode::kAb),
       PolicyWithTolerance(0.03));
   ASSERT_EQ(r.verdicts.size(), 1u);
@@ -398,8 +432,8 @@ TEST(AbGate, HigherIsBetterDropIsARegression) {
 }
 
 TEST(AbGate, SameSamplesPass) {
-  const GateResult r = EvaluateGate(Input({Samples(kCopy, "time", 10.0, 0.02)},
-                                          {{Samples(kCopy, "time", 10.0, 0.02)}}, Mode::kAb),
+  const GateResult r = EvaluateGate(Input({Processes(kCopy, "time", 10.0, 0.02)},
+                                          {{Processes(kCopy, "time", 10.0, 0.02)}}, Mode::kAb),
                                     PolicyWithTolerance(0.03));
   ASSERT_EQ(r.verdicts.size(), 1u);
   EXPECT_EQ(r.verdicts[0].verdict, Verdict::kPass);
@@ -411,8 +445,8 @@ TEST(AbGate, SameSamplesPass) {
 TEST(AbGate, AWideIntervalIsTooNoisyAndInconclusive) {
   // +-40 % spread, 6 samples a side: a 3 % tolerance cannot be judged.
   const GateResult r =
-      EvaluateGate(Input({Samples(kCopy, "time", 10.2, 0.4, 6)},
-                         {{Samples(kCopy, "time", 10.0, 0.4, 6)}}, Mode::kAb),
+      EvaluateGate(Input({Processes(kCopy, "time", 10.2, 0.4, 6)},
+                         {{Processes(kCopy, "time", 10.0, 0.4, 6)}}, Mode::kAb),
                    PolicyWithTolerance(0.03));
   ASSERT_EQ(r.verdicts.size(), 1u);
   EXPECT_EQ(r.verdicts[0].verdict, Verdict::kTooNoisy);
@@ -422,8 +456,8 @@ TEST(AbGate, AWideIntervalIsTooNoisyAndInconclusive) {
 }
 
 TEST(AbGate, PolicyDecidesWhatInconclusiveMeans) {
-  const GateInput in = Input({Samples(kCopy, "time", 10.2, 0.4, 6)},
-                             {{Samples(kCopy, "time", 10.0, 0.4, 6)}}, Mode::kAb);
+  const GateInput in = Input({Processes(kCopy, "time", 10.2, 0.4, 6)},
+                             {{Processes(kCopy, "time", 10.0, 0.4, 6)}}, Mode::kAb);
   Policy fail = PolicyWithTolerance(0.03);
   fail.inconclusive = InconclusiveAction::kFail;
   EXPECT_EQ(EvaluateGate(in, fail).outcome, Outcome::kRegression);
@@ -437,8 +471,8 @@ TEST(AbGate, PolicyDecidesWhatInconclusiveMeans) {
 TEST(AbGate, CandidateNoiseAboveThePolicysLimitIsTooNoisy) {
   Policy policy = PolicyWithTolerance(0.05);
   policy.max_noise = 0.01;
-  const GateResult r = EvaluateGate(Input({Samples(kCopy, "time", 10.0, 0.05)},
-                                          {{Samples(kCopy, "time", 10.0, 0.005)}}, Mode::kAb),
+  const GateResult r = EvaluateGate(Input({Processes(kCopy, "time", 10.0, 0.05)},
+                                          {{Processes(kCopy, "time", 10.0, 0.005)}}, Mode::kAb),
                                     policy);
   ASSERT_EQ(r.verdicts.size(), 1u);
   EXPECT_EQ(r.verdicts[0].verdict, Verdict::kTooNoisy);
@@ -448,8 +482,8 @@ TEST(AbGate, CandidateNoiseAboveThePolicysLimitIsTooNoisy) {
 TEST(AbGate, ManyMetricsAreCorrectedTogether) {
   // One metric 4 % slower with heavily overlapping samples: significant alone
   // (p about 0.02) but not among 40 metrics after Benjamini–Hochberg.
-  std::vector<MetricData> cand = {Samples(kCopy, "time", 10.4, 0.10, 30)};
-  std::vector<MetricData> base = {Samples(kCopy, "time", 10.0, 0.10, 30)};
+  std::vector<MetricData> cand = {Processes(kCopy, "time", 10.4, 0.10, 30)};
+  std::vector<MetricData> base = {Processes(kCopy, "time", 10.0, 0.10, 30)};
   const GateResult alone =
       EvaluateGate(Input(cand, {base}, Mode::kAb), PolicyWithTolerance(0.03));
   ASSERT_EQ(alone.verdicts.size(), 1u);
@@ -458,8 +492,8 @@ TEST(AbGate, ManyMetricsAreCorrectedTogether) {
   EXPECT_DOUBLE_EQ(alone.verdicts[0].p_adjusted, p);
   for (int i = 0; i < 39; ++i) {
     const std::string key = "kernels/other{i=" + std::to_string(i) + "}";
-    cand.push_back(Samples(key, "time", 10.0, 0.10, 30));
-    base.push_back(Samples(key, "time", 10.0, 0.10, 30));
+    cand.push_back(Processes(key, "time", 10.0, 0.10, 30));
+    base.push_back(Processes(key, "time", 10.0, 0.10, 30));
   }
   const GateResult many = EvaluateGate(Input(cand, {base}, Mode::kAb), PolicyWithTolerance(0.03));
   const MetricVerdict* copy = nullptr;
@@ -472,16 +506,115 @@ TEST(AbGate, ManyMetricsAreCorrectedTogether) {
   EXPECT_NE(copy->verdict, Verdict::kRegression);
 }
 
-TEST(HistoryGate, FewerThanThreeRunsCompareSamples) {
+TEST(HistoryGate, TwoRunsAreTooFewWhateverTheirSamplesSay) {
+  // 30 samples a run that do not overlap: the old trap. Samples of one
+  // process share its luck; two runs cannot show how far runs move.
   const GateResult r = EvaluateGate(Input({Samples(kCopy, "time", 12.0, 0.01)},
                                           {{Samples(kCopy, "time", 10.0, 0.01)},
-                                           {Samples(kCopy, "time", 10.1, 0.01)}}),
+                                           {Samples(kCopy, "time", 10.1, 0.01)}},
+                                          Mode::kHistory, /*calibrated=*/false),
                                     PolicyWithTolerance(0.03));
   ASSERT_EQ(r.verdicts.size(), 1u);
-  EXPECT_EQ(r.verdicts[0].method, Method::kSamples);
-  EXPECT_EQ(r.verdicts[0].baseline_samples, 60u);
+  EXPECT_EQ(r.verdicts[0].verdict, Verdict::kTooFewRuns);
+  EXPECT_THAT(r.verdicts[0].note, HasSubstr("1 process vs 2 processes"));
+  EXPECT_THAT(r.verdicts[0].note, HasSubstr("perfgate-agent calibrate"));
+  EXPECT_EQ(r.outcome, Outcome::kInconclusive);
+}
+
+TEST(HistoryGate, TwoRunsAndACalibrationOfTheNodeDecide) {
+  GateInput in = Input({Samples(kCopy, "time", 12.0, 0.01)},
+                       {{Samples(kCopy, "time", 10.0, 0.01)}, {Samples(kCopy, "time", 10.1, 0.01)}},
+                       Mode::kHistory, /*calibrated=*/false);
+  // Runs of this case on this node move by 1 % (log stdev 0.01, 10 A/A processes).
+  in.calibrations[{kCopy, "time"}] = {0.01, 10, "node n1"};
+  const GateResult r = EvaluateGate(in, PolicyWithTolerance(0.03));
+  ASSERT_EQ(r.verdicts.size(), 1u);
+  EXPECT_EQ(r.verdicts[0].method, Method::kCalibrated);
   EXPECT_EQ(r.verdicts[0].verdict, Verdict::kRegression);
-  EXPECT_THAT(r.verdicts[0].note, HasSubstr("too few runs for between-run noise"));
+  EXPECT_LT(r.verdicts[0].p_value, 1e-4);
+  EXPECT_THAT(r.verdicts[0].note, HasSubstr("calibration of node n1"));
+  // The same candidate against runs that move by 20 %: nothing can be said.
+  in.calibrations[{kCopy, "time"}] = {0.20, 10, "node n2"};
+  const GateResult wide = EvaluateGate(in, PolicyWithTolerance(0.03));
+  EXPECT_EQ(wide.verdicts[0].verdict, Verdict::kTooNoisy);
+}
+
+TEST(AbGate, OneProcessASideIsTooFewAndSaysWhatToRun) {
+  const GateResult r = EvaluateGate(Input({Samples(kCopy, "time", 13.0, 0.01)},
+                                          {{Samples(kCopy, "time", 10.0, 0.01)}}, Mode::kAb, false),
+                                    PolicyWithTolerance(0.03));
+  ASSERT_EQ(r.verdicts.size(), 1u);
+  EXPECT_EQ(r.verdicts[0].verdict, Verdict::kTooFewRuns);
+  EXPECT_THAT(r.verdicts[0].note, HasSubstr("Measure 3 or more processes a side"));
+  EXPECT_EQ(r.outcome, Outcome::kInconclusive);
+}
+
+// A side of `rounds` blocks of `per` samples: block i at level
+// base * drift^i * (1 + offset_i), samples spread 1 % around it.
+MetricData Rounds(double base, double drift, const std::vector<double>& offsets, unsigned per = 5) {
+  MetricData m = Summary(kCopy, "time", base);
+  double level = base;
+  for (double off : offsets) {
+    for (unsigned j = 0; j < per; ++j) m.samples.push_back(level * (1 + off) * (1 + 0.01 * (j - 2.0) / 2));
+    level *= drift;
+  }
+  m.blocks = static_cast<unsigned>(offsets.size());
+  m.rounds = true;
+  m.summary.n = static_cast<uint32_t>(m.samples.size());
+  m.summary.median = stats::Median(m.samples);
+  return m;
+}
+
+// Per-process offsets within +-0.4 %, in a fixed scrambled order.
+std::vector<double> SmallOffsets(unsigned n) {
+  std::vector<double> out;
+  for (unsigned i = 0; i < n; ++i) out.push_back(0.004 * (-1.0 + 2.0 * ((i * 7 + 3) % n) / (n - 1)));
+  return out;
+}
+
+TEST(AbGate, RoundsArePairedSoDriftBothSidesShareCancels) {
+  // The node slows 3 % a round for 12 rounds (a 40 % drift); the candidate
+  // is 5 % slower in every round. Unpaired, the drift swamps the change.
+  const std::vector<double> none(12, 0.0);
+  MetricData base = Rounds(10.0, 1.03, none);
+  MetricData cand = Rounds(10.5, 1.03, none);
+  const GateResult r = EvaluateGate(Input({cand}, {{base}}, Mode::kAb), PolicyWithTolerance(0.03));
+  ASSERT_EQ(r.verdicts.size(), 1u);
+  EXPECT_EQ(r.verdicts[0].method, Method::kBlocks);
+  EXPECT_EQ(r.verdicts[0].verdict, Verdict::kRegression);
+  EXPECT_NEAR(r.verdicts[0].change, 0.05, 1e-9);
+  EXPECT_THAT(r.verdicts[0].note, HasSubstr("12 processes a side, paired by round"));
+  base.rounds = cand.rounds = false;
+  const GateResult unpaired = EvaluateGate(Input({cand}, {{base}}, Mode::kAb), PolicyWithTolerance(0.03));
+  EXPECT_NE(unpaired.verdicts[0].verdict, Verdict::kRegression);
+}
+
+TEST(AbGate, ABurstThatSlowsOneBlockIsNotARegression) {
+  // A/A over 20 rounds; a neighbour's burst slows two candidate blocks by
+  // 60 % and 40 %. Ranks see two large differences, not a level shift.
+  std::vector<double> offsets = SmallOffsets(20);
+  std::vector<double> burst = offsets;
+  burst[3] += 0.6;
+  burst[8] += 0.4;
+  std::reverse(offsets.begin(), offsets.end());
+  const GateResult r = EvaluateGate(Input({Rounds(10.0, 1.0, burst)}, {{Rounds(10.0, 1.0, offsets)}}, Mode::kAb),
+                                    PolicyWithTolerance(0.03));
+  ASSERT_EQ(r.verdicts.size(), 1u);
+  EXPECT_EQ(r.verdicts[0].verdict, Verdict::kPass) << r.verdicts[0].note;
+  EXPECT_LT(std::fabs(r.verdicts[0].change), 0.01);
+}
+
+TEST(AbGate, ARealSlowdownOfEveryBlockIsStillCaughtBesideABurst) {
+  std::vector<double> offsets = SmallOffsets(20);
+  std::vector<double> slow = offsets;
+  for (double& o : slow) o = (1 + o) * 1.10 - 1;
+  slow[5] += 0.5;  // and a burst on top of one block
+  std::reverse(offsets.begin(), offsets.end());
+  const GateResult r = EvaluateGate(Input({Rounds(10.0, 1.0, slow)}, {{Rounds(10.0, 1.0, offsets)}}, Mode::kAb),
+                                    PolicyWithTolerance(0.03));
+  ASSERT_EQ(r.verdicts.size(), 1u);
+  EXPECT_EQ(r.verdicts[0].verdict, Verdict::kRegression) << r.verdicts[0].note;
+  EXPECT_NEAR(r.verdicts[0].change, 0.10, 0.01);
 }
 
 TEST(HistoryGate, BetweenRunNoiseDecidesWithFiveRuns) {
@@ -492,17 +625,18 @@ TEST(HistoryGate, BetweenRunNoiseDecidesWithFiveRuns) {
   for (double m : {10.0, 9.95, 10.05, 9.9 + 0.075, 10.025}) {
     history.push_back({Summary(kCopy, "time", m)});
   }
-  const GateResult same =
-      EvaluateGate(Input({Summary(kCopy, "time", 10.1)}, history), PolicyWithTolerance(0.03));
+  const GateResult same = EvaluateGate(Input({Summary(kCopy, "time", 10.1)}, history, Mode::kHistory, false),
+                                       PolicyWithTolerance(0.03));
   ASSERT_EQ(same.verdicts.size(), 1u);
   EXPECT_EQ(same.verdicts[0].method, Method::kHistory);
   EXPECT_EQ(same.verdicts[0].verdict, Verdict::kPass);
   EXPECT_GT(same.verdicts[0].p_value, 0.05);
-  const GateResult slow =
-      EvaluateGate(Input({Summary(kCopy, "time", 12.0)}, history), PolicyWithTolerance(0.03));
+  const GateResult slow = EvaluateGate(Input({Summary(kCopy, "time", 12.0)}, history, Mode::kHistory, false),
+                                       PolicyWithTolerance(0.03));
   EXPECT_EQ(slow.verdicts[0].verdict, Verdict::kRegression);
   EXPECT_LT(slow.verdicts[0].p_value, 0.01);
-  EXPECT_NEAR(slow.verdicts[0].change, 0.2, 1e-9);  // against the median of the runs, 10
+  // Against the runs' geometric mean (the t test's centre on the log scale), 9.99999.
+  EXPECT_NEAR(slow.verdicts[0].change, 0.2, 1e-4);
   EXPECT_EQ(slow.verdicts[0].baseline_runs, 5u);
 }
 
@@ -566,14 +700,16 @@ TEST(RunDataFromCases, SummarizesUnthrottledSamplesAndCountsTheThrottledOnes) {
   c.metrics.push_back({"time", "ms", Direction::kLowerIsBetter});
   c.status = CaseStatus::kOk;
   c.samples = {{0, {1.0}, false}, {1, {100.0}, true}, {2, {3.0}, false}, {3, {2.0}, false}};
-  const RunData run = RunDataFromCases("r", {c}, 3);
+  const RunData run = RunDataFromCases("r", {c}, {{"test/a", {{2, 2}, true}}});
   ASSERT_EQ(run.metrics.size(), 1u);
   EXPECT_EQ(run.metrics[0].summary.benchmark, "test/a");
   EXPECT_EQ(run.metrics[0].summary.n, 3u);
   EXPECT_EQ(run.metrics[0].summary.n_throttled, 1u);
   EXPECT_DOUBLE_EQ(run.metrics[0].summary.median, 2.0);
   EXPECT_EQ(run.metrics[0].samples, (std::vector<double>{1.0, 3.0, 2.0}));
-  EXPECT_EQ(run.metrics[0].blocks, 3u);
+  // Two processes of two samples each; the throttled one leaves one kept.
+  EXPECT_EQ(run.metrics[0].block_sizes, (std::vector<unsigned>{1, 2}));
+  EXPECT_TRUE(run.metrics[0].rounds);
 }
 
 TEST(RunDataFromCases, KeepsTheCaseStatusAndLeavesThrottledOutliersOut) {
