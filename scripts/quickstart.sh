@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
 # The main job on one machine: install what is missing, build, start a private
 # PostgreSQL (as an unprivileged user, data under .perfgate/ of the checkout),
-# start the coordinator on loopback, measure a baseline run of branch main and
-# a candidate run on whatever hardware is here (GPU suites when a GPU is
-# present, host suites otherwise), and print the gate's verdict.
+# start the coordinator on loopback, measure the baseline and the candidate
+# build interleaved on this node (GPU suites when a GPU is present, a set of
+# host cases otherwise), one process per block, stream both sides to the
+# coordinator as runs, and print the coordinator's verdict on the pair.
+#
+# Why A/B and not two runs: samples of one process share its luck, and two
+# runs of one unchanged binary can differ by tens of percent on a shared
+# machine. Several processes a side, interleaved, are what a verdict needs.
 #
 # Environment: PERFGATE_PG_PORT (default 55432), PERFGATE_PORT (default
-# 50051), PERFGATE_DEMO_SLOWDOWN (e.g. 'kernels/sgemm*=25' to watch the gate
-# catch a known slowdown), PERFGATE_CASE_TIMEOUT (seconds per case, default 5).
+# 50051), PERFGATE_DEMO_SLOWDOWN (e.g. 'kernels/sgemm{k=1024*=25' to watch the
+# gate catch a known slowdown), PERFGATE_CASE_TIMEOUT (seconds per block,
+# default 30), PERFGATE_AB_CASE_BUDGET (seconds per case, default 60).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${PERFGATE_BUILD_DIR:-$root/build}
 state=$root/.perfgate
 pg_port=${PERFGATE_PG_PORT:-55432}
 port=${PERFGATE_PORT:-50051}
-export PERFGATE_CASE_TIMEOUT=${PERFGATE_CASE_TIMEOUT:-5}
+export PERFGATE_CASE_TIMEOUT=${PERFGATE_CASE_TIMEOUT:-30}
 
 say() { printf '\n== %s\n' "$*"; }
 
@@ -66,22 +72,37 @@ fi
 export PERFGATE_COORDINATOR=127.0.0.1:$port
 commit=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
 
-say "baseline run (branch main)"
-"$build/agent/perfgate-agent" run --branch main --commit "$commit" --run-id-file "$state/baseline.id"
+agent="$build/agent/perfgate-agent"
+# On a CPU-only machine: one case of each kind the host suites have (compute,
+# memory, a training step, a decode step); on a GPU node every case that runs.
+selection=()
+if "$agent" probe 2>/dev/null | grep -q '^sku: cpu-'; then
+  selection=(--filter 'kernels/sgemm{k=1024,*;kernels/triad*;training/step{*;inference/decode{backend=host,batch=1,*')
+fi
+candidate=("$agent")
+[ -n "${PERFGATE_DEMO_SLOWDOWN:-}" ] && candidate+=(--inject-slowdown "$PERFGATE_DEMO_SLOWDOWN")
+# `ab` takes each side as one command line; quote every word of the candidate's.
+candidate_line=$(printf "'%s' " "${candidate[@]}")
 
-say "candidate run (branch quickstart-candidate)"
-slow=()
-[ -n "${PERFGATE_DEMO_SLOWDOWN:-}" ] && slow=(--inject-slowdown "$PERFGATE_DEMO_SLOWDOWN")
-"$build/agent/perfgate-agent" run --branch quickstart-candidate --commit "$commit" \
-  --run-id-file "$state/candidate.id" "${slow[@]}"
-
-say "gate verdict"
-# The candidate against the baseline run just made on this node (an A/B gate
-# of two runs): earlier quickstarts' runs of main stay out of it. In CI the
-# gate takes the last K runs of the baseline branch instead (README).
+say "A/B: baseline and candidate builds interleaved on this node"
 set +e
-"$build/cli/perfgate" gate --run "$(cat "$state/candidate.id")" \
-  --mode ab --baseline-run "$(cat "$state/baseline.id")" \
+"$agent" ab --baseline "$agent" --candidate "$candidate_line" "${selection[@]}" \
+  --branch quickstart-candidate --commit "$commit" --policy "$root/deploy/policy/default.yaml" \
+  | tee "$state/ab.log"
+ab_exit=${PIPESTATUS[0]}
+set -e
+if [ "$ab_exit" -eq 2 ]; then
+  echo "quickstart: the A/B job failed (see above)" >&2
+  exit 2
+fi
+baseline_id=$(sed -n 's/^baseline run_id: //p' "$state/ab.log")
+candidate_id=$(sed -n 's/^candidate run_id: //p' "$state/ab.log")
+echo "$baseline_id" >"$state/baseline.id"
+echo "$candidate_id" >"$state/candidate.id"
+
+say "gate verdict (the coordinator's, on the stored pair)"
+set +e
+"$build/cli/perfgate" gate --run "$candidate_id" --mode ab --baseline-run "$baseline_id" \
   --policy "$root/deploy/policy/default.yaml" \
   --markdown "$state/report.md" --junit "$state/junit.xml" --json "$state/report.json"
 verdict=$?
