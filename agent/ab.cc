@@ -1,9 +1,5 @@
 #include "agent/ab.h"
 
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -15,10 +11,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "agent/process.h"
 #include "common/result_file.h"
 #include "common/stats.h"
-
-extern char** environ;
 
 namespace perfgate::agent {
 
@@ -97,46 +92,6 @@ CaseResult FailedCase(std::string reason) {
   return r;
 }
 
-// Runs argv with stdout captured and stderr passed through; the exit status
-// (128 + signal when killed) and what it printed on stdout.
-absl::StatusOr<std::pair<int, std::string>> Capture(const std::vector<std::string>& argv) {
-  int fds[2];
-  if (pipe(fds) != 0) return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&actions, fds[0]);
-  posix_spawn_file_actions_addclose(&actions, fds[1]);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(fds[1]);
-  if (rc != 0) {
-    close(fds[0]);
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot start '", argv[0], "': ", std::strerror(rc)));
-  }
-  std::string out;
-  char buf[65536];
-  while (true) {
-    const ssize_t n = read(fds[0], buf, sizeof buf);
-    if (n > 0) {
-      out.append(buf, static_cast<size_t>(n));
-    } else if (n == 0 || errno != EINTR) {
-      break;
-    }
-  }
-  close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return std::make_pair(code, std::move(out));
-}
-
 // Reason a side's block did not yield samples, prefixed with the side.
 std::string SideReason(AbRole role, const std::string& reason) {
   return absl::StrCat(ToString(role), " side: ", reason);
@@ -157,7 +112,7 @@ CaseResult CommandSide::Measure(const std::string& key, unsigned samples) {
   }
   argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
   const std::string shown = absl::StrJoin(argv_, " ");
-  auto ran = Capture(argv);
+  auto ran = CaptureOutput(argv);
   if (!ran.ok()) return FailedCase(std::string(ran.status().message()));
   if (ran->first != 0) {
     return FailedCase(absl::StrCat("'", shown, " sample' exited with ", ran->first,

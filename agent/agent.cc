@@ -21,6 +21,7 @@
 #include "agent/ab.h"
 #include "agent/client.h"
 #include "agent/probe.h"
+#include "agent/process.h"
 #include "agent/runner.h"
 #include "agent/spool.h"
 #include "common/identity.h"
@@ -39,18 +40,6 @@ namespace {
 
 // Output of a fixed git command in the working directory; empty when git or
 // the repository is absent.
-std::string Git(const char* args) {
-  std::string cmd = absl::StrCat("git ", args, " 2>/dev/null");
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return "";
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  if (pclose(p) != 0) return "";
-  return std::string(absl::StripTrailingAsciiWhitespace(out));
-}
-
 absl::StatusOr<std::map<std::string, std::vector<std::string>>> ParseSets(
     const std::vector<std::string>& sets) {
   std::map<std::string, std::vector<std::string>> out;
@@ -261,13 +250,13 @@ int RunCommand(const AgentConfig& config) {
   meta.repo = config.repo;
   meta.branch = config.branch;
   meta.commit = config.commit;
-  if (meta.branch.empty()) meta.branch = Git("rev-parse --abbrev-ref HEAD");
+  if (meta.branch.empty()) meta.branch = Git({"rev-parse", "--abbrev-ref", "HEAD"});
   if (meta.branch.empty()) meta.branch = "local";
-  if (meta.commit.empty()) meta.commit = Git("rev-parse HEAD");
+  if (meta.commit.empty()) meta.commit = Git({"rev-parse", "HEAD"});
   // Ancestors, nearest first, so a gate can restrict its baseline to the
   // merge-base and what came before it.
   if (!meta.commit.empty()) {
-    const std::string parents = Git(absl::StrCat("rev-list --max-count=200 ", meta.commit, "~1").c_str());
+    const std::string parents = Git({"rev-list", "--max-count=200", "--end-of-options", meta.commit + "~1"});
     meta.parent_commits = absl::StrSplit(parents, '\n', absl::SkipEmpty());
   }
   meta.trigger = ParseTriggerOrManual(config.trigger);
@@ -610,9 +599,9 @@ int AbCommand(const AgentConfig& config) {
   meta.agent_name = config.agent_name.empty() ? probe.hostname : config.agent_name;
   meta.environment = probe.environment;
   meta.repo = config.repo;
-  meta.branch = config.branch.empty() ? Git("rev-parse --abbrev-ref HEAD") : config.branch;
+  meta.branch = config.branch.empty() ? Git({"rev-parse", "--abbrev-ref", "HEAD"}) : config.branch;
   if (meta.branch.empty()) meta.branch = "local";
-  meta.commit = config.commit.empty() ? Git("rev-parse HEAD") : config.commit;
+  meta.commit = config.commit.empty() ? Git({"rev-parse", "HEAD"}) : config.commit;
   meta.trigger = ParseTriggerOrManual(config.trigger);
   meta.ci_job = config.ci_job;
   meta.node = probe.hostname;

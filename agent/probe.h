@@ -1,4 +1,4 @@
-// What the agent learns about the machine it measures on (methodology.md §3):
+// What the agent learns about the machine it measures on (agent/README.md, "The probe"):
 // the host (CPU, memory, kernel, compiler), the GPUs through the CUDA runtime
 // and, mapped to them by PCI bus id, through NVML; the versions of the CUDA
 // libraries, loaded with dlopen so the agent depends on none of them; the

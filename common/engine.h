@@ -1,4 +1,4 @@
-// The measurement engine for host-timed cases (methodology.md §1): warm-up,
+// The measurement engine for host-timed cases (docs/measurement.md): warm-up,
 // then samples until the stopping rule says enough — the noise target met
 // after a minimum of samples and time, the noise plateaued above target, or
 // the per-case timeout. The rule itself is pure logic, so it is tested with
@@ -81,7 +81,7 @@ struct ThrottleReading {
   uint64_t reasons = 0;      // NVML clocks-event reasons bitmask
 };
 
-/// NVML clocks-event reasons that make a sample throttled (methodology.md §1):
+/// NVML clocks-event reasons that make a sample throttled (docs/measurement.md):
 /// SW power cap 0x4, HW slowdown 0x8, SW thermal 0x20, HW thermal 0x40,
 /// HW power brake 0x80.
 inline constexpr uint64_t kThrottleReasonMask = 0x4 | 0x8 | 0x20 | 0x40 | 0x80;

@@ -123,8 +123,6 @@ struct Nvml::Api {
   nvmlReturn_t (*shutdown)() = nullptr;
   const char* (*error_string)(nvmlReturn_t) = nullptr;
   nvmlReturn_t (*driver_version)(char*, unsigned) = nullptr;
-  nvmlReturn_t (*count)(unsigned*) = nullptr;
-  nvmlReturn_t (*by_index)(unsigned, nvmlDevice_t*) = nullptr;
   nvmlReturn_t (*by_pci)(const char*, nvmlDevice_t*) = nullptr;
   nvmlReturn_t (*name)(nvmlDevice_t, char*, unsigned) = nullptr;
   nvmlReturn_t (*uuid)(nvmlDevice_t, char*, unsigned) = nullptr;
@@ -182,8 +180,6 @@ absl::StatusOr<std::unique_ptr<Nvml>> Nvml::Load() {
   // Entry points a driver may lack stay null; the facts behind them stay unset.
   auto sym = [&](auto& f, const char* name) { f = Symbol<std::decay_t<decltype(f)>>(library, name); };
   sym(api->driver_version, "nvmlSystemGetDriverVersion");
-  sym(api->count, "nvmlDeviceGetCount_v2");
-  sym(api->by_index, "nvmlDeviceGetHandleByIndex_v2");
   sym(api->by_pci, "nvmlDeviceGetHandleByPciBusId_v2");
   sym(api->name, "nvmlDeviceGetName");
   sym(api->uuid, "nvmlDeviceGetUUID");
@@ -230,27 +226,6 @@ absl::StatusOr<std::string> Nvml::DriverVersion() const {
     return absl::InternalError(api_->Error("nvmlSystemGetDriverVersion", r));
   }
   return std::string(buf);
-}
-
-absl::StatusOr<unsigned> Nvml::DeviceCount() const {
-  if (api_->count == nullptr) return absl::UnimplementedError("NVML lacks nvmlDeviceGetCount_v2");
-  unsigned n = 0;
-  if (const nvmlReturn_t r = api_->count(&n); r != NVML_SUCCESS) {
-    return absl::InternalError(api_->Error("nvmlDeviceGetCount_v2", r));
-  }
-  return n;
-}
-
-absl::StatusOr<NvmlDevice> Nvml::DeviceByIndex(unsigned index) const {
-  if (api_->by_index == nullptr) {
-    return absl::UnimplementedError("NVML lacks nvmlDeviceGetHandleByIndex_v2");
-  }
-  NvmlDevice d;
-  if (const nvmlReturn_t r = api_->by_index(index, &d.handle); r != NVML_SUCCESS) {
-    return absl::NotFoundError(
-        absl::StrCat(api_->Error("nvmlDeviceGetHandleByIndex_v2", r), " for index ", index));
-  }
-  return d;
 }
 
 absl::StatusOr<std::string> CanonicalPciBusId(const std::string& bus_id) {

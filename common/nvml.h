@@ -1,5 +1,5 @@
 // NVML, loaded at run time with dlopen("libnvidia-ml.so.1") so that nothing
-// perfgate builds needs the driver to link or start (methodology.md §3). Only
+// perfgate builds needs the driver to link or start (agent/README.md, "The probe"). Only
 // the versioned entry points are called; each fact is optional, because a
 // device that answers NOT_SUPPORTED (no ECC on an L4, no remapping before
 // Ampere) has a gap there, not an error.
@@ -77,10 +77,6 @@ class Nvml {
 
   /// The kernel driver's version, e.g. "570.124.06".
   absl::StatusOr<std::string> DriverVersion() const;
-  /// Devices NVML sees (all of the node's, whatever CUDA_VISIBLE_DEVICES says).
-  absl::StatusOr<unsigned> DeviceCount() const;
-  /// The device at NVML's index.
-  absl::StatusOr<NvmlDevice> DeviceByIndex(unsigned index) const;
   /// The device at a PCI bus id in any spelling CanonicalPciBusId reads
   /// (CUDA's "0000:1B:00.0", NVML's "00000000:1B:00.0", lower or upper
   /// case): how a CUDA device is mapped to NVML.

@@ -1,4 +1,4 @@
-// When a run is invalid for gating (methodology.md §3): the device facts read
+// When a run is invalid for gating (agent/README.md, "The probe"): the device facts read
 // at the start and at the end of a run, and the throttled samples of each
 // case, turned into reasons. A run with reasons is stored and shown, flagged;
 // the rules are pure so that each is tested on made-up readings.

@@ -1,6 +1,6 @@
 // Change points of a metric's history: where the level of its run medians
 // shifted, and by how much, so that a regression can be traced to the commit
-// that introduced it (methodology.md §4). Domain code: no database, no wire.
+// that introduced it (docs/statistics.md). Domain code: no database, no wire.
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-// Fleet outliers (methodology.md §4): among the nodes of one SKU in one sweep,
+// Fleet outliers (docs/statistics.md): among the nodes of one SKU in one sweep,
 // the nodes whose median of a metric lies beyond k × MAD of the fleet's median,
 // with the environment fields in which each differs from the majority. Pure
 // domain code: the coordinator feeds it stored runs, tests feed it by hand.

@@ -481,16 +481,6 @@ void Apply(const PolicyRule& rule, Mode mode, ResolvedRule* out) {
 
 const char* ToString(Mode m) { return m == Mode::kAb ? "ab" : "history"; }
 
-bool ParseMode(const std::string& text, Mode* out) {
-  if (text == "history") {
-    *out = Mode::kHistory;
-  } else if (text == "ab") {
-    *out = Mode::kAb;
-  } else {
-    return false;
-  }
-  return true;
-}
 
 ResolvedRule Policy::Resolve(const std::string& sku, const std::string& benchmark_key,
                              const std::string& metric, Mode mode) const {

@@ -17,8 +17,6 @@ namespace perfgate::gate {
 enum class Mode { kHistory, kAb };
 /// "history" or "ab".
 const char* ToString(Mode m);
-/// Parses "history" or "ab"; false for anything else.
-bool ParseMode(const std::string& text, Mode* out);
 
 /// What a gate does with a gating metric it cannot judge (too noisy, no
 /// baseline, invalid environment): report it with exit 3, fail, or pass.

@@ -1,4 +1,4 @@
-// The gate's proof of power (methodology.md §5): synthetic runs with a known
+// The gate's proof of power (docs/statistics.md): synthetic runs with a known
 // noise and a known slowdown, judged by the very EvaluateGate that judges
 // real runs, to measure how often an A/A gate fails (false alarms) and how
 // often a real slowdown is caught (detection), in both modes.

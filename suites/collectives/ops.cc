@@ -16,16 +16,6 @@ const char* OpName(Op op) {
   std::abort();
 }
 
-bool ParseOp(const std::string& name, Op* op) {
-  for (Op o : kAllOps) {
-    if (name == OpName(o)) {
-      *op = o;
-      return true;
-    }
-  }
-  return false;
-}
-
 const char* DTypeName(DType t) { return t == DType::kFloat32 ? "float32" : "int32"; }
 
 bool ParseDType(const std::string& name, DType* t) {

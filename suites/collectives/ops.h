@@ -31,8 +31,6 @@ inline constexpr Op kAllOps[] = {Op::kAllReduce, Op::kAllGather, Op::kReduceScat
 
 /// "all_reduce", "all_gather", "reduce_scatter", "broadcast", "alltoall", "sendrecv".
 const char* OpName(Op op);
-/// The inverse of OpName; false for an unknown name.
-bool ParseOp(const std::string& name, Op* op);
 /// "float32" or "int32".
 const char* DTypeName(DType t);
 /// The inverse of DTypeName; false for an unknown name.

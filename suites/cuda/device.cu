@@ -338,16 +338,4 @@ absl::Status MeasureCold(CaseHost& host, ColdSampler& sampler, const Work& work)
       [&] { return sampler.Sample(work); });
 }
 
-absl::Status MeasureBatch(CaseHost& host, BatchSampler& sampler, const Work& work) {
-  const double fraction = host.inject_fraction();
-  return host.Measure(
-      [&]() -> absl::Status {
-        auto t = sampler.Calibrate(work);
-        if (!t.ok()) return t.status();
-        sampler.set_injected_seconds(fraction * *t);
-        return absl::OkStatus();
-      },
-      [&] { return sampler.Sample(work); });
-}
-
 }  // namespace perfgate::cuda

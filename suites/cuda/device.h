@@ -1,4 +1,4 @@
-// The GPU timing engine (methodology.md §1): device buffers, the L2 flush,
+// The GPU timing engine (docs/measurement.md): device buffers, the L2 flush,
 // nvbench's blocking kernel, and the cold and batch samplers that return
 // seconds for State::MeasureSamples. C++17, so .cu files include it.
 #pragma once
@@ -187,9 +187,5 @@ unsigned BatchIterations(double single_s, double min_sample_s, unsigned max_iter
 /// the sampler with the work, runs it once through the sampler and, when the host injects a slowdown,
 /// sets the spin to inject_fraction × that warm-up time.
 absl::Status MeasureCold(CaseHost& host, ColdSampler& sampler, const Work& work);
-
-/// Measures `work` in batches under the host's sampling loop; the warm-up
-/// calibrates N (and the injected spin, as above).
-absl::Status MeasureBatch(CaseHost& host, BatchSampler& sampler, const Work& work);
 
 }  // namespace perfgate::cuda

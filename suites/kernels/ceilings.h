@@ -1,4 +1,4 @@
-// The device's own ceilings (methodology.md §2): the best copy bandwidth and
+// The device's own ceilings (docs/measurement.md): the best copy bandwidth and
 // the best GEMM TFLOP/s of each dtype measured in this process, kept so the
 // kernels/ceiling cases can report them and memory-bound cases can divide by
 // the copy roof.
