@@ -140,22 +140,15 @@ using Clock = std::chrono::steady_clock;
 
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// Seconds one sample of a block took: the median of a time metric where the
-// case has one, else the block's wall time over its samples (which counts
-// the process start too, and so errs toward smaller blocks).
+// Seconds one sample of a block took: the case's own wall time (warm-up
+// included, so it errs toward smaller blocks) over its samples where the
+// side reports it, else the block's wall time over its samples, which
+// counts the process start too. A metric's value is no guide: a decode
+// case's "time" is per token, not per sample.
 double SecondsPerSample(const CaseResult& block, double wall_s) {
-  static const std::map<std::string, double> kScale = {{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}};
-  for (size_t m = 0; m < block.metrics.size(); ++m) {
-    auto it = kScale.find(block.metrics[m].unit);
-    if (it == kScale.end()) continue;
-    std::vector<double> v;
-    for (const Sample& s : block.samples) {
-      if (m < s.values.size()) v.push_back(s.values[m]);
-    }
-    const double median = stats::Median(v);
-    if (median > 0) return median * it->second;
-  }
-  return block.samples.empty() ? wall_s : wall_s / static_cast<double>(block.samples.size());
+  if (block.samples.empty()) return wall_s;
+  const double n = static_cast<double>(block.samples.size());
+  return block.seconds > 0 ? block.seconds / n : wall_s / n;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -500,7 +501,9 @@ int SampleCommand(const AgentConfig& config) {
   meta.environment = probe.environment;
   meta.trigger = Trigger::kManual;
   meta.started_at = std::chrono::system_clock::now();
-  const CaseResult result = RunCase(*instance, options);
+  const auto started = std::chrono::steady_clock::now();
+  CaseResult result = RunCase(*instance, options);
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   absl::Status written = WriteAll(result_fd, WriteResultJson(meta, {result}));
   close(result_fd);
   if (!written.ok()) return Fail(written, "sample");

@@ -50,6 +50,9 @@ struct CaseResult {
   CaseStatus status = CaseStatus::kUnspecified;
   std::string reason;
   double noise = 0.0;
+  /// Wall seconds the case took on the agent, warm-up included; 0 when not
+  /// known. Sizes the blocks of an A/B job.
+  double seconds = 0.0;
 };
 
 /// Every field that can move a number, plus the normalized SKU key.

@@ -254,6 +254,7 @@ ResultSet ReadPerfgate(const json& root) {
     if (!ParseCaseStatus(status, &r.status)) Throw(Member(path, "status"), absl::StrCat("unknown status '", status, "'"));
     if (const json* v = OptionalField(c, path, "reason")) r.reason = String(*v, Member(path, "reason"));
     if (const json* v = OptionalField(c, path, "noise")) r.noise = Number(*v, Member(path, "noise"));
+    if (const json* v = OptionalField(c, path, "seconds")) r.seconds = Number(*v, Member(path, "seconds"));
     const json& metrics = Array(Field(c, path, "metrics"), Member(path, "metrics"));
     for (size_t m = 0; m < metrics.size(); ++m) {
       const std::string mpath = Index(Member(path, "metrics"), m);
@@ -732,6 +733,7 @@ ojson ToJson(const CaseResult& c) {
   out["status"] = ToString(c.status);
   out["reason"] = c.reason;
   out["noise"] = c.noise;
+  if (c.seconds > 0) out["seconds"] = c.seconds;
   ojson metrics = ojson::array();
   for (const MetricSpec& m : c.metrics) {
     metrics.push_back({{"name", m.name}, {"unit", m.unit}, {"direction", ToString(m.direction)}});

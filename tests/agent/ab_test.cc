@@ -77,6 +77,7 @@ class ScriptedSide final : public Side {
     }
     r.status = CaseStatus::kOk;
     for (unsigned i = 0; i < samples; ++i) r.samples.push_back({i, {script_(key, call, i)}, false});
+    r.seconds = 0.002 * samples;  // the wall time a side reports: 2 ms a sample
     return r;
   }
   void FailOnCall(unsigned call) { fail_on_call_ = call; }
@@ -118,7 +119,7 @@ TEST(MeasurePair, RunsTheBlocksInAbbaOrderAndPoolsEachSide) {
 
 TEST(MeasurePair, APilotBlockSizesTheBlocksByTimeAndIsNotKept) {
   std::vector<std::pair<AbRole, std::string>> journal;
-  // 2 ms a sample: 0.1 s blocks hold 50 samples.
+  // The side reports 2 ms a sample: 0.1 s blocks hold 50 samples.
   ScriptedSide base(AbRole::kBaseline, [](auto&, unsigned c, unsigned i) { return Jitter(2, c, i); }, &journal);
   ScriptedSide cand(AbRole::kCandidate, [](auto&, unsigned c, unsigned i) { return Jitter(2, c, i); }, &journal);
   AbOptions o;
