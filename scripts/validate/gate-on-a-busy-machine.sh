@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Measures how the gate behaves on this machine with one core kept busy by
+# another process: N times each, an unchanged candidate and one 10 % slower,
+# through (1) `perfgate-agent ab` on sgemm, (2) `perfgate compare` of five
+# Google Benchmark files a side (10 repetitions each, the two binaries' runs
+# interleaved), (3) the quickstart (QUICKSTART=1 only: minutes a run).
+# Prints one line per trial and a table of outcomes (exit 0 pass, 1
+# regression, 3 inconclusive). Usage: gate-on-a-busy-machine.sh [N] [OUT_DIR]
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=${PERFGATE_BUILD_DIR:-$root/build}
+n=${1:-20}
+out=${2:-$(mktemp -d)}
+mkdir -p "$out"
+agent="$build/agent/perfgate-agent"
+perfgate="$build/cli/perfgate"
+policy="$root/deploy/policy/default.yaml"
+
+(while :; do :; done) &
+busy=$!
+trap 'kill $busy 2>/dev/null || true' EXIT
+
+g++ -O2 -std=c++17 "$root/scripts/validate/work_bench.cc" -o "$out/work_bench" -lbenchmark -lpthread
+
+record() {  # set trial exit seconds
+  printf '%s %s %s %s\n' "$1" "$2" "$3" "$4" | tee -a "$out/trials.txt"
+}
+
+for i in $(seq 1 "$n"); do
+  for kind in same slow; do
+    cand=("$agent")
+    [ "$kind" = slow ] && cand+=(--inject-slowdown 'kernels/sgemm{k=512*=10')
+    start=$(date +%s)
+    set +e
+    "$agent" ab --offline --suite kernels --filter 'sgemm{k=512,m=512,*' --set k=512 --policy "$policy" \
+      --baseline "$agent" --candidate "$(printf "'%s' " "${cand[@]}")" --json "$out/ab-$kind-$i.json" \
+      >"$out/ab-$kind-$i.log" 2>&1
+    rc=$?
+    set -e
+    record "ab-$kind" "$i" "$rc" "$(( $(date +%s) - start ))"
+
+    start=$(date +%s)
+    for k in 1 2 3 4 5; do
+      "$out/work_bench" --benchmark_repetitions=10 --benchmark_min_time=0.02 --benchmark_format=json \
+        >"$out/a-$k.json" 2>/dev/null
+      slow=0; [ "$kind" = slow ] && slow=10
+      PERFGATE_WORK_SLOWDOWN=$slow "$out/work_bench" --benchmark_repetitions=10 --benchmark_min_time=0.02 \
+        --benchmark_format=json >"$out/b-$k.json" 2>/dev/null
+    done
+    set +e
+    "$perfgate" compare --baseline "$out"/a-?.json --candidate "$out"/b-?.json --policy "$policy" \
+      --sku cpu-validation >"$out/compare-$kind-$i.log" 2>&1
+    rc=$?
+    set -e
+    record "compare-$kind" "$i" "$rc" "$(( $(date +%s) - start ))"
+
+    if [ "${QUICKSTART:-0}" = 1 ]; then
+      start=$(date +%s)
+      set +e
+      if [ "$kind" = slow ]; then
+        PERFGATE_DEMO_SLOWDOWN='kernels/sgemm{k=1024*=10' "$root/scripts/quickstart.sh" >"$out/qs-$kind-$i.log" 2>&1
+      else
+        "$root/scripts/quickstart.sh" >"$out/qs-$kind-$i.log" 2>&1
+      fi
+      rc=$?
+      set -e
+      record "quickstart-$kind" "$i" "$rc" "$(( $(date +%s) - start ))"
+    fi
+  done
+done
+
+echo
+echo "| set | trials | exit 0 (pass) | exit 1 (regression) | exit 3 (inconclusive) | other | longest s |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
+for set in $(awk '{print $1}' "$out/trials.txt" | sort -u); do
+  awk -v s="$set" '$1 == s { t++; c[$3]++; if ($4 > m) m = $4 }
+    END { printf "| %s | %d | %d | %d | %d | %d | %d |\n", s, t, c[0], c[1], c[3], t - c[0] - c[1] - c[3], m }' \
+    "$out/trials.txt"
+done
+echo "(logs and reports in $out)"
