@@ -229,6 +229,7 @@ CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbO
     }
   }
   if (pair.stopped.empty()) pair.stopped = options.fixed_rounds > 0 ? "rounds" : "max_rounds";
+  pair.seconds = Since(start);
   for (CaseResult* r : {&pair.baseline, &pair.candidate}) {
     std::vector<double> first_metric;
     for (const Sample& s : r->samples) {
@@ -297,34 +298,36 @@ AbResult RunAb(const std::vector<AbCase>& cases, Side& baseline, Side& candidate
   const Clock::time_point job_start = Clock::now();
   AbResult result;
   const size_t passes = options.confirm ? 2 : 1;
-  // The budget a case's measurement may use: its share of the case budget
-  // (the first measurement two thirds when a confirmation may follow), and
-  // no more than the job's budget left over the measurements left.
-  auto budget = [&](size_t left, bool confirming) {
+  // The budget a case's measurement may use: two thirds of the case budget
+  // for the first measurement when a confirmation may follow, and for the
+  // confirmation what the first left (at least a third); never more than the
+  // job's budget left over the measurements left.
+  auto budget = [&](size_t left, const CasePair* first) {
     double b = options.case_budget_s;
-    if (b > 0 && options.confirm) b = confirming ? b / 3.0 : b * 2.0 / 3.0;
+    if (b > 0 && options.confirm) {
+      b = first == nullptr ? b * 2.0 / 3.0 : std::max(b - first->seconds, b / 3.0);
+    }
     if (options.job_budget_s > 0) {
       const double job_left = std::max(0.0, options.job_budget_s - Since(job_start)) / static_cast<double>(left);
       b = b > 0 ? std::min(b, job_left) : job_left;
     }
     return b;
   };
-  auto measure = [&](const AbCase& c, const char* what, size_t left, bool confirming) {
+  auto measure = [&](const AbCase& c, const char* what, size_t left, const CasePair* first) {
     log << "  " << c.id.Key() << ": " << what << std::flush;
-    const Clock::time_point t = Clock::now();
-    CasePair p = MeasurePair(c, baseline, candidate, options, budget(left, confirming),
+    CasePair p = MeasurePair(c, baseline, candidate, options, budget(left, first),
                              [&](const CasePair& so_far) { return CaseDecided(so_far, policy, sku, cases.size()); });
     if (p.candidate.status != CaseStatus::kOk) {
       log << ToString(p.candidate.status) << ": " << p.candidate.reason << "\n" << std::flush;
     } else {
       log << p.rounds << " rounds of " << (p.baseline_blocks.empty() ? 0 : p.baseline_blocks.front())
-          << " samples a side in " << absl::StrFormat("%.1f", Since(t)) << " s (" << p.stopped << ")\n"
+          << " samples a side in " << absl::StrFormat("%.1f", p.seconds) << " s (" << p.stopped << ")\n"
           << std::flush;
     }
     return p;
   };
   for (size_t i = 0; i < cases.size(); ++i) {
-    result.pairs.push_back(measure(cases[i], "", (cases.size() - i) * passes, false));
+    result.pairs.push_back(measure(cases[i], "", (cases.size() - i) * passes, nullptr));
   }
   gate::GateResult first = Decide(result.pairs, policy, sku);
   if (!options.confirm) {
@@ -342,7 +345,8 @@ AbResult RunAb(const std::vector<AbCase>& cases, Side& baseline, Side& candidate
   size_t left = suspects.size();
   for (size_t i = 0; i < cases.size(); ++i) {
     if (suspects.count(result.pairs[i].key) != 0) {
-      result.pairs[i] = measure(cases[i], "confirming: ", left--, true);
+      const CasePair first = result.pairs[i];
+      result.pairs[i] = measure(cases[i], "confirming: ", left--, &first);
     }
   }
   result.gate = Decide(result.pairs, policy, sku);

@@ -75,7 +75,9 @@ struct AbOptions {
   unsigned min_rounds = 5;           // before the first look at the interval
   unsigned max_rounds = 30;          // the exact rank tests' range
   unsigned fixed_rounds = 0;         // > 0: exactly this many rounds, no looks
-  /// Seconds one case may take, first measurement and confirmation together.
+  /// Seconds one case may take, first measurement and confirmation together:
+  /// the first gets two thirds when a confirmation may follow, the
+  /// confirmation whatever the first left (at least a third).
   double case_budget_s = 60;
   /// Seconds the whole job may take (0: no bound beyond the cases' own);
   /// each case gets at most the budget left over the cases left.
@@ -103,6 +105,7 @@ struct CasePair {
   std::vector<unsigned> candidate_blocks;
   unsigned rounds = 0;
   std::string stopped;  // why measuring stopped: "decided", "budget", "max_rounds", "rounds"
+  double seconds = 0;   // wall time the pair took, pilot included
 };
 
 /// Says whether the pair measured so far decides every gating metric;
