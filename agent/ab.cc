@@ -272,15 +272,6 @@ bool Suspect(const gate::MetricVerdict& v) {
   return v.gating && (v.verdict == gate::Verdict::kRegression || v.verdict == gate::Verdict::kBelowFloor);
 }
 
-// Whether more rounds could change what the gate says about a metric: its
-// interval is still too wide, too few rounds were measured, or it changed
-// by more than the tolerance without being significant yet.
-bool Undecided(const gate::MetricVerdict& v) {
-  if (!v.gating) return false;
-  if (v.verdict == gate::Verdict::kTooNoisy || v.verdict == gate::Verdict::kTooFewRuns) return true;
-  return v.verdict == gate::Verdict::kPass && std::isfinite(v.change) && v.change > v.tolerance;
-}
-
 }  // namespace
 
 bool CaseDecided(const CasePair& pair, const gate::Policy& policy, const std::string& sku,
@@ -289,7 +280,7 @@ bool CaseDecided(const CasePair& pair, const gate::Policy& policy, const std::st
   gate::Policy strict = policy;
   strict.fdr = policy.fdr / static_cast<double>(std::max<size_t>(cases, 1));
   const gate::GateResult r = Decide({pair}, strict, sku);
-  return std::none_of(r.verdicts.begin(), r.verdicts.end(), Undecided);
+  return std::none_of(r.verdicts.begin(), r.verdicts.end(), gate::Undecided);
 }
 
 AbResult RunAb(const std::vector<AbCase>& cases, Side& baseline, Side& candidate,

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "cli/compare.h"
@@ -35,7 +37,10 @@ struct Config {
   std::string mode = "history", baseline_run_id;
   int64_t report_id = 0;
   // simulate
-  unsigned sim_metrics = 100, sim_aa_trials = 1000, sim_power_trials = 200;
+  perfgate::gate::SimulationOptions sim;
+  std::vector<std::string> sim_modes = {"single", "history", "ab", "ab-fixed", "files"};
+  std::vector<double> sim_noise_pct = {0.5, 1, 2, 5};
+  double sim_burst_sample_pct = 5, sim_burst_process_pct = 10;
   std::string sim_out;
   std::string markdown_file, junit_file, json_file;
   // runs / history
@@ -153,11 +158,21 @@ int Simulate(const Config& c) {
     }
     policy = *parsed;
   }
-  perfgate::gate::SimulationOptions o;
-  o.metrics = c.sim_metrics;
-  o.aa_trials = c.sim_aa_trials;
-  o.power_trials = c.sim_power_trials;
-  o.history_runs = policy.history;  // K as the policy sets it
+  perfgate::gate::SimulationOptions o = c.sim;
+  o.modes.clear();
+  for (const std::string& name : c.sim_modes) {
+    perfgate::gate::SimMode m;
+    if (!perfgate::gate::ParseSimMode(name, &m)) {
+      std::cerr << "perfgate: unknown mode '" << name
+                << "' (expected single, history, ab, ab-fixed or files)\n";
+      return kExitError;
+    }
+    o.modes.push_back(m);
+  }
+  o.noise_levels.clear();
+  for (double pct : c.sim_noise_pct) o.noise_levels.push_back(pct / 100);
+  o.burst_sample = c.sim_burst_sample_pct / 100;
+  o.burst_process = c.sim_burst_process_pct / 100;
   const std::string table =
       perfgate::gate::RenderSimulation(o, policy, perfgate::gate::Simulate(o, policy));
   std::cout << table;
@@ -296,13 +311,42 @@ int main(int argc, char** argv) {
   report->add_option("--json", c.json_file, "Also write the report as JSON here");
 
   CLI::App* simulate = app.add_subcommand(
-      "simulate", "Measure the gate's false-alarm and detection rates on synthetic runs");
+      "simulate", "Measure the gate's false-alarm, inconclusive and detection rates on synthetic runs "
+                  "with a shared machine's noise (per-process offsets, drift, one-sided bursts)");
   simulate->add_option("--policy", c.policy_file, "Gate policy (YAML); the defaults when absent");
-  simulate->add_option("--metrics", c.sim_metrics, "Metrics per gate")->capture_default_str();
-  simulate->add_option("--aa-trials", c.sim_aa_trials, "A/A gates per noise level and mode")
+  simulate->add_option("--modes", c.sim_modes,
+                       "How the sides reach the gate: single (one run a side), history (a run "
+                       "against K runs), ab (adaptive perfgate-agent ab), ab-fixed (--rounds 30), "
+                       "files (N result files a side)")
+      ->delimiter(',')->capture_default_str();
+  simulate->add_option("--metrics", c.sim.metrics, "Metrics per gate; metric 0 is the slowed one")
+      ->check(CLI::Range(1u, 100000u))->capture_default_str();
+  simulate->add_flag("--reciprocal", c.sim.reciprocal,
+                     "Metrics come in pairs, time and throughput of one case, sharing samples "
+                     "(as the built-in suites report them)");
+  simulate->add_option("--noise", c.sim_noise_pct, "Within-run noise σ, in percent, one row each")
+      ->delimiter(',')->capture_default_str();
+  simulate->add_option("--tau", c.sim.tau_ratios, "Per-process offset τ as a multiple of σ, one row each")
+      ->delimiter(',')->capture_default_str();
+  simulate->add_option("--history", c.sim.history_runs, "History lengths K, one row each")
+      ->delimiter(',')->capture_default_str();
+  simulate->add_option("--files", c.sim.files, "Result files a side in files mode")
+      ->check(CLI::Range(1u, 1000u))->capture_default_str();
+  simulate->add_option("--drift", c.sim.drift_ratio, "Amplitude of the slow drift, in σ")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  simulate->add_option("--burst-samples", c.sim_burst_sample_pct,
+                       "Percent of samples slowed 20-60 % on their own")
+      ->check(CLI::Range(0.0, 100.0))->capture_default_str();
+  simulate->add_option("--burst-processes", c.sim_burst_process_pct,
+                       "Percent of processes slowed 20-60 % for a stretch")
+      ->check(CLI::Range(0.0, 100.0))->capture_default_str();
+  simulate->add_option("--aa-trials", c.sim.aa_trials, "A/A gates per row")->capture_default_str();
+  simulate->add_option("--power-trials", c.sim.power_trials, "Gates per slowdown per row")
       ->capture_default_str();
-  simulate->add_option("--power-trials", c.sim_power_trials,
-                       "Gates per slowdown, noise level and mode")->capture_default_str();
+  simulate->add_option("--seed", c.sim.seed, "Seed; the same seed gives the same table")
+      ->capture_default_str();
+  simulate->add_option("--threads", c.sim.threads, "Rows run in parallel (0: one per core); the table is the same")
+      ->capture_default_str();
   simulate->add_option("--out", c.sim_out, "Also write the Markdown table here");
 
   CLI::App* runs = app.add_subcommand("runs", "List recent runs");

@@ -546,6 +546,12 @@ bool Inconclusive(Verdict v) {
          v == Verdict::kInvalidEnvironment || v == Verdict::kTooFewRuns;
 }
 
+bool Undecided(const MetricVerdict& v) {
+  if (!v.gating) return false;
+  if (v.verdict == Verdict::kTooNoisy || v.verdict == Verdict::kTooFewRuns) return true;
+  return v.verdict == Verdict::kPass && std::isfinite(v.change) && v.change > v.tolerance;
+}
+
 GateResult EvaluateGate(const GateInput& input, const Policy& policy) {
   using MetricKey = std::pair<std::string, std::string>;
   std::map<MetricKey, Entry> entries;

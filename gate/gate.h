@@ -184,4 +184,10 @@ bool Fails(Verdict v);
 /// runs, no baseline, invalid environment).
 bool Inconclusive(Verdict v);
 
+/// Whether more processes could change what the gate says about this metric:
+/// it is gating and too noisy, has too few runs, or changed by more than its
+/// tolerance without being significant yet. The stop rule of adaptive A/B
+/// (agent/ab.h) and of its simulation (gate/simulate.h).
+bool Undecided(const MetricVerdict& v);
+
 }  // namespace perfgate::gate

@@ -1,183 +1,426 @@
 #include "gate/simulate.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <numbers>
-#include <random>
+#include <set>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "common/stats.h"
 
 namespace perfgate::gate {
+
+const char* ToString(SimMode m) {
+  switch (m) {
+    case SimMode::kSingle:
+      return "single";
+    case SimMode::kHistory:
+      return "history";
+    case SimMode::kAb:
+      return "ab";
+    case SimMode::kAbFixed:
+      return "ab-fixed";
+    case SimMode::kFiles:
+      return "files";
+  }
+  return "ab";
+}
+
+bool ParseSimMode(const std::string& text, SimMode* out) {
+  for (SimMode m : {SimMode::kSingle, SimMode::kHistory, SimMode::kAb, SimMode::kAbFixed,
+                    SimMode::kFiles}) {
+    if (text == ToString(m)) {
+      *out = m;
+      return true;
+    }
+  }
+  return false;
+}
+
+Machine::Machine(const NoiseModel& model, uint64_t seed) : model_(model), rng_(seed) {}
+
+void Machine::StartJob(double period) {
+  period_ = period > 0 ? period : 1;
+  phase_ = 2 * std::numbers::pi * Uniform();
+}
+
+double Machine::Uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
+
+double Machine::Normal() {
+  if (has_spare_) {
+    has_spare_ = false;
+    return spare_;
+  }
+  double u1 = 0;
+  while (u1 <= 0) u1 = Uniform();
+  const double u2 = Uniform();
+  const double r = std::sqrt(-2.0 * std::log(u1));
+  spare_ = r * std::sin(2 * std::numbers::pi * u2);
+  has_spare_ = true;
+  return r * std::cos(2 * std::numbers::pi * u2);
+}
+
+std::vector<double> Machine::Process(double mu, unsigned n, double t) {
+  const double level = std::log(mu) + model_.tau * Normal() +
+                       model_.drift * std::sin(2 * std::numbers::pi * t / period_ + phase_);
+  auto slowdown = [&] { return 1 + model_.burst_low + (model_.burst_high - model_.burst_low) * Uniform(); };
+  // A neighbour's burst covers a stretch of anything from one sample to the
+  // whole process: a long one moves the process median, a short one does not.
+  unsigned from = n, to = n;
+  double stretch = 1;
+  if (n > 0 && Uniform() < model_.burst_process) {
+    const unsigned length = 1 + static_cast<unsigned>(Uniform() * n);
+    from = static_cast<unsigned>(Uniform() * (n - std::min(length, n) + 1));
+    to = from + length;
+    stretch = slowdown();
+  }
+  std::vector<double> out(n);
+  for (unsigned i = 0; i < n; ++i) {
+    double x = std::exp(level + model_.sigma * Normal());
+    if (Uniform() < model_.burst_sample) x *= slowdown();
+    if (i >= from && i < to) x *= stretch;
+    out[i] = x;
+  }
+  return out;
+}
+
 namespace {
 
-// Normal deviates from the raw 64-bit stream (Box–Muller), so that a seed
-// gives the same table with any standard library.
-class Normal {
- public:
-  explicit Normal(uint64_t seed) : rng_(seed) {}
-  double operator()() {
-    if (has_spare_) {
-      has_spare_ = false;
-      return spare_;
-    }
-    double u1 = 0;
-    while (u1 <= 0) u1 = Uniform();
-    const double u2 = Uniform();
-    const double r = std::sqrt(-2.0 * std::log(u1));
-    spare_ = r * std::sin(2 * std::numbers::pi * u2);
-    has_spare_ = true;
-    return r * std::cos(2 * std::numbers::pi * u2);
-  }
-
- private:
-  double Uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
-  std::mt19937_64 rng_;
-  bool has_spare_ = false;
-  double spare_ = 0;
-};
-
-// One process's samples: its own offset, then within-process noise.
-void AppendProcess(Normal& normal, double mu, double sigma, double tau, unsigned n,
-                   std::vector<double>* out) {
-  const double offset = std::exp(tau * normal());
-  for (unsigned i = 0; i < n; ++i) out->push_back(mu * offset * std::exp(sigma * normal()));
+// splitmix64: one well-mixed seed per row from the user's seed and the row.
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
 }
+
+std::string CaseName(unsigned c) { return absl::StrCat("sim/case{i=", c, "}"); }
 
 // What the gate reads of a metric, without Summarize's bootstrap of the
 // median: the gate never looks at that interval, and the simulation builds
-// hundreds of thousands of metrics.
-MetricData Metric(unsigned index, std::vector<double> samples) {
+// millions of metrics.
+MetricData Metric(unsigned c, bool throughput, const std::vector<double>& times) {
   MetricData m;
-  m.summary.benchmark = absl::StrCat("sim/case{i=", index, "}");
-  m.summary.metric = "time";
-  m.summary.unit = "ms";
-  m.summary.direction = Direction::kLowerIsBetter;
-  m.summary.n = static_cast<uint32_t>(samples.size());
-  m.summary.median = stats::Median(samples);
-  m.summary.mean = stats::Mean(samples);
-  m.summary.noise = stats::Noise(samples);
+  m.summary.benchmark = CaseName(c);
+  m.summary.metric = throughput ? "throughput" : "time";
+  m.summary.unit = throughput ? "1/s" : "ms";
+  m.summary.direction = throughput ? Direction::kHigherIsBetter : Direction::kLowerIsBetter;
+  // A throughput is the reciprocal of its case's time, sample by sample.
+  m.samples = times;
+  if (throughput) {
+    for (double& x : m.samples) x = 1000.0 / x;
+  }
+  m.summary.n = static_cast<uint32_t>(m.samples.size());
+  m.summary.median = stats::Median(m.samples);
+  m.summary.mean = stats::Mean(m.samples);
+  m.summary.noise = stats::Noise(m.samples);
   m.summary.status = CaseStatus::kOk;
-  m.samples = std::move(samples);
   return m;
 }
 
-// One gate's input: metric 0 of the candidate slowed by `slowdown`.
-GateInput MakeGate(Mode mode, double sigma, double slowdown, const SimulationOptions& o,
-                   Normal& normal) {
-  const double tau = sigma * o.process_noise_ratio;
+// Appends case c's metrics, its samples taken by processes of `sizes`.
+void AddCase(RunData& run, unsigned c, const std::vector<double>& times,
+             const std::vector<unsigned>& sizes, bool rounds, bool reciprocal) {
+  for (bool throughput : {false, true}) {
+    if (throughput && !reciprocal) break;
+    MetricData m = Metric(c, throughput, times);
+    if (sizes.size() > 1) m.block_sizes = sizes;
+    m.rounds = rounds;
+    run.metrics.push_back(std::move(m));
+  }
+}
+
+// What one simulated gate ended as.
+struct GateOutcome {
+  Outcome outcome = Outcome::kPass;
+  Outcome first = Outcome::kPass;  // A/B: before the confirmation pass
+  bool caught = false;             // metric 0 judged a regression
+  unsigned rounds = 0;             // A/B: first measurement, all cases
+};
+
+bool Caught(const GateResult& r) {
+  for (const MetricVerdict& v : r.verdicts) {
+    if (v.benchmark == CaseName(0) && v.metric == "time") return v.verdict == Verdict::kRegression;
+  }
+  return false;
+}
+
+// Everything one row's gates share.
+struct Row {
+  const SimulationOptions& o;
+  const Policy& policy;
+  SimMode mode;
+  unsigned history_runs;
+  Machine machine;
+  unsigned cases;
+};
+
+// single, history and files: whole runs, each case of a run measured by one
+// process of `run_samples` samples. The baseline's processes run first, one
+// after the other, then the candidate's (as one runs five files of each);
+// the drift makes one swing over them.
+GateResult RunsGate(Row& row, double slowdown) {
+  const SimulationOptions& o = row.o;
+  const unsigned per_side = row.mode == SimMode::kFiles ? o.files : 1;
+  const unsigned base_runs = row.mode == SimMode::kHistory ? row.history_runs : 1;
+  const unsigned slots = base_runs * per_side + per_side;
+  row.machine.StartJob(slots);
   GateInput in;
-  in.mode = mode;
+  in.mode = row.mode == SimMode::kHistory ? Mode::kHistory : Mode::kAb;
   in.sku = "cpu-simulated";
+  in.baselines.resize(base_runs);
+  for (unsigned k = 0; k < base_runs; ++k) in.baselines[k].run_id = absl::StrCat("baseline-", k);
   in.candidate.run_id = "candidate";
-  if (mode == Mode::kAb) {
-    RunData base;
-    base.run_id = "baseline";
-    for (unsigned m = 0; m < o.metrics; ++m) {
-      std::vector<double> a, b;
-      const double mu = m == 0 ? 1.0 + slowdown : 1.0;
-      // ABAB...: each round runs one block of each side, each its own process.
-      for (unsigned r = 0; r < o.ab_rounds; ++r) {
-        AppendProcess(normal, 1.0, sigma, tau, o.ab_block_samples, &a);
-        AppendProcess(normal, mu, sigma, tau, o.ab_block_samples, &b);
+  const std::vector<unsigned> sizes(per_side, o.run_samples);
+  for (unsigned c = 0; c < row.cases; ++c) {
+    unsigned slot = 0;
+    auto side = [&](double mu) {
+      std::vector<double> times;
+      for (unsigned p = 0; p < per_side; ++p) {
+        const std::vector<double> s = row.machine.Process(mu, o.run_samples, slot++);
+        times.insert(times.end(), s.begin(), s.end());
       }
-      base.metrics.push_back(Metric(m, std::move(a)));
-      in.candidate.metrics.push_back(Metric(m, std::move(b)));
-      base.metrics.back().blocks = o.ab_rounds;
-      in.candidate.metrics.back().blocks = o.ab_rounds;
-      base.metrics.back().rounds = true;
-      in.candidate.metrics.back().rounds = true;
+      return times;
+    };
+    for (unsigned k = 0; k < base_runs; ++k) {
+      AddCase(in.baselines[k], c, side(1.0), sizes, false, o.reciprocal);
     }
-    in.baselines.push_back(std::move(base));
-    return in;
+    AddCase(in.candidate, c, side(c == 0 ? 1.0 + slowdown : 1.0), sizes, false, o.reciprocal);
   }
-  for (unsigned k = 0; k < o.history_runs; ++k) {
-    RunData run;
-    run.run_id = absl::StrCat("history-", k);
-    // One process per run: every metric of a run shares nothing but the
-    // process, so each gets its own offset draw.
-    for (unsigned m = 0; m < o.metrics; ++m) {
-      std::vector<double> s;
-      AppendProcess(normal, 1.0, sigma, tau, o.run_samples, &s);
-      run.metrics.push_back(Metric(m, std::move(s)));
-    }
-    in.baselines.push_back(std::move(run));
+  GateResult r = EvaluateGate(in, row.policy);
+  return r;
+}
+
+// One case measured on both sides in rounds, as agent::MeasurePair does.
+struct Pair {
+  std::vector<double> base, cand;
+  unsigned rounds = 0;
+};
+
+GateInput AbInput(const std::vector<Pair>& pairs, unsigned first_case, bool reciprocal) {
+  GateInput in;
+  in.mode = Mode::kAb;
+  in.sku = "cpu-simulated";
+  RunData base;
+  base.run_id = "baseline";
+  in.candidate.run_id = "candidate";
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const unsigned c = first_case + static_cast<unsigned>(i);
+    const Pair& p = pairs[i];
+    const std::vector<unsigned> sizes(p.rounds, static_cast<unsigned>(p.base.size() / p.rounds));
+    AddCase(base, c, p.base, sizes, true, reciprocal);
+    AddCase(in.candidate, c, p.cand, sizes, true, reciprocal);
   }
-  for (unsigned m = 0; m < o.metrics; ++m) {
-    std::vector<double> s;
-    AppendProcess(normal, m == 0 ? 1.0 + slowdown : 1.0, sigma, tau, o.run_samples, &s);
-    in.candidate.metrics.push_back(Metric(m, std::move(s)));
-  }
+  in.baselines.push_back(std::move(base));
   return in;
 }
 
-bool SlowedMetricRegressed(const GateResult& r) {
-  for (const MetricVerdict& v : r.verdicts) {
-    if (v.benchmark == "sim/case{i=0}") return v.verdict == Verdict::kRegression;
+// agent::MeasurePair over synthetic processes: a pilot block (not kept),
+// then rounds in ABBA order, the drift advancing with the clock; from
+// min_rounds on it stops when agent::CaseDecided would (the case judged
+// alone at fdr / cases, no metric gate::Undecided), or when another round
+// would overrun the budget. Fixed rounds: exactly that many, no looks.
+Pair MeasureCase(Row& row, unsigned c, double mu, double budget_s, bool fixed, double* clock) {
+  const SimulationOptions& o = row.o;
+  Policy strict = row.policy;
+  strict.fdr = row.policy.fdr / static_cast<double>(std::max(row.cases, 1u));
+  const double start = *clock;
+  *clock += o.block_wall_s;  // the pilot block
+  Pair pair;
+  const unsigned max_rounds = fixed ? o.fixed_rounds : o.max_rounds;
+  for (unsigned round = 0; round < max_rounds; ++round) {
+    for (int b = 0; b < 2; ++b) {
+      const bool is_base = (b == 0) == (round % 2 == 0);
+      const std::vector<double> s = row.machine.Process(is_base ? 1.0 : mu, o.block_samples, *clock);
+      *clock += o.block_wall_s;
+      std::vector<double>& side = is_base ? pair.base : pair.cand;
+      side.insert(side.end(), s.begin(), s.end());
+    }
+    pair.rounds = round + 1;
+    if (fixed) continue;
+    if (pair.rounds >= o.min_rounds) {
+      const GateResult r = EvaluateGate(AbInput({pair}, c, o.reciprocal), strict);
+      if (std::none_of(r.verdicts.begin(), r.verdicts.end(), Undecided)) break;
+    }
+    const double spent = *clock - start;
+    if (budget_s > 0 && spent + spent / pair.rounds > budget_s) break;
   }
-  return false;
+  return pair;
+}
+
+// agent::RunAb over synthetic processes: every case measured, the gate taken
+// over all of them, and every case with a gating metric judged a regression
+// (or below its floor) measured again and judged on that second measurement.
+GateOutcome AbGate(Row& row, double slowdown) {
+  const SimulationOptions& o = row.o;
+  const bool fixed = row.mode == SimMode::kAbFixed;
+  row.machine.StartJob(o.drift_period_s);
+  double clock = 0;
+  const double first_budget = o.confirm ? o.case_budget_s * 2 / 3 : o.case_budget_s;
+  GateOutcome out;
+  std::vector<Pair> pairs;
+  for (unsigned c = 0; c < row.cases; ++c) {
+    pairs.push_back(MeasureCase(row, c, c == 0 ? 1.0 + slowdown : 1.0, first_budget, fixed, &clock));
+    out.rounds += pairs.back().rounds;
+  }
+  GateResult gate = EvaluateGate(AbInput(pairs, 0, o.reciprocal), row.policy);
+  out.first = gate.outcome;
+  if (o.confirm) {
+    std::set<std::string> suspects;
+    for (const MetricVerdict& v : gate.verdicts) {
+      if (v.gating && (v.verdict == Verdict::kRegression || v.verdict == Verdict::kBelowFloor)) {
+        suspects.insert(v.benchmark);
+      }
+    }
+    for (unsigned c = 0; c < row.cases; ++c) {
+      if (suspects.count(CaseName(c)) == 0) continue;
+      pairs[c] = MeasureCase(row, c, c == 0 ? 1.0 + slowdown : 1.0, o.case_budget_s / 3, fixed,
+                             &clock);
+    }
+    if (!suspects.empty()) gate = EvaluateGate(AbInput(pairs, 0, o.reciprocal), row.policy);
+  }
+  out.outcome = gate.outcome;
+  out.caught = Caught(gate);
+  return out;
+}
+
+GateOutcome OneGate(Row& row, double slowdown) {
+  if (row.mode == SimMode::kAb || row.mode == SimMode::kAbFixed) return AbGate(row, slowdown);
+  const GateResult r = RunsGate(row, slowdown);
+  GateOutcome out;
+  out.outcome = out.first = r.outcome;
+  out.caught = Caught(r);
+  return out;
+}
+
+SimulationRow RunRow(const SimulationOptions& o, const Policy& policy, SimMode mode, unsigned k,
+                     double sigma, double ratio) {
+  NoiseModel model;
+  model.sigma = sigma;
+  model.tau = ratio * sigma;
+  model.drift = o.drift_ratio * sigma;
+  model.burst_sample = o.burst_sample;
+  model.burst_process = o.burst_process;
+  // Each row its own stream, keyed by what the row is: adding a noise level
+  // or a mode leaves the other rows as they were.
+  uint64_t key = Mix(o.seed);
+  for (uint64_t part : {static_cast<uint64_t>(mode), static_cast<uint64_t>(k),
+                        static_cast<uint64_t>(std::llround(sigma * 1e6)),
+                        static_cast<uint64_t>(std::llround(ratio * 1e3))}) {
+    key = Mix(key ^ part);
+  }
+  const unsigned cases = o.reciprocal ? (o.metrics + 1) / 2 : o.metrics;
+  Row row{o, policy, mode, k, Machine(model, key), std::max(cases, 1u)};
+  SimulationRow r;
+  r.mode = mode;
+  r.history_runs = k;
+  r.noise = sigma;
+  r.tau = ratio;
+  unsigned failed = 0, first_failed = 0, inconclusive = 0;
+  uint64_t rounds = 0;
+  for (unsigned t = 0; t < o.aa_trials; ++t) {
+    const GateOutcome g = OneGate(row, 0.0);
+    failed += g.outcome == Outcome::kRegression;
+    first_failed += g.first == Outcome::kRegression;
+    inconclusive += g.outcome == Outcome::kInconclusive;
+    rounds += g.rounds;
+  }
+  const double aa = std::max(o.aa_trials, 1u);
+  r.false_alarm = failed / aa;
+  r.first_false_alarm = first_failed / aa;
+  r.inconclusive = inconclusive / aa;
+  r.mean_rounds = static_cast<double>(rounds) / (aa * row.cases);
+  for (double slowdown : o.slowdowns) {
+    unsigned caught = 0;
+    for (unsigned t = 0; t < o.power_trials; ++t) caught += OneGate(row, slowdown).caught;
+    r.detection.push_back(caught / static_cast<double>(std::max(o.power_trials, 1u)));
+  }
+  return r;
+}
+
+std::string RowName(const SimulationRow& r, const SimulationOptions& o) {
+  switch (r.mode) {
+    case SimMode::kHistory:
+      return absl::StrCat("history K=", r.history_runs);
+    case SimMode::kFiles:
+      return absl::StrCat("files ", o.files, "+", o.files);
+    case SimMode::kAbFixed:
+      return absl::StrCat("ab fixed ", o.fixed_rounds);
+    case SimMode::kAb:
+      return "ab adaptive";
+    case SimMode::kSingle:
+      return "single 1+1";
+  }
+  return ToString(r.mode);
 }
 
 }  // namespace
 
 std::vector<SimulationRow> Simulate(const SimulationOptions& options, const Policy& policy) {
-  std::vector<SimulationRow> rows;
-  uint64_t stream = 0;
-  for (Mode mode : {Mode::kAb, Mode::kHistory}) {
-    for (double sigma : options.noise_levels) {
-      SimulationRow row;
-      row.mode = mode;
-      row.noise = sigma;
-      // Each cell its own stream: adding a noise level leaves the others alone.
-      Normal normal(options.seed + 0x9e3779b97f4a7c15ULL * ++stream);
-      unsigned failed = 0;
-      uint64_t noisy = 0, judged = 0;
-      for (unsigned t = 0; t < options.aa_trials; ++t) {
-        const GateResult r = EvaluateGate(MakeGate(mode, sigma, 0.0, options, normal), policy);
-        if (r.outcome == Outcome::kRegression) ++failed;
-        for (const MetricVerdict& v : r.verdicts) {
-          ++judged;
-          if (v.verdict == Verdict::kTooNoisy) ++noisy;
-        }
+  struct Spec {
+    SimMode mode;
+    unsigned k;
+    double sigma, ratio;
+  };
+  std::vector<Spec> specs;
+  for (SimMode mode : options.modes) {
+    std::vector<unsigned> ks = {0};
+    if (mode == SimMode::kHistory) ks = options.history_runs;
+    for (unsigned k : ks) {
+      for (double sigma : options.noise_levels) {
+        for (double ratio : options.tau_ratios) specs.push_back({mode, k, sigma, ratio});
       }
-      row.false_alarm = options.aa_trials > 0 ? static_cast<double>(failed) / options.aa_trials : 0;
-      row.too_noisy = judged > 0 ? static_cast<double>(noisy) / static_cast<double>(judged) : 0;
-      for (double slowdown : options.slowdowns) {
-        unsigned caught = 0;
-        for (unsigned t = 0; t < options.power_trials; ++t) {
-          if (SlowedMetricRegressed(
-                  EvaluateGate(MakeGate(mode, sigma, slowdown, options, normal), policy))) {
-            ++caught;
-          }
-        }
-        row.detection.push_back(
-            options.power_trials > 0 ? static_cast<double>(caught) / options.power_trials : 0);
-      }
-      rows.push_back(std::move(row));
     }
   }
+  // Rows draw from their own streams, so they can run on any thread in any
+  // order and still give the same table.
+  std::vector<SimulationRow> rows(specs.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < specs.size(); i = next++) {
+      rows[i] = RunRow(options, policy, specs[i].mode, specs[i].k, specs[i].sigma, specs[i].ratio);
+    }
+  };
+  const unsigned threads =
+      std::max(1u, options.threads > 0 ? options.threads : std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < std::min<size_t>(threads, specs.size()); ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
   return rows;
 }
 
 std::string RenderSimulation(const SimulationOptions& o, const Policy& policy,
                              const std::vector<SimulationRow>& rows) {
   std::string out = absl::StrFormat(
-      "Gates of %u metrics; tolerance %.1f %%, Benjamini–Hochberg q %.1f %%. A/B: %u rounds x "
-      "%u samples per side. History: K = %u runs of %u samples. Process offset sd = %.2f x "
-      "noise. %u A/A gates and %u gates per slowdown per cell; seed %#x.\n\n",
-      o.metrics, policy.tolerance * 100, policy.fdr * 100, o.ab_rounds, o.ab_block_samples,
-      o.history_runs, o.run_samples, o.process_noise_ratio, o.aa_trials, o.power_trials,
-      static_cast<unsigned long long>(o.seed));
-  out += "| mode | noise | A/A gates failed | A/A metrics too noisy |";
+      "Gates of %u metrics%s; tolerance %.1f %%, Benjamini–Hochberg q %.1f %%. Noise: within-run "
+      "σ, per-process offset τ, drift ±%g σ, %g %% of samples and %g %% of processes slowed "
+      "20–60 %%. Runs and files: %u samples a process; files: %u a side. A/B: blocks of %u "
+      "samples, %.2f s each, rounds %u–%u within %g s a case%s. %u A/A gates and %u gates per "
+      "slowdown a row; seed %#x.\n\n",
+      o.metrics, o.reciprocal ? " (time and throughput of each case, sharing samples)" : "",
+      policy.tolerance * 100, policy.fdr * 100, o.drift_ratio, o.burst_sample * 100,
+      o.burst_process * 100, o.run_samples, o.files, o.block_samples, o.block_wall_s,
+      o.min_rounds, o.max_rounds, o.case_budget_s, o.confirm ? ", confirmation on" : "",
+      o.aa_trials, o.power_trials, static_cast<unsigned long long>(o.seed));
+  out += "| mode | σ | τ | A/A failed | A/A failed before confirmation | A/A inconclusive |";
   for (double s : o.slowdowns) absl::StrAppend(&out, absl::StrFormat(" caught %g %% |", s * 100));
-  out += "\n|---|---:|---:|---:|";
-  for (size_t i = 0; i < o.slowdowns.size(); ++i) out += "---:|";
+  out += " rounds a case |\n|---|---:|---:|---:|---:|---:|";
+  for (size_t i = 0; i <= o.slowdowns.size(); ++i) out += "---:|";
   out += "\n";
   for (const SimulationRow& r : rows) {
-    absl::StrAppend(&out, absl::StrFormat("| %s | %g %% | %.1f %% | %.1f %% |",
-                                          r.mode == Mode::kAb ? "A/B" : "history", r.noise * 100,
-                                          r.false_alarm * 100, r.too_noisy * 100));
+    const bool ab = r.mode == SimMode::kAb || r.mode == SimMode::kAbFixed;
+    absl::StrAppend(&out, absl::StrFormat("| %s | %g %% | %gσ | %.1f %% | %s | %.1f %% |",
+                                          RowName(r, o), r.noise * 100, r.tau, r.false_alarm * 100,
+                                          ab ? absl::StrFormat("%.1f %%", r.first_false_alarm * 100)
+                                             : std::string("–"),
+                                          r.inconclusive * 100));
     for (double d : r.detection) absl::StrAppend(&out, absl::StrFormat(" %.1f %% |", d * 100));
+    absl::StrAppend(&out, ab ? absl::StrFormat(" %.1f |", r.mean_rounds) : std::string(" – |"));
     out += "\n";
   }
   return out;
