@@ -153,6 +153,18 @@ double SecondsPerSample(const CaseResult& block, double wall_s) {
 
 }  // namespace
 
+Pilot MeasurePilot(const std::string& key, Side& side, const AbOptions& options) {
+  Pilot pilot;
+  const Clock::time_point t = Clock::now();
+  pilot.block = side.Measure(key, options.min_block_samples);
+  if (pilot.block.status != CaseStatus::kOk) return pilot;
+  const double per_sample = SecondsPerSample(pilot.block, Since(t));
+  const double wanted = per_sample > 0 ? std::ceil(options.block_seconds / per_sample) : 0;
+  pilot.block_samples =
+      static_cast<unsigned>(std::clamp(wanted, double(options.min_block_samples), 100000.0));
+  return pilot;
+}
+
 CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbOptions& options,
                      double budget_s, const DecidedFn& decided) {
   const Clock::time_point start = Clock::now();
@@ -186,16 +198,13 @@ CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbO
   unsigned samples = options.fixed_block_samples;
   if (samples == 0) {
     // A pilot block sizes the blocks by time; it also warms the node.
-    const Clock::time_point t = Clock::now();
-    CaseResult pilot = baseline.Measure(pair.key, options.min_block_samples);
-    if (!usable(pilot)) {
-      fail(AbRole::kBaseline, pilot);
+    const Pilot pilot = MeasurePilot(pair.key, baseline, options);
+    if (!usable(pilot.block)) {
+      fail(AbRole::kBaseline, pilot.block);
       pair.stopped = "failed";
       return pair;
     }
-    const double per_sample = SecondsPerSample(pilot, Since(t));
-    const double wanted = per_sample > 0 ? std::ceil(options.block_seconds / per_sample) : 0;
-    samples = static_cast<unsigned>(std::clamp(wanted, double(options.min_block_samples), 100000.0));
+    samples = pilot.block_samples;
   }
 
   const unsigned max_rounds = options.fixed_rounds > 0 ? options.fixed_rounds : options.max_rounds;

@@ -85,6 +85,17 @@ struct AbOptions {
   bool confirm = true;  // measure suspected regressions again before failing them
 };
 
+/// A pilot block: options.min_block_samples samples of one case, timed, to
+/// size the blocks that follow so that each lasts about
+/// options.block_seconds. Not kept as a measurement (it also warms the node).
+struct Pilot {
+  CaseResult block;            // what the pilot measured; its status says whether it ran
+  unsigned block_samples = 0;  // samples per block, >= options.min_block_samples; 0 when it failed
+};
+
+/// Measures the pilot of case `key` on `side`.
+Pilot MeasurePilot(const std::string& key, Side& side, const AbOptions& options);
+
 /// A case to compare, as the local registry describes it: its identity and
 /// the metrics both sides must report, so that a case neither side could
 /// measure is still reported, metric by metric.

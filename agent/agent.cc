@@ -21,6 +21,7 @@
 #include "absl/strings/str_split.h"
 #include "agent/ab.h"
 #include "agent/client.h"
+#include "agent/command_support.h"
 #include "agent/probe.h"
 #include "agent/process.h"
 #include "agent/runner.h"
@@ -39,64 +40,16 @@
 namespace perfgate::agent {
 namespace {
 
-// Output of a fixed git command in the working directory; empty when git or
-// the repository is absent.
-absl::StatusOr<std::map<std::string, std::vector<std::string>>> ParseSets(
-    const std::vector<std::string>& sets) {
-  std::map<std::string, std::vector<std::string>> out;
-  for (const std::string& s : sets) {
-    const size_t eq = s.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == s.size()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--set '", s, "': expected NAME=V1,V2, e.g. bytes=67108864"));
-    }
-    auto values = ExpandSetValues(s.substr(eq + 1));
-    if (!values.ok()) return values.status();
-    out[s.substr(0, eq)] = *std::move(values);
-  }
-  return out;
-}
-
-absl::StatusOr<suites::collectives::WorldOptions> ResolveWorld(const AgentConfig& config);
-
-absl::StatusOr<std::vector<suites::CaseInstance>> Select(const AgentConfig& config) {
-  auto sets = ParseSets(config.sets);
-  if (!sets.ok()) return sets.status();
-  // Multi-rank cases name their rank count in their key, so runs of
-  // different world sizes are never compared; it comes from the world.
-  std::map<std::string, std::vector<std::string>> implicit;
-  if (auto world = ResolveWorld(config); world.ok()) implicit["ranks"] = {std::to_string(world->size)};
-  return suites::BuiltinRegistry().Select(config.suites, config.filters, *sets, implicit);
-}
-
 Trigger ParseTriggerOrManual(const std::string& s) {
   Trigger t = Trigger::kManual;
   ParseTrigger(s, &t);
   return t;
 }
 
-int Fail(const absl::Status& s, const char* what) {
-  std::cerr << "perfgate-agent: " << what << ": " << s.message() << "\n";
-  return kExitError;
-}
-
 // The coordinator could not be reached, as opposed to refusing what it got.
 bool Transient(const absl::Status& s) {
   return s.code() == absl::StatusCode::kUnavailable ||
          s.code() == absl::StatusCode::kDeadlineExceeded;
-}
-
-absl::StatusOr<ClientOptions> MakeClientOptions(const AgentConfig& config) {
-  ClientOptions o;
-  o.address = config.coordinator;
-  o.rpc_timeout_s = config.rpc_timeout_s;
-  if (!config.token_file.empty()) {
-    std::ifstream in(config.token_file);
-    if (!in || !std::getline(in, o.token) || o.token.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("cannot read a token from ", config.token_file));
-    }
-  }
-  return o;
 }
 
 v1::CloseRunRequest CloseRequest(const std::string& run_id, v1::RunStatus status,
@@ -147,38 +100,6 @@ absl::Status ReplayRun(CoordinatorClient& client, const std::string& dir, const 
   return spool->Remove();
 }
 
-// This process's place among the ranks of a multi-rank run: the flags, else
-// the Slurm task environment (srun sets it for every task), else rank 0 of 1.
-absl::StatusOr<suites::collectives::WorldOptions> ResolveWorld(const AgentConfig& config) {
-  suites::collectives::WorldOptions w;
-  w.rendezvous = config.rendezvous;
-  w.transport_host = config.transport_host;
-  w.device = config.device;
-  w.gpus = config.gpus;
-  auto env_int = [](const char* name, int* out) {
-    const char* v = std::getenv(name);
-    return v != nullptr && absl::SimpleAtoi(v, out);
-  };
-  int slurm_ntasks = 0, slurm_procid = 0;
-  const bool slurm = env_int("SLURM_NTASKS", &slurm_ntasks) && slurm_ntasks > 1 &&
-                     env_int("SLURM_PROCID", &slurm_procid);
-  if (config.world_size > 0) {
-    w.size = config.world_size;
-  } else if (slurm) {
-    w.size = slurm_ntasks;
-  }
-  if (config.rank >= 0) {
-    w.rank = config.rank;
-  } else if (w.size > 1) {
-    if (!slurm) {
-      return absl::InvalidArgumentError("--world-size > 1 needs --rank (or a Slurm task environment)");
-    }
-    w.rank = slurm_procid;
-  }
-  if (auto s = suites::collectives::ValidateWorldOptions(w); !s.ok()) return s;
-  return w;
-}
-
 // A rank other than 0: measures its share of every case in step with rank 0,
 // prints what it saw and reports to no coordinator.
 int RunFollower(const std::vector<suites::CaseInstance>& cases, const RunnerOptions& options,
@@ -201,7 +122,7 @@ int RunFollower(const std::vector<suites::CaseInstance>& cases, const RunnerOpti
 }  // namespace
 
 int RunCommand(const AgentConfig& config) {
-  auto cases = Select(config);
+  auto cases = SelectCases(config);
   if (!cases.ok()) return Fail(cases.status(), "bad selection");
   if (cases->empty()) return Fail(absl::InvalidArgumentError("no case matches the selection"), "bad selection");
   RunnerOptions options;
@@ -404,7 +325,7 @@ int ReplayCommand(const AgentConfig& config) {
 }
 
 int ListCommand(const AgentConfig& config) {
-  auto cases = Select(config);
+  auto cases = SelectCases(config);
   if (!cases.ok()) return Fail(cases.status(), "bad selection");
   std::cout << FormatCaseList(*cases);
   return kExitOk;
@@ -467,7 +388,7 @@ int SampleCommand(const AgentConfig& config) {
   if (result_fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
     return Fail(absl::InternalError(std::strerror(errno)), "cannot set stdout aside for the result");
   }
-  auto cases = Select(config);
+  auto cases = SelectCases(config);
   if (!cases.ok()) return Fail(cases.status(), "bad selection");
   const suites::CaseInstance* instance = nullptr;
   for (const suites::CaseInstance& c : *cases) {
@@ -533,46 +454,25 @@ int AbCommand(const AgentConfig& config) {
   if (!baseline_argv.ok()) return Fail(baseline_argv.status(), "bad --baseline");
   auto candidate_argv = SplitCommand(config.ab_candidate);
   if (!candidate_argv.ok()) return Fail(candidate_argv.status(), "bad --candidate");
-  auto selected = Select(config);
+  auto selected = SelectCases(config);
   if (!selected.ok()) return Fail(selected.status(), "bad selection");
   if (selected->empty()) {
     return Fail(absl::InvalidArgumentError("no case matches the selection"), "bad selection");
   }
-  gate::Policy policy;
-  if (!config.policy_file.empty()) {
-    std::ifstream in(config.policy_file);
-    std::stringstream text;
-    text << in.rdbuf();
-    if (!in) return Fail(absl::NotFoundError(absl::StrCat("cannot read ", config.policy_file)), "bad --policy");
-    auto parsed = gate::ParsePolicy(text.str(), config.policy_file);
-    if (!parsed.ok()) return Fail(parsed.status(), "bad --policy");
-    policy = *std::move(parsed);
-  }
+  auto loaded = LoadPolicy(config.policy_file);
+  if (!loaded.ok()) return Fail(loaded.status(), "bad --policy");
+  const gate::Policy policy = *std::move(loaded);
   const bool offline = config.offline || config.coordinator == "none";
   auto client_options = MakeClientOptions(config);
   if (!client_options.ok()) return Fail(client_options.status(), "bad option");
 
   // Both sides select with the same flags, so a key names the same case on each.
-  std::vector<std::string> shared;
-  for (const std::string& s : config.suites) shared.insert(shared.end(), {"--suite", s});
-  for (const std::string& f : config.filters) shared.insert(shared.end(), {"--filter", f});
-  for (const std::string& s : config.sets) shared.insert(shared.end(), {"--set", s});
-  shared.insert(shared.end(), {"--timeout", absl::StrCat(config.engine.timeout_s)});
+  const std::vector<std::string> shared = SampleWorkerArgs(config);
   CommandSide baseline(*baseline_argv, shared);
   CommandSide candidate(*candidate_argv, shared);
 
   const ProbeResult probe = ProbeMachine();
-  std::vector<AbCase> cases;
-  for (const suites::CaseInstance& c : *selected) {
-    const std::string why = c.spec->unavailable ? c.spec->unavailable(c.id) : "";
-    if (!why.empty()) {
-      std::cout << "  " << c.id.Key() << ": skipped here: " << why << "\n";
-      continue;
-    }
-    AbCase ab_case{c.id, {}};
-    for (suites::MetricKind k : c.metrics) ab_case.metrics.push_back(suites::SpecOf(k));
-    cases.push_back(std::move(ab_case));
-  }
+  const std::vector<AbCase> cases = RunnableCases(*selected, std::cout);
   AbOptions options;
   options.fixed_rounds = config.ab_rounds;
   options.fixed_block_samples = config.ab_block_samples;

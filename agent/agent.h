@@ -25,7 +25,7 @@ struct AgentConfig {
   std::string trigger = "manual";
   std::string ci_job;
   std::string run_id_file;
-  std::string output_file;  // perfgate result file written at the end of `run`; empty: none
+  std::string output_file;  // result file of `run`, calibration file of `calibrate`; empty: none
   bool offline = false;     // measure without a coordinator (also: coordinator "none")
   std::vector<std::string> slowdowns;
   EngineOptions engine;
@@ -52,6 +52,9 @@ struct AgentConfig {
   unsigned ab_max_rounds = 30;
   double ab_case_budget_s = 60;   // one case, confirmation included
   bool ab_confirm = true;
+  // `calibrate`: A/A processes per case and the seconds of samples each takes.
+  unsigned calibrate_processes = 10;
+  double calibrate_block_seconds = 0.5;
   std::string policy_file;  // gate policy (YAML); empty: the default policy
   std::string markdown_file, junit_file, json_file;  // report copies; empty: none
 };
@@ -79,5 +82,14 @@ int SampleCommand(const AgentConfig& config);
 /// offline, streams both sides as two runs. Exits as `perfgate gate` does:
 /// 0 pass, 1 regression, 3 inconclusive, 2 usage or infrastructure error.
 int AbCommand(const AgentConfig& config);
+
+/// Measures this node's run-to-run spread of every selected case that can
+/// run here with config.calibrate_processes A/A processes of the `sample`
+/// worker (calibrate.h), prints the spreads and whether each case is fit to
+/// gate single runs at the policy's tolerance, writes config.output_file
+/// and, unless offline, stores the calibration on the coordinator. Exit 0
+/// when every case was calibrated, 1 when one failed (the others are still
+/// written and sent), 2 on a usage or coordinator error.
+int CalibrateCommand(const AgentConfig& config);
 
 }  // namespace perfgate::agent

@@ -103,6 +103,15 @@ absl::Status CoordinatorClient::OpenRun(const v1::OpenRunRequest& req) {
                       [&](grpc::ClientContext* ctx) { return impl_->stub_->OpenRun(ctx, req, &resp); });
 }
 
+absl::StatusOr<uint32_t> CoordinatorClient::PutCalibration(const v1::PutCalibrationRequest& req) {
+  v1::PutCalibrationResponse resp;
+  absl::Status s = impl_->Unary("PutCalibration", [&](grpc::ClientContext* ctx) {
+    return impl_->stub_->PutCalibration(ctx, req, &resp);
+  });
+  if (!s.ok()) return s;
+  return resp.stored();
+}
+
 absl::StatusOr<Ack> CoordinatorClient::SendBatch(const v1::ResultBatch& batch) {
   const uint64_t sequence = batch.sequence();
   grpc::Status last;

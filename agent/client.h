@@ -43,6 +43,9 @@ class CoordinatorClient {
   absl::StatusOr<Ack> SendBatch(const v1::ResultBatch& batch);
   /// Ends the stream and closes the run; returns the samples the coordinator stored.
   absl::StatusOr<uint64_t> CloseRun(const v1::CloseRunRequest& request);
+  /// Stores a node's calibration; returns the entries the coordinator wrote
+  /// (an entry older than the one it holds is not).
+  absl::StatusOr<uint32_t> PutCalibration(const v1::PutCalibrationRequest& request);
 
  private:
   class Impl;

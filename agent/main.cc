@@ -151,6 +151,36 @@ int main(int argc, char** argv) {
       ->envname("PERFGATE_TRIGGER")->check(CLI::IsMember({"ci", "sweep", "manual"}))->capture_default_str();
   ab->add_option("--ci-job", config.ci_job, "CI job id")->envname("PERFGATE_CI_JOB");
 
+  CLI::App* calibrate = app.add_subcommand(
+      "calibrate", "Measure this node's run-to-run spread of each case with repeated A/A processes "
+                   "and store it for the gate; exit 0 all calibrated, 1 a case failed, 2 error");
+  add_selection(calibrate);
+  calibrate->add_option("--processes", config.calibrate_processes,
+                        "Separate processes per case; the spread between their medians is the "
+                        "noise floor")
+      ->capture_default_str()->check(CLI::Range(3u, 1000u));
+  calibrate->add_option("--block-time", config.calibrate_block_seconds,
+                        "Seconds of samples per process; sized from a pilot process")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  calibrate->add_option("--timeout", config.engine.timeout_s, "Per-process time limit in seconds")
+      ->envname("PERFGATE_CASE_TIMEOUT")->capture_default_str()->check(CLI::PositiveNumber);
+  calibrate->add_option("--policy", config.policy_file,
+                        "Gate policy (YAML) whose tolerance the fitness column uses; default 3 %")
+      ->envname("PERFGATE_POLICY");
+  calibrate->add_option("--output", config.output_file,
+                        "Also write the calibration to this file (JSON; written whole, by rename)");
+  calibrate->add_flag("--offline", config.offline,
+                      "Store nothing on a coordinator (same as --coordinator none)");
+  calibrate->add_option("--coordinator", config.coordinator, "Coordinator address host:port")
+      ->envname("PERFGATE_COORDINATOR")->capture_default_str();
+  calibrate->add_option("--token-file", config.token_file, "File holding this agent's bearer token")
+      ->envname("PERFGATE_TOKEN_FILE");
+  calibrate->add_option("--rpc-timeout", config.rpc_timeout_s,
+                        "Seconds to wait for the coordinator on each call")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  calibrate->add_option("--agent-name", config.agent_name, "Agent name (default: hostname)")
+      ->envname("PERFGATE_AGENT_NAME");
+
   // Before the subcommand, so that an `ab` side's command prefix can carry it.
   app.add_option("--inject-slowdown", config.slowdowns,
                  "CASE=PCT, for `sample`: add real work worth PCT % of the case's time");
@@ -180,5 +210,6 @@ int main(int argc, char** argv) {
     return perfgate::agent::AbCommand(config);
   }
   if (sample->parsed()) return perfgate::agent::SampleCommand(config);
+  if (calibrate->parsed()) return perfgate::agent::CalibrateCommand(config);
   return perfgate::agent::ProbeCommand();
 }

@@ -16,7 +16,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/report.h"
+#include "common/calibration_file.h"
 #include "common/identity.h"
+#include "gate/calibration.h"
 #include "gate/policy.h"
 #include "perfgate/v1/gate.grpc.pb.h"
 #include "perfgate/v1/query.grpc.pb.h"
@@ -83,6 +85,28 @@ std::string ContextValue(const ResultSet& set, const std::string& key) {
   return it == set.context.end() ? std::string() : it->second;
 }
 
+// Adds the calibration file's spreads to `input` when it may stand for the
+// candidate's node; a note on `out` says why when it may not. False (after
+// a message on `err`) when the file cannot be read.
+bool AddCalibration(const CompareOptions& o, const gate::Policy& policy, const ResultSet& candidate,
+                    gate::GateInput* input, std::ostream& out, std::ostream& err) {
+  if (o.calibration_file.empty()) return true;
+  auto set = ReadCalibrationFile(o.calibration_file);
+  if (!set.ok()) {
+    err << "perfgate: " << set.status().message() << "\n";
+    return false;
+  }
+  const std::string why =
+      gate::CalibrationUnusable(*set, input->sku, FileEnvironmentHash(candidate),
+                                std::chrono::system_clock::now(), policy.calibration_max_age);
+  if (!why.empty()) {
+    out << "note: calibration " << o.calibration_file << " not used: " << why << "\n";
+    return true;
+  }
+  input->calibrations = gate::GateCalibrations(*set);
+  return true;
+}
+
 int CompareFiles(const CompareOptions& o, std::ostream& out, std::ostream& err) {
   gate::Policy policy;
   if (!o.policy_file.empty()) {
@@ -116,7 +140,8 @@ int CompareFiles(const CompareOptions& o, std::ostream& out, std::ostream& err) 
   }
   const std::string base_name = absl::StrJoin(base_files, ",");
   const std::string cand_name = absl::StrJoin(cand_files, ",");
-  const gate::GateInput input = BuildCompareInput(baselines, base_name, candidates, cand_name, o.sku);
+  gate::GateInput input = BuildCompareInput(baselines, base_name, candidates, cand_name, o.sku);
+  if (!AddCalibration(o, policy, candidates.front(), &input, out, err)) return kExitError;
   const gate::GateResult result = gate::EvaluateGate(input, policy);
   const ResultSet* baseline = &baselines.front();
   const ResultSet* candidate = &candidates.front();
@@ -163,6 +188,11 @@ std::map<std::string, std::string> RunEnvironment(v1::Query::Stub& stub, const C
 }
 
 int CompareRuns(const CompareOptions& o, std::ostream& out, std::ostream& err) {
+  if (!o.calibration_file.empty()) {
+    err << "perfgate: --calibration applies to result files; for stored runs the coordinator uses "
+           "the calibrations it stores (`perfgate calibrations` lists them)\n";
+    return kExitError;
+  }
   std::string policy_text = kDefaultPolicyText;
   if (!o.policy_file.empty()) {
     auto text = ReadText(o.policy_file, "policy file");
@@ -238,6 +268,16 @@ gate::GateInput BuildCompareInput(const std::vector<ResultSet>& baseline, const 
   input.candidate = SideOf(candidate, candidate_name);
   input.baselines.push_back(SideOf(baseline, baseline_name));
   return input;
+}
+
+std::string FileEnvironmentHash(const ResultSet& set) {
+  if (set.format != kFormatPerfgate || set.sku.empty()) return "";
+  Environment env;
+  env.sku = set.sku;
+  for (const auto& [k, v] : set.context) {
+    if (!absl::StartsWith(k, kRunContextPrefix)) env.fields[k] = v;
+  }
+  return env.Hash();
 }
 
 std::vector<std::string> ContextDifferences(const ResultSet& baseline, const ResultSet& candidate) {

@@ -1,7 +1,9 @@
 // `perfgate compare A B`: the gate's A/B judgement of two result files without
 // a coordinator, or of two stored runs through one. A is the baseline, B the
 // candidate. The file side is pure (load, build the gate's input, note how the
-// two environments differ) so that it is tested without a server.
+// two environments differ) so that it is tested without a server; a
+// calibration file, when given and fit for the candidate, is added to the
+// input after it is built.
 #pragma once
 
 #include <iosfwd>
@@ -25,6 +27,11 @@ struct CompareOptions {
   std::vector<std::string> candidate_files;
   std::string policy_file;  // empty: the default policy
   std::string sku;          // overrides the candidate file's SKU
+  /// A calibration file (perfgate-agent calibrate --output) of the node the
+  /// files were measured on: used for the comparison of result files when
+  /// its SKU is the candidate's, its environment the candidate file's (when
+  /// the file names one) and it is not older than the policy allows.
+  std::string calibration_file;
   std::string coordinator = "127.0.0.1:50051";
   double timeout_s = 60;    // the coordinator call's deadline
   std::string markdown_file, junit_file, json_file;  // extra renderings, when set
@@ -41,6 +48,10 @@ gate::GateInput BuildCompareInput(const ResultSet& baseline, const std::string& 
 gate::GateInput BuildCompareInput(const std::vector<ResultSet>& baseline, const std::string& baseline_name,
                                   const std::vector<ResultSet>& candidate, const std::string& candidate_name,
                                   const std::string& sku = "");
+
+/// The Environment::Hash() of the environment a perfgate result file names
+/// (its sku and environment fields); empty for other formats, which name none.
+std::string FileEnvironmentHash(const ResultSet& set);
 
 /// Context keys whose values differ between the two sets (or that only one
 /// has), sorted; keys that describe the run rather than the machine (run.*,

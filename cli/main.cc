@@ -1,7 +1,7 @@
 // perfgate: the command a CI step or a person runs against a coordinator —
 // gate a candidate run, compare two runs or result files, list runs, show one
 // run, print a metric's history with its change points, name the outlier
-// nodes of a sweep.
+// nodes of a sweep, list the nodes' calibrated noise floors.
 #include <CLI/CLI.hpp>
 #include <grpcpp/grpcpp.h>
 
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "cli/calibrations.h"
 #include "cli/compare.h"
 #include "cli/fleet.h"
 #include "cli/history.h"
@@ -46,8 +47,8 @@ struct Config {
   // runs / history
   std::string branch, sku, benchmark, metric;
   unsigned limit = 0;
-  // fleet
-  std::string sweep;
+  // fleet, calibrations (node)
+  std::string sweep, node;
   double k = 5;
 };
 
@@ -263,6 +264,35 @@ int Fleet(const Config& c) {
   return perfgate::cli::FleetExitCode(resp);
 }
 
+int Calibrations(const Config& c) {
+  perfgate::gate::Policy policy;
+  if (!c.policy_file.empty()) {
+    std::ifstream in(c.policy_file);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!in) {
+      std::cerr << "perfgate: cannot read policy file '" << c.policy_file << "'\n";
+      return kExitError;
+    }
+    auto parsed = perfgate::gate::ParsePolicy(text.str(), c.policy_file);
+    if (!parsed.ok()) {
+      std::cerr << "perfgate: " << parsed.status().message() << "\n";
+      return kExitError;
+    }
+    policy = *std::move(parsed);
+  }
+  perfgate::v1::ListCalibrationsRequest req;
+  req.set_sku(c.sku);
+  req.set_node(c.node);
+  perfgate::v1::ListCalibrationsResponse resp;
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, c.timeout_s);
+  grpc::Status s = perfgate::v1::Query::NewStub(Channel(c))->ListCalibrations(&ctx, req, &resp);
+  if (!s.ok()) return RpcError(s, "calibrations", c.coordinator);
+  std::cout << perfgate::cli::RenderCalibrations(resp, policy);
+  return 0;
+}
+
 int Health(const Config& c) {
   grpc::health::v1::HealthCheckRequest req;
   grpc::health::v1::HealthCheckResponse resp;
@@ -376,6 +406,15 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber)->capture_default_str();
   fleet->add_option("--json", c.json_file, "Also write the outliers as JSON here");
 
+  CLI::App* calibrations = app.add_subcommand(
+      "calibrations", "List the nodes' stored noise floors per case, with age, staleness and whether "
+                      "each case is fit to gate single runs at the policy's tolerance");
+  calibrations->add_option("--sku", c.sku, "Only this SKU");
+  calibrations->add_option("--node", c.node, "Only this node (hostname)");
+  calibrations->add_option("--policy", c.policy_file,
+                           "Gate policy (YAML) for tolerance and calibration_max_age; the defaults when absent")
+      ->envname("PERFGATE_POLICY");
+
   CLI::App* health = app.add_subcommand(
       "health", "Ask the coordinator's grpc.health.v1 service; exit 0 when it is serving");
 
@@ -414,6 +453,9 @@ int main(int argc, char** argv) {
   compare->add_option("--policy", compare_options.policy_file, "Gate policy (YAML); the defaults when absent")
       ->envname("PERFGATE_POLICY");
   compare->add_option("--sku", compare_options.sku, "SKU key the policy is resolved for (default: the candidate's)");
+  compare->add_option("--calibration", compare_options.calibration_file,
+                      "Calibration file of the node (perfgate-agent calibrate --output): lets one file a "
+                      "side be judged when its SKU and environment are the candidate's");
   compare->add_option("--markdown", compare_options.markdown_file, "Also write the report as Markdown here");
   compare->add_option("--junit", compare_options.junit_file, "Also write the report as JUnit XML here");
   compare->add_option("--json", compare_options.json_file, "Also write the report as JSON here");
@@ -430,6 +472,7 @@ int main(int argc, char** argv) {
   if (runs->parsed()) return Runs(c);
   if (run->parsed()) return Run(c);
   if (health->parsed()) return Health(c);
+  if (calibrations->parsed()) return Calibrations(c);
   if (fleet->parsed()) return Fleet(c);
   if (compare->parsed()) {
     const bool lists = !compare_options.baseline_files.empty();

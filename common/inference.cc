@@ -377,4 +377,11 @@ ShiftEstimate TShift(double baseline_mean, unsigned kb, double candidate_mean, u
   return out;
 }
 
+double StudentTQuantile(double p, double df) {
+  if (!(p > 0 && p < 1) || !(df > 0) || !std::isfinite(df)) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  return boost::math::quantile(boost::math::students_t(df), p);
+}
+
 }  // namespace perfgate::stats

@@ -191,26 +191,10 @@ double NoiseOfFirstMetric(const CaseResult& c) {
 // ---------------------------------------------------------------------------
 // perfgate's own file.
 
-std::string FormatTime(TimePoint t) {
-  const std::time_t secs = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 TimePoint ParseTime(const std::string& s, const std::string& path) {
-  std::tm tm{};
-  char z = 0;
-  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-                  &tm.tm_min, &tm.tm_sec, &z) != 7 ||
-      z != 'Z') {
-    Throw(path, absl::StrCat("'", s, "' is not a UTC time like 2026-01-31T12:00:00Z"));
-  }
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  return std::chrono::system_clock::from_time_t(timegm(&tm));
+  auto t = ParseUtcTime(s);
+  if (!t.ok()) Throw(path, std::string(t.status().message()));
+  return *t;
 }
 
 ResultSet ReadPerfgate(const json& root) {
@@ -806,7 +790,7 @@ std::string WriteResultJson(const RunMeta& meta, const std::vector<CaseResult>& 
                  {"trigger", ToString(meta.trigger)},
                  {"ci_job", meta.ci_job},
                  {"node", meta.node},
-                 {"started_at", FormatTime(meta.started_at)},
+                 {"started_at", FormatUtcTime(meta.started_at)},
                  {"parent_commits", meta.parent_commits},
                  {"sku", meta.environment.sku},
                  {"environment", env}};
@@ -817,10 +801,37 @@ std::string WriteResultJson(const RunMeta& meta, const std::vector<CaseResult>& 
 }
 
 absl::Status WriteResultFile(const std::string& path, const RunMeta& meta, const std::vector<CaseResult>& cases) {
+  return WriteFileAtomically(path, WriteResultJson(meta, cases));
+}
+
+std::string FormatUtcTime(TimePoint t) {
+  const std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+absl::StatusOr<TimePoint> ParseUtcTime(const std::string& text) {
+  std::tm tm{};
+  char z = 0;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &z) != 7 ||
+      z != 'Z') {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is not a UTC time like 2026-01-31T12:00:00Z"));
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return std::chrono::system_clock::from_time_t(timegm(&tm));
+}
+
+absl::Status WriteFileAtomically(const std::string& path, const std::string& text) {
   const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << WriteResultJson(meta, cases);
+    out << text;
     out.close();
     if (!out) {
       std::remove(tmp.c_str());

@@ -49,4 +49,13 @@ std::string WriteResultJson(const RunMeta& meta, const std::vector<CaseResult>& 
 absl::Status WriteResultFile(const std::string& path, const RunMeta& meta,
                              const std::vector<CaseResult>& cases);
 
+/// Writes text to path atomically: a temporary file beside it, then a
+/// rename, so that a reader sees the old file or the new one, never half.
+absl::Status WriteFileAtomically(const std::string& path, const std::string& text);
+
+/// A time as perfgate's files write it: UTC to the second, "2026-01-31T12:00:00Z".
+std::string FormatUtcTime(TimePoint t);
+/// Parses FormatUtcTime's form; INVALID_ARGUMENT quoting the text otherwise.
+absl::StatusOr<TimePoint> ParseUtcTime(const std::string& text);
+
 }  // namespace perfgate

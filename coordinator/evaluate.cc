@@ -1,12 +1,15 @@
 #include "coordinator/evaluate.h"
 
 #include <algorithm>
+#include <map>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/str_cat.h"
 #include "common/identity.h"
+#include "gate/calibration.h"
 
 namespace perfgate::coordinator {
 namespace {
@@ -94,6 +97,25 @@ absl::StatusOr<RunRecord> CompleteRun(Store& store, const std::string& run_id,
   return run;
 }
 
+// The calibrations of the candidate's node a gate may use: measured on its
+// SKU and node, in its environment (a driver or kernel update changes the
+// noise floor too), no longer ago than the policy's calibration_max_age.
+absl::StatusOr<std::map<std::pair<std::string, std::string>, gate::Calibration>> LoadCalibrations(
+    Store& store, const RunRecord& candidate, const gate::Policy& policy) {
+  std::map<std::pair<std::string, std::string>, gate::Calibration> out;
+  const RunMeta& meta = candidate.meta;
+  if (meta.node.empty()) return out;  // ingested without a node: no node to have calibrated
+  auto records = store.GetCalibrations(meta.environment.sku, meta.node, meta.environment.Hash(),
+                                       policy.calibration_max_age);
+  if (!records.ok()) return records.status();
+  for (const CalibrationRecord& r : *records) {
+    out.try_emplace({r.entry.benchmark, r.entry.metric},
+                    gate::Calibration{r.entry.spread, r.entry.processes,
+                                      gate::CalibrationSource(r.node, r.measured_at)});
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<GateEvaluation> EvaluateCandidate(Store& store, const GateRequest& request) {
@@ -127,6 +149,9 @@ absl::StatusOr<GateEvaluation> EvaluateCandidate(Store& store, const GateRequest
   gate::GateInput input;
   input.mode = request.mode;
   input.sku = sku;
+  auto calibrations = LoadCalibrations(store, ev.candidate, *policy);
+  if (!calibrations.ok()) return calibrations.status();
+  input.calibrations = std::move(*calibrations);
   if (request.mode == gate::Mode::kAb) {
     auto cand_data = LoadRun(store, ev.candidate);
     if (!cand_data.ok()) return cand_data.status();

@@ -1,6 +1,8 @@
 // A gate request from start to end: find the candidate, choose its baseline
 // runs (same branch, same SKU, the environment fields the policy names, same
-// node preferred, within the merge-base's ancestry when given), and judge.
+// node preferred, within the merge-base's ancestry when given), take the
+// calibrations of the candidate's node that are neither stale nor of another
+// environment, and judge.
 #pragma once
 
 #include <string>

@@ -3,8 +3,10 @@
 #include <google/protobuf/util/json_util.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <iostream>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "common/identity.h"
@@ -140,6 +142,18 @@ grpc::Status IngestService::CloseRun(grpc::ServerContext* ctx, const v1::CloseRu
   if (!out.ok()) return ToGrpc(out.status(), "CloseRun");
   resp->set_cases(out->cases);
   resp->set_samples(out->samples);
+  return grpc::Status::OK;
+}
+
+grpc::Status IngestService::PutCalibration(grpc::ServerContext* ctx,
+                                           const v1::PutCalibrationRequest* req,
+                                           v1::PutCalibrationResponse* resp) {
+  if (auto s = auth_.Check(ctx); !s.ok()) return s;
+  auto set = wire::FromProto(*req);
+  if (!set.ok()) return ToGrpc(set.status(), "PutCalibration");
+  auto stored = store_.PutCalibration(req->agent_name(), *set);
+  if (!stored.ok()) return ToGrpc(stored.status(), "PutCalibration");
+  resp->set_stored(*stored);
   return grpc::Status::OK;
 }
 
@@ -346,6 +360,24 @@ grpc::Status QueryService::Fleet(grpc::ServerContext*, const v1::FleetRequest* r
     out->set_worse(n.worse);
     out->set_better(n.better);
   }
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryService::ListCalibrations(grpc::ServerContext*,
+                                            const v1::ListCalibrationsRequest* req,
+                                            v1::ListCalibrationsResponse* resp) {
+  const TimePoint now = std::chrono::system_clock::now();
+  auto records = store_.GetCalibrations(req->sku(), req->node(), "", std::nullopt);
+  if (!records.ok()) return ToGrpc(records.status(), "ListCalibrations");
+  for (const CalibrationRecord& r : *records) {
+    v1::StoredCalibration* out = resp->add_calibrations();
+    out->set_sku(r.sku);
+    out->set_node(r.node);
+    out->set_environment_hash(r.environment_hash);
+    wire::ToProto(r.entry, out->mutable_entry());
+    wire::ToProto(r.measured_at, out->mutable_measured_at());
+  }
+  wire::ToProto(now, resp->mutable_now());
   return grpc::Status::OK;
 }
 

@@ -40,6 +40,8 @@ class IngestService final : public v1::Ingest::Service {
       grpc::ServerReaderWriter<v1::BatchAck, v1::ResultBatch>* stream) override;
   grpc::Status CloseRun(grpc::ServerContext* ctx, const v1::CloseRunRequest* req,
                         v1::CloseRunResponse* resp) override;
+  grpc::Status PutCalibration(grpc::ServerContext* ctx, const v1::PutCalibrationRequest* req,
+                              v1::PutCalibrationResponse* resp) override;
 
  private:
   Store& store_;
@@ -69,6 +71,8 @@ class QueryService final : public v1::Query::Service {
                        v1::HistoryResponse* resp) override;
   grpc::Status Fleet(grpc::ServerContext* ctx, const v1::FleetRequest* req,
                      v1::FleetResponse* resp) override;
+  grpc::Status ListCalibrations(grpc::ServerContext* ctx, const v1::ListCalibrationsRequest* req,
+                                v1::ListCalibrationsResponse* resp) override;
 
  private:
   Store& store_;

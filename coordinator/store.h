@@ -5,6 +5,7 @@
 // INVALID_ARGUMENT / FAILED_PRECONDITION, missing rows -> NOT_FOUND).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <map>
@@ -14,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/calibration_file.h"
 #include "common/model.h"
 
 namespace perfgate::coordinator {
@@ -65,6 +67,15 @@ struct BaselineQuery {
   std::string exclude_run_id;                 // never the candidate itself
   std::vector<std::string> allowed_commits;   // when non-empty, only these commits
   uint32_t limit = 5;                         // the newest K
+};
+
+/// A stored calibration of one metric of one case on one node.
+struct CalibrationRecord {
+  std::string sku;
+  std::string node;
+  std::string environment_hash;  // Environment::Hash() of where it was measured
+  CalibrationEntry entry;
+  TimePoint measured_at{};
 };
 
 class Store {
@@ -132,6 +143,21 @@ class Store {
   absl::StatusOr<HistorySeries> GetHistory(const std::string& benchmark_key,
                                            const std::string& metric, const std::string& sku,
                                            const std::string& branch, uint32_t limit);
+
+  /// Stores what one calibration of a node measured, in one transaction: per
+  /// (SKU, node, environment hash, benchmark, metric) the newest measurement
+  /// is kept, so an entry older than the stored one is not written. Returns
+  /// the entries written. NOT_FOUND for an unregistered agent;
+  /// INVALID_ARGUMENT for an empty node or SKU, an invalid entry or one
+  /// repeated.
+  absl::StatusOr<uint32_t> PutCalibration(const std::string& agent_name, const CalibrationSet& set);
+  /// Stored calibrations of `sku` on `node` measured in the environment with
+  /// hash `environment_hash` and, with a max_age, no longer ago than that by
+  /// this process's clock. Empty strings match all. Ordered by SKU, node,
+  /// benchmark key, metric, then newest first.
+  absl::StatusOr<std::vector<CalibrationRecord>> GetCalibrations(
+      const std::string& sku, const std::string& node, const std::string& environment_hash,
+      std::optional<std::chrono::seconds> max_age);
 
   /// Stores a gate report (its JSON form) and returns its id.
   absl::StatusOr<int64_t> SaveGateReport(const std::string& candidate_run_id,

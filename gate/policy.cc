@@ -20,11 +20,15 @@ namespace {
 constexpr int kSupportedVersion = 1;
 constexpr unsigned kMinHistory = 1;
 constexpr unsigned kMaxHistory = 100;
+// Ten years: a calibration older than that describes another machine.
+constexpr double kMaxCalibrationAgeDays = 3650;
 
 // The keys each kind of map accepts, in the order the documentation lists them.
 const std::vector<absl::string_view> kTopKeys = {"version", "defaults", "rules", "skus"};
 const std::vector<absl::string_view> kDefaultsKeys = {
-    "tolerance", "gating", "max_noise", "history", "match", "fdr", "inconclusive", "ab"};
+    "tolerance", "gating",       "max_noise",           "history",
+    "match",     "fdr",          "inconclusive",        "calibration_max_age",
+    "ab"};
 const std::vector<absl::string_view> kRuleKeys = {"benchmark", "metric",    "tolerance", "floor",
                                                   "gating",    "max_noise", "ab"};
 const std::vector<absl::string_view> kSkuKeys = {"pattern",   "tolerance", "gating", "max_noise",
@@ -275,6 +279,29 @@ class PolicyParser {
     return absl::OkStatus();
   }
 
+  absl::Status ParseMaxAge(const YAML::Node& node, std::chrono::seconds* out) const {
+    const std::string hint = "expected a number of days with a d, above 0d, e.g. 30d or 7.5d";
+    if (!node.IsScalar()) {
+      return Error(node.Mark(), absl::StrCat("calibration_max_age must be a duration, got ",
+                                             TypeName(node), "; ", hint));
+    }
+    const std::string& text = node.Scalar();
+    absl::string_view digits = absl::StripAsciiWhitespace(text);
+    // A bare number is refused as for percentages: days, hours or seconds?
+    bool ok = absl::ConsumeSuffix(&digits, "d") && !digits.empty() &&
+              std::all_of(digits.begin(), digits.end(),
+                          [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
+    double days = 0;
+    ok = ok && absl::SimpleAtod(digits, &days) && std::isfinite(days);
+    if (!ok) return Error(node.Mark(), absl::StrCat("bad calibration_max_age '", text, "'; ", hint));
+    if (days <= 0 || days > kMaxCalibrationAgeDays) {
+      return Error(node.Mark(), absl::StrCat("calibration_max_age '", text, "' is out of range; ",
+                                             hint, ", at most ", kMaxCalibrationAgeDays, "d"));
+    }
+    *out = std::chrono::seconds(static_cast<int64_t>(std::llround(days * 86400)));
+    return absl::OkStatus();
+  }
+
   absl::Status ParseGlob(const YAML::Node& node, absl::string_view key, std::string* out) const {
     if (!node.IsScalar() || node.Scalar().empty()) {
       return Error(node.Mark(), absl::StrCat(key,
@@ -438,6 +465,8 @@ class PolicyParser {
           s = ParseFdr(value, &policy.fdr);
         } else if (key == "inconclusive") {
           s = ParseInconclusive(value, &policy.inconclusive);
+        } else if (key == "calibration_max_age") {
+          s = ParseMaxAge(value, &policy.calibration_max_age);
         } else if (key == "ab") {
           s = ParseAb(value, &policy.ab);
         }

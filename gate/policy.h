@@ -4,6 +4,7 @@
 // match for two runs to be compared.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,6 +75,8 @@ struct Policy {
   std::optional<double> max_noise;
   double fdr = 0.01;        // Benjamini–Hochberg q over the metrics of one gate (docs/statistics.md)
   InconclusiveAction inconclusive = InconclusiveAction::kReport;
+  /// A node's calibration older than this is stale and never used (docs/calibration.md).
+  std::chrono::seconds calibration_max_age{30 * 24 * 3600};
   AbOverrides ab;
   std::vector<PolicyRule> rules;
   std::vector<SkuPolicy> skus;

@@ -118,6 +118,23 @@ void ToProto(const RunMeta& meta, v1::OpenRunRequest* out) {
   for (const auto& [k, v] : meta.details) (*out->mutable_details())[k] = v;
 }
 
+void ToProto(const CalibrationEntry& e, v1::CalibrationEntry* out) {
+  out->set_benchmark(e.benchmark);
+  out->set_metric(e.metric);
+  out->set_unit(e.unit);
+  out->set_direction(ToProto(e.direction));
+  out->set_spread(e.spread);
+  out->set_processes(e.processes);
+}
+
+void ToProto(const CalibrationSet& set, const std::string& agent_name, v1::PutCalibrationRequest* out) {
+  out->set_agent_name(agent_name);
+  out->set_node(set.node);
+  ToProto(set.environment, out->mutable_environment());
+  ToProto(set.measured_at, out->mutable_measured_at());
+  for (const CalibrationEntry& e : set.entries) ToProto(e, out->add_entries());
+}
+
 TimePoint FromProto(const google::protobuf::Timestamp& t) {
   return TimePoint(std::chrono::duration_cast<TimePoint::duration>(
       std::chrono::seconds(t.seconds()) + std::chrono::nanoseconds(t.nanos())));
@@ -244,6 +261,44 @@ absl::StatusOr<RunMeta> FromProto(const v1::OpenRunRequest& r) {
     m.details[k] = v;
   }
   return m;
+}
+
+absl::StatusOr<CalibrationEntry> FromProto(const v1::CalibrationEntry& e, const std::string& field) {
+  CalibrationEntry out;
+  out.benchmark = e.benchmark();
+  out.metric = e.metric();
+  out.unit = e.unit();
+  auto direction = FromProto(e.direction(), field + ".direction");
+  if (!direction.ok()) return direction.status();
+  out.direction = *direction;
+  out.spread = e.spread();
+  out.processes = e.processes();
+  if (auto s = ValidateCalibrationEntry(out, field); !s.ok()) return s;
+  return out;
+}
+
+absl::StatusOr<CalibrationSet> FromProto(const v1::PutCalibrationRequest& r) {
+  if (r.agent_name().empty()) return Bad("agent_name", "must not be empty");
+  if (r.node().empty()) return Bad("node", "must not be empty");
+  if (r.environment().sku().empty()) return Bad("environment.sku", "must not be empty");
+  if (!r.has_measured_at()) return Bad("measured_at", "must be set");
+  if (r.entries().empty()) return Bad("entries", "a calibration carries at least one entry");
+  CalibrationSet set;
+  set.node = r.node();
+  set.environment = FromProto(r.environment());
+  set.measured_at = FromProto(r.measured_at());
+  std::set<std::pair<std::string, std::string>> seen;
+  for (int i = 0; i < r.entries_size(); ++i) {
+    const std::string field = absl::StrCat("entries[", i, "]");
+    auto e = FromProto(r.entries(i), field);
+    if (!e.ok()) return e.status();
+    if (!seen.insert({e->benchmark, e->metric}).second) {
+      return Bad(field, absl::StrCat("benchmark ", e->benchmark, " metric '", e->metric,
+                                     "' appears twice"));
+    }
+    set.entries.push_back(*std::move(e));
+  }
+  return set;
 }
 
 }  // namespace perfgate::wire

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/calibration_file.h"
 #include "common/model.h"
 #include "google/protobuf/timestamp.pb.h"
 #include "perfgate/v1/common.pb.h"
@@ -23,6 +24,10 @@ void ToProto(const Environment& e, v1::Environment* out);
 void ToProto(TimePoint t, google::protobuf::Timestamp* out);
 /// The OpenRun request for `meta`.
 void ToProto(const RunMeta& meta, v1::OpenRunRequest* out);
+/// The wire form of one calibrated metric of one case.
+void ToProto(const CalibrationEntry& e, v1::CalibrationEntry* out);
+/// The PutCalibration request of `set`, sent by agent `agent_name`.
+void ToProto(const CalibrationSet& set, const std::string& agent_name, v1::PutCalibrationRequest* out);
 
 TimePoint FromProto(const google::protobuf::Timestamp& t);
 Environment FromProto(const v1::Environment& e);
@@ -34,5 +39,10 @@ absl::StatusOr<CaseResult> FromProto(const v1::CaseResult& c, const std::string&
 absl::StatusOr<RunMeta> FromProto(const v1::OpenRunRequest& r);
 absl::StatusOr<Direction> FromProto(v1::Direction d, const std::string& field);
 absl::StatusOr<RunStatus> FromProto(v1::RunStatus s, const std::string& field);
+/// Validates and converts a calibration entry; `field` prefixes messages ("entries[0]").
+absl::StatusOr<CalibrationEntry> FromProto(const v1::CalibrationEntry& e, const std::string& field);
+/// Validates and converts a PutCalibration request (agent_name, node, SKU,
+/// measured_at and at least one valid entry); errors name the field.
+absl::StatusOr<CalibrationSet> FromProto(const v1::PutCalibrationRequest& r);
 
 }  // namespace perfgate::wire

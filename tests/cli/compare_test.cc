@@ -8,8 +8,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "common/calibration_file.h"
 #include "common/identity.h"
 #include "tests/support/processes.h"
 
@@ -262,6 +266,71 @@ TEST(Compare, DifferentHostsAreNotedInOneAdvisoryLine) {
   const Outcome run = RunCompare(a, b);
   EXPECT_EQ(run.code, 3) << run.out << run.err;  // one process a side
   EXPECT_THAT(run.out, HasSubstr("environments differ in host_name;"));
+}
+
+// A calibration of `meta`'s node and environment: both cases' time at 0.5 %
+// over 10 processes (a single-run interval of ±1.6 %), measured `age` ago.
+std::string WriteCalibration(const perfgate::testing::TempDir& dir, const RunMeta& meta,
+                             std::chrono::hours age = std::chrono::hours(24)) {
+  CalibrationSet set;
+  set.node = meta.node;
+  set.environment = meta.environment;
+  set.measured_at = std::chrono::system_clock::now() - age;
+  for (const char* name : {"copy", "triad"}) {
+    set.entries.push_back({absl::StrCat("kernels/", name, "{bytes=4096}"), "time", "ms",
+                           Direction::kLowerIsBetter, 0.005, 10});
+  }
+  const std::string path = dir.Join("calibration.json");
+  EXPECT_TRUE(WriteCalibrationFile(path, set).ok());
+  return path;
+}
+
+Outcome RunCalibratedCompare(const std::string& a, const std::string& b, const std::string& calibration,
+                             const std::string& json) {
+  CompareOptions o;
+  o.baseline = a;
+  o.candidate = b;
+  o.calibration_file = calibration;
+  o.json_file = json;
+  std::ostringstream out, err;
+  const int code = CompareCommand(o, out, err);
+  return {code, out.str(), err.str()};
+}
+
+TEST(Compare, OneFileASideIsJudgedWithACalibrationOfTheNode) {
+  const perfgate::testing::TempDir dir = Scratch();
+  const std::string a = WriteFile(dir, "a.json", Meta("node-1"), {TimedCase("copy", 10), TimedCase("triad", 5)});
+  const std::string b = WriteFile(dir, "b.json", Meta("node-1"), {TimedCase("copy", 13), TimedCase("triad", 5)});
+  const std::string json_path = dir.Join("report.json");
+  const Outcome run = RunCalibratedCompare(a, b, WriteCalibration(dir, Meta("node-1")), json_path);
+  EXPECT_EQ(run.code, 1) << run.out << run.err;
+  std::ifstream in(json_path);
+  const json report = json::parse(in);
+  std::map<std::string, std::pair<std::string, std::string>> by_case;  // method, verdict
+  for (const json& v : report.at("verdicts")) {
+    by_case[v.at("benchmark").get<std::string>()] = {v.at("method").get<std::string>(),
+                                                     v.at("verdict").get<std::string>()};
+  }
+  EXPECT_EQ(by_case["kernels/copy{bytes=4096}"], std::make_pair(std::string("calibrated"), std::string("regression")));
+  EXPECT_EQ(by_case["kernels/triad{bytes=4096}"], std::make_pair(std::string("calibrated"), std::string("pass")));
+}
+
+TEST(Compare, ACalibrationOfAnotherEnvironmentOrStaleIsNotUsedAndTheNoteSaysWhy) {
+  const perfgate::testing::TempDir dir = Scratch();
+  const std::string a = WriteFile(dir, "a.json", Meta("node-1"), {TimedCase("copy", 10)});
+  const std::string b = WriteFile(dir, "b.json", Meta("node-1"), {TimedCase("copy", 13)});
+  RunMeta elsewhere = Meta("node-1");
+  elsewhere.environment.fields["gpu_name"] = "NVIDIA H100 PCIe";
+  const Outcome other = RunCalibratedCompare(a, b, WriteCalibration(dir, elsewhere), "");
+  EXPECT_EQ(other.code, 3) << other.out << other.err;
+  EXPECT_THAT(other.out, HasSubstr("not used: it was measured in another environment"));
+  const Outcome stale =
+      RunCalibratedCompare(a, b, WriteCalibration(dir, Meta("node-1"), std::chrono::hours(24 * 31)), "");
+  EXPECT_EQ(stale.code, 3) << stale.out << stale.err;
+  EXPECT_THAT(stale.out, HasSubstr("not used: it is stale"));
+  const Outcome missing = RunCalibratedCompare(a, b, dir.Join("absent.json"), "");
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_THAT(missing.err, HasSubstr("absent.json"));
 }
 
 }  // namespace

@@ -63,6 +63,19 @@ class EvaluateTest : public MigratedStoreTest {
     return EvaluateCandidate(*store_, req);
   }
 
+  // Stores a calibration of the case's time on `node`, measured `age` ago
+  // in the environment RunSpec gives kernel `kernel`.
+  void Calibrate(std::chrono::hours age, const std::string& kernel = "6.1",
+                 const std::string& node = "node-a", double spread = 0.01) {
+    CalibrationSet set;
+    set.node = node;
+    set.environment = {"cpu-amd-epyc", {{"kernel", kernel}}};
+    set.measured_at = std::chrono::system_clock::now() - age;
+    set.entries.push_back({"kernels/sgemm{m=512}", "time", "ms", Direction::kLowerIsBetter, spread, 10});
+    auto stored = store_->PutCalibration("agent", set);
+    ASSERT_TRUE(stored.ok()) << stored.status();
+  }
+
   static std::vector<std::string> Ids(const GateEvaluation& ev) {
     std::vector<std::string> out;
     for (const RunRecord& r : ev.baselines) out.push_back(r.meta.run_id);
@@ -150,8 +163,17 @@ TEST_F(EvaluateTest, AbModeComparesTheNamedBaselineRunOnly) {
   ASSERT_EQ(ev->result.verdicts.size(), 1u);
   EXPECT_EQ(ev->result.mode, gate::Mode::kAb);
   EXPECT_NEAR(ev->result.verdicts[0].change, 0.01, 1e-9);
-  // Two plain runs are one process a side: too few to judge, whatever the change.
+  // One process a side shows no spread of its own.
   EXPECT_EQ(ev->result.verdicts[0].verdict, gate::Verdict::kTooFewRuns);
+
+  // A calibration of the node (0.2 %) does, and 1 % is within 3 %.
+  ASSERT_NO_FATAL_FAILURE(Calibrate(std::chrono::hours(1), "6.1", "node-a", 0.002));
+  auto calibrated = EvaluateCandidate(*store_, req);
+  ASSERT_TRUE(calibrated.ok()) << calibrated.status();
+  ASSERT_EQ(calibrated->result.verdicts.size(), 1u);
+  EXPECT_EQ(calibrated->result.verdicts[0].method, gate::Method::kCalibrated);
+  EXPECT_EQ(calibrated->result.verdicts[0].verdict, gate::Verdict::kPass)
+      << calibrated->result.verdicts[0].note;
 }
 
 TEST_F(EvaluateTest, AbModeRefusesAMissingOrForeignBaselineRun) {
@@ -168,6 +190,43 @@ TEST_F(EvaluateTest, AbModeRefusesAMissingOrForeignBaselineRun) {
   auto foreign = EvaluateCandidate(*store_, req);
   EXPECT_EQ(foreign.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(foreign.status().message()), ::testing::HasSubstr("h100-sxm5-80gb"));
+}
+
+constexpr auto kDay = std::chrono::hours(24);
+constexpr char kOneRunPolicy[] = "version: 1\ndefaults:\n  history: 1\n";
+
+TEST_F(EvaluateTest, OneBaselineRunAndACalibrationOfTheNodeJudgeAThirtyPercentSlowerCandidate) {
+  Store({.commit = "b1"});
+  const std::string cand = Store({.branch = "pr", .commit = "c1", .time_ms = 13});
+  ASSERT_NO_FATAL_FAILURE(Calibrate(kDay));
+  auto ev = Gate(cand, kOneRunPolicy);
+  ASSERT_TRUE(ev.ok()) << ev.status();
+  ASSERT_EQ(ev->result.verdicts.size(), 1u);
+  const gate::MetricVerdict& v = ev->result.verdicts[0];
+  EXPECT_EQ(v.method, gate::Method::kCalibrated);
+  EXPECT_EQ(v.verdict, gate::Verdict::kRegression) << v.note;
+  EXPECT_NEAR(v.change, 0.3, 1e-9);
+  EXPECT_THAT(v.note, ::testing::HasSubstr("calibration of node node-a"));
+  EXPECT_EQ(ev->result.outcome, gate::Outcome::kRegression);
+}
+
+TEST_F(EvaluateTest, AStaleCalibrationOrOneOfAnotherEnvironmentOrNodeIsNotUsed) {
+  Store({.commit = "b1"});
+  const std::string cand = Store({.branch = "pr", .commit = "c1", .time_ms = 13});
+  auto verdict = [&](const std::string& policy) {
+    auto ev = Gate(cand, policy);
+    EXPECT_TRUE(ev.ok()) << ev.status();
+    return ev.ok() && !ev->result.verdicts.empty() ? ev->result.verdicts[0].verdict
+                                                   : gate::Verdict::kMissing;
+  };
+  ASSERT_NO_FATAL_FAILURE(Calibrate(kDay, "5.15"));      // the node before a kernel update
+  ASSERT_NO_FATAL_FAILURE(Calibrate(kDay, "6.1", "node-b"));  // another node
+  EXPECT_EQ(verdict(kOneRunPolicy), gate::Verdict::kTooFewRuns);
+  ASSERT_NO_FATAL_FAILURE(Calibrate(40 * kDay));  // this node and environment, but stale
+  EXPECT_EQ(verdict(kOneRunPolicy), gate::Verdict::kTooFewRuns);
+  // Age alone kept it out: a policy that accepts 60 days uses it.
+  EXPECT_EQ(verdict("version: 1\ndefaults:\n  history: 1\n  calibration_max_age: 60d\n"),
+            gate::Verdict::kRegression);
 }
 
 }  // namespace

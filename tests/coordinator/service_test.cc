@@ -435,5 +435,69 @@ TEST_F(ServiceTest, FleetRefusesAMissingSweepOrKAndReportsAnEmptySweepAsNotFound
   EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND) << s.error_message();
 }
 
+// A calibration of node-1 by the registered agent "node-1".
+v1::PutCalibrationRequest Calibration(double spread) {
+  CalibrationSet set;
+  set.node = "node-1";
+  set.environment = {"cpu-amd-epyc", {{"cpu_model", "AMD EPYC"}}};
+  set.measured_at = std::chrono::system_clock::now();
+  set.entries.push_back({"kernels/copy{bytes=1024}", "time", "ms", Direction::kLowerIsBetter, spread, 10});
+  v1::PutCalibrationRequest req;
+  wire::ToProto(set, "node-1", &req);
+  return req;
+}
+
+TEST_F(ServiceTest, PutCalibrationRefusesANaNSpreadNamingTheField) {
+  OpenRun();  // registers the agent
+  v1::PutCalibrationResponse resp;
+  grpc::Status s = ingest_->PutCalibration(
+      Context().get(), Calibration(std::numeric_limits<double>::quiet_NaN()), &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("entries[0].spread"), std::string::npos) << s.error_message();
+
+  v1::PutCalibrationRequest few = Calibration(0.01);
+  few.mutable_entries(0)->set_processes(1);
+  s = ingest_->PutCalibration(Context().get(), few, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("entries[0].processes"), std::string::npos) << s.error_message();
+
+  v1::PutCalibrationRequest bad_key = Calibration(0.01);
+  bad_key.mutable_entries(0)->set_benchmark("copy");
+  s = ingest_->PutCalibration(Context().get(), bad_key, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("entries[0].benchmark"), std::string::npos) << s.error_message();
+
+  s = ingest_->PutCalibration(Context("guess").get(), Calibration(0.01), &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+}
+
+TEST_F(ServiceTest, AStoredCalibrationIsListedWithTheCoordinatorsClock) {
+  OpenRun();
+  v1::PutCalibrationResponse put;
+  grpc::Status s = ingest_->PutCalibration(Context().get(), Calibration(0.0125), &put);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(put.stored(), 1u);
+
+  v1::ListCalibrationsRequest req;
+  req.set_sku("cpu-amd-epyc");
+  v1::ListCalibrationsResponse list;
+  s = query_->ListCalibrations(Context().get(), req, &list);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_EQ(list.calibrations_size(), 1);
+  const v1::StoredCalibration& c = list.calibrations(0);
+  EXPECT_EQ(c.node(), "node-1");
+  EXPECT_EQ(c.environment_hash(), wire::FromProto(Calibration(0.0125).environment()).Hash());
+  EXPECT_EQ(c.entry().benchmark(), "kernels/copy{bytes=1024}");
+  EXPECT_EQ(c.entry().spread(), 0.0125);
+  EXPECT_EQ(c.entry().processes(), 10u);
+  EXPECT_GE(list.now().seconds(), c.measured_at().seconds());
+
+  req.set_node("node-2");
+  v1::ListCalibrationsResponse other;
+  s = query_->ListCalibrations(Context().get(), req, &other);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(other.calibrations_size(), 0);
+}
+
 }  // namespace
 }  // namespace perfgate::coordinator

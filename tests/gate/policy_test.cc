@@ -376,6 +376,23 @@ TEST(PolicyErrors, TopLevelListIsRefused) {
   EXPECT_THAT(msg, HasSubstr("must be a map"));
 }
 
+TEST(Policy, CalibrationMaxAgeIsDaysAndThirtyByDefault) {
+  EXPECT_EQ(MustParse("version: 1\n").calibration_max_age, std::chrono::hours(24 * 30));
+  EXPECT_EQ(MustParse("version: 1\ndefaults:\n  calibration_max_age: 7d\n").calibration_max_age,
+            std::chrono::hours(24 * 7));
+  EXPECT_EQ(MustParse("version: 1\ndefaults:\n  calibration_max_age: 1.5d\n").calibration_max_age,
+            std::chrono::hours(36));
+}
+
+TEST(PolicyErrors, CalibrationMaxAgeNeedsAPositiveNumberOfDays) {
+  for (const char* bad : {"30", "0d", "-1d", "30 days", "d", "99999d"}) {
+    const std::string msg =
+        Refusal(std::string("version: 1\ndefaults:\n  calibration_max_age: ") + bad + "\n");
+    EXPECT_THAT(msg, HasSubstr("perfgate.yaml:3:")) << bad;
+    EXPECT_THAT(msg, HasSubstr("calibration_max_age")) << bad;
+  }
+}
+
 TEST(PolicyErrors, MessageUsesTheGivenFileName) {
   absl::StatusOr<Policy> p = ParsePolicy("version: 3\n", "ci/perf-policy.yml");
   ASSERT_FALSE(p.ok());

@@ -1,0 +1,126 @@
+#include "agent/command_support.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "agent/runner.h"
+#include "suites/builtin.h"
+
+namespace perfgate::agent {
+namespace {
+
+absl::StatusOr<std::map<std::string, std::vector<std::string>>> ParseSets(
+    const std::vector<std::string>& sets) {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const std::string& s : sets) {
+    const size_t eq = s.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == s.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--set '", s, "': expected NAME=V1,V2, e.g. bytes=67108864"));
+    }
+    auto values = ExpandSetValues(s.substr(eq + 1));
+    if (!values.ok()) return values.status();
+    out[s.substr(0, eq)] = *std::move(values);
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<suites::collectives::WorldOptions> ResolveWorld(const AgentConfig& config) {
+  suites::collectives::WorldOptions w;
+  w.rendezvous = config.rendezvous;
+  w.transport_host = config.transport_host;
+  w.device = config.device;
+  w.gpus = config.gpus;
+  auto env_int = [](const char* name, int* out) {
+    const char* v = std::getenv(name);
+    return v != nullptr && absl::SimpleAtoi(v, out);
+  };
+  int slurm_ntasks = 0, slurm_procid = 0;
+  const bool slurm = env_int("SLURM_NTASKS", &slurm_ntasks) && slurm_ntasks > 1 &&
+                     env_int("SLURM_PROCID", &slurm_procid);
+  if (config.world_size > 0) {
+    w.size = config.world_size;
+  } else if (slurm) {
+    w.size = slurm_ntasks;
+  }
+  if (config.rank >= 0) {
+    w.rank = config.rank;
+  } else if (w.size > 1) {
+    if (!slurm) {
+      return absl::InvalidArgumentError("--world-size > 1 needs --rank (or a Slurm task environment)");
+    }
+    w.rank = slurm_procid;
+  }
+  if (auto s = suites::collectives::ValidateWorldOptions(w); !s.ok()) return s;
+  return w;
+}
+
+int Fail(const absl::Status& s, const char* what) {
+  std::cerr << "perfgate-agent: " << what << ": " << s.message() << "\n";
+  return kExitError;
+}
+
+absl::StatusOr<std::vector<suites::CaseInstance>> SelectCases(const AgentConfig& config) {
+  auto sets = ParseSets(config.sets);
+  if (!sets.ok()) return sets.status();
+  // Multi-rank cases name their rank count in their key, so runs of
+  // different world sizes are never compared; it comes from the world.
+  std::map<std::string, std::vector<std::string>> implicit;
+  if (auto world = ResolveWorld(config); world.ok()) implicit["ranks"] = {std::to_string(world->size)};
+  return suites::BuiltinRegistry().Select(config.suites, config.filters, *sets, implicit);
+}
+
+absl::StatusOr<ClientOptions> MakeClientOptions(const AgentConfig& config) {
+  ClientOptions o;
+  o.address = config.coordinator;
+  o.rpc_timeout_s = config.rpc_timeout_s;
+  if (!config.token_file.empty()) {
+    std::ifstream in(config.token_file);
+    if (!in || !std::getline(in, o.token) || o.token.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("cannot read a token from ", config.token_file));
+    }
+  }
+  return o;
+}
+
+absl::StatusOr<gate::Policy> LoadPolicy(const std::string& path) {
+  if (path.empty()) return gate::Policy{};
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  return gate::ParsePolicy(text.str(), path);
+}
+
+std::vector<std::string> SampleWorkerArgs(const AgentConfig& config) {
+  std::vector<std::string> args;
+  for (const std::string& s : config.suites) args.insert(args.end(), {"--suite", s});
+  for (const std::string& f : config.filters) args.insert(args.end(), {"--filter", f});
+  for (const std::string& s : config.sets) args.insert(args.end(), {"--set", s});
+  args.insert(args.end(), {"--timeout", absl::StrCat(config.engine.timeout_s)});
+  return args;
+}
+
+std::vector<AbCase> RunnableCases(const std::vector<suites::CaseInstance>& selected, std::ostream& log) {
+  std::vector<AbCase> cases;
+  for (const suites::CaseInstance& c : selected) {
+    const std::string why = c.spec->unavailable ? c.spec->unavailable(c.id) : "";
+    if (!why.empty()) {
+      log << "  " << c.id.Key() << ": skipped here: " << why << "\n";
+      continue;
+    }
+    AbCase ab_case{c.id, {}};
+    for (suites::MetricKind k : c.metrics) ab_case.metrics.push_back(suites::SpecOf(k));
+    cases.push_back(std::move(ab_case));
+  }
+  return cases;
+}
+
+}  // namespace perfgate::agent

@@ -1,0 +1,187 @@
+#include "common/calibration_file.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "common/identity.h"
+#include "common/result_file.h"
+
+namespace perfgate {
+namespace {
+
+using nlohmann::json;
+// The writer keeps keys in a reading order.
+using ojson = nlohmann::ordered_json;
+
+absl::Status Bad(const std::string& field, const std::string& why) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", why));
+}
+
+std::string Member(const std::string& path, const std::string& key) {
+  return path.empty() ? key : absl::StrCat(path, ".", key);
+}
+
+// A required member of an object, of the type `is` accepts.
+absl::StatusOr<const json*> Get(const json& obj, const std::string& path, const std::string& key,
+                                bool (json::*is)() const noexcept, const char* expected) {
+  auto it = obj.find(key);
+  if (it == obj.end()) return Bad(Member(path, key), "missing");
+  if (!((*it).*is)()) return Bad(Member(path, key), absl::StrCat("must be ", expected));
+  return &*it;
+}
+
+absl::StatusOr<std::string> GetString(const json& obj, const std::string& path, const std::string& key) {
+  auto v = Get(obj, path, key, &json::is_string, "a string");
+  if (!v.ok()) return v.status();
+  return (*v)->get<std::string>();
+}
+
+absl::StatusOr<CalibrationEntry> ParseEntry(const json& e, const std::string& path) {
+  if (!e.is_object()) return Bad(path, "must be an object");
+  CalibrationEntry out;
+  for (auto [key, target] : {std::pair{"benchmark", &out.benchmark}, std::pair{"metric", &out.metric},
+                             std::pair{"unit", &out.unit}}) {
+    auto text = GetString(e, path, key);
+    if (!text.ok()) return text.status();
+    *target = *std::move(text);
+  }
+  auto direction = GetString(e, path, "direction");
+  if (!direction.ok()) return direction.status();
+  if (!ParseDirection(*direction, &out.direction)) {
+    return Bad(Member(path, "direction"), absl::StrCat("'", *direction,
+                                                       "' is neither higher_is_better nor lower_is_better"));
+  }
+  // JSON has no NaN: a spread written as null was not a number.
+  auto spread = Get(e, path, "spread", &json::is_number, "a number");
+  if (!spread.ok()) return spread.status();
+  out.spread = (*spread)->get<double>();
+  auto processes = Get(e, path, "processes", &json::is_number_unsigned, "a whole number");
+  if (!processes.ok()) return processes.status();
+  const uint64_t n = (*processes)->get<uint64_t>();
+  if (n > 1000000) return Bad(Member(path, "processes"), absl::StrCat(n, " is out of range"));
+  out.processes = static_cast<unsigned>(n);
+  if (auto s = ValidateCalibrationEntry(out, path); !s.ok()) return s;
+  return out;
+}
+
+absl::StatusOr<CalibrationSet> Parse(const json& root) {
+  if (!root.is_object()) return Bad("(top level)", "must be an object");
+  auto format = GetString(root, "", "format");
+  if (!format.ok()) return format.status();
+  if (*format != kCalibrationFormat) {
+    return Bad("format", absl::StrCat("'", *format, "' is not ", kCalibrationFormat,
+                                      "; is this a calibration file?"));
+  }
+  auto version = Get(root, "", "version", &json::is_number_integer, "a whole number");
+  if (!version.ok()) return version.status();
+  if ((*version)->get<int64_t>() != kCalibrationVersion) {
+    return Bad("version", absl::StrCat((*version)->dump(), " is not a version this perfgate reads (",
+                                       kCalibrationVersion, ")"));
+  }
+  CalibrationSet set;
+  auto sku = GetString(root, "", "sku");
+  if (!sku.ok()) return sku.status();
+  if (sku->empty()) return Bad("sku", "must not be empty");
+  set.environment.sku = *sku;
+  auto node = GetString(root, "", "node");
+  if (!node.ok()) return node.status();
+  if (node->empty()) return Bad("node", "must not be empty");
+  set.node = *node;
+  auto fields = Get(root, "", "environment", &json::is_object, "an object of field names to values");
+  if (!fields.ok()) return fields.status();
+  for (const auto& [k, v] : (*fields)->items()) {
+    if (!v.is_string()) return Bad(Member("environment", k), "must be a string");
+    set.environment.fields[k] = v.get<std::string>();
+  }
+  auto hash = GetString(root, "", "environment_hash");
+  if (!hash.ok()) return hash.status();
+  if (*hash != set.environment.Hash()) {
+    return Bad("environment_hash", "does not match the sku and environment fields of the file; "
+                                   "calibrate again rather than editing a calibration");
+  }
+  auto at = GetString(root, "", "measured_at");
+  if (!at.ok()) return at.status();
+  auto measured = ParseUtcTime(*at);
+  if (!measured.ok()) return Bad("measured_at", std::string(measured.status().message()));
+  set.measured_at = *measured;
+  auto entries = Get(root, "", "entries", &json::is_array, "a list");
+  if (!entries.ok()) return entries.status();
+  for (size_t i = 0; i < (*entries)->size(); ++i) {
+    auto entry = ParseEntry((**entries)[i], absl::StrCat("entries[", i, "]"));
+    if (!entry.ok()) return entry.status();
+    set.entries.push_back(*std::move(entry));
+  }
+  return set;
+}
+
+}  // namespace
+
+absl::Status ValidateCalibrationEntry(const CalibrationEntry& entry, const std::string& field) {
+  if (entry.benchmark.empty()) return Bad(Member(field, "benchmark"), "must not be empty");
+  if (auto id = ParseBenchmarkKey(entry.benchmark); !id.ok()) {
+    return Bad(Member(field, "benchmark"), std::string(id.status().message()));
+  }
+  if (entry.metric.empty()) return Bad(Member(field, "metric"), "must not be empty");
+  if (entry.unit.empty()) return Bad(Member(field, "unit"), "must not be empty");
+  if (!std::isfinite(entry.spread) || entry.spread < 0) {
+    return Bad(Member(field, "spread"),
+               absl::StrCat("must be finite and >= 0 (a standard deviation of logs), got ", entry.spread));
+  }
+  if (entry.processes < kMinCalibrationProcesses) {
+    return Bad(Member(field, "processes"),
+               absl::StrCat("must be at least ", kMinCalibrationProcesses, " (a spread needs two processes), got ",
+                            entry.processes));
+  }
+  return absl::OkStatus();
+}
+
+std::string WriteCalibrationJson(const CalibrationSet& set) {
+  ojson entries = ojson::array();
+  for (const CalibrationEntry& e : set.entries) {
+    entries.push_back({{"benchmark", e.benchmark},
+                       {"metric", e.metric},
+                       {"unit", e.unit},
+                       {"direction", ToString(e.direction)},
+                       {"spread", e.spread},
+                       {"processes", e.processes}});
+  }
+  ojson root = {{"format", kCalibrationFormat},
+                {"version", kCalibrationVersion},
+                {"sku", set.environment.sku},
+                {"node", set.node},
+                {"environment_hash", set.environment.Hash()},
+                {"environment", set.environment.fields},
+                {"measured_at", FormatUtcTime(set.measured_at)},
+                {"entries", entries}};
+  return root.dump(1) + "\n";
+}
+
+absl::StatusOr<CalibrationSet> ParseCalibrationJson(const std::string& text, const std::string& name) {
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": not JSON: ", e.what()));
+  }
+  auto set = Parse(root);
+  if (!set.ok()) return absl::InvalidArgumentError(absl::StrCat(name, ": ", set.status().message()));
+  return set;
+}
+
+absl::StatusOr<CalibrationSet> ReadCalibrationFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read calibration file '", path, "'"));
+  return ParseCalibrationJson(text.str(), path);
+}
+
+absl::Status WriteCalibrationFile(const std::string& path, const CalibrationSet& set) {
+  return WriteFileAtomically(path, WriteCalibrationJson(set));
+}
+
+}  // namespace perfgate
