@@ -33,7 +33,7 @@ std::vector<double> Logs(const std::vector<double>& v) {
   return out;
 }
 
-TEST(Machine, BurstsOnlyEverSlowAndMoveAFewProcessMedians) {
+TEST(SimulateMachine, BurstsOnlyEverSlowAndMoveAFewProcessMedians) {
   NoiseModel quiet;
   quiet.sigma = quiet.tau = quiet.drift = 0;
   Machine m(quiet, 7);
@@ -58,7 +58,7 @@ TEST(Machine, BurstsOnlyEverSlowAndMoveAFewProcessMedians) {
   EXPECT_NEAR(slowed_medians / double(processes), 0.06, 0.02);
 }
 
-TEST(Machine, TheOffsetIsDrawnPerProcessAndTheDriftIsSharedInTime) {
+TEST(SimulateMachine, TheOffsetIsDrawnPerProcessAndTheDriftIsSharedInTime) {
   NoiseModel model;
   model.sigma = 0.001;
   model.tau = 0.02;
