@@ -14,9 +14,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/engine.h"
-#include "suites/kernels/kernels.h"
 #include "suites/model/config.h"
 #include "suites/model/host_model.h"
+#include "suites/seed.h"
 #include "suites/training/training.h"
 
 #if PERFGATE_HAVE_CUDA
@@ -67,7 +67,7 @@ std::optional<CaseParams> ReadParams(State& state, bool decode) {
   p.config = *config;
   p.prompt = static_cast<int>(prompt);
   p.tokens = static_cast<int>(tokens);
-  p.seed = kernels::CaseSeed(absl::StrCat(state.Param("preset"), "/", p.config.seq));
+  p.seed = CaseSeed(absl::StrCat(state.Param("preset"), "/", p.config.seq));
   return p;
 }
 

@@ -20,6 +20,7 @@
 #include "absl/strings/str_format.h"
 #include "suites/collectives/lockstep.h"
 #include "suites/kernels/kernels.h"
+#include "suites/seed.h"
 
 #if PERFGATE_HAVE_CUDA
 #include "suites/collectives/nccl_adapter.h"
@@ -74,7 +75,7 @@ std::optional<CaseParams> ReadParams(State& state) {
   p.config = *config;
   // The weights depend on the model alone, never on the rank: data-parallel
   // ranks must start equal.
-  p.weight_seed = kernels::CaseSeed(absl::StrCat(state.Param("preset"), "/", seq));
+  p.weight_seed = CaseSeed(absl::StrCat(state.Param("preset"), "/", seq));
   return p;
 }
 
