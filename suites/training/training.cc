@@ -22,6 +22,8 @@
 #include "suites/kernels/kernels.h"
 #include "suites/seed.h"
 
+#include "suites/cuda/visible_devices.h"
+
 #if PERFGATE_HAVE_CUDA
 #include "suites/collectives/nccl_adapter.h"
 #include "suites/collectives/nccl_backend.h"
@@ -240,8 +242,6 @@ absl::Status HostDataParallel(State& state, const CaseParams& p, collectives::Wo
 
 #if PERFGATE_HAVE_CUDA
 
-absl::Status ToStatus(const model::cuda::Error& e) { return ModelStatus(e.message, e.unavailable); }
-
 double RelativeL2(const std::vector<float>& got, const std::vector<float>& want) {
   double diff = 0, norm = 0;
   for (size_t i = 0; i < want.size(); ++i) {
@@ -249,6 +249,29 @@ double RelativeL2(const std::vector<float>& got, const std::vector<float>& want)
     norm += double(want[i]) * want[i];
   }
   return std::sqrt(diff / std::max(norm, 1e-30));
+}
+
+// The CUDA backend's loss and gradient of one batch against the host's.
+absl::Status CompareWithHost(const Config& c, const std::vector<float>& params, const std::vector<int32_t>& inputs,
+                             const std::vector<int32_t>& targets, int device, float host_loss,
+                             const std::vector<float>& host_grads) {
+  auto gpu = model::cuda::CudaModel::Create(c, params, device);
+  if (!gpu.ok()) return gpu.status();
+  if (auto s = (*gpu)->SetBatch(inputs.data(), targets.data(), c.batch, c.seq); !s.ok()) return s;
+  absl::StatusOr<float> gpu_loss = (*gpu)->Forward();
+  if (!gpu_loss.ok()) return gpu_loss.status();
+  if (auto s = (*gpu)->Backward(nullptr); !s.ok()) return s;
+  absl::StatusOr<std::vector<float>> grads = (*gpu)->DownloadGrads();
+  if (!grads.ok()) return grads.status();
+  const double loss_error = std::fabs(*gpu_loss - host_loss) / std::fabs(host_loss);
+  const double grad_error = RelativeL2(*grads, host_grads);
+  if (!(loss_error <= kLossTolerance) || !(grad_error <= kGradientTolerance)) {
+    return absl::InternalError(absl::StrFormat(
+        "the CUDA backend disagrees with the host backend on the tiny preset: loss %g vs %g "
+        "(relative %.3g, tolerance %g), gradient relative L2 error %.3g (tolerance %g)",
+        *gpu_loss, host_loss, loss_error, kLossTolerance, grad_error, kGradientTolerance));
+  }
+  return absl::OkStatus();
 }
 
 // Before anything is timed: the CUDA backend's loss and gradient on the tiny
@@ -266,24 +289,7 @@ absl::Status VerifyAgainstHost(int device) {
   model::HostModel host(c, params);
   const float host_loss = host.Forward(inputs.data(), targets.data(), c.batch, c.seq);
   host.Backward();
-  std::unique_ptr<model::cuda::CudaModel> gpu;
-  absl::Status result = ToStatus(model::cuda::CudaModel::Create(c, params, device, &gpu));
-  float gpu_loss = 0;
-  std::vector<float> grads;
-  if (result.ok()) result = ToStatus(gpu->SetBatch(inputs.data(), targets.data(), c.batch, c.seq));
-  if (result.ok()) result = ToStatus(gpu->Forward(&gpu_loss));
-  if (result.ok()) result = ToStatus(gpu->Backward(nullptr));
-  if (result.ok()) result = ToStatus(gpu->DownloadGrads(&grads));
-  if (result.ok()) {
-    const double loss_error = std::fabs(gpu_loss - host_loss) / std::fabs(host_loss);
-    const double grad_error = RelativeL2(grads, host.grads());
-    if (!(loss_error <= kLossTolerance) || !(grad_error <= kGradientTolerance)) {
-      result = absl::InternalError(absl::StrFormat(
-          "the CUDA backend disagrees with the host backend on the tiny preset: loss %g vs %g "
-          "(relative %.3g, tolerance %g), gradient relative L2 error %.3g (tolerance %g)",
-          gpu_loss, host_loss, loss_error, kLossTolerance, grad_error, kGradientTolerance));
-    }
-  }
+  absl::Status result = CompareWithHost(c, params, inputs, targets, device, host_loss, host.grads());
   verified[device] = result;
   return result;
 }
@@ -294,9 +300,8 @@ class NcclReducer final : public model::cuda::AllReducer {
   NcclReducer(std::shared_ptr<collectives::nccl::Communicators> comms, int ranks)
       : comms_(std::move(comms)), ranks_(ranks) {}
   int ranks() const override { return ranks_; }
-  model::cuda::Error AllReduceSum(float* data, size_t count, void* stream) override {
-    const collectives::nccl::Error e = comms_->AllReduceFloatSum(data, count, stream);
-    return model::cuda::Error{e.message, e.unavailable};
+  absl::Status AllReduceSum(float* data, size_t count, void* stream) override {
+    return comms_->AllReduceFloatSum(data, count, stream);
   }
 
  private:
@@ -304,13 +309,19 @@ class NcclReducer final : public model::cuda::AllReducer {
   int ranks_;
 };
 
+// Sets this rank's batch; returns its loss before any step.
+absl::StatusOr<float> SetBatch(model::cuda::CudaModel& m, const Config& c, const std::vector<int32_t>& inputs,
+                               const std::vector<int32_t>& targets) {
+  if (auto s = m.SetBatch(inputs.data(), targets.data(), c.batch, c.seq); !s.ok()) return s;
+  return m.Forward();
+}
+
 absl::Status CudaTrain(State& state, const CaseParams& p, collectives::World* world) {
-  model::cuda::Error error;
-  const int visible = model::cuda::VisibleDevices(&error);
-  if (visible == 0) return absl::UnavailableError(error.message);
-  const int device = world != nullptr ? collectives::WorldDevice(*world, visible) : 0;
-  if (device >= visible) {
-    return absl::InvalidArgumentError(absl::StrCat("device ", device, " but only ", visible, " are visible"));
+  const absl::StatusOr<int> visible = cuda::VisibleDevices();
+  if (!visible.ok()) return visible.status();
+  const int device = world != nullptr ? collectives::WorldDevice(*world, *visible) : 0;
+  if (device >= *visible) {
+    return absl::InvalidArgumentError(absl::StrCat("device ", device, " but only ", *visible, " are visible"));
   }
   if (auto s = VerifyAgainstHost(device); !s.ok()) return s;
   std::shared_ptr<collectives::nccl::Communicators> comms;
@@ -319,26 +330,20 @@ absl::Status CudaTrain(State& state, const CaseParams& p, collectives::World* wo
     if (!made.ok()) return made.status();
     comms = *made;
   }
-  std::unique_ptr<model::cuda::CudaModel> m;
   const std::vector<float> initial = model::InitParameters(p.config, p.weight_seed);
-  if (auto s = ToStatus(model::cuda::CudaModel::Create(p.config, initial, device, &m)); !s.ok()) return s;
+  auto m = model::cuda::CudaModel::Create(p.config, initial, device);
+  if (!m.ok()) return m.status();
   // The GEMM peak of this device (Create made it current).
   std::optional<double> peak = kernels::DeviceGemmPeak(state, "bf16");
   if (!peak) return absl::OkStatus();
   const int rank = world != nullptr ? world->rank() : 0;
   std::vector<int32_t> inputs, targets;
   RankBatch(p.config, p.weight_seed, rank, &inputs, &targets);
-  const int batch = p.config.batch, seq = p.config.seq;
-  if (auto s = ToStatus(m->SetBatch(inputs.data(), targets.data(), batch, seq)); !s.ok()) return s;
+  absl::StatusOr<float> before = SetBatch(**m, p.config, inputs, targets);
+  if (!before.ok()) return before.status();
   const model::AdamW hp = StepHyperParameters();
-  float before = 0, after = 0;
-  if (auto s = ToStatus(m->Forward(&before)); !s.ok()) return s;
 
-  auto timed = [&](model::cuda::AllReducer* reducer) -> absl::StatusOr<double> {
-    double seconds = 0;
-    if (auto s = ToStatus(m->TimedTrainStep(hp, reducer, &seconds)); !s.ok()) return s;
-    return seconds;
-  };
+  auto timed = [&](model::cuda::AllReducer* reducer) { return (*m)->TimedTrainStep(hp, reducer); };
   if (world == nullptr) {
     // One device: the engine's loop with nobody to agree with.
     collectives::World solo{collectives::WorldOptions{}};
@@ -358,10 +363,11 @@ absl::Status CudaTrain(State& state, const CaseParams& p, collectives::World* wo
                                                  [&] { return timed(nullptr); });
     if (!single.ok()) return single.status();
     state.SetReferenceTime(MedianSeconds(*single));
-    m.reset();
-    if (auto s = ToStatus(model::cuda::CudaModel::Create(p.config, initial, device, &m)); !s.ok()) return s;
-    if (auto s = ToStatus(m->SetBatch(inputs.data(), targets.data(), batch, seq)); !s.ok()) return s;
-    if (auto s = ToStatus(m->Forward(&before)); !s.ok()) return s;
+    m->reset();
+    m = model::cuda::CudaModel::Create(p.config, initial, device);
+    if (!m.ok()) return m.status();
+    before = SetBatch(**m, p.config, inputs, targets);
+    if (!before.ok()) return before.status();
     std::unique_ptr<NcclReducer> reducer;
     if (comms) reducer = std::make_unique<NcclReducer>(comms, world->size());
     SetStepQuantities(state, p.config, world->size(), agreed_peak[0]);
@@ -370,12 +376,13 @@ absl::Status CudaTrain(State& state, const CaseParams& p, collectives::World* wo
         !s.ok()) {
       return s;
     }
-    std::vector<float> params;
-    if (auto s = ToStatus(m->DownloadParams(&params)); !s.ok()) return s;
-    if (auto s = CheckRanksAgree(*world, params); !s.ok()) return s;
+    absl::StatusOr<std::vector<float>> params = (*m)->DownloadParams();
+    if (!params.ok()) return params.status();
+    if (auto s = CheckRanksAgree(*world, *params); !s.ok()) return s;
   }
-  if (auto s = ToStatus(m->Forward(&after)); !s.ok()) return s;
-  CheckTrained(state, before, after);
+  absl::StatusOr<float> after = (*m)->Forward();
+  if (!after.ok()) return after.status();
+  CheckTrained(state, *before, *after);
   return absl::OkStatus();
 }
 
@@ -448,19 +455,9 @@ std::map<std::string, std::string> ModelPoint(const std::string& backend, const 
 std::string ModelCaseUnavailable(const BenchmarkId& id) {
   auto backend = id.params.find("backend");
   if (backend == id.params.end() || backend->second != "cuda") return "";
-#if PERFGATE_HAVE_CUDA
-  model::cuda::Error error;
-  if (model::cuda::VisibleDevices(&error) == 0) return error.message;
-  return "";
-#else
-  return kBuiltWithoutCuda;
-#endif
-}
-
-absl::Status ModelStatus(const std::string& message, bool unavailable) {
-  if (message.empty()) return absl::OkStatus();
-  if (unavailable) return absl::UnavailableError(message);
-  return absl::InternalError(message);
+  // In a build without CUDA this says "built without CUDA".
+  const absl::StatusOr<int> visible = cuda::VisibleDevices();
+  return visible.ok() ? "" : std::string(visible.status().message());
 }
 
 void Conclude(State& state, const absl::Status& s) {

@@ -56,9 +56,6 @@ std::map<std::string, std::string> ModelPoint(const std::string& backend, const 
 /// without CUDA, for cuda).
 std::string ModelCaseUnavailable(const BenchmarkId& id);
 
-/// A CUDA backend error as a status: UNAVAILABLE when the machine lacks
-/// what it needs, INTERNAL otherwise.
-absl::Status ModelStatus(const std::string& message, bool unavailable);
 /// Ends a case with a status: UNAVAILABLE skips, any other error fails.
 void Conclude(State& state, const absl::Status& status);
 
