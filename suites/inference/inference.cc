@@ -16,8 +16,8 @@
 #include "common/engine.h"
 #include "suites/model/config.h"
 #include "suites/model/host_model.h"
+#include "suites/model/model_case.h"
 #include "suites/seed.h"
-#include "suites/training/training.h"
 
 #if PERFGATE_HAVE_CUDA
 #include "suites/cuda/visible_devices.h"
@@ -46,10 +46,10 @@ struct CaseParams {
 
 std::optional<CaseParams> ReadParams(State& state, bool decode) {
   CaseParams p;
-  training::Backend backend;
+  model::Backend backend;
   const int64_t batch = state.IntParam("batch"), prompt = state.IntParam("prompt");
   const int64_t tokens = decode ? state.IntParam("tokens") : 0;
-  if (state.failed() || !training::ReadBackend(state, &backend)) return std::nullopt;
+  if (state.failed() || !model::ReadBackend(state, &backend)) return std::nullopt;
   p.backend = backend.cuda ? "cuda" : "host";
   p.threads = backend.threads;
   if (prompt <= 0) {
@@ -60,7 +60,7 @@ std::optional<CaseParams> ReadParams(State& state, bool decode) {
     state.Fail("tokens (decode steps per sample) must be in 1..4096");
     return std::nullopt;
   }
-  auto config = training::CaseConfig(state.Param("preset"), batch, prompt + tokens);
+  auto config = model::CaseConfig(state.Param("preset"), batch, prompt + tokens);
   if (!config.ok()) {
     state.Fail(std::string(config.status().message()));
     return std::nullopt;
@@ -225,7 +225,7 @@ void Prefill(State& state) {
   if (!p) return;
   if (p->backend == "host") return HostPrefill(state, *p);
 #if PERFGATE_HAVE_CUDA
-  training::Conclude(state, CudaCase(state, *p, false));
+  model::Conclude(state, CudaCase(state, *p, false));
 #else
   state.Skip(kBuiltWithoutCuda);
 #endif
@@ -236,7 +236,7 @@ void Decode(State& state) {
   if (!p) return;
   if (p->backend == "host") return HostDecode(state, *p);
 #if PERFGATE_HAVE_CUDA
-  training::Conclude(state, CudaCase(state, *p, true));
+  model::Conclude(state, CudaCase(state, *p, true));
 #else
   state.Skip(kBuiltWithoutCuda);
 #endif
@@ -244,7 +244,7 @@ void Decode(State& state) {
 
 std::map<std::string, std::string> Point(const std::string& backend, const std::string& preset,
                                          const std::string& prompt) {
-  std::map<std::string, std::string> p = training::ModelPoint(backend, preset);
+  std::map<std::string, std::string> p = model::ModelPoint(backend, preset);
   p["prompt"] = prompt;
   return p;
 }
@@ -265,7 +265,7 @@ void Register(Registry& registry) {
                            Point("cuda", "large", "2048")},
                 .metrics = {MetricKind::kTime, MetricKind::kTokensPerSecond},
                 .body = Prefill,
-                .unavailable = training::ModelCaseUnavailable});
+                .unavailable = model::ModelCaseUnavailable});
   registry.Add({.suite = "inference",
                 .name = "decode",
                 .description = "greedy decode steps from a KV cache after a prompt of P tokens (the GPU "
@@ -277,7 +277,7 @@ void Register(Registry& registry) {
                            with(Point("cuda", "large", "2048"), "tokens", "64")},
                 .metrics = {MetricKind::kTime, MetricKind::kTokensPerSecond},
                 .body = Decode,
-                .unavailable = training::ModelCaseUnavailable});
+                .unavailable = model::ModelCaseUnavailable});
 }
 
 }  // namespace perfgate::suites::inference

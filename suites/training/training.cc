@@ -20,13 +20,14 @@
 #include "absl/strings/str_format.h"
 #include "suites/collectives/lockstep.h"
 #include "suites/kernels/kernels.h"
-#include "suites/seed.h"
 
-#include "suites/cuda/visible_devices.h"
+#include "suites/model/model_case.h"
+#include "suites/seed.h"
 
 #if PERFGATE_HAVE_CUDA
 #include "suites/collectives/nccl_adapter.h"
 #include "suites/collectives/nccl_backend.h"
+#include "suites/cuda/visible_devices.h"
 #include "suites/model/cuda_model.h"
 #endif
 
@@ -64,12 +65,12 @@ struct CaseParams {
 
 std::optional<CaseParams> ReadParams(State& state) {
   CaseParams p;
-  Backend backend;
+  model::Backend backend;
   const int64_t batch = state.IntParam("batch"), seq = state.IntParam("seq");
-  if (state.failed() || !ReadBackend(state, &backend)) return std::nullopt;
+  if (state.failed() || !model::ReadBackend(state, &backend)) return std::nullopt;
   p.backend = backend.cuda ? "cuda" : "host";
   p.threads = backend.threads;
-  auto config = CaseConfig(state.Param("preset"), batch, seq);
+  auto config = model::CaseConfig(state.Param("preset"), batch, seq);
   if (!config.ok()) {
     state.Fail(std::string(config.status().message()));
     return std::nullopt;
@@ -395,7 +396,7 @@ void Step(State& state) {
   if (!p) return;
   if (p->backend == "host") return HostStep(state, *p);
 #if PERFGATE_HAVE_CUDA
-  Conclude(state, CudaTrain(state, *p, nullptr));
+  model::Conclude(state, CudaTrain(state, *p, nullptr));
 #else
   state.Skip(kBuiltWithoutCuda);
 #endif
@@ -405,85 +406,13 @@ void DataParallel(State& state) { RunDataParallel(state, collectives::ProcessWor
 
 std::map<std::string, std::string> Point(const std::string& backend, const std::string& preset) {
   const Config c = *model::Preset(preset);
-  std::map<std::string, std::string> p = ModelPoint(backend, preset);
+  std::map<std::string, std::string> p = model::ModelPoint(backend, preset);
   p["batch"] = std::to_string(c.batch);
   p["seq"] = std::to_string(c.seq);
   return p;
 }
 
 }  // namespace
-
-bool ReadBackend(State& state, Backend* backend) {
-  const std::string& name = state.Param("backend");
-  const std::string& dtype = state.Param("dtype");
-  if (name == "host") {
-    if (dtype != "fp32") {
-      state.Fail(absl::StrCat("dtype '", dtype, "': the host backend computes in fp32"));
-      return false;
-    }
-    const int64_t threads = state.IntParam("threads");
-    if (state.failed()) return false;
-    if (threads <= 0 || threads > 1024) {
-      state.Fail("threads must be in 1..1024");
-      return false;
-    }
-    *backend = Backend{.cuda = false, .threads = static_cast<int>(threads)};
-    return true;
-  }
-  if (name == "cuda") {
-    if (dtype != "bf16") {
-      state.Fail(absl::StrCat("dtype '", dtype, "': the CUDA backend computes in bf16 (fp32 master weights)"));
-      return false;
-    }
-    *backend = Backend{.cuda = true};
-    return true;
-  }
-  state.Fail(absl::StrCat("backend '", name, "': expected host or cuda"));
-  return false;
-}
-
-std::map<std::string, std::string> ModelPoint(const std::string& backend, const std::string& preset) {
-  std::map<std::string, std::string> p = {{"backend", backend}, {"preset", preset}};
-  p["dtype"] = "bf16";
-  if (backend == "host") {
-    p["dtype"] = "fp32";
-    p["threads"] = "1";
-  }
-  return p;
-}
-
-std::string ModelCaseUnavailable(const BenchmarkId& id) {
-  auto backend = id.params.find("backend");
-  if (backend == id.params.end() || backend->second != "cuda") return "";
-  // In a build without CUDA this says "built without CUDA".
-  const absl::StatusOr<int> visible = cuda::VisibleDevices();
-  return visible.ok() ? "" : std::string(visible.status().message());
-}
-
-void Conclude(State& state, const absl::Status& s) {
-  if (s.ok()) return;
-  if (s.code() == absl::StatusCode::kUnavailable || s.code() == absl::StatusCode::kFailedPrecondition) {
-    return state.Skip(std::string(s.message()));
-  }
-  state.Fail(std::string(s.message()));
-}
-
-absl::StatusOr<Config> CaseConfig(const std::string& preset, int64_t batch, int64_t seq) {
-  std::optional<Config> c = model::Preset(preset);
-  if (!c) {
-    std::string names;
-    for (const std::string& n : model::PresetNames()) names += (names.empty() ? "" : ", ") + n;
-    return absl::InvalidArgumentError(absl::StrCat("preset '", preset, "': expected one of ", names));
-  }
-  if (batch <= 0 || batch > (1 << 20)) return absl::InvalidArgumentError("batch must be in 1..1048576");
-  if (seq <= 0 || seq > (1 << 20)) return absl::InvalidArgumentError("seq must be in 1..1048576");
-  c->batch = static_cast<int>(batch);
-  c->seq = static_cast<int>(seq);
-  if (std::string why = model::Validate(*c); !why.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("preset ", preset, ": ", why));
-  }
-  return *c;
-}
 
 void RunDataParallel(State& state, collectives::World& world) {
   auto p = ReadParams(state);
@@ -494,7 +423,7 @@ void RunDataParallel(State& state, collectives::World& world) {
     return;
   }
 #if PERFGATE_HAVE_CUDA
-  Conclude(state, CudaTrain(state, *p, &world));
+  model::Conclude(state, CudaTrain(state, *p, &world));
 #else
   state.Skip(kBuiltWithoutCuda);
 #endif
@@ -596,7 +525,7 @@ void Register(Registry& registry) {
                 .points = {Point("host", "tiny"), Point("cuda", "small"), Point("cuda", "large")},
                 .metrics = StepMetrics(),
                 .body = Step,
-                .unavailable = ModelCaseUnavailable});
+                .unavailable = model::ModelCaseUnavailable});
   registry.Add({.suite = "training",
                 .name = "data_parallel",
                 .description = "the step on every rank (one per device), gradients summed in buckets "
@@ -607,7 +536,7 @@ void Register(Registry& registry) {
                 .metrics = DataParallelMetrics(),
                 .body = DataParallel,
                 .only_when_named = true,
-                .unavailable = ModelCaseUnavailable});
+                .unavailable = model::ModelCaseUnavailable});
 }
 
 }  // namespace perfgate::suites::training
