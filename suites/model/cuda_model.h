@@ -115,7 +115,7 @@ class CudaModel {
   /// The compute stream (a cudaStream_t).
   void* stream() const;
 
-  /// The device state; defined with the implementation.
+  /// The device state; defined in cuda_model_impl.cuh.
   struct Impl;
 
  private:
