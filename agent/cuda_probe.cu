@@ -1,12 +1,15 @@
 // The device probe through the CUDA runtime. Linked statically against
 // cudart, so a binary built here starts on machines without a CUDA install
-// and reports "no driver" instead of failing to load.
+// and reports "no driver" instead of failing to load. A failed call's note
+// names file, line, call and the runtime's words (suites/cuda/check.h).
 #include <cuda_runtime.h>
 
 #include <cstdio>
 #include <string>
 
+#include "absl/status/status.h"
 #include "agent/cuda_probe.h"
+#include "suites/cuda/check.h"
 
 namespace perfgate::agent {
 namespace {
@@ -21,11 +24,6 @@ std::string Uuid(const cudaUUID_t& u) {
   return buf;
 }
 
-std::string Error(const char* call, cudaError_t e, const char* file, int line) {
-  return std::string(call) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ") at " +
-         file + ":" + std::to_string(line);
-}
-
 const char* ComputeMode(int mode) {
   switch (mode) {
     case cudaComputeModeDefault: return "default";
@@ -35,38 +33,22 @@ const char* ComputeMode(int mode) {
   }
 }
 
-}  // namespace
-
-// A failed runtime call ends the probe with the call, the error, file and line.
-#define PERFGATE_CUDA_PROBE(call, probe)                          \
-  do {                                                            \
-    const cudaError_t perfgate_e = (call);                        \
-    if (perfgate_e != cudaSuccess) {                              \
-      (probe).note = Error(#call, perfgate_e, __FILE__, __LINE__); \
-      (probe).devices.clear();                                    \
-      return probe;                                               \
-    }                                                             \
-  } while (0)
-
-CudaProbe ProbeCuda() {
-  CudaProbe p;
-  PERFGATE_CUDA_PROBE(cudaRuntimeGetVersion(&p.runtime_version), p);
-  PERFGATE_CUDA_PROBE(cudaDriverGetVersion(&p.driver_version), p);
-  if (p.driver_version == 0) {
-    p.note = "no CUDA driver installed";
-    return p;
-  }
+// Fills `p` from the runtime; the first failed call ends it (check.h).
+absl::Status Probe(CudaProbe& p) {
+  PERFGATE_CUDA_RETURN_IF_ERROR(cudaRuntimeGetVersion(&p.runtime_version));
+  PERFGATE_CUDA_RETURN_IF_ERROR(cudaDriverGetVersion(&p.driver_version));
+  if (p.driver_version == 0) return absl::UnavailableError("no CUDA driver installed");
   int count = 0;
-  PERFGATE_CUDA_PROBE(cudaGetDeviceCount(&count), p);
+  PERFGATE_CUDA_RETURN_IF_ERROR(cudaGetDeviceCount(&count));
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp prop{};
-    PERFGATE_CUDA_PROBE(cudaGetDeviceProperties(&prop, i), p);
+    PERFGATE_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&prop, i));
     GpuInfo g;
     g.index = i;
     g.name = prop.name;
     g.uuid = Uuid(prop.uuid);
     char bus[32] = {};
-    PERFGATE_CUDA_PROBE(cudaDeviceGetPCIBusId(bus, sizeof bus, i), p);
+    PERFGATE_CUDA_RETURN_IF_ERROR(cudaDeviceGetPCIBusId(bus, sizeof bus, i));
     g.pci_bus_id = bus;
     g.total_memory = prop.totalGlobalMem;
     g.sm_count = prop.multiProcessorCount;
@@ -74,18 +56,29 @@ CudaProbe ProbeCuda() {
     g.cc_minor = prop.minor;
     g.l2_bytes = prop.l2CacheSize;
     int khz = 0, ecc = 0, mode = 0;
-    PERFGATE_CUDA_PROBE(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, i), p);
+    PERFGATE_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, i));
     g.max_sm_clock_mhz = khz / 1000;
-    PERFGATE_CUDA_PROBE(cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, i), p);
+    PERFGATE_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, i));
     g.max_mem_clock_mhz = khz / 1000;
-    PERFGATE_CUDA_PROBE(cudaDeviceGetAttribute(&ecc, cudaDevAttrEccEnabled, i), p);
+    PERFGATE_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&ecc, cudaDevAttrEccEnabled, i));
     g.ecc_enabled = ecc != 0;
-    PERFGATE_CUDA_PROBE(cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, i), p);
+    PERFGATE_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, i));
     g.compute_mode = ComputeMode(mode);
     p.devices.push_back(g);
   }
   p.available = count > 0;
   if (count == 0) p.note = "the CUDA runtime sees no device";
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+CudaProbe ProbeCuda() {
+  CudaProbe p;
+  if (const absl::Status s = Probe(p); !s.ok()) {
+    p.note = std::string(s.message());
+    p.devices.clear();
+  }
   return p;
 }
 

@@ -5,14 +5,17 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "suites/collectives/nccl_backend.h"
+#include "suites/cuda/visible_devices.h"
 
 namespace perfgate::suites::collectives {
 namespace {
 
-absl::Status ToStatus(const nccl::Error& e) {
-  if (e.ok()) return absl::OkStatus();
-  if (e.unavailable) return absl::FailedPreconditionError(e.message);
-  return absl::InternalError(e.message);
+// The backend's UNAVAILABLE (no GPU, no NCCL) becomes FAILED_PRECONDITION,
+// the code on which RunCase skips; in this suite UNAVAILABLE is the
+// rendezvous or a peer going away, which fails a case.
+absl::Status ToStatus(const absl::Status& s) {
+  if (absl::IsUnavailable(s)) return absl::FailedPreconditionError(s.message());
+  return s;
 }
 
 class NcclBackend final : public Backend {
@@ -21,13 +24,13 @@ class NcclBackend final : public Backend {
   int ranks() const override { return comms_->ranks(); }
   absl::Status Fill() override { return ToStatus(comms_->Fill()); }
   absl::StatusOr<double> Time(int iters) override {
-    double s = 0;
-    if (auto st = ToStatus(comms_->Time(iters, &s)); !st.ok()) return st;
+    absl::StatusOr<double> s = comms_->Time(iters);
+    if (!s.ok()) return ToStatus(s.status());
     return s;
   }
   absl::StatusOr<std::string> Check(int corrupt_rank) override {
-    std::string wrong;
-    if (auto st = ToStatus(comms_->Check(corrupt_rank, &wrong)); !st.ok()) return st;
+    absl::StatusOr<std::string> wrong = comms_->Check(corrupt_rank);
+    if (!wrong.ok()) return ToStatus(wrong.status());
     return wrong;
   }
 
@@ -35,40 +38,49 @@ class NcclBackend final : public Backend {
   std::shared_ptr<nccl::Communicators> comms_;
 };
 
-}  // namespace
-
-absl::StatusOr<std::shared_ptr<nccl::Communicators>> WorldCommunicators(World& world) {
-  if (world.nccl) return std::static_pointer_cast<nccl::Communicators>(world.nccl);
-  nccl::Error error;
-  const int visible = nccl::VisibleDevices(&error);
-  if (visible == 0) return ToStatus(error);
-  std::unique_ptr<nccl::Communicators> made;
+// This process's communicators: every visible device (or --gpus) when the
+// world has one rank, else this rank's device joined through the store. The
+// backend's errors pass through ToStatus, the store's as they are.
+absl::StatusOr<std::unique_ptr<nccl::Communicators>> MakeCommunicators(World& world, int visible) {
   if (world.size() == 1) {
     const int gpus = world.options().gpus > 0 ? world.options().gpus : visible;
     if (gpus > visible) {
       return absl::InvalidArgumentError(
           absl::StrCat("--gpus ", gpus, " but only ", visible, " CUDA devices are visible"));
     }
-    if (auto s = ToStatus(nccl::Communicators::CreateLocal(gpus, &made)); !s.ok()) return s;
-  } else {
-    std::vector<char> id;
-    if (world.rank() == 0) {
-      if (auto s = ToStatus(nccl::NewUniqueId(&id)); !s.ok()) return s;
-    }
-    auto shared = world.ShareFromRoot("nccl_unique_id", std::move(id));
-    if (!shared.ok()) return shared.status();
-    const int device = WorldDevice(world, visible);
-    if (device >= visible) {
-      return absl::InvalidArgumentError(absl::StrCat("rank ", world.rank(), ": device ", device,
-                                                     " but only ", visible, " are visible"));
-    }
-    if (auto s = ToStatus(nccl::Communicators::CreateRank(world.rank(), world.size(), device,
-                                                          *shared, &made));
-        !s.ok()) {
-      return s;
-    }
+    auto made = nccl::Communicators::CreateLocal(gpus);
+    if (!made.ok()) return ToStatus(made.status());
+    return made;
   }
-  std::shared_ptr<nccl::Communicators> comms(std::move(made));
+  std::vector<char> id;
+  if (world.rank() == 0) {
+    absl::StatusOr<std::vector<char>> made = nccl::NewUniqueId();
+    if (!made.ok()) return ToStatus(made.status());
+    id = *std::move(made);
+  }
+  auto shared = world.ShareFromRoot("nccl_unique_id", std::move(id));
+  if (!shared.ok()) return shared.status();
+  const int device = WorldDevice(world, visible);
+  if (device >= visible) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rank ", world.rank(), ": device ", device, " but only ", visible, " are visible"));
+  }
+  auto made = nccl::Communicators::CreateRank(world.rank(), world.size(), device, *shared);
+  if (!made.ok()) return ToStatus(made.status());
+  return made;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<nccl::Communicators>> WorldCommunicators(World& world) {
+  if (world.nccl) return std::static_pointer_cast<nccl::Communicators>(world.nccl);
+  // NCCL first, then the devices: a build or machine without NCCL says so.
+  if (absl::Status s = nccl::Available(); !s.ok()) return ToStatus(s);
+  absl::StatusOr<int> visible = cuda::VisibleDevices();
+  if (!visible.ok()) return ToStatus(visible.status());
+  absl::StatusOr<std::unique_ptr<nccl::Communicators>> made = MakeCommunicators(world, *visible);
+  if (!made.ok()) return made.status();
+  std::shared_ptr<nccl::Communicators> comms(*std::move(made));
   world.nccl = comms;
   return comms;
 }
@@ -93,7 +105,7 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeNcclBackend(World& world, Op op, si
   auto comms = WorldCommunicators(world);
   if (!comms.ok()) return comms.status();
   *layout = LayoutOf(op, bytes, (*comms)->ranks(), dtype);
-  if (auto s = ToStatus((*comms)->Prepare(op, dtype, bytes, in_place)); !s.ok()) return s;
+  if (absl::Status s = ToStatus((*comms)->Prepare(op, dtype, bytes, in_place)); !s.ok()) return s;
   return std::unique_ptr<Backend>(new NcclBackend(*comms));
 }
 

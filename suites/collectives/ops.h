@@ -9,13 +9,7 @@
 #include <cstdint>
 #include <string>
 
-// InputValue() is also a device function, so a fill kernel writes exactly
-// the pattern the host checks against.
-#if defined(__CUDACC__)
-#define PERFGATE_HOST_DEVICE __host__ __device__
-#else
-#define PERFGATE_HOST_DEVICE
-#endif
+#include "suites/host_device.h"
 
 namespace perfgate::suites::collectives {
 
@@ -67,6 +61,8 @@ double BusBandwidth(Op op, int nranks, double algorithm_bytes, double seconds);
 
 /// The value rank `rank` puts at index `index` of its send buffer: an integer
 /// in [1, 4093], so sums over up to 4096 ranks stay exact in fp32 and int32.
+/// Also a device function, so a fill kernel writes exactly the pattern the
+/// host checks against.
 PERFGATE_HOST_DEVICE inline int32_t InputValue(int rank, size_t index) {
   // A prime period well above any block boundary a misplaced chunk could
   // alias, and a rank shift that is not a multiple of it.

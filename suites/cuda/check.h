@@ -1,5 +1,8 @@
-// Error checking for CUDA runtime and cuBLAS calls: every failure names the
-// call, the file and the line. C++17, so .cu files may include it.
+// Error checking for CUDA runtime and cuBLAS(Lt) calls, the one error path of
+// every CUDA translation unit: a failed call becomes an absl::Status whose
+// message names the file, the line, the call and the library's own words.
+// NCCL's variant is nccl_check.h, so this header compiles without NCCL.
+// C++17, so .cu files may include it.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -12,12 +15,18 @@
 namespace perfgate::cuda {
 
 /// A status for a failed CUDA runtime call: "file:line: call: name (text)".
-/// UNAVAILABLE for "no driver / no device" errors (the case is skipped),
-/// INTERNAL otherwise.
+/// UNAVAILABLE for errors that describe the machine (no driver, no device,
+/// a device ordinal it lacks: the case is skipped), INTERNAL otherwise.
 absl::Status CudaError(cudaError_t e, const char* call, const char* file, int line);
 
-/// A status for a failed cuBLAS(Lt) call (its cublasStatus_t as an int).
+/// A status for a failed cuBLAS(Lt) call (its cublasStatus_t as an int):
+/// "file:line: call: cuBLAS status N (CUBLAS_STATUS_...)", INTERNAL; the
+/// name is cuBLASLt's when the library could be loaded.
 absl::Status CublasError(int status, const char* call, const char* file, int line);
+
+/// INTERNAL with "file:line: message": for failures our own checks find
+/// (a shape no algorithm serves, a misaligned operand), not a library call.
+absl::Status InternalErrorAt(const char* file, int line, absl::string_view message);
 
 /// Aborts with file, line and the runtime's message: for calls whose failure
 /// is a bug (destructors, invariants), never for what a device may refuse.

@@ -14,12 +14,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/engine.h"
-#include "suites/kernels/kernels.h"
 #include "suites/model/config.h"
 #include "suites/model/host_model.h"
-#include "suites/training/training.h"
+#include "suites/model/model_case.h"
+#include "suites/seed.h"
 
 #if PERFGATE_HAVE_CUDA
+#include "suites/cuda/visible_devices.h"
 #include "suites/model/cuda_model.h"
 #endif
 
@@ -45,10 +46,10 @@ struct CaseParams {
 
 std::optional<CaseParams> ReadParams(State& state, bool decode) {
   CaseParams p;
-  training::Backend backend;
+  model::Backend backend;
   const int64_t batch = state.IntParam("batch"), prompt = state.IntParam("prompt");
   const int64_t tokens = decode ? state.IntParam("tokens") : 0;
-  if (state.failed() || !training::ReadBackend(state, &backend)) return std::nullopt;
+  if (state.failed() || !model::ReadBackend(state, &backend)) return std::nullopt;
   p.backend = backend.cuda ? "cuda" : "host";
   p.threads = backend.threads;
   if (prompt <= 0) {
@@ -59,7 +60,7 @@ std::optional<CaseParams> ReadParams(State& state, bool decode) {
     state.Fail("tokens (decode steps per sample) must be in 1..4096");
     return std::nullopt;
   }
-  auto config = training::CaseConfig(state.Param("preset"), batch, prompt + tokens);
+  auto config = model::CaseConfig(state.Param("preset"), batch, prompt + tokens);
   if (!config.ok()) {
     state.Fail(std::string(config.status().message()));
     return std::nullopt;
@@ -67,7 +68,7 @@ std::optional<CaseParams> ReadParams(State& state, bool decode) {
   p.config = *config;
   p.prompt = static_cast<int>(prompt);
   p.tokens = static_cast<int>(tokens);
-  p.seed = kernels::CaseSeed(absl::StrCat(state.Param("preset"), "/", p.config.seq));
+  p.seed = CaseSeed(absl::StrCat(state.Param("preset"), "/", p.config.seq));
   return p;
 }
 
@@ -117,7 +118,29 @@ void HostDecode(State& state, const CaseParams& p) {
 
 #if PERFGATE_HAVE_CUDA
 
-absl::Status ToStatus(const model::cuda::Error& e) { return training::ModelStatus(e.message, e.unavailable); }
+// The device's greedy tokens against the host's (batch × kVerifiedSteps
+// each); `logits` are the host's at every step, to judge a disagreement.
+absl::Status CompareTokens(const Config& c, const std::vector<int32_t>& got, const std::vector<int32_t>& want,
+                           const std::vector<std::vector<float>>& logits, bool graph) {
+  for (int b = 0; b < c.batch; ++b) {
+    for (int s = 0; s < kVerifiedSteps; ++s) {
+      const size_t i = size_t(b) * kVerifiedSteps + s;
+      if (got.size() == want.size() && got[i] == want[i]) continue;
+      // A different pick is a bf16 near-tie only where the host's two
+      // candidates were within 1e-2 of each other; the sequences part there.
+      const float* l = logits[size_t(s)].data() + size_t(b) * c.vocab;
+      const bool near_tie = got.size() == want.size() && got[i] >= 0 && got[i] < c.vocab &&
+                            std::fabs(l[want[i]] - l[got[i]]) < 1e-2f;
+      if (!near_tie) {
+        return absl::InternalError(absl::StrCat(
+            "greedy decoding on the tiny preset (", graph ? "CUDA graph" : "eager", ") gave tokens [",
+            absl::StrJoin(got, ","), "], the host backend [", absl::StrJoin(want, ","), "]"));
+      }
+      break;
+    }
+  }
+  return absl::OkStatus();
+}
 
 // Before anything is timed: greedy decoding on the tiny preset yields the
 // host backend's tokens for the first steps, with the graph and eagerly.
@@ -141,63 +164,44 @@ absl::Status VerifyAgainstHost() {
     for (int b = 0; b < c.batch; ++b) next[b] = want[size_t(b) * kVerifiedSteps + s - 1];
     logits.push_back(host.Decode(next.data()));
   }
-  std::unique_ptr<model::cuda::CudaModel> gpu;
-  absl::Status result = ToStatus(model::cuda::CudaModel::CreateForInference(c, params, 0, &gpu));
+  auto gpu = model::cuda::CudaModel::CreateForInference(c, params, 0);
+  absl::Status result = gpu.status();
   for (bool graph : {false, true}) {
-    std::vector<int32_t> got;
-    if (result.ok()) result = ToStatus(gpu->Prefill(prompt.data(), c.batch, prompt_len, nullptr));
-    if (result.ok()) result = ToStatus(gpu->Greedy(kVerifiedSteps, graph, &got));
     if (!result.ok()) break;
-    for (int b = 0; b < c.batch && result.ok(); ++b) {
-      for (int s = 0; s < kVerifiedSteps; ++s) {
-        const size_t i = size_t(b) * kVerifiedSteps + s;
-        if (got.size() == want.size() && got[i] == want[i]) continue;
-        // A different pick is a bf16 near-tie only where the host's two
-        // candidates were within 1e-2 of each other; the sequences part there.
-        const float* l = logits[size_t(s)].data() + size_t(b) * c.vocab;
-        const bool near_tie = got.size() == want.size() && got[i] >= 0 && got[i] < c.vocab &&
-                              std::fabs(l[want[i]] - l[got[i]]) < 1e-2f;
-        if (!near_tie) {
-          result = absl::InternalError(absl::StrCat(
-              "greedy decoding on the tiny preset (", graph ? "CUDA graph" : "eager", ") gave tokens [",
-              absl::StrJoin(got, ","), "], the host backend [", absl::StrJoin(want, ","), "]"));
-        }
-        break;
-      }
-    }
+    result = (*gpu)->Prefill(prompt.data(), c.batch, prompt_len, nullptr);
+    if (!result.ok()) break;
+    const absl::StatusOr<std::vector<int32_t>> got = (*gpu)->Greedy(kVerifiedSteps, graph);
+    result = got.ok() ? CompareTokens(c, *got, want, logits, graph) : got.status();
   }
   verified = result;
   return result;
 }
 
 absl::Status CudaCase(State& state, const CaseParams& p, bool decode) {
-  model::cuda::Error error;
-  if (model::cuda::VisibleDevices(&error) == 0) return absl::UnavailableError(error.message);
+  if (auto visible = cuda::VisibleDevices(); !visible.ok()) return visible.status();
   if (auto s = VerifyAgainstHost(); !s.ok()) return s;
-  std::unique_ptr<model::cuda::CudaModel> m;
-  if (auto s = ToStatus(model::cuda::CudaModel::CreateForInference(
-                                p.config, model::InitParameters(p.config, p.seed), 0, &m));
-      !s.ok()) {
-    return s;
-  }
+  auto made = model::cuda::CudaModel::CreateForInference(p.config, model::InitParameters(p.config, p.seed), 0);
+  if (!made.ok()) return made.status();
+  model::cuda::CudaModel& m = **made;
   const std::vector<int32_t> prompt = Prompt(p);
-  if (auto s = ToStatus(m->Prefill(prompt.data(), p.config.batch, p.prompt, nullptr)); !s.ok()) return s;
+  if (auto s = m.Prefill(prompt.data(), p.config.batch, p.prompt, nullptr); !s.ok()) return s;
   absl::Status st;
   std::function<double()> sample;
   if (decode) {
     state.SetTokensPerIteration(p.config.batch);
     sample = [&]() -> double {
-      double seconds = 0;
-      st.Update(ToStatus(m->RewindToPrompt()));
-      if (st.ok()) st.Update(ToStatus(m->TimedDecode(p.tokens, &seconds)));
-      return st.ok() ? seconds / p.tokens : 1.0;
+      st.Update(m.RewindToPrompt());
+      if (!st.ok()) return 1.0;
+      absl::StatusOr<double> seconds = m.TimedDecode(p.tokens);
+      st.Update(seconds.status());
+      return st.ok() ? *seconds / p.tokens : 1.0;
     };
   } else {
     state.SetTokensPerIteration(double(p.config.batch) * p.prompt);
     sample = [&]() -> double {
-      double seconds = 0;
-      st.Update(ToStatus(m->TimedPrefill(&seconds)));
-      return st.ok() ? seconds : 1.0;
+      absl::StatusOr<double> seconds = m.TimedPrefill();
+      st.Update(seconds.status());
+      return st.ok() ? *seconds : 1.0;
     };
   }
   auto with_inject = [&]() -> double {
@@ -221,7 +225,7 @@ void Prefill(State& state) {
   if (!p) return;
   if (p->backend == "host") return HostPrefill(state, *p);
 #if PERFGATE_HAVE_CUDA
-  training::Conclude(state, CudaCase(state, *p, false));
+  model::Conclude(state, CudaCase(state, *p, false));
 #else
   state.Skip(kBuiltWithoutCuda);
 #endif
@@ -232,7 +236,7 @@ void Decode(State& state) {
   if (!p) return;
   if (p->backend == "host") return HostDecode(state, *p);
 #if PERFGATE_HAVE_CUDA
-  training::Conclude(state, CudaCase(state, *p, true));
+  model::Conclude(state, CudaCase(state, *p, true));
 #else
   state.Skip(kBuiltWithoutCuda);
 #endif
@@ -240,7 +244,7 @@ void Decode(State& state) {
 
 std::map<std::string, std::string> Point(const std::string& backend, const std::string& preset,
                                          const std::string& prompt) {
-  std::map<std::string, std::string> p = training::ModelPoint(backend, preset);
+  std::map<std::string, std::string> p = model::ModelPoint(backend, preset);
   p["prompt"] = prompt;
   return p;
 }
@@ -261,7 +265,7 @@ void Register(Registry& registry) {
                            Point("cuda", "large", "2048")},
                 .metrics = {MetricKind::kTime, MetricKind::kTokensPerSecond},
                 .body = Prefill,
-                .unavailable = training::ModelCaseUnavailable});
+                .unavailable = model::ModelCaseUnavailable});
   registry.Add({.suite = "inference",
                 .name = "decode",
                 .description = "greedy decode steps from a KV cache after a prompt of P tokens (the GPU "
@@ -273,7 +277,7 @@ void Register(Registry& registry) {
                            with(Point("cuda", "large", "2048"), "tokens", "64")},
                 .metrics = {MetricKind::kTime, MetricKind::kTokensPerSecond},
                 .body = Decode,
-                .unavailable = training::ModelCaseUnavailable});
+                .unavailable = model::ModelCaseUnavailable});
 }
 
 }  // namespace perfgate::suites::inference

@@ -19,6 +19,7 @@
 #include "suites/cuda/cublaslt.h"
 #include "suites/cuda/device.h"
 #include "suites/kernels/gpu_kernels.h"
+#include "suites/seed.h"
 
 namespace perfgate::suites::kernels::gpu {
 namespace {

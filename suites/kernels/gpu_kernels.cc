@@ -8,6 +8,7 @@
 #include "suites/kernels/ceilings.h"
 #include "suites/kernels/kernels.h"
 #include "suites/kernels/numerics.h"
+#include "suites/seed.h"
 
 #if PERFGATE_HAVE_CUDA
 #include "suites/cuda/device.h"
@@ -218,15 +219,6 @@ std::optional<double> DeviceGemmPeak(State& state, const std::string& dtype) {
   state.Skip(kBuiltWithoutCuda);
   return std::nullopt;
 #endif
-}
-
-uint64_t CaseSeed(const std::string& key) {
-  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a: stable across compilers, unlike std::hash
-  for (unsigned char c : key) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
 }
 
 void RegisterGpu(Registry& registry) {

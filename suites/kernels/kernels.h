@@ -34,9 +34,6 @@ std::string HostGemmCeiling(int64_t threads);
 /// 8192³ when none ran (the ceiling "gemm_<dtype>").
 std::optional<double> DeviceGemmPeak(State& state, const std::string& dtype);
 
-/// The fixed seed of a case's random inputs: FNV-1a of its key.
-uint64_t CaseSeed(const std::string& key);
-
 /// Reference triad a = b + scalar * c, used to verify every backend.
 void TriadReference(const double* b, const double* c, double scalar, double* a, size_t n);
 

@@ -13,6 +13,7 @@
 #include "suites/cuda/check.h"
 #include "suites/cuda/device.h"
 #include "suites/kernels/gpu_kernels.h"
+#include "suites/seed.h"
 
 namespace perfgate::suites::kernels::gpu {
 namespace {

@@ -11,12 +11,6 @@
 #include <optional>
 #include <string>
 
-#if defined(__CUDACC__)
-#define PERFGATE_HD __host__ __device__
-#else
-#define PERFGATE_HD
-#endif
-
 namespace perfgate::suites::kernels {
 
 /// The input and output types of a GEMM case.
@@ -99,17 +93,5 @@ void RmsNormReference(const uint16_t* x, const uint16_t* w, int64_t rows, int64_
 /// A bf16 RMSNorm output is right when within two bf16 ulps (2^-7 relative)
 /// of the reference, plus an absolute 1e-6 for values near zero.
 bool RmsNormWithinTolerance(double got, double ref);
-
-/// A deterministic value in [-1, 1) for element `i` of the data seeded by
-/// `seed`, identical on host and device, so device fills need no upload and
-/// the host can recompute any element. Never all zeros; a multiple of 2^-23.
-PERFGATE_HD inline float HashUniform(uint64_t seed, uint64_t i) {
-  uint64_t z = seed * 0x9E3779B97F4A7C15ull + i + 0x632BE59BD9B4E019ull;  // splitmix64
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  const auto bits = static_cast<uint32_t>(z >> 40);  // 24 bits
-  return static_cast<float>(bits) * (1.0f / 8388608.0f) - 1.0f;
-}
 
 }  // namespace perfgate::suites::kernels

@@ -3,15 +3,10 @@
 #include <cmath>
 #include <map>
 
+#include "suites/seed.h"
+
 namespace perfgate::suites::model {
 namespace {
-
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 // A uniform in (0, 1) that depends only on (seed, stream, index).
 double Uniform(uint64_t seed, uint64_t stream, uint64_t index) {

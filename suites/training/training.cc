@@ -21,9 +21,13 @@
 #include "suites/collectives/lockstep.h"
 #include "suites/kernels/kernels.h"
 
+#include "suites/model/model_case.h"
+#include "suites/seed.h"
+
 #if PERFGATE_HAVE_CUDA
 #include "suites/collectives/nccl_adapter.h"
 #include "suites/collectives/nccl_backend.h"
+#include "suites/cuda/visible_devices.h"
 #include "suites/model/cuda_model.h"
 #endif
 
@@ -61,12 +65,12 @@ struct CaseParams {
 
 std::optional<CaseParams> ReadParams(State& state) {
   CaseParams p;
-  Backend backend;
+  model::Backend backend;
   const int64_t batch = state.IntParam("batch"), seq = state.IntParam("seq");
-  if (state.failed() || !ReadBackend(state, &backend)) return std::nullopt;
+  if (state.failed() || !model::ReadBackend(state, &backend)) return std::nullopt;
   p.backend = backend.cuda ? "cuda" : "host";
   p.threads = backend.threads;
-  auto config = CaseConfig(state.Param("preset"), batch, seq);
+  auto config = model::CaseConfig(state.Param("preset"), batch, seq);
   if (!config.ok()) {
     state.Fail(std::string(config.status().message()));
     return std::nullopt;
@@ -74,7 +78,7 @@ std::optional<CaseParams> ReadParams(State& state) {
   p.config = *config;
   // The weights depend on the model alone, never on the rank: data-parallel
   // ranks must start equal.
-  p.weight_seed = kernels::CaseSeed(absl::StrCat(state.Param("preset"), "/", seq));
+  p.weight_seed = CaseSeed(absl::StrCat(state.Param("preset"), "/", seq));
   return p;
 }
 
@@ -239,8 +243,6 @@ absl::Status HostDataParallel(State& state, const CaseParams& p, collectives::Wo
 
 #if PERFGATE_HAVE_CUDA
 
-absl::Status ToStatus(const model::cuda::Error& e) { return ModelStatus(e.message, e.unavailable); }
-
 double RelativeL2(const std::vector<float>& got, const std::vector<float>& want) {
   double diff = 0, norm = 0;
   for (size_t i = 0; i < want.size(); ++i) {
@@ -248,6 +250,29 @@ double RelativeL2(const std::vector<float>& got, const std::vector<float>& want)
     norm += double(want[i]) * want[i];
   }
   return std::sqrt(diff / std::max(norm, 1e-30));
+}
+
+// The CUDA backend's loss and gradient of one batch against the host's.
+absl::Status CompareWithHost(const Config& c, const std::vector<float>& params, const std::vector<int32_t>& inputs,
+                             const std::vector<int32_t>& targets, int device, float host_loss,
+                             const std::vector<float>& host_grads) {
+  auto gpu = model::cuda::CudaModel::Create(c, params, device);
+  if (!gpu.ok()) return gpu.status();
+  if (auto s = (*gpu)->SetBatch(inputs.data(), targets.data(), c.batch, c.seq); !s.ok()) return s;
+  absl::StatusOr<float> gpu_loss = (*gpu)->Forward();
+  if (!gpu_loss.ok()) return gpu_loss.status();
+  if (auto s = (*gpu)->Backward(nullptr); !s.ok()) return s;
+  absl::StatusOr<std::vector<float>> grads = (*gpu)->DownloadGrads();
+  if (!grads.ok()) return grads.status();
+  const double loss_error = std::fabs(*gpu_loss - host_loss) / std::fabs(host_loss);
+  const double grad_error = RelativeL2(*grads, host_grads);
+  if (!(loss_error <= kLossTolerance) || !(grad_error <= kGradientTolerance)) {
+    return absl::InternalError(absl::StrFormat(
+        "the CUDA backend disagrees with the host backend on the tiny preset: loss %g vs %g "
+        "(relative %.3g, tolerance %g), gradient relative L2 error %.3g (tolerance %g)",
+        *gpu_loss, host_loss, loss_error, kLossTolerance, grad_error, kGradientTolerance));
+  }
+  return absl::OkStatus();
 }
 
 // Before anything is timed: the CUDA backend's loss and gradient on the tiny
@@ -265,24 +290,7 @@ absl::Status VerifyAgainstHost(int device) {
   model::HostModel host(c, params);
   const float host_loss = host.Forward(inputs.data(), targets.data(), c.batch, c.seq);
   host.Backward();
-  std::unique_ptr<model::cuda::CudaModel> gpu;
-  absl::Status result = ToStatus(model::cuda::CudaModel::Create(c, params, device, &gpu));
-  float gpu_loss = 0;
-  std::vector<float> grads;
-  if (result.ok()) result = ToStatus(gpu->SetBatch(inputs.data(), targets.data(), c.batch, c.seq));
-  if (result.ok()) result = ToStatus(gpu->Forward(&gpu_loss));
-  if (result.ok()) result = ToStatus(gpu->Backward(nullptr));
-  if (result.ok()) result = ToStatus(gpu->DownloadGrads(&grads));
-  if (result.ok()) {
-    const double loss_error = std::fabs(gpu_loss - host_loss) / std::fabs(host_loss);
-    const double grad_error = RelativeL2(grads, host.grads());
-    if (!(loss_error <= kLossTolerance) || !(grad_error <= kGradientTolerance)) {
-      result = absl::InternalError(absl::StrFormat(
-          "the CUDA backend disagrees with the host backend on the tiny preset: loss %g vs %g "
-          "(relative %.3g, tolerance %g), gradient relative L2 error %.3g (tolerance %g)",
-          gpu_loss, host_loss, loss_error, kLossTolerance, grad_error, kGradientTolerance));
-    }
-  }
+  absl::Status result = CompareWithHost(c, params, inputs, targets, device, host_loss, host.grads());
   verified[device] = result;
   return result;
 }
@@ -293,9 +301,8 @@ class NcclReducer final : public model::cuda::AllReducer {
   NcclReducer(std::shared_ptr<collectives::nccl::Communicators> comms, int ranks)
       : comms_(std::move(comms)), ranks_(ranks) {}
   int ranks() const override { return ranks_; }
-  model::cuda::Error AllReduceSum(float* data, size_t count, void* stream) override {
-    const collectives::nccl::Error e = comms_->AllReduceFloatSum(data, count, stream);
-    return model::cuda::Error{e.message, e.unavailable};
+  absl::Status AllReduceSum(float* data, size_t count, void* stream) override {
+    return comms_->AllReduceFloatSum(data, count, stream);
   }
 
  private:
@@ -303,13 +310,19 @@ class NcclReducer final : public model::cuda::AllReducer {
   int ranks_;
 };
 
+// Sets this rank's batch; returns its loss before any step.
+absl::StatusOr<float> SetBatch(model::cuda::CudaModel& m, const Config& c, const std::vector<int32_t>& inputs,
+                               const std::vector<int32_t>& targets) {
+  if (auto s = m.SetBatch(inputs.data(), targets.data(), c.batch, c.seq); !s.ok()) return s;
+  return m.Forward();
+}
+
 absl::Status CudaTrain(State& state, const CaseParams& p, collectives::World* world) {
-  model::cuda::Error error;
-  const int visible = model::cuda::VisibleDevices(&error);
-  if (visible == 0) return absl::UnavailableError(error.message);
-  const int device = world != nullptr ? collectives::WorldDevice(*world, visible) : 0;
-  if (device >= visible) {
-    return absl::InvalidArgumentError(absl::StrCat("device ", device, " but only ", visible, " are visible"));
+  const absl::StatusOr<int> visible = cuda::VisibleDevices();
+  if (!visible.ok()) return visible.status();
+  const int device = world != nullptr ? collectives::WorldDevice(*world, *visible) : 0;
+  if (device >= *visible) {
+    return absl::InvalidArgumentError(absl::StrCat("device ", device, " but only ", *visible, " are visible"));
   }
   if (auto s = VerifyAgainstHost(device); !s.ok()) return s;
   std::shared_ptr<collectives::nccl::Communicators> comms;
@@ -318,26 +331,20 @@ absl::Status CudaTrain(State& state, const CaseParams& p, collectives::World* wo
     if (!made.ok()) return made.status();
     comms = *made;
   }
-  std::unique_ptr<model::cuda::CudaModel> m;
   const std::vector<float> initial = model::InitParameters(p.config, p.weight_seed);
-  if (auto s = ToStatus(model::cuda::CudaModel::Create(p.config, initial, device, &m)); !s.ok()) return s;
+  auto m = model::cuda::CudaModel::Create(p.config, initial, device);
+  if (!m.ok()) return m.status();
   // The GEMM peak of this device (Create made it current).
   std::optional<double> peak = kernels::DeviceGemmPeak(state, "bf16");
   if (!peak) return absl::OkStatus();
   const int rank = world != nullptr ? world->rank() : 0;
   std::vector<int32_t> inputs, targets;
   RankBatch(p.config, p.weight_seed, rank, &inputs, &targets);
-  const int batch = p.config.batch, seq = p.config.seq;
-  if (auto s = ToStatus(m->SetBatch(inputs.data(), targets.data(), batch, seq)); !s.ok()) return s;
+  absl::StatusOr<float> before = SetBatch(**m, p.config, inputs, targets);
+  if (!before.ok()) return before.status();
   const model::AdamW hp = StepHyperParameters();
-  float before = 0, after = 0;
-  if (auto s = ToStatus(m->Forward(&before)); !s.ok()) return s;
 
-  auto timed = [&](model::cuda::AllReducer* reducer) -> absl::StatusOr<double> {
-    double seconds = 0;
-    if (auto s = ToStatus(m->TimedTrainStep(hp, reducer, &seconds)); !s.ok()) return s;
-    return seconds;
-  };
+  auto timed = [&](model::cuda::AllReducer* reducer) { return (*m)->TimedTrainStep(hp, reducer); };
   if (world == nullptr) {
     // One device: the engine's loop with nobody to agree with.
     collectives::World solo{collectives::WorldOptions{}};
@@ -357,10 +364,11 @@ absl::Status CudaTrain(State& state, const CaseParams& p, collectives::World* wo
                                                  [&] { return timed(nullptr); });
     if (!single.ok()) return single.status();
     state.SetReferenceTime(MedianSeconds(*single));
-    m.reset();
-    if (auto s = ToStatus(model::cuda::CudaModel::Create(p.config, initial, device, &m)); !s.ok()) return s;
-    if (auto s = ToStatus(m->SetBatch(inputs.data(), targets.data(), batch, seq)); !s.ok()) return s;
-    if (auto s = ToStatus(m->Forward(&before)); !s.ok()) return s;
+    m->reset();
+    m = model::cuda::CudaModel::Create(p.config, initial, device);
+    if (!m.ok()) return m.status();
+    before = SetBatch(**m, p.config, inputs, targets);
+    if (!before.ok()) return before.status();
     std::unique_ptr<NcclReducer> reducer;
     if (comms) reducer = std::make_unique<NcclReducer>(comms, world->size());
     SetStepQuantities(state, p.config, world->size(), agreed_peak[0]);
@@ -369,12 +377,13 @@ absl::Status CudaTrain(State& state, const CaseParams& p, collectives::World* wo
         !s.ok()) {
       return s;
     }
-    std::vector<float> params;
-    if (auto s = ToStatus(m->DownloadParams(&params)); !s.ok()) return s;
-    if (auto s = CheckRanksAgree(*world, params); !s.ok()) return s;
+    absl::StatusOr<std::vector<float>> params = (*m)->DownloadParams();
+    if (!params.ok()) return params.status();
+    if (auto s = CheckRanksAgree(*world, *params); !s.ok()) return s;
   }
-  if (auto s = ToStatus(m->Forward(&after)); !s.ok()) return s;
-  CheckTrained(state, before, after);
+  absl::StatusOr<float> after = (*m)->Forward();
+  if (!after.ok()) return after.status();
+  CheckTrained(state, *before, *after);
   return absl::OkStatus();
 }
 
@@ -387,7 +396,7 @@ void Step(State& state) {
   if (!p) return;
   if (p->backend == "host") return HostStep(state, *p);
 #if PERFGATE_HAVE_CUDA
-  Conclude(state, CudaTrain(state, *p, nullptr));
+  model::Conclude(state, CudaTrain(state, *p, nullptr));
 #else
   state.Skip(kBuiltWithoutCuda);
 #endif
@@ -397,95 +406,13 @@ void DataParallel(State& state) { RunDataParallel(state, collectives::ProcessWor
 
 std::map<std::string, std::string> Point(const std::string& backend, const std::string& preset) {
   const Config c = *model::Preset(preset);
-  std::map<std::string, std::string> p = ModelPoint(backend, preset);
+  std::map<std::string, std::string> p = model::ModelPoint(backend, preset);
   p["batch"] = std::to_string(c.batch);
   p["seq"] = std::to_string(c.seq);
   return p;
 }
 
 }  // namespace
-
-bool ReadBackend(State& state, Backend* backend) {
-  const std::string& name = state.Param("backend");
-  const std::string& dtype = state.Param("dtype");
-  if (name == "host") {
-    if (dtype != "fp32") {
-      state.Fail(absl::StrCat("dtype '", dtype, "': the host backend computes in fp32"));
-      return false;
-    }
-    const int64_t threads = state.IntParam("threads");
-    if (state.failed()) return false;
-    if (threads <= 0 || threads > 1024) {
-      state.Fail("threads must be in 1..1024");
-      return false;
-    }
-    *backend = Backend{.cuda = false, .threads = static_cast<int>(threads)};
-    return true;
-  }
-  if (name == "cuda") {
-    if (dtype != "bf16") {
-      state.Fail(absl::StrCat("dtype '", dtype, "': the CUDA backend computes in bf16 (fp32 master weights)"));
-      return false;
-    }
-    *backend = Backend{.cuda = true};
-    return true;
-  }
-  state.Fail(absl::StrCat("backend '", name, "': expected host or cuda"));
-  return false;
-}
-
-std::map<std::string, std::string> ModelPoint(const std::string& backend, const std::string& preset) {
-  std::map<std::string, std::string> p = {{"backend", backend}, {"preset", preset}};
-  p["dtype"] = "bf16";
-  if (backend == "host") {
-    p["dtype"] = "fp32";
-    p["threads"] = "1";
-  }
-  return p;
-}
-
-std::string ModelCaseUnavailable(const BenchmarkId& id) {
-  auto backend = id.params.find("backend");
-  if (backend == id.params.end() || backend->second != "cuda") return "";
-#if PERFGATE_HAVE_CUDA
-  model::cuda::Error error;
-  if (model::cuda::VisibleDevices(&error) == 0) return error.message;
-  return "";
-#else
-  return kBuiltWithoutCuda;
-#endif
-}
-
-absl::Status ModelStatus(const std::string& message, bool unavailable) {
-  if (message.empty()) return absl::OkStatus();
-  if (unavailable) return absl::UnavailableError(message);
-  return absl::InternalError(message);
-}
-
-void Conclude(State& state, const absl::Status& s) {
-  if (s.ok()) return;
-  if (s.code() == absl::StatusCode::kUnavailable || s.code() == absl::StatusCode::kFailedPrecondition) {
-    return state.Skip(std::string(s.message()));
-  }
-  state.Fail(std::string(s.message()));
-}
-
-absl::StatusOr<Config> CaseConfig(const std::string& preset, int64_t batch, int64_t seq) {
-  std::optional<Config> c = model::Preset(preset);
-  if (!c) {
-    std::string names;
-    for (const std::string& n : model::PresetNames()) names += (names.empty() ? "" : ", ") + n;
-    return absl::InvalidArgumentError(absl::StrCat("preset '", preset, "': expected one of ", names));
-  }
-  if (batch <= 0 || batch > (1 << 20)) return absl::InvalidArgumentError("batch must be in 1..1048576");
-  if (seq <= 0 || seq > (1 << 20)) return absl::InvalidArgumentError("seq must be in 1..1048576");
-  c->batch = static_cast<int>(batch);
-  c->seq = static_cast<int>(seq);
-  if (std::string why = model::Validate(*c); !why.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("preset ", preset, ": ", why));
-  }
-  return *c;
-}
 
 void RunDataParallel(State& state, collectives::World& world) {
   auto p = ReadParams(state);
@@ -496,7 +423,7 @@ void RunDataParallel(State& state, collectives::World& world) {
     return;
   }
 #if PERFGATE_HAVE_CUDA
-  Conclude(state, CudaTrain(state, *p, &world));
+  model::Conclude(state, CudaTrain(state, *p, &world));
 #else
   state.Skip(kBuiltWithoutCuda);
 #endif
@@ -598,7 +525,7 @@ void Register(Registry& registry) {
                 .points = {Point("host", "tiny"), Point("cuda", "small"), Point("cuda", "large")},
                 .metrics = StepMetrics(),
                 .body = Step,
-                .unavailable = ModelCaseUnavailable});
+                .unavailable = model::ModelCaseUnavailable});
   registry.Add({.suite = "training",
                 .name = "data_parallel",
                 .description = "the step on every rank (one per device), gradients summed in buckets "
@@ -609,7 +536,7 @@ void Register(Registry& registry) {
                 .metrics = DataParallelMetrics(),
                 .body = DataParallel,
                 .only_when_named = true,
-                .unavailable = ModelCaseUnavailable});
+                .unavailable = model::ModelCaseUnavailable});
 }
 
 }  // namespace perfgate::suites::training

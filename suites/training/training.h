@@ -11,9 +11,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
-#include <map>
 #include <mutex>
-#include <string>
 #include <thread>
 #include <utility>
 
@@ -29,38 +27,9 @@ namespace perfgate::suites::training {
 /// Registers training/step and training/data_parallel.
 void Register(Registry& registry);
 
-/// The model of a case: its preset with the case's batch and seq; INVALID_ARGUMENT
-/// naming the parameter when the preset is unknown or the result is not a
-/// model (model::Validate).
-absl::StatusOr<model::Config> CaseConfig(const std::string& preset, int64_t batch, int64_t seq);
-
 /// The body of training/data_parallel over `world` (the registered case
 /// uses the process's world; tests run ranks as threads, a World each).
 void RunDataParallel(State& state, collectives::World& world);
-
-/// What the training and inference cases share: the backend (host or cuda)
-/// with its dtype (fp32 on the host, bf16 on CUDA) and the host's OpenBLAS
-/// thread count. Fails the case naming the parameter and returns false when
-/// one is wrong.
-struct Backend {
-  bool cuda = false;
-  int threads = 1;  // host only
-};
-bool ReadBackend(State& state, Backend* backend);
-
-/// The parameters of a registered point: backend, dtype, preset (and
-/// threads=1 on the host: a per-core figure, as kernels/sgemm).
-std::map<std::string, std::string> ModelPoint(const std::string& backend, const std::string& preset);
-
-/// Why a model case cannot run here ("" on the host; no device, or built
-/// without CUDA, for cuda).
-std::string ModelCaseUnavailable(const BenchmarkId& id);
-
-/// A CUDA backend error as a status: UNAVAILABLE when the machine lacks
-/// what it needs, INTERNAL otherwise.
-absl::Status ModelStatus(const std::string& message, bool unavailable);
-/// Ends a case with a status: UNAVAILABLE skips, any other error fails.
-void Conclude(State& state, const absl::Status& status);
 
 /// The optimizer of every timed step.
 model::AdamW StepHyperParameters();

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "suites/kernels/kernels.h"
+#include "suites/seed.h"
 
 namespace perfgate::suites::kernels {
 namespace {

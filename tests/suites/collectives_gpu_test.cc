@@ -4,13 +4,15 @@
 
 #include "suites/collectives/collectives.h"
 #include "suites/collectives/nccl_backend.h"
+#include "suites/cuda/visible_devices.h"
 
 namespace perfgate::suites::collectives {
 namespace {
 
 TEST(NcclCollectives, EveryOperationPassesItsCheckOnTheVisibleGpus) {
-  nccl::Error why;
-  if (nccl::VisibleDevices(&why) == 0) GTEST_SKIP() << "needs a CUDA GPU and NCCL: " << why.message;
+  absl::Status why = nccl::Available();
+  if (why.ok()) why = cuda::VisibleDevices().status();
+  if (!why.ok()) GTEST_SKIP() << "needs a CUDA GPU and NCCL: " << why.message();
   EngineOptions options;
   options.min_samples = 5;
   options.min_time_s = 0;

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "suites/cuda/visible_devices.h"
 #include "suites/model/config.h"
 #include "suites/model/cuda_model.h"
 #include "suites/model/host_model.h"
@@ -78,10 +79,10 @@ Comparison Compare(const float* got, const float* want, size_t n) {
 }
 
 // A GPU model, or a skip with the reason when there is no device.
-#define PERFGATE_SKIP_WITHOUT_DEVICE()                      \
-  do {                                                      \
-    Error no_device;                                        \
-    if (VisibleDevices(&no_device) == 0) GTEST_SKIP() << no_device.message; \
+#define PERFGATE_SKIP_WITHOUT_DEVICE()                                                 \
+  do {                                                                                 \
+    const absl::StatusOr<int> visible = perfgate::cuda::VisibleDevices();              \
+    if (!visible.ok()) GTEST_SKIP() << visible.status().message();                     \
   } while (0)
 
 class CudaModelVsHost : public ::testing::TestWithParam<std::string> {
@@ -93,19 +94,19 @@ class CudaModelVsHost : public ::testing::TestWithParam<std::string> {
     const std::vector<int32_t> tokens =
         SyntheticTokens(int64_t(config_.batch) * (config_.seq + 1), config_.vocab, kTokenSeed);
     SplitBatch(tokens, config_.batch, config_.seq, &inputs_, &targets_);
-    const Error e = CudaModel::Create(config_, params_, 0, &gpu_);
-    if (e.unavailable) GTEST_SKIP() << e.message;
-    ASSERT_TRUE(e.ok()) << e.message;
+    auto made = CudaModel::Create(config_, params_, 0);
+    if (absl::IsUnavailable(made.status())) GTEST_SKIP() << made.status().message();
+    ASSERT_TRUE(made.ok()) << made.status().message();
+    gpu_ = *std::move(made);
     ASSERT_TRUE(gpu_->SetBatch(inputs_.data(), targets_.data(), config_.batch, config_.seq).ok());
     host_ = std::make_unique<HostModel>(config_, params_);
   }
 
   float HostLoss() { return host_->Forward(inputs_.data(), targets_.data(), config_.batch, config_.seq); }
   float GpuLoss() {
-    float loss = 0;
-    const Error e = gpu_->Forward(&loss);
-    EXPECT_TRUE(e.ok()) << e.message;
-    return loss;
+    const absl::StatusOr<float> loss = gpu_->Forward();
+    EXPECT_TRUE(loss.ok()) << loss.status().message();
+    return loss.value_or(0.0f);
   }
 
   Config config_;
@@ -128,8 +129,9 @@ TEST_P(CudaModelVsHost, GradientsMatchTheHostPerTensor) {
   host_->Backward();
   GpuLoss();
   ASSERT_TRUE(gpu_->Backward().ok());
-  std::vector<float> grads;
-  ASSERT_TRUE(gpu_->DownloadGrads(&grads).ok());
+  const absl::StatusOr<std::vector<float>> downloaded = gpu_->DownloadGrads();
+  ASSERT_TRUE(downloaded.ok());
+  const std::vector<float>& grads = *downloaded;
   ASSERT_EQ(grads.size(), host_->grads().size());
   for (const auto& [name, t] : Tensors(host_->layout())) {
     const Comparison c = Compare(grads.data() + t.offset, host_->grads().data() + t.offset, t.size());
@@ -146,8 +148,9 @@ TEST_P(CudaModelVsHost, OneAdamWStepMatchesTheHost) {
   GpuLoss();
   ASSERT_TRUE(gpu_->Backward().ok());
   ASSERT_TRUE(gpu_->Step(hp).ok());
-  std::vector<float> after;
-  ASSERT_TRUE(gpu_->DownloadParams(&after).ok());
+  const absl::StatusOr<std::vector<float>> downloaded = gpu_->DownloadParams();
+  ASSERT_TRUE(downloaded.ok());
+  const std::vector<float>& after = *downloaded;
   const std::vector<float>& want = host_->params();
   // AdamW's first step moves each weight by lr·(g/(|g| + eps) + wd·p): about
   // ±lr whatever the gradient's size. Where a tiny gradient's sign differs
@@ -189,11 +192,10 @@ TEST_P(CudaModelVsHost, FiveStepsReduceTheLossOnBothBackendsAlike) {
 TEST_P(CudaModelVsHost, TimedTrainStepMeasuresAndTrains) {
   const AdamW hp;
   const float before = GpuLoss();
-  double seconds = 0;
   for (int i = 0; i < 3; ++i) {
-    const Error e = gpu_->TimedTrainStep(hp, nullptr, &seconds);
-    ASSERT_TRUE(e.ok()) << e.message;
-    EXPECT_GT(seconds, 0.0);
+    const absl::StatusOr<double> seconds = gpu_->TimedTrainStep(hp, nullptr);
+    ASSERT_TRUE(seconds.ok()) << seconds.status().message();
+    EXPECT_GT(*seconds, 0.0);
   }
   EXPECT_LT(GpuLoss(), before);
 }
@@ -204,22 +206,22 @@ TEST_P(CudaModelVsHost, TimedTrainStepMeasuresAndTrains) {
 class DoublingReducer : public AllReducer {
  public:
   int ranks() const override { return 2; }
-  Error AllReduceSum(float* device_data, size_t count, void* stream) override {
+  absl::Status AllReduceSum(float* device_data, size_t count, void* stream) override {
     ranges.emplace_back(device_data, count);
     auto s = static_cast<cudaStream_t>(stream);
     std::vector<float> host(count);
     if (cudaMemcpyAsync(host.data(), device_data, count * sizeof(float), cudaMemcpyDeviceToHost, s) !=
             cudaSuccess ||
         cudaStreamSynchronize(s) != cudaSuccess) {
-      return Error{"copy to host failed", false};
+      return absl::InternalError("copy to host failed");
     }
     for (float& x : host) x *= 2.0f;
     if (cudaMemcpyAsync(device_data, host.data(), count * sizeof(float), cudaMemcpyHostToDevice, s) !=
             cudaSuccess ||
         cudaStreamSynchronize(s) != cudaSuccess) {
-      return Error{"copy to device failed", false};
+      return absl::InternalError("copy to device failed");
     }
-    return Error{};
+    return absl::OkStatus();
   }
   std::vector<std::pair<float*, size_t>> ranges;
 };
@@ -227,17 +229,17 @@ class DoublingReducer : public AllReducer {
 TEST_P(CudaModelVsHost, AllReduceOverTwoEqualRanksLeavesTheGradients) {
   GpuLoss();
   ASSERT_TRUE(gpu_->Backward().ok());
-  std::vector<float> alone;
-  ASSERT_TRUE(gpu_->DownloadGrads(&alone).ok());
+  const absl::StatusOr<std::vector<float>> alone = gpu_->DownloadGrads();
+  ASSERT_TRUE(alone.ok());
   GpuLoss();
   DoublingReducer reducer;
-  const Error e = gpu_->Backward(&reducer);
-  ASSERT_TRUE(e.ok()) << e.message;
-  std::vector<float> reduced;
-  ASSERT_TRUE(gpu_->DownloadGrads(&reduced).ok());
+  const absl::Status e = gpu_->Backward(&reducer);
+  ASSERT_TRUE(e.ok()) << e.message();
+  const absl::StatusOr<std::vector<float>> reduced = gpu_->DownloadGrads();
+  ASSERT_TRUE(reduced.ok());
   // (g + g) / 2 = g exactly; only the order of the embedding's atomic adds
   // may differ between the two backward passes.
-  EXPECT_LT(Compare(reduced.data(), alone.data(), alone.size()).rel_l2, 1e-5);
+  EXPECT_LT(Compare(reduced->data(), alone->data(), alone->size()).rel_l2, 1e-5);
   // Blocks last to first, then the embedding range, covering everything once.
   const Layout layout = MakeLayout(config_);
   ASSERT_EQ(reducer.ranges.size(), layout.blocks.size() + 1);
@@ -258,16 +260,16 @@ TEST_P(CudaModelVsHost, PrefillLogitsMatchTheHost) {
   }
   const std::vector<float> want = host_->Prefill(prompt.data(), config_.batch, prompt_len);
   std::vector<float> got;
-  const Error e = gpu_->Prefill(prompt.data(), config_.batch, prompt_len, &got);
-  ASSERT_TRUE(e.ok()) << e.message;
+  const absl::Status e = gpu_->Prefill(prompt.data(), config_.batch, prompt_len, &got);
+  ASSERT_TRUE(e.ok()) << e.message();
   ASSERT_EQ(got.size(), want.size());
   // Logits are a product through every layer: the gradient tolerance again.
   const Comparison c = Compare(got.data(), want.data(), want.size());
   EXPECT_LT(c.rel_l2, kGradRelL2);
   EXPECT_GT(c.cosine, kGradCosine);
-  double seconds = 0;
-  ASSERT_TRUE(gpu_->TimedPrefill(&seconds).ok());
-  EXPECT_GT(seconds, 0.0);
+  const absl::StatusOr<double> seconds = gpu_->TimedPrefill();
+  ASSERT_TRUE(seconds.ok());
+  EXPECT_GT(*seconds, 0.0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, CudaModelVsHost, ::testing::Values("tiny", "small"));
@@ -284,9 +286,10 @@ class CudaGreedy : public ::testing::TestWithParam<int> {
     config_.batch = GetParam();
     params_ = InitParameters(config_, kParamSeed);
     prompt_ = SyntheticTokens(int64_t(config_.batch) * kPromptLen, config_.vocab, kTokenSeed);
-    const Error e = CudaModel::Create(config_, params_, 0, &gpu_);
-    if (e.unavailable) GTEST_SKIP() << e.message;
-    ASSERT_TRUE(e.ok()) << e.message;
+    auto made = CudaModel::Create(config_, params_, 0);
+    if (absl::IsUnavailable(made.status())) GTEST_SKIP() << made.status().message();
+    ASSERT_TRUE(made.ok()) << made.status().message();
+    gpu_ = *std::move(made);
     ASSERT_TRUE(gpu_->Prefill(prompt_.data(), config_.batch, kPromptLen, nullptr).ok());
   }
 
@@ -308,9 +311,9 @@ TEST_P(CudaGreedy, FirstTokensEqualTheHostsUnlessTheHostHadANearTie) {
     for (int b = 0; b < batch; ++b) next[b] = Argmax(logits.back().data() + size_t(b) * vocab, vocab);
     logits.push_back(host.Decode(next.data()));
   }
-  std::vector<int32_t> tokens;
-  const Error e = gpu_->Greedy(kSteps, true, &tokens);
-  ASSERT_TRUE(e.ok()) << e.message;
+  const absl::StatusOr<std::vector<int32_t>> greedy = gpu_->Greedy(kSteps, true);
+  ASSERT_TRUE(greedy.ok()) << greedy.status().message();
+  const std::vector<int32_t>& tokens = *greedy;
   ASSERT_EQ(tokens.size(), size_t(batch) * kSteps);
   for (int b = 0; b < batch; ++b) {
     for (int s = 0; s < kSteps; ++s) {
@@ -333,37 +336,37 @@ TEST_P(CudaGreedy, FirstTokensEqualTheHostsUnlessTheHostHadANearTie) {
 
 TEST_P(CudaGreedy, GraphAndEagerDecodeGiveTheSameTokens) {
   constexpr int kLong = 16;
-  std::vector<int32_t> graph, eager, again;
-  ASSERT_TRUE(gpu_->Greedy(kLong, true, &graph).ok());
-  ASSERT_TRUE(gpu_->Greedy(kLong, false, &eager).ok());
-  ASSERT_TRUE(gpu_->Greedy(kLong, true, &again).ok());
-  EXPECT_EQ(graph, eager);
-  EXPECT_EQ(graph, again);
+  const absl::StatusOr<std::vector<int32_t>> graph = gpu_->Greedy(kLong, true);
+  ASSERT_TRUE(graph.ok());
+  const absl::StatusOr<std::vector<int32_t>> eager = gpu_->Greedy(kLong, false);
+  ASSERT_TRUE(eager.ok());
+  const absl::StatusOr<std::vector<int32_t>> again = gpu_->Greedy(kLong, true);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*graph, *eager);
+  EXPECT_EQ(*graph, *again);
 }
 
 TEST_P(CudaGreedy, TimedDecodeRunsFromThePromptAndRefusesToRunPastTheCache) {
-  double seconds = 0;
   ASSERT_TRUE(gpu_->RewindToPrompt().ok());
-  const Error e = gpu_->TimedDecode(config_.seq - kPromptLen, &seconds);
-  ASSERT_TRUE(e.ok()) << e.message;
-  EXPECT_GT(seconds, 0.0);
-  EXPECT_FALSE(gpu_->TimedDecode(1, &seconds).ok());
+  const absl::StatusOr<double> seconds = gpu_->TimedDecode(config_.seq - kPromptLen);
+  ASSERT_TRUE(seconds.ok()) << seconds.status().message();
+  EXPECT_GT(*seconds, 0.0);
+  EXPECT_FALSE(gpu_->TimedDecode(1).ok());
   ASSERT_TRUE(gpu_->RewindToPrompt().ok());
-  EXPECT_TRUE(gpu_->TimedDecode(1, &seconds).ok());
+  EXPECT_TRUE(gpu_->TimedDecode(1).ok());
 }
 
 TEST_P(CudaGreedy, AModelCreatedForInferenceDecodesTheSameTokensAndCannotTrain) {
-  std::unique_ptr<CudaModel> serving;
-  const Error e = CudaModel::CreateForInference(config_, params_, 0, &serving);
-  ASSERT_TRUE(e.ok()) << e.message;
-  ASSERT_TRUE(serving->Prefill(prompt_.data(), config_.batch, kPromptLen, nullptr).ok());
-  std::vector<int32_t> want, got;
-  ASSERT_TRUE(gpu_->Greedy(kSteps, true, &want).ok());
-  ASSERT_TRUE(serving->Greedy(kSteps, true, &got).ok());
-  EXPECT_EQ(got, want);  // the same kernels on the same inputs: bit-identical
-  float loss = 0;
-  EXPECT_FALSE(serving->Forward(&loss).ok());
-  EXPECT_FALSE(serving->Step(AdamW{}).ok());
+  auto serving = CudaModel::CreateForInference(config_, params_, 0);
+  ASSERT_TRUE(serving.ok()) << serving.status().message();
+  ASSERT_TRUE((*serving)->Prefill(prompt_.data(), config_.batch, kPromptLen, nullptr).ok());
+  const absl::StatusOr<std::vector<int32_t>> want = gpu_->Greedy(kSteps, true);
+  ASSERT_TRUE(want.ok());
+  const absl::StatusOr<std::vector<int32_t>> got = (*serving)->Greedy(kSteps, true);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, *want);  // the same kernels on the same inputs: bit-identical
+  EXPECT_FALSE((*serving)->Forward().ok());
+  EXPECT_FALSE((*serving)->Step(AdamW{}).ok());
 }
 
 INSTANTIATE_TEST_SUITE_P(Batches, CudaGreedy, ::testing::Values(1, 8));
@@ -374,10 +377,10 @@ TEST(CudaModel, CreateRefusesAModelLargerThanTheDevice) {
   // (hundreds of GB): no card holds it.
   Config huge = *Preset("tiny");
   huge.batch = 4'000'000;
-  std::unique_ptr<CudaModel> model;
-  const Error e = CudaModel::Create(huge, InitParameters(huge, kParamSeed), 0, &model);
-  EXPECT_TRUE(e.unavailable) << e.message;
-  EXPECT_NE(e.message.find("GiB free"), std::string::npos) << e.message;
+  const absl::StatusOr<std::unique_ptr<CudaModel>> model =
+      CudaModel::Create(huge, InitParameters(huge, kParamSeed), 0);
+  EXPECT_TRUE(absl::IsUnavailable(model.status())) << model.status().message();
+  EXPECT_NE(model.status().message().find("GiB free"), std::string::npos) << model.status().message();
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 #include <set>
 #include <vector>
 
+#include "suites/seed.h"
+
 namespace perfgate::suites::kernels {
 namespace {
 

@@ -17,6 +17,7 @@
 #include "suites/kernels/ceilings.h"
 #include "suites/model/config.h"
 #include "suites/model/host_model.h"
+#include "suites/model/model_case.h"
 #include "suites/training/training.h"
 #include "tests/support/processes.h"
 
@@ -93,11 +94,11 @@ TEST(TrainingRegistry, CudaCasesSayWhyTheyCannotRunHere) {
 }
 
 TEST(TrainingCase, BadParametersFailNamingTheParameter) {
-  EXPECT_NE(std::string(CaseConfig("huge", 4, 32).status().message()).find("tiny, small, medium, large"),
+  EXPECT_NE(std::string(model::CaseConfig("huge", 4, 32).status().message()).find("tiny, small, medium, large"),
             std::string::npos);
-  EXPECT_NE(std::string(CaseConfig("tiny", 0, 32).status().message()).find("batch"), std::string::npos);
-  EXPECT_NE(std::string(CaseConfig("tiny", 4, -1).status().message()).find("seq"), std::string::npos);
-  auto ok = CaseConfig("small", 2, 128);
+  EXPECT_NE(std::string(model::CaseConfig("tiny", 0, 32).status().message()).find("batch"), std::string::npos);
+  EXPECT_NE(std::string(model::CaseConfig("tiny", 4, -1).status().message()).find("seq"), std::string::npos);
+  auto ok = model::CaseConfig("small", 2, 128);
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->batch, 2);
   EXPECT_EQ(ok->seq, 128);
