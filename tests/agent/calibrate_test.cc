@@ -24,8 +24,9 @@ AbCase TimeCase() {
   return c;
 }
 
-// Every call is one process: call n's samples are all levels[n] ms (the
-// last level repeats); the sample counts asked for are recorded.
+// Every call is one process: call n's samples are all levels[n] ms, and it
+// reports that many milliseconds a sample as its wall time (the last level
+// repeats); the sample counts asked for are recorded.
 class ScriptedProcesses final : public Side {
  public:
   explicit ScriptedProcesses(std::vector<double> levels) : levels_(std::move(levels)) {}
@@ -45,6 +46,7 @@ class ScriptedProcesses final : public Side {
     r.status = CaseStatus::kOk;
     const double level = levels_[std::min(call, levels_.size() - 1)];
     for (unsigned i = 0; i < samples; ++i) r.samples.push_back({i, {level}, false});
+    r.seconds = level / 1000.0 * samples;  // the wall time a side reports: level ms a sample
     return r;
   }
 
