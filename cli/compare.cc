@@ -15,12 +15,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "cli/report.h"
 #include "common/identity.h"
 #include "gate/policy.h"
+#include "gate/report.h"
 #include "perfgate/v1/gate.grpc.pb.h"
 #include "perfgate/v1/query.grpc.pb.h"
 #include "proto/gate_convert.h"
+#include "report/gate_report.h"
 
 namespace perfgate::cli {
 namespace {
@@ -69,13 +70,13 @@ absl::StatusOr<std::string> ReadText(const std::string& path, const char* what) 
 }
 
 // Prints the report as `perfgate gate` does and returns its exit code.
-int Print(const CompareOptions& o, const v1::GateReport& report, std::ostream& out, std::ostream& err) {
-  out << RenderTable(report);
-  if (auto w = WriteReportFiles(report, o.markdown_file, o.junit_file, o.json_file); !w.ok()) {
+int Print(const CompareOptions& o, const gate::GateReport& report, std::ostream& out, std::ostream& err) {
+  out << report::RenderTable(report);
+  if (auto w = report::WriteReportFiles(report, o.markdown_file, o.junit_file, o.json_file); !w.ok()) {
     err << "perfgate: " << w.message() << "\n";
     return kExitError;
   }
-  return ExitCode(report);
+  return report::ExitCode(report);
 }
 
 std::string ContextValue(const ResultSet& set, const std::string& key) {
@@ -117,19 +118,19 @@ int CompareFiles(const CompareOptions& o, std::ostream& out, std::ostream& err) 
   const std::string base_name = absl::StrJoin(base_files, ",");
   const std::string cand_name = absl::StrJoin(cand_files, ",");
   const gate::GateInput input = BuildCompareInput(baselines, base_name, candidates, cand_name, o.sku);
-  const gate::GateResult result = gate::EvaluateGate(input, policy);
   const ResultSet* baseline = &baselines.front();
   const ResultSet* candidate = &candidates.front();
 
-  v1::GateReport report;
-  report.set_candidate_run_id(cand_name);
-  report.set_sku(input.sku);
-  report.set_candidate_branch(ContextValue(*candidate, "branch"));
-  report.set_candidate_commit(ContextValue(*candidate, "commit"));
+  gate::GateReport report;
+  report.candidate_run_id = cand_name;
+  report.sku = input.sku;
+  report.candidate_branch = ContextValue(*candidate, "branch");
+  report.candidate_commit = ContextValue(*candidate, "commit");
   const std::string baseline_branch = ContextValue(*baseline, "branch");
-  report.set_baseline_branch(baseline_branch.empty() ? std::string("(A/B baseline side)") : baseline_branch);
-  for (const std::string& f : base_files) report.add_baseline_run_ids(f);
-  wire::ToProto(result, policy.fdr, &report);
+  report.baseline_branch = baseline_branch.empty() ? std::string("(A/B baseline side)") : baseline_branch;
+  report.baseline_run_ids = base_files;
+  report.fdr = policy.fdr;
+  report.result = gate::EvaluateGate(input, policy);
   PrintDifferences(ContextDifferences(*baseline, *candidate), out);
   return Print(o, report, out, err);
 }
@@ -179,19 +180,24 @@ int CompareRuns(const CompareOptions& o, std::ostream& out, std::ostream& err) {
   req.set_candidate_run_id(o.candidate);
   req.set_policy_yaml(policy_text);
   req.set_policy_name(o.policy_file.empty() ? std::string("(default policy)") : o.policy_file);
-  v1::GateReport report;
+  v1::GateReport sent;
   grpc::ClientContext ctx;
   SetDeadline(&ctx, o.timeout_s);
-  grpc::Status s = v1::Gate::NewStub(channel)->Evaluate(&ctx, req, &report);
+  grpc::Status s = v1::Gate::NewStub(channel)->Evaluate(&ctx, req, &sent);
   if (!s.ok()) return RpcError(s, o, err);
+  auto report = wire::FromProto(sent);
+  if (!report.ok()) {
+    err << "perfgate: compare: the coordinator's report cannot be read: " << report.status().message() << "\n";
+    return kExitError;
+  }
 
   auto query = v1::Query::NewStub(channel);
   const auto base_env = RunEnvironment(*query, o, o.baseline);
   const auto cand_env = RunEnvironment(*query, o, o.candidate);
   if (!base_env.empty() && !cand_env.empty()) PrintDifferences(Differences(base_env, cand_env), out);
-  const int code = Print(o, report, out, err);
-  if (report.report_id() > 0) {
-    out << "report " << report.report_id() << " stored; `perfgate report " << report.report_id()
+  const int code = Print(o, *report, out, err);
+  if (report->report_id > 0) {
+    out << "report " << report->report_id << " stored; `perfgate report " << report->report_id
         << "` shows it again\n";
   }
   return code;

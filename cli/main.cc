@@ -13,15 +13,17 @@
 
 #include "absl/strings/str_format.h"
 #include "cli/compare.h"
-#include "cli/fleet.h"
-#include "cli/history.h"
 #include "cli/ingest.h"
-#include "cli/report.h"
 #include "gate/policy.h"
 #include "gate/simulate.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "perfgate/v1/gate.grpc.pb.h"
 #include "perfgate/v1/query.grpc.pb.h"
+#include "proto/gate_convert.h"
+#include "proto/query_convert.h"
+#include "report/fleet.h"
+#include "report/gate_report.h"
+#include "report/history.h"
 
 namespace {
 
@@ -60,6 +62,13 @@ int RpcError(const grpc::Status& s, const char* call, const std::string& address
   return kExitError;
 }
 
+// The coordinator answered with something this command cannot read (a newer
+// coordinator's verdict, a malformed message).
+int BadAnswer(const absl::Status& s, const char* call) {
+  std::cerr << "perfgate: " << call << ": the coordinator's answer cannot be read: " << s.message() << "\n";
+  return kExitError;
+}
+
 bool WriteFile(const std::string& path, const std::string& text) {
   if (path.empty()) return true;
   std::ofstream out(path);
@@ -74,6 +83,24 @@ bool WriteFile(const std::string& path, const std::string& text) {
 
 std::shared_ptr<grpc::Channel> Channel(const Config& c) {
   return grpc::CreateChannel(c.coordinator, grpc::InsecureChannelCredentials());
+}
+
+// Shows a report the coordinator sent, as `gate` and `report` do: the table,
+// after a gate where it is stored, the report files; returns the gate's exit code.
+int ShowReport(const perfgate::v1::GateReport& sent, const Config& c, const char* call, bool announce) {
+  auto report = perfgate::wire::FromProto(sent);
+  if (!report.ok()) return BadAnswer(report.status(), call);
+  std::cout << perfgate::report::RenderTable(*report);
+  if (announce && report->report_id > 0) {
+    std::cout << "report " << report->report_id << " stored; `perfgate report "
+              << report->report_id << "` shows it again\n";
+  }
+  if (auto w = perfgate::report::WriteReportFiles(*report, c.markdown_file, c.junit_file, c.json_file);
+      !w.ok()) {
+    std::cerr << "perfgate: " << w.message() << "\n";
+    return kExitError;
+  }
+  return perfgate::report::ExitCode(*report);
 }
 
 int Gate(const Config& c) {
@@ -106,17 +133,7 @@ int Gate(const Config& c) {
   auto stub = perfgate::v1::Gate::NewStub(Channel(c));
   grpc::Status s = stub->Evaluate(&ctx, req, &report);
   if (!s.ok()) return RpcError(s, "gate", c.coordinator);
-  std::cout << perfgate::cli::RenderTable(report);
-  if (report.report_id() > 0) {
-    std::cout << "report " << report.report_id() << " stored; `perfgate report "
-              << report.report_id() << "` shows it again\n";
-  }
-  if (auto w = perfgate::cli::WriteReportFiles(report, c.markdown_file, c.junit_file, c.json_file);
-      !w.ok()) {
-    std::cerr << "perfgate: " << w.message() << "\n";
-    return kExitError;
-  }
-  return perfgate::cli::ExitCode(report);
+  return ShowReport(report, c, "gate", /*announce=*/true);
 }
 
 int Report(const Config& c) {
@@ -127,13 +144,7 @@ int Report(const Config& c) {
   SetDeadline(&ctx, c.timeout_s);
   grpc::Status s = perfgate::v1::Gate::NewStub(Channel(c))->GetReport(&ctx, req, &report);
   if (!s.ok()) return RpcError(s, "report", c.coordinator);
-  std::cout << perfgate::cli::RenderTable(report);
-  if (auto w = perfgate::cli::WriteReportFiles(report, c.markdown_file, c.junit_file, c.json_file);
-      !w.ok()) {
-    std::cerr << "perfgate: " << w.message() << "\n";
-    return kExitError;
-  }
-  return perfgate::cli::ExitCode(report);
+  return ShowReport(report, c, "report", /*announce=*/false);
 }
 
 int Simulate(const Config& c) {
@@ -227,8 +238,11 @@ int History(const Config& c) {
   SetDeadline(&ctx, c.timeout_s);
   grpc::Status s = perfgate::v1::Query::NewStub(Channel(c))->History(&ctx, req, &resp);
   if (!s.ok()) return RpcError(s, "history", c.coordinator);
-  std::cout << perfgate::cli::RenderHistory(resp, c.benchmark, c.metric);
-  return WriteFile(c.json_file, perfgate::cli::RenderHistoryJson(resp, c.benchmark, c.metric)) ? 0 : kExitError;
+  auto history = perfgate::wire::FromProto(resp);
+  if (!history.ok()) return BadAnswer(history.status(), "history");
+  std::cout << perfgate::report::RenderHistory(*history, c.benchmark, c.metric);
+  return WriteFile(c.json_file, perfgate::report::RenderHistoryJson(*history, c.benchmark, c.metric)) ? 0
+                                                                                                     : kExitError;
 }
 
 int Fleet(const Config& c) {
@@ -243,9 +257,11 @@ int Fleet(const Config& c) {
   SetDeadline(&ctx, c.timeout_s);
   grpc::Status s = perfgate::v1::Query::NewStub(Channel(c))->Fleet(&ctx, req, &resp);
   if (!s.ok()) return RpcError(s, "fleet", c.coordinator);
-  std::cout << perfgate::cli::RenderFleet(resp, c.sku, c.sweep);
-  if (!WriteFile(c.json_file, perfgate::cli::RenderFleetJson(resp, c.sku, c.sweep))) return kExitError;
-  return perfgate::cli::FleetExitCode(resp);
+  auto fleet = perfgate::wire::FromProto(resp);
+  if (!fleet.ok()) return BadAnswer(fleet.status(), "fleet");
+  std::cout << perfgate::report::RenderFleet(*fleet, c.sku, c.sweep);
+  if (!WriteFile(c.json_file, perfgate::report::RenderFleetJson(*fleet, c.sku, c.sweep))) return kExitError;
+  return perfgate::report::FleetExitCode(*fleet);
 }
 
 int Health(const Config& c) {

@@ -1,6 +1,7 @@
 // The gate's domain results on the wire and back: gate::GateReport as
-// v1::GateReport, so the coordinator sends what the engine decided and a
-// client reads it back as the same domain type.
+// v1::GateReport, so the coordinator sends what the engine decided and the
+// CLI renders what it received with the same renderers (report/) the agent's
+// `ab` and the offline `perfgate compare` use on the spot.
 #pragma once
 
 #include "absl/status/statusor.h"

@@ -1,7 +1,7 @@
 // Query answers on the wire and back: a metric's history with its change
 // points (Query.History) and the outlier nodes of a sweep (Query.Fleet), so
-// the coordinator sends its domain results and a client reads them back as
-// the same types.
+// the coordinator sends its domain results and the CLI renders them from the
+// same types.
 #pragma once
 
 #include "absl/status/statusor.h"
