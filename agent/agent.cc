@@ -20,11 +20,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "agent/ab.h"
-#include "agent/client.h"
 #include "agent/probe.h"
 #include "agent/process.h"
 #include "agent/runner.h"
 #include "agent/spool.h"
+#include "client/coordinator_client.h"
 #include "common/identity.h"
 #include "common/nvml.h"
 #include "common/result_file.h"
@@ -37,6 +37,11 @@
 #include "suites/collectives/world.h"
 
 namespace perfgate::agent {
+
+using client::ClientOptions;
+using client::CoordinatorClient;
+using client::SendCompleteRun;
+
 namespace {
 
 // Output of a fixed git command in the working directory; empty when git or
@@ -87,16 +92,7 @@ bool Transient(const absl::Status& s) {
 }
 
 absl::StatusOr<ClientOptions> MakeClientOptions(const AgentConfig& config) {
-  ClientOptions o;
-  o.address = config.coordinator;
-  o.rpc_timeout_s = config.rpc_timeout_s;
-  if (!config.token_file.empty()) {
-    std::ifstream in(config.token_file);
-    if (!in || !std::getline(in, o.token) || o.token.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("cannot read a token from ", config.token_file));
-    }
-  }
-  return o;
+  return client::MakeClientOptions(config.coordinator, config.token_file, config.rpc_timeout_s);
 }
 
 v1::CloseRunRequest CloseRequest(const std::string& run_id, v1::RunStatus status,

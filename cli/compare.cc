@@ -1,9 +1,5 @@
 #include "cli/compare.h"
 
-#include <grpcpp/grpcpp.h>
-
-#include <chrono>
-#include <cstdint>
 #include <fstream>
 #include <map>
 #include <ostream>
@@ -15,11 +11,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "client/coordinator_client.h"
 #include "common/identity.h"
 #include "gate/policy.h"
 #include "gate/report.h"
-#include "perfgate/v1/gate.grpc.pb.h"
-#include "perfgate/v1/query.grpc.pb.h"
 #include "proto/gate_convert.h"
 #include "report/gate_report.h"
 
@@ -135,14 +130,9 @@ int CompareFiles(const CompareOptions& o, std::ostream& out, std::ostream& err) 
   return Print(o, report, out, err);
 }
 
-void SetDeadline(grpc::ClientContext* ctx, double seconds) {
-  ctx->set_deadline(std::chrono::system_clock::now() +
-                    std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
-}
-
-int RpcError(const grpc::Status& s, const CompareOptions& o, std::ostream& err) {
-  err << "perfgate: compare failed: " << s.error_message();
-  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+int RpcError(const absl::Status& s, const CompareOptions& o, std::ostream& err) {
+  err << "perfgate: compare failed: " << s.message();
+  if (s.code() == absl::StatusCode::kUnavailable) {
     err << " (is a coordinator listening on " << o.coordinator
         << "? set --coordinator or PERFGATE_COORDINATOR)";
   }
@@ -152,15 +142,11 @@ int RpcError(const grpc::Status& s, const CompareOptions& o, std::ostream& err) 
 
 // The environment fields of a stored run; empty when it cannot be read, since
 // the note it feeds is advisory.
-std::map<std::string, std::string> RunEnvironment(v1::Query::Stub& stub, const CompareOptions& o,
+std::map<std::string, std::string> RunEnvironment(client::CoordinatorClient& coordinator,
                                                   const std::string& run_id) {
-  v1::GetRunRequest req;
-  req.set_run_id(run_id);
-  v1::RunDetail detail;
-  grpc::ClientContext ctx;
-  SetDeadline(&ctx, o.timeout_s);
-  if (!stub.GetRun(&ctx, req, &detail).ok()) return {};
-  return {detail.environment().fields().begin(), detail.environment().fields().end()};
+  auto detail = coordinator.GetRun(run_id);
+  if (!detail.ok()) return {};
+  return {detail->environment().fields().begin(), detail->environment().fields().end()};
 }
 
 int CompareRuns(const CompareOptions& o, std::ostream& out, std::ostream& err) {
@@ -173,27 +159,26 @@ int CompareRuns(const CompareOptions& o, std::ostream& out, std::ostream& err) {
     }
     policy_text = std::move(*text);
   }
-  auto channel = grpc::CreateChannel(o.coordinator, grpc::InsecureChannelCredentials());
+  client::ClientOptions options;
+  options.address = o.coordinator;
+  options.timeout_s = o.timeout_s;
+  client::CoordinatorClient coordinator(options);
   v1::EvaluateRequest req;
   req.set_mode(v1::GATE_MODE_AB);
   req.set_baseline_run_id(o.baseline);
   req.set_candidate_run_id(o.candidate);
   req.set_policy_yaml(policy_text);
   req.set_policy_name(o.policy_file.empty() ? std::string("(default policy)") : o.policy_file);
-  v1::GateReport sent;
-  grpc::ClientContext ctx;
-  SetDeadline(&ctx, o.timeout_s);
-  grpc::Status s = v1::Gate::NewStub(channel)->Evaluate(&ctx, req, &sent);
-  if (!s.ok()) return RpcError(s, o, err);
-  auto report = wire::FromProto(sent);
+  auto sent = coordinator.Evaluate(req);
+  if (!sent.ok()) return RpcError(sent.status(), o, err);
+  auto report = wire::FromProto(*sent);
   if (!report.ok()) {
     err << "perfgate: compare: the coordinator's report cannot be read: " << report.status().message() << "\n";
     return kExitError;
   }
 
-  auto query = v1::Query::NewStub(channel);
-  const auto base_env = RunEnvironment(*query, o, o.baseline);
-  const auto cand_env = RunEnvironment(*query, o, o.candidate);
+  const auto base_env = RunEnvironment(coordinator, o.baseline);
+  const auto cand_env = RunEnvironment(coordinator, o.candidate);
   if (!base_env.empty() && !cand_env.empty()) PrintDifferences(Differences(base_env, cand_env), out);
   const int code = Print(o, *report, out, err);
   if (report->report_id > 0) {
