@@ -20,24 +20,29 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "agent/ab.h"
-#include "agent/client.h"
 #include "agent/command_support.h"
 #include "agent/probe.h"
 #include "agent/process.h"
 #include "agent/runner.h"
 #include "agent/spool.h"
+#include "client/coordinator_client.h"
 #include "common/identity.h"
 #include "common/nvml.h"
 #include "common/result_file.h"
-#include "cli/report.h"
 #include "common/validity.h"
 #include "gate/policy.h"
+#include "gate/report.h"
 #include "proto/convert.h"
-#include "proto/gate_convert.h"
+#include "report/gate_report.h"
 #include "suites/builtin.h"
 #include "suites/collectives/world.h"
 
 namespace perfgate::agent {
+
+using client::ClientOptions;
+using client::CoordinatorClient;
+using client::SendCompleteRun;
+
 namespace {
 
 Trigger ParseTriggerOrManual(const std::string& s) {
@@ -531,17 +536,18 @@ int AbCommand(const AgentConfig& config) {
     meta.details["ab_blocks:" + p.key] = UnthrottledPerBlock(p.candidate, p.candidate_blocks);
   }
 
-  v1::GateReport report;
-  wire::ToProto(ab.gate, policy.fdr, &report);
-  report.set_candidate_run_id(meta.run_id);
-  report.set_sku(meta.environment.sku);
-  report.set_candidate_branch(meta.branch);
-  report.set_candidate_commit(meta.commit);
-  report.set_baseline_branch(base_meta.branch);
-  report.add_baseline_run_ids(base_meta.run_id);
-  std::cout << "\n" << cli::RenderTable(report);
-  if (auto s = cli::WriteReportFiles(report, config.markdown_file, config.junit_file,
-                                     config.json_file);
+  gate::GateReport report;
+  report.candidate_run_id = meta.run_id;
+  report.sku = meta.environment.sku;
+  report.candidate_branch = meta.branch;
+  report.candidate_commit = meta.commit;
+  report.baseline_branch = base_meta.branch;
+  report.baseline_run_ids = {base_meta.run_id};
+  report.fdr = policy.fdr;
+  report.result = ab.gate;
+  std::cout << "\n" << report::RenderTable(report);
+  if (auto s = report::WriteReportFiles(report, config.markdown_file, config.junit_file,
+                                        config.json_file);
       !s.ok()) {
     return Fail(s, "cannot write the report");
   }
@@ -568,7 +574,7 @@ int AbCommand(const AgentConfig& config) {
               << " --baseline-run " << base_meta.run_id << " --policy "
               << (config.policy_file.empty() ? "POLICY.yaml" : config.policy_file) << "\n";
   }
-  return cli::ExitCode(report);
+  return report::ExitCode(report);
 }
 
 }  // namespace perfgate::agent

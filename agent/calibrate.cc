@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "agent/client.h"
+#include "client/coordinator_client.h"
 #include "agent/command_support.h"
 #include "agent/probe.h"
 #include "gate/calibration.h"
@@ -19,6 +19,8 @@
 
 namespace perfgate::agent {
 namespace {
+
+using client::CoordinatorClient;
 
 bool SameMetricNames(const std::vector<MetricSpec>& a, const std::vector<MetricSpec>& b) {
   if (a.size() != b.size()) return false;

@@ -77,26 +77,14 @@ absl::StatusOr<std::vector<suites::CaseInstance>> SelectCases(const AgentConfig&
   return suites::BuiltinRegistry().Select(config.suites, config.filters, *sets, implicit);
 }
 
-absl::StatusOr<ClientOptions> MakeClientOptions(const AgentConfig& config) {
-  ClientOptions o;
-  o.address = config.coordinator;
-  o.rpc_timeout_s = config.rpc_timeout_s;
-  if (!config.token_file.empty()) {
-    std::ifstream in(config.token_file);
-    if (!in || !std::getline(in, o.token) || o.token.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("cannot read a token from ", config.token_file));
-    }
-  }
-  return o;
+absl::StatusOr<client::ClientOptions> MakeClientOptions(const AgentConfig& config) {
+  return client::MakeClientOptions(config.coordinator, config.token_file, config.rpc_timeout_s);
 }
 
 absl::StatusOr<gate::Policy> LoadPolicy(const std::string& path) {
-  if (path.empty()) return gate::Policy{};
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  return gate::ParsePolicy(text.str(), path);
+  auto file = gate::ReadPolicyFile(path);
+  if (!file.ok()) return file.status();
+  return std::move(file->policy);
 }
 
 std::vector<std::string> SampleWorkerArgs(const AgentConfig& config) {

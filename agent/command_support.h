@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "agent/ab.h"
 #include "agent/agent.h"
-#include "agent/client.h"
+#include "client/coordinator_client.h"
 #include "gate/policy.h"
 #include "suites/collectives/world.h"
 #include "suites/registry.h"
@@ -30,7 +30,7 @@ absl::StatusOr<std::vector<suites::CaseInstance>> SelectCases(const AgentConfig&
 
 /// The coordinator client's options: address, timeout and the token read
 /// from config.token_file; INVALID_ARGUMENT when that file holds none.
-absl::StatusOr<ClientOptions> MakeClientOptions(const AgentConfig& config);
+absl::StatusOr<client::ClientOptions> MakeClientOptions(const AgentConfig& config);
 
 /// The policy in `path`, or the default policy when `path` is empty;
 /// NOT_FOUND or INVALID_ARGUMENT (naming the line) otherwise.

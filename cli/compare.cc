@@ -1,9 +1,5 @@
 #include "cli/compare.h"
 
-#include <grpcpp/grpcpp.h>
-
-#include <chrono>
-#include <cstdint>
 #include <fstream>
 #include <map>
 #include <ostream>
@@ -15,22 +11,19 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "cli/report.h"
+#include "client/coordinator_client.h"
 #include "common/calibration_file.h"
 #include "common/identity.h"
 #include "gate/calibration.h"
 #include "gate/policy.h"
-#include "perfgate/v1/gate.grpc.pb.h"
-#include "perfgate/v1/query.grpc.pb.h"
+#include "gate/report.h"
 #include "proto/gate_convert.h"
+#include "report/gate_report.h"
 
 namespace perfgate::cli {
 namespace {
 
 constexpr int kExitError = 2;
-
-// The policy text the coordinator is sent when none is given: every default.
-constexpr char kDefaultPolicyText[] = "version: 1\n";
 
 // Context keys that change from one run to the next on the same machine, so a
 // difference in them says nothing about whether two runs are comparable.
@@ -62,22 +55,14 @@ void PrintDifferences(const std::vector<std::string>& keys, std::ostream& out) {
       << "; the change may come from the machines as well as the code\n";
 }
 
-absl::StatusOr<std::string> ReadText(const std::string& path, const char* what) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", what, " '", path, "'"));
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // Prints the report as `perfgate gate` does and returns its exit code.
-int Print(const CompareOptions& o, const v1::GateReport& report, std::ostream& out, std::ostream& err) {
-  out << RenderTable(report);
-  if (auto w = WriteReportFiles(report, o.markdown_file, o.junit_file, o.json_file); !w.ok()) {
+int Print(const CompareOptions& o, const gate::GateReport& report, std::ostream& out, std::ostream& err) {
+  out << report::RenderTable(report);
+  if (auto w = report::WriteReportFiles(report, o.markdown_file, o.junit_file, o.json_file); !w.ok()) {
     err << "perfgate: " << w.message() << "\n";
     return kExitError;
   }
-  return ExitCode(report);
+  return report::ExitCode(report);
 }
 
 std::string ContextValue(const ResultSet& set, const std::string& key) {
@@ -108,20 +93,12 @@ bool AddCalibration(const CompareOptions& o, const gate::Policy& policy, const R
 }
 
 int CompareFiles(const CompareOptions& o, std::ostream& out, std::ostream& err) {
-  gate::Policy policy;
-  if (!o.policy_file.empty()) {
-    auto text = ReadText(o.policy_file, "policy file");
-    if (!text.ok()) {
-      err << "perfgate: " << text.status().message() << "\n";
-      return kExitError;
-    }
-    auto parsed = gate::ParsePolicy(*text, o.policy_file);
-    if (!parsed.ok()) {
-      err << "perfgate: " << parsed.status().message() << "\n";
-      return kExitError;
-    }
-    policy = std::move(*parsed);
+  auto policy_file = gate::ReadPolicyFile(o.policy_file);
+  if (!policy_file.ok()) {
+    err << "perfgate: " << policy_file.status().message() << "\n";
+    return kExitError;
   }
+  const gate::Policy& policy = policy_file->policy;
   const std::vector<std::string> base_files =
       o.baseline_files.empty() ? std::vector<std::string>{o.baseline} : o.baseline_files;
   const std::vector<std::string> cand_files =
@@ -142,31 +119,26 @@ int CompareFiles(const CompareOptions& o, std::ostream& out, std::ostream& err) 
   const std::string cand_name = absl::StrJoin(cand_files, ",");
   gate::GateInput input = BuildCompareInput(baselines, base_name, candidates, cand_name, o.sku);
   if (!AddCalibration(o, policy, candidates.front(), &input, out, err)) return kExitError;
-  const gate::GateResult result = gate::EvaluateGate(input, policy);
   const ResultSet* baseline = &baselines.front();
   const ResultSet* candidate = &candidates.front();
 
-  v1::GateReport report;
-  report.set_candidate_run_id(cand_name);
-  report.set_sku(input.sku);
-  report.set_candidate_branch(ContextValue(*candidate, "branch"));
-  report.set_candidate_commit(ContextValue(*candidate, "commit"));
+  gate::GateReport report;
+  report.candidate_run_id = cand_name;
+  report.sku = input.sku;
+  report.candidate_branch = ContextValue(*candidate, "branch");
+  report.candidate_commit = ContextValue(*candidate, "commit");
   const std::string baseline_branch = ContextValue(*baseline, "branch");
-  report.set_baseline_branch(baseline_branch.empty() ? std::string("(A/B baseline side)") : baseline_branch);
-  for (const std::string& f : base_files) report.add_baseline_run_ids(f);
-  wire::ToProto(result, policy.fdr, &report);
+  report.baseline_branch = baseline_branch.empty() ? std::string("(A/B baseline side)") : baseline_branch;
+  report.baseline_run_ids = base_files;
+  report.fdr = policy.fdr;
+  report.result = gate::EvaluateGate(input, policy);
   PrintDifferences(ContextDifferences(*baseline, *candidate), out);
   return Print(o, report, out, err);
 }
 
-void SetDeadline(grpc::ClientContext* ctx, double seconds) {
-  ctx->set_deadline(std::chrono::system_clock::now() +
-                    std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
-}
-
-int RpcError(const grpc::Status& s, const CompareOptions& o, std::ostream& err) {
-  err << "perfgate: compare failed: " << s.error_message();
-  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+int RpcError(const absl::Status& s, const CompareOptions& o, std::ostream& err) {
+  err << "perfgate: compare failed: " << s.message();
+  if (s.code() == absl::StatusCode::kUnavailable) {
     err << " (is a coordinator listening on " << o.coordinator
         << "? set --coordinator or PERFGATE_COORDINATOR)";
   }
@@ -176,15 +148,11 @@ int RpcError(const grpc::Status& s, const CompareOptions& o, std::ostream& err) 
 
 // The environment fields of a stored run; empty when it cannot be read, since
 // the note it feeds is advisory.
-std::map<std::string, std::string> RunEnvironment(v1::Query::Stub& stub, const CompareOptions& o,
+std::map<std::string, std::string> RunEnvironment(client::CoordinatorClient& coordinator,
                                                   const std::string& run_id) {
-  v1::GetRunRequest req;
-  req.set_run_id(run_id);
-  v1::RunDetail detail;
-  grpc::ClientContext ctx;
-  SetDeadline(&ctx, o.timeout_s);
-  if (!stub.GetRun(&ctx, req, &detail).ok()) return {};
-  return {detail.environment().fields().begin(), detail.environment().fields().end()};
+  auto detail = coordinator.GetRun(run_id);
+  if (!detail.ok()) return {};
+  return {detail->environment().fields().begin(), detail->environment().fields().end()};
 }
 
 int CompareRuns(const CompareOptions& o, std::ostream& out, std::ostream& err) {
@@ -193,35 +161,35 @@ int CompareRuns(const CompareOptions& o, std::ostream& out, std::ostream& err) {
            "the calibrations it stores (`perfgate calibrations` lists them)\n";
     return kExitError;
   }
-  std::string policy_text = kDefaultPolicyText;
-  if (!o.policy_file.empty()) {
-    auto text = ReadText(o.policy_file, "policy file");
-    if (!text.ok()) {
-      err << "perfgate: " << text.status().message() << "\n";
-      return kExitError;
-    }
-    policy_text = std::move(*text);
+  auto policy = gate::ReadPolicyFile(o.policy_file);
+  if (!policy.ok()) {
+    err << "perfgate: " << policy.status().message() << "\n";
+    return kExitError;
   }
-  auto channel = grpc::CreateChannel(o.coordinator, grpc::InsecureChannelCredentials());
+  client::ClientOptions options;
+  options.address = o.coordinator;
+  options.timeout_s = o.timeout_s;
+  client::CoordinatorClient coordinator(options);
   v1::EvaluateRequest req;
   req.set_mode(v1::GATE_MODE_AB);
   req.set_baseline_run_id(o.baseline);
   req.set_candidate_run_id(o.candidate);
-  req.set_policy_yaml(policy_text);
+  req.set_policy_yaml(policy->text);
   req.set_policy_name(o.policy_file.empty() ? std::string("(default policy)") : o.policy_file);
-  v1::GateReport report;
-  grpc::ClientContext ctx;
-  SetDeadline(&ctx, o.timeout_s);
-  grpc::Status s = v1::Gate::NewStub(channel)->Evaluate(&ctx, req, &report);
-  if (!s.ok()) return RpcError(s, o, err);
+  auto sent = coordinator.Evaluate(req);
+  if (!sent.ok()) return RpcError(sent.status(), o, err);
+  auto report = wire::FromProto(*sent);
+  if (!report.ok()) {
+    err << "perfgate: compare: the coordinator's report cannot be read: " << report.status().message() << "\n";
+    return kExitError;
+  }
 
-  auto query = v1::Query::NewStub(channel);
-  const auto base_env = RunEnvironment(*query, o, o.baseline);
-  const auto cand_env = RunEnvironment(*query, o, o.candidate);
+  const auto base_env = RunEnvironment(coordinator, o.baseline);
+  const auto cand_env = RunEnvironment(coordinator, o.candidate);
   if (!base_env.empty() && !cand_env.empty()) PrintDifferences(Differences(base_env, cand_env), out);
-  const int code = Print(o, report, out, err);
-  if (report.report_id() > 0) {
-    out << "report " << report.report_id() << " stored; `perfgate report " << report.report_id()
+  const int code = Print(o, *report, out, err);
+  if (report->report_id > 0) {
+    out << "report " << report->report_id << " stored; `perfgate report " << report->report_id
         << "` shows it again\n";
   }
   return code;

@@ -3,12 +3,11 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <fstream>
 #include <iostream>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "agent/client.h"
+#include "client/coordinator_client.h"
 #include "common/identity.h"
 #include "common/result_file.h"
 #include "proto/convert.h"
@@ -63,24 +62,17 @@ absl::StatusOr<RunMeta> MetaFor(const std::string& path, const ResultSet& set, c
   return meta;
 }
 
-absl::StatusOr<uint64_t> Send(agent::CoordinatorClient& client, const RunMeta& meta,
+absl::StatusOr<uint64_t> Send(client::CoordinatorClient& coordinator, const RunMeta& meta,
                               const std::vector<CaseResult>& cases) {
-  if (auto s = client.RegisterAgent(meta.agent_name, meta.node, PERFGATE_VERSION); !s.ok()) return s;
-  return agent::SendCompleteRun(client, meta, cases);
+  if (auto s = coordinator.RegisterAgent(meta.agent_name, meta.node, PERFGATE_VERSION); !s.ok()) return s;
+  return client::SendCompleteRun(coordinator, meta, cases);
 }
 
 }  // namespace
 
 int IngestCommand(const IngestOptions& o) {
-  agent::ClientOptions client_options;
-  client_options.address = o.coordinator;
-  client_options.rpc_timeout_s = o.timeout_s;
-  if (!o.token_file.empty()) {
-    std::ifstream in(o.token_file);
-    if (!in || !std::getline(in, client_options.token) || client_options.token.empty()) {
-      return Fail(absl::InvalidArgumentError(absl::StrCat("cannot read a token from ", o.token_file)));
-    }
-  }
+  auto client_options = client::MakeClientOptions(o.coordinator, o.token_file, o.timeout_s);
+  if (!client_options.ok()) return Fail(client_options.status());
   // Every file is read and checked before anything is stored, so a bad file
   // leaves no partial set of runs behind.
   std::vector<std::pair<RunMeta, ResultSet>> runs;
@@ -92,10 +84,10 @@ int IngestCommand(const IngestOptions& o) {
     if (!meta.ok()) return Fail(meta.status());
     runs.emplace_back(std::move(*meta), std::move(*set));
   }
-  agent::CoordinatorClient client(client_options);
+  client::CoordinatorClient coordinator(*client_options);
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& [meta, set] = runs[i];
-    auto stored = Send(client, meta, set.cases);
+    auto stored = Send(coordinator, meta, set.cases);
     if (!stored.ok()) {
       std::cerr << "perfgate: ingest: " << o.files[i] << ": " << stored.status().message();
       if (stored.status().code() == absl::StatusCode::kUnavailable ||

@@ -3,10 +3,9 @@
 // run, print a metric's history with its change points, name the outlier
 // nodes of a sweep, list the nodes' calibrated noise floors.
 #include <CLI/CLI.hpp>
-#include <grpcpp/grpcpp.h>
 
-#include <chrono>
 #include <cmath>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -16,17 +15,19 @@
 #include "absl/strings/str_format.h"
 #include "cli/calibrations.h"
 #include "cli/compare.h"
-#include "cli/fleet.h"
-#include "cli/history.h"
 #include "cli/ingest.h"
-#include "cli/report.h"
+#include "client/coordinator_client.h"
 #include "gate/policy.h"
 #include "gate/simulate.h"
-#include "grpc/health/v1/health.grpc.pb.h"
-#include "perfgate/v1/gate.grpc.pb.h"
-#include "perfgate/v1/query.grpc.pb.h"
+#include "proto/gate_convert.h"
+#include "proto/query_convert.h"
+#include "report/fleet.h"
+#include "report/gate_report.h"
+#include "report/history.h"
 
 namespace {
+
+using perfgate::client::CoordinatorClient;
 
 constexpr int kExitError = 2;
 
@@ -52,17 +53,28 @@ struct Config {
   double k = 5;
 };
 
-void SetDeadline(grpc::ClientContext* ctx, double seconds) {
-  ctx->set_deadline(std::chrono::system_clock::now() +
-                    std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
+// The coordinator's client: the commands below send no token, and each call
+// ends by --timeout.
+perfgate::client::ClientOptions CoordinatorOptions(const Config& c) {
+  perfgate::client::ClientOptions o;
+  o.address = c.coordinator;
+  o.timeout_s = c.timeout_s;
+  return o;
 }
 
-int RpcError(const grpc::Status& s, const char* call, const std::string& address) {
-  std::cerr << "perfgate: " << call << " failed: " << s.error_message();
-  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+int RpcError(const absl::Status& s, const char* call, const std::string& address) {
+  std::cerr << "perfgate: " << call << " failed: " << s.message();
+  if (s.code() == absl::StatusCode::kUnavailable) {
     std::cerr << " (is a coordinator listening on " << address << "? set --coordinator or PERFGATE_COORDINATOR)";
   }
   std::cerr << "\n";
+  return kExitError;
+}
+
+// The coordinator answered with something this command cannot read (a newer
+// coordinator's verdict, a malformed message).
+int BadAnswer(const absl::Status& s, const char* call) {
+  std::cerr << "perfgate: " << call << ": the coordinator's answer cannot be read: " << s.message() << "\n";
   return kExitError;
 }
 
@@ -78,18 +90,30 @@ bool WriteFile(const std::string& path, const std::string& text) {
   return true;
 }
 
-std::shared_ptr<grpc::Channel> Channel(const Config& c) {
-  return grpc::CreateChannel(c.coordinator, grpc::InsecureChannelCredentials());
+// Shows a report the coordinator sent, as `gate` and `report` do: the table,
+// after a gate where it is stored, the report files; returns the gate's exit code.
+int ShowReport(const perfgate::v1::GateReport& sent, const Config& c, const char* call, bool announce) {
+  auto report = perfgate::wire::FromProto(sent);
+  if (!report.ok()) return BadAnswer(report.status(), call);
+  std::cout << perfgate::report::RenderTable(*report);
+  if (announce && report->report_id > 0) {
+    std::cout << "report " << report->report_id << " stored; `perfgate report "
+              << report->report_id << "` shows it again\n";
+  }
+  if (auto w = perfgate::report::WriteReportFiles(*report, c.markdown_file, c.junit_file, c.json_file);
+      !w.ok()) {
+    std::cerr << "perfgate: " << w.message() << "\n";
+    return kExitError;
+  }
+  return perfgate::report::ExitCode(*report);
 }
 
 int Gate(const Config& c) {
-  std::ifstream in(c.policy_file);
-  if (!in) {
-    std::cerr << "perfgate: cannot read policy file '" << c.policy_file << "'\n";
+  auto policy = perfgate::gate::ReadPolicyFile(c.policy_file);
+  if (!policy.ok()) {
+    std::cerr << "perfgate: " << policy.status().message() << "\n";
     return kExitError;
   }
-  std::stringstream policy;
-  policy << in.rdbuf();
   perfgate::v1::EvaluateRequest req;
   req.set_candidate_run_id(c.run_id);
   if (c.mode == "ab") {
@@ -104,61 +128,28 @@ int Gate(const Config& c) {
   }
   req.set_baseline_branch(c.baseline_branch);
   req.set_baseline_commit(c.baseline_commit);
-  req.set_policy_yaml(policy.str());
+  req.set_policy_yaml(policy->text);
   req.set_policy_name(c.policy_file);
-  perfgate::v1::GateReport report;
-  grpc::ClientContext ctx;
-  SetDeadline(&ctx, c.timeout_s);
-  auto stub = perfgate::v1::Gate::NewStub(Channel(c));
-  grpc::Status s = stub->Evaluate(&ctx, req, &report);
-  if (!s.ok()) return RpcError(s, "gate", c.coordinator);
-  std::cout << perfgate::cli::RenderTable(report);
-  if (report.report_id() > 0) {
-    std::cout << "report " << report.report_id() << " stored; `perfgate report "
-              << report.report_id() << "` shows it again\n";
-  }
-  if (auto w = perfgate::cli::WriteReportFiles(report, c.markdown_file, c.junit_file, c.json_file);
-      !w.ok()) {
-    std::cerr << "perfgate: " << w.message() << "\n";
-    return kExitError;
-  }
-  return perfgate::cli::ExitCode(report);
+  CoordinatorClient coordinator(CoordinatorOptions(c));
+  auto report = coordinator.Evaluate(req);
+  if (!report.ok()) return RpcError(report.status(), "gate", c.coordinator);
+  return ShowReport(*report, c, "gate", /*announce=*/true);
 }
 
 int Report(const Config& c) {
-  perfgate::v1::GetReportRequest req;
-  req.set_report_id(c.report_id);
-  perfgate::v1::GateReport report;
-  grpc::ClientContext ctx;
-  SetDeadline(&ctx, c.timeout_s);
-  grpc::Status s = perfgate::v1::Gate::NewStub(Channel(c))->GetReport(&ctx, req, &report);
-  if (!s.ok()) return RpcError(s, "report", c.coordinator);
-  std::cout << perfgate::cli::RenderTable(report);
-  if (auto w = perfgate::cli::WriteReportFiles(report, c.markdown_file, c.junit_file, c.json_file);
-      !w.ok()) {
-    std::cerr << "perfgate: " << w.message() << "\n";
-    return kExitError;
-  }
-  return perfgate::cli::ExitCode(report);
+  CoordinatorClient coordinator(CoordinatorOptions(c));
+  auto report = coordinator.GetReport(c.report_id);
+  if (!report.ok()) return RpcError(report.status(), "report", c.coordinator);
+  return ShowReport(*report, c, "report", /*announce=*/false);
 }
 
 int Simulate(const Config& c) {
-  perfgate::gate::Policy policy;
-  if (!c.policy_file.empty()) {
-    std::ifstream in(c.policy_file);
-    if (!in) {
-      std::cerr << "perfgate: cannot read policy file '" << c.policy_file << "'\n";
-      return kExitError;
-    }
-    std::stringstream text;
-    text << in.rdbuf();
-    auto parsed = perfgate::gate::ParsePolicy(text.str(), c.policy_file);
-    if (!parsed.ok()) {
-      std::cerr << "perfgate: " << parsed.status().message() << "\n";
-      return kExitError;
-    }
-    policy = *parsed;
+  auto policy_file = perfgate::gate::ReadPolicyFile(c.policy_file);
+  if (!policy_file.ok()) {
+    std::cerr << "perfgate: " << policy_file.status().message() << "\n";
+    return kExitError;
   }
+  const perfgate::gate::Policy& policy = policy_file->policy;
   perfgate::gate::SimulationOptions o = c.sim;
   o.modes.clear();
   for (const std::string& name : c.sim_modes) {
@@ -193,14 +184,12 @@ int Runs(const Config& c) {
   req.set_branch(c.branch);
   req.set_sku(c.sku);
   req.set_limit(c.limit);
-  perfgate::v1::ListRunsResponse resp;
-  grpc::ClientContext ctx;
-  SetDeadline(&ctx, c.timeout_s);
-  grpc::Status s = perfgate::v1::Query::NewStub(Channel(c))->ListRuns(&ctx, req, &resp);
-  if (!s.ok()) return RpcError(s, "runs", c.coordinator);
+  CoordinatorClient coordinator(CoordinatorOptions(c));
+  auto resp = coordinator.ListRuns(req);
+  if (!resp.ok()) return RpcError(resp.status(), "runs", c.coordinator);
   std::cout << absl::StrFormat("%-36s  %-19s  %-20s  %-12s  %-18s  %-9s %8s\n", "run", "finished (UTC)",
                                "branch", "commit", "sku", "status", "samples");
-  for (const auto& r : resp.runs()) {
+  for (const auto& r : resp->runs()) {
     std::cout << absl::StrFormat("%-36s  %-19s  %-20s  %-12s  %-18s  %-9s %8d\n", r.run_id(),
                                  Time(r.finished_at()), r.branch(), r.commit().substr(0, 12), r.sku(),
                                  perfgate::v1::RunStatus_Name(r.status()), r.samples());
@@ -209,21 +198,17 @@ int Runs(const Config& c) {
 }
 
 int Run(const Config& c) {
-  perfgate::v1::GetRunRequest req;
-  req.set_run_id(c.run_id);
-  perfgate::v1::RunDetail resp;
-  grpc::ClientContext ctx;
-  SetDeadline(&ctx, c.timeout_s);
-  grpc::Status s = perfgate::v1::Query::NewStub(Channel(c))->GetRun(&ctx, req, &resp);
-  if (!s.ok()) return RpcError(s, "run", c.coordinator);
-  const auto& r = resp.run();
+  CoordinatorClient coordinator(CoordinatorOptions(c));
+  auto resp = coordinator.GetRun(c.run_id);
+  if (!resp.ok()) return RpcError(resp.status(), "run", c.coordinator);
+  const auto& r = resp->run();
   std::cout << "run " << r.run_id() << "\n  branch " << r.branch() << " commit " << r.commit()
             << "\n  sku " << r.sku() << " node " << r.node() << "\n  status "
             << perfgate::v1::RunStatus_Name(r.status()) << ", " << r.samples() << " samples\n";
-  for (const auto& [k, v] : resp.environment().fields()) std::cout << "  " << k << ": " << v << "\n";
+  for (const auto& [k, v] : resp->environment().fields()) std::cout << "  " << k << ": " << v << "\n";
   std::cout << absl::StrFormat("\n%-44s %-11s %12s %-8s %7s %5s %4s  %s\n", "benchmark", "metric", "median",
                                "unit", "noise", "n", "thr", "case");
-  for (const auto& m : resp.summaries()) {
+  for (const auto& m : resp->summaries()) {
     std::cout << absl::StrFormat("%-44s %-11s %12.4g %-8s %6.2f%% %5d %4d  %s\n", m.benchmark(), m.metric(),
                                  m.median(), m.unit(), m.noise() * 100, m.n(), m.n_throttled(),
                                  perfgate::v1::CaseStatus_Name(m.status()));
@@ -238,13 +223,14 @@ int History(const Config& c) {
   req.set_sku(c.sku);
   req.set_branch(c.branch);
   req.set_limit(c.limit);
-  perfgate::v1::HistoryResponse resp;
-  grpc::ClientContext ctx;
-  SetDeadline(&ctx, c.timeout_s);
-  grpc::Status s = perfgate::v1::Query::NewStub(Channel(c))->History(&ctx, req, &resp);
-  if (!s.ok()) return RpcError(s, "history", c.coordinator);
-  std::cout << perfgate::cli::RenderHistory(resp, c.benchmark, c.metric);
-  return WriteFile(c.json_file, perfgate::cli::RenderHistoryJson(resp, c.benchmark, c.metric)) ? 0 : kExitError;
+  CoordinatorClient coordinator(CoordinatorOptions(c));
+  auto resp = coordinator.History(req);
+  if (!resp.ok()) return RpcError(resp.status(), "history", c.coordinator);
+  auto history = perfgate::wire::FromProto(*resp);
+  if (!history.ok()) return BadAnswer(history.status(), "history");
+  std::cout << perfgate::report::RenderHistory(*history, c.benchmark, c.metric);
+  return WriteFile(c.json_file, perfgate::report::RenderHistoryJson(*history, c.benchmark, c.metric)) ? 0
+                                                                                                     : kExitError;
 }
 
 int Fleet(const Config& c) {
@@ -254,56 +240,41 @@ int Fleet(const Config& c) {
   req.set_benchmark(c.benchmark);
   req.set_metric(c.metric);
   req.set_k(c.k);
-  perfgate::v1::FleetResponse resp;
-  grpc::ClientContext ctx;
-  SetDeadline(&ctx, c.timeout_s);
-  grpc::Status s = perfgate::v1::Query::NewStub(Channel(c))->Fleet(&ctx, req, &resp);
-  if (!s.ok()) return RpcError(s, "fleet", c.coordinator);
-  std::cout << perfgate::cli::RenderFleet(resp, c.sku, c.sweep);
-  if (!WriteFile(c.json_file, perfgate::cli::RenderFleetJson(resp, c.sku, c.sweep))) return kExitError;
-  return perfgate::cli::FleetExitCode(resp);
+  CoordinatorClient coordinator(CoordinatorOptions(c));
+  auto resp = coordinator.Fleet(req);
+  if (!resp.ok()) return RpcError(resp.status(), "fleet", c.coordinator);
+  auto fleet = perfgate::wire::FromProto(*resp);
+  if (!fleet.ok()) return BadAnswer(fleet.status(), "fleet");
+  std::cout << perfgate::report::RenderFleet(*fleet, c.sku, c.sweep);
+  if (!WriteFile(c.json_file, perfgate::report::RenderFleetJson(*fleet, c.sku, c.sweep))) return kExitError;
+  return perfgate::report::FleetExitCode(*fleet);
 }
 
 int Calibrations(const Config& c) {
-  perfgate::gate::Policy policy;
-  if (!c.policy_file.empty()) {
-    std::ifstream in(c.policy_file);
-    std::stringstream text;
-    text << in.rdbuf();
-    if (!in) {
-      std::cerr << "perfgate: cannot read policy file '" << c.policy_file << "'\n";
-      return kExitError;
-    }
-    auto parsed = perfgate::gate::ParsePolicy(text.str(), c.policy_file);
-    if (!parsed.ok()) {
-      std::cerr << "perfgate: " << parsed.status().message() << "\n";
-      return kExitError;
-    }
-    policy = *std::move(parsed);
+  auto policy_file = perfgate::gate::ReadPolicyFile(c.policy_file);
+  if (!policy_file.ok()) {
+    std::cerr << "perfgate: " << policy_file.status().message() << "\n";
+    return kExitError;
   }
+  const perfgate::gate::Policy& policy = policy_file->policy;
   perfgate::v1::ListCalibrationsRequest req;
   req.set_sku(c.sku);
   req.set_node(c.node);
-  perfgate::v1::ListCalibrationsResponse resp;
-  grpc::ClientContext ctx;
-  SetDeadline(&ctx, c.timeout_s);
-  grpc::Status s = perfgate::v1::Query::NewStub(Channel(c))->ListCalibrations(&ctx, req, &resp);
-  if (!s.ok()) return RpcError(s, "calibrations", c.coordinator);
-  std::cout << perfgate::cli::RenderCalibrations(resp, policy);
+  CoordinatorClient coordinator(CoordinatorOptions(c));
+  auto resp = coordinator.ListCalibrations(req);
+  if (!resp.ok()) return RpcError(resp.status(), "calibrations", c.coordinator);
+  std::cout << perfgate::cli::RenderCalibrations(*resp, policy);
   return 0;
 }
 
 int Health(const Config& c) {
-  grpc::health::v1::HealthCheckRequest req;
-  grpc::health::v1::HealthCheckResponse resp;
-  grpc::ClientContext ctx;
-  SetDeadline(&ctx, c.timeout_s);
-  ctx.set_wait_for_ready(true);  // a coordinator still starting is waited for, up to --timeout
-  grpc::Status s = grpc::health::v1::Health::NewStub(Channel(c))->Check(&ctx, req, &resp);
-  if (!s.ok()) return RpcError(s, "health", c.coordinator);
-  std::cout << c.coordinator << ": "
-            << grpc::health::v1::HealthCheckResponse::ServingStatus_Name(resp.status()) << "\n";
-  return resp.status() == grpc::health::v1::HealthCheckResponse::SERVING ? 0 : 1;
+  // A coordinator still starting is waited for, up to --timeout.
+  CoordinatorClient coordinator(CoordinatorOptions(c));
+  auto status = coordinator.Health();
+  if (!status.ok()) return RpcError(status.status(), "health", c.coordinator);
+  std::cout << c.coordinator << ": " << grpc::health::v1::HealthCheckResponse::ServingStatus_Name(*status)
+            << "\n";
+  return *status == grpc::health::v1::HealthCheckResponse::SERVING ? 0 : 1;
 }
 
 }  // namespace

@@ -3,10 +3,10 @@
 #include <CLI/CLI.hpp>
 
 #include <csignal>
-#include <fstream>
 #include <iostream>
 #include <thread>
 
+#include "common/token_file.h"
 #include "coordinator/server.h"
 #include "coordinator/store.h"
 
@@ -57,10 +57,9 @@ int main(int argc, char** argv) {
   perfgate::coordinator::ServerConfig server_config;
   server_config.listen = config.listen;
   if (!config.token_file.empty()) {
-    std::ifstream in(config.token_file);
-    if (!in || !std::getline(in, server_config.token) || server_config.token.empty()) {
-      return Fail(absl::InvalidArgumentError(config.token_file), "cannot read a token from the token file");
-    }
+    auto token = perfgate::ReadTokenFile(config.token_file);
+    if (!token.ok()) return Fail(token.status(), "bad --token-file");
+    server_config.token = *std::move(token);
   }
   // Signals are taken by a thread of their own so shutdown runs outside a handler.
   sigset_t signals;

@@ -15,6 +15,7 @@
 #include "gate/fleet.h"
 #include "proto/convert.h"
 #include "proto/gate_convert.h"
+#include "proto/query_convert.h"
 
 namespace perfgate::coordinator {
 namespace {
@@ -271,30 +272,10 @@ grpc::Status QueryService::History(grpc::ServerContext*, const v1::HistoryReques
   if (limit > 10000) return Invalid("limit: at most 10000");
   auto series = store_.GetHistory(req->benchmark(), req->metric(), req->sku(), req->branch(), limit);
   if (!series.ok()) return ToGrpc(series.status(), "History");
-  resp->set_unit(series->unit);
-  resp->set_direction(wire::ToProto(series->direction));
-  for (const HistoryPoint& p : series->points) {
-    v1::HistoryPoint* out = resp->add_points();
-    out->set_run_id(p.run_id);
-    out->set_commit(p.commit);
-    out->set_branch(p.branch);
-    out->set_node(p.node);
-    wire::ToProto(p.finished_at, out->mutable_finished_at());
-    out->set_median(p.median);
-    out->set_n(p.n);
-  }
-  for (const HistoryChange& c : FindHistoryChanges(*series)) {
-    v1::ChangePoint* out = resp->add_change_points();
-    const HistoryPoint& at = series->points[c.index];
-    out->set_index(static_cast<uint32_t>(c.index));
-    out->set_commit(at.commit);
-    out->set_run_id(at.run_id);
-    out->set_median_after(c.median_after);
-    out->set_median_before(c.median_before);
-    out->set_change(c.change);
-    out->set_statistic(c.statistic);
-    out->set_p_value(c.p_value);
-  }
+  HistoryReport history;
+  history.changes = FindHistoryChanges(*series);
+  history.series = *std::move(series);
+  wire::ToProto(history, resp);
   return grpc::Status::OK;
 }
 
@@ -329,37 +310,7 @@ grpc::Status QueryService::Fleet(grpc::ServerContext*, const v1::FleetRequest* r
     run.summaries = std::move(*sums);
     fleet.push_back(std::move(run));
   }
-  const gate::FleetReport report = gate::FindFleetOutliers(fleet, options);
-  resp->set_nodes(report.nodes);
-  resp->set_k(options.k);
-  for (const gate::FleetOutlier& o : report.outliers) {
-    v1::FleetOutlier* out = resp->add_outliers();
-    out->set_node(o.node);
-    out->set_run_id(o.run_id);
-    out->set_benchmark(o.benchmark);
-    out->set_metric(o.metric);
-    out->set_unit(o.unit);
-    out->set_direction(wire::ToProto(o.direction));
-    out->set_node_median(o.node_median);
-    out->set_fleet_median(o.fleet_median);
-    out->set_mad(o.mad);
-    out->set_deviation(o.deviation);
-    out->set_side(gate::ToString(o.side));
-    out->set_nodes(o.nodes);
-    for (const gate::FieldDifference& d : o.differing_fields) {
-      v1::FieldDifference* f = out->add_differing_fields();
-      f->set_name(d.name);
-      f->set_node_value(d.node_value);
-      f->set_majority_value(d.majority_value);
-    }
-  }
-  for (const gate::FleetNode& n : report.node_summary) {
-    v1::FleetNode* out = resp->add_node_summary();
-    out->set_node(n.node);
-    out->set_run_id(n.run_id);
-    out->set_worse(n.worse);
-    out->set_better(n.better);
-  }
+  wire::ToProto(gate::FindFleetOutliers(fleet, options), resp);
   return grpc::Status::OK;
 }
 

@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/calibration_file.h"
+#include "common/history.h"
 #include "common/model.h"
 
 namespace perfgate::coordinator {
@@ -43,21 +44,6 @@ struct BatchOutcome {
 struct CloseOutcome {
   uint32_t cases = 0;    // benchmark cases summarized
   uint64_t samples = 0;  // samples stored for the run
-};
-
-/// One point of a metric's history: a run's median.
-struct HistoryPoint {
-  std::string run_id, commit, branch, node;
-  TimePoint finished_at{};
-  double median = 0;
-  uint32_t n = 0;
-};
-
-/// The series of one metric, oldest first.
-struct HistorySeries {
-  std::string unit;
-  Direction direction = Direction::kLowerIsBetter;
-  std::vector<HistoryPoint> points;
 };
 
 /// Which runs may serve as the baseline of a gate.

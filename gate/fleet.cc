@@ -89,6 +89,7 @@ FleetReport FindFleetOutliers(const std::vector<FleetRun>& runs, const FleetOpti
   FleetReport report;
   const std::vector<const FleetRun*> nodes = NewestPerNode(runs);
   report.nodes = static_cast<uint32_t>(nodes.size());
+  report.k = options.k;
   const std::map<std::string, std::string> majority = MajorityFields(nodes);
 
   std::map<std::pair<std::string, std::string>, std::vector<Entry>> by_metric;

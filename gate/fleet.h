@@ -70,6 +70,7 @@ struct FleetNode {
 /// The outcome of a fleet comparison.
 struct FleetReport {
   uint32_t nodes = 0;                  // distinct nodes in the sweep
+  double k = kDefaultFleetK;           // the threshold applied, in MADs
   std::vector<FleetOutlier> outliers;  // by benchmark, metric, then deviation descending
   std::vector<FleetNode> node_summary; // every node: most worse outliers first, then by name
   /// True when some node is an outlier on the worse side.

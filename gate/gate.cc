@@ -332,6 +332,9 @@ void Decide(Entry& e, Mode mode, double fdr) {
       basis = absl::StrCat("against ", out.baseline_runs,
                            out.baseline_runs == 1 ? " run" : " runs", ", no test on this scale");
       break;
+    case Method::kSamples:  // only stored reports carry it; this engine never tests so
+      basis = absl::StrCat(out.candidate_samples, " vs ", out.baseline_samples, " samples");
+      break;
   }
   std::string numbers =
       absl::StrCat("median ", WithUnit(out.candidate_median, out.unit), " vs ",
@@ -521,6 +524,8 @@ const char* ToString(Method m) {
       return "history";
     case Method::kCalibrated:
       return "calibrated";
+    case Method::kSamples:
+      return "samples";
   }
   return "none";
 }

@@ -51,11 +51,13 @@ enum class Verdict {
 /// Lower-case name: "pass", "regression", "improvement", "below_floor", ...
 const char* ToString(Verdict v);
 
-/// How a metric's change was tested.
-enum class Method { kNone, kBlocks, kHistory, kCalibrated };
+/// How a metric's change was tested. kSamples (samples against samples) is
+/// never produced by EvaluateGate: reports stored before the process became
+/// the unit of evidence carry it, and they are still shown.
+enum class Method { kNone, kBlocks, kHistory, kCalibrated, kSamples };
 /// "none", "blocks" (Hodges–Lehmann + Mann–Whitney over process medians),
 /// "history" (t over the series' between-process spread), "calibrated" (t
-/// with a stored calibration's spread).
+/// with a stored calibration's spread), "samples".
 const char* ToString(Method m);
 
 /// Processes a side the rank test needs; also the history length from which

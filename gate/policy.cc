@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <sstream>
 #include <set>
 
 #include "absl/status/status.h"
@@ -563,6 +565,23 @@ absl::StatusOr<Policy> ParsePolicy(const std::string& yaml_text, const std::stri
     // those checks; still name the line rather than fail the gate obscurely.
     return parser.Error(e.mark, absl::StrCat("cannot read the policy: ", e.msg));
   }
+}
+
+absl::StatusOr<PolicyFile> ReadPolicyFile(const std::string& path) {
+  PolicyFile file;
+  if (path.empty()) {
+    file.text = "version: 1\n";
+    return file;
+  }
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read policy file '", path, "'"));
+  file.text = text.str();
+  auto parsed = ParsePolicy(file.text, path);
+  if (!parsed.ok()) return parsed.status();
+  file.policy = *std::move(parsed);
+  return file;
 }
 
 }  // namespace perfgate::gate

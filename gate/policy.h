@@ -93,4 +93,16 @@ struct Policy {
 /// 'tolerence' (expected one of: ...)".
 absl::StatusOr<Policy> ParsePolicy(const std::string& yaml_text, const std::string& file_name);
 
+/// A policy file as read: its text (what a coordinator is sent) and the
+/// policy it parses to.
+struct PolicyFile {
+  std::string text;
+  Policy policy;
+};
+
+/// Reads and validates the policy file at `path`; an empty path is the
+/// default policy (text "version: 1\n"). NOT_FOUND "cannot read policy file
+/// '<path>'" when it cannot be read, else ParsePolicy's errors.
+absl::StatusOr<PolicyFile> ReadPolicyFile(const std::string& path);
+
 }  // namespace perfgate::gate

@@ -1,8 +1,99 @@
 #include "proto/gate_convert.h"
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "proto/convert.h"
 
 namespace perfgate::wire {
+namespace {
+
+absl::Status Unknown(const std::string& field, int value) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, ": unknown value ", value, " (from a newer coordinator?)"));
+}
+
+absl::StatusOr<gate::Verdict> VerdictFromProto(v1::Verdict v, const std::string& field) {
+  using gate::Verdict;
+  switch (v) {
+    case v1::VERDICT_PASS: return Verdict::kPass;
+    case v1::VERDICT_REGRESSION: return Verdict::kRegression;
+    case v1::VERDICT_IMPROVEMENT: return Verdict::kImprovement;
+    case v1::VERDICT_BELOW_FLOOR: return Verdict::kBelowFloor;
+    case v1::VERDICT_MISSING: return Verdict::kMissing;
+    case v1::VERDICT_NO_BASELINE: return Verdict::kNoBaseline;
+    case v1::VERDICT_TOO_NOISY: return Verdict::kTooNoisy;
+    case v1::VERDICT_INVALID_ENVIRONMENT: return Verdict::kInvalidEnvironment;
+    case v1::VERDICT_TOO_FEW_RUNS: return Verdict::kTooFewRuns;
+    default: return Unknown(field, v);
+  }
+}
+
+absl::StatusOr<gate::Method> MethodFromProto(v1::TestMethod m, const std::string& field) {
+  switch (m) {
+    // Reports stored before the method was recorded carry none: no test is known.
+    case v1::TEST_METHOD_UNSPECIFIED:
+    case v1::TEST_METHOD_NONE: return gate::Method::kNone;
+    case v1::TEST_METHOD_SAMPLES: return gate::Method::kSamples;
+    case v1::TEST_METHOD_HISTORY: return gate::Method::kHistory;
+    case v1::TEST_METHOD_BLOCKS: return gate::Method::kBlocks;
+    case v1::TEST_METHOD_CALIBRATED: return gate::Method::kCalibrated;
+    default: return Unknown(field, m);
+  }
+}
+
+absl::StatusOr<gate::MetricVerdict> MetricFromProto(const v1::MetricVerdict& m,
+                                                    const std::string& field) {
+  gate::MetricVerdict v;
+  v.benchmark = m.benchmark();
+  v.metric = m.metric();
+  v.unit = m.unit();
+  auto direction = FromProto(m.direction(), field + ".direction");
+  if (!direction.ok()) return direction.status();
+  v.direction = *direction;
+  auto verdict = VerdictFromProto(m.verdict(), field + ".verdict");
+  if (!verdict.ok()) return verdict.status();
+  v.verdict = *verdict;
+  auto method = MethodFromProto(m.method(), field + ".method");
+  if (!method.ok()) return method.status();
+  v.method = *method;
+  v.baseline_median = m.baseline_median();
+  v.candidate_median = m.candidate_median();
+  v.change = m.change();
+  v.change_ci_low = m.change_ci_low();
+  v.change_ci_high = m.change_ci_high();
+  v.p_value = m.p_value();
+  v.p_adjusted = m.p_adjusted();
+  v.tolerance = m.tolerance();
+  v.floor = m.floor();
+  v.candidate_noise = m.candidate_noise();
+  v.gating = m.gating();
+  v.candidate_samples = m.candidate_samples();
+  v.baseline_samples = m.baseline_samples();
+  v.baseline_runs = m.baseline_runs();
+  v.note = m.note();
+  return v;
+}
+
+// An older coordinator sent no outcome: a gating metric that failed makes a
+// regression, anything else a pass (it knew no inconclusive outcome).
+gate::Outcome OutcomeFromProto(v1::GateOutcome o, const std::vector<gate::MetricVerdict>& verdicts) {
+  switch (o) {
+    case v1::GATE_PASS: return gate::Outcome::kPass;
+    case v1::GATE_REGRESSION: return gate::Outcome::kRegression;
+    case v1::GATE_INCONCLUSIVE: return gate::Outcome::kInconclusive;
+    default: break;
+  }
+  const bool failed = std::any_of(verdicts.begin(), verdicts.end(), [](const gate::MetricVerdict& v) {
+    return v.gating && gate::Fails(v.verdict);
+  });
+  return failed ? gate::Outcome::kRegression : gate::Outcome::kPass;
+}
+
+}  // namespace
 
 v1::Verdict ToProto(gate::Verdict v) {
   using gate::Verdict;
@@ -26,6 +117,7 @@ v1::TestMethod ToProto(gate::Method m) {
     case gate::Method::kBlocks: return v1::TEST_METHOD_BLOCKS;
     case gate::Method::kHistory: return v1::TEST_METHOD_HISTORY;
     case gate::Method::kCalibrated: return v1::TEST_METHOD_CALIBRATED;
+    case gate::Method::kSamples: return v1::TEST_METHOD_SAMPLES;
   }
   return v1::TEST_METHOD_UNSPECIFIED;
 }
@@ -73,6 +165,40 @@ void ToProto(const gate::GateResult& result, double fdr, v1::GateReport* out) {
   }
   out->set_outcome(ToProto(result.outcome));
   out->set_summary(result.summary);
+}
+
+void ToProto(const gate::GateReport& report, v1::GateReport* out) {
+  out->set_report_id(report.report_id);
+  out->set_candidate_run_id(report.candidate_run_id);
+  out->set_sku(report.sku);
+  out->set_candidate_branch(report.candidate_branch);
+  out->set_candidate_commit(report.candidate_commit);
+  out->set_baseline_branch(report.baseline_branch);
+  for (const std::string& id : report.baseline_run_ids) out->add_baseline_run_ids(id);
+  ToProto(report.result, report.fdr, out);
+}
+
+absl::StatusOr<gate::GateReport> FromProto(const v1::GateReport& report) {
+  gate::GateReport out;
+  out.report_id = report.report_id();
+  out.candidate_run_id = report.candidate_run_id();
+  out.sku = report.sku();
+  out.candidate_branch = report.candidate_branch();
+  out.candidate_commit = report.candidate_commit();
+  out.baseline_branch = report.baseline_branch();
+  out.baseline_run_ids.assign(report.baseline_run_ids().begin(), report.baseline_run_ids().end());
+  out.fdr = report.fdr();
+  gate::GateResult& result = out.result;
+  result.mode = report.mode() == v1::GATE_MODE_AB ? gate::Mode::kAb : gate::Mode::kHistory;
+  for (int i = 0; i < report.verdicts_size(); ++i) {
+    auto v = MetricFromProto(report.verdicts(i), absl::StrCat("verdicts[", i, "]"));
+    if (!v.ok()) return v.status();
+    result.verdicts.push_back(*std::move(v));
+  }
+  result.outcome = OutcomeFromProto(report.outcome(), result.verdicts);
+  result.summary = report.summary();
+  result.invalid_reasons.assign(report.invalid_reasons().begin(), report.invalid_reasons().end());
+  return out;
 }
 
 }  // namespace perfgate::wire

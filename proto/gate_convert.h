@@ -1,8 +1,12 @@
-// The gate's domain result as the wire's GateReport, so the coordinator, the
-// offline `perfgate compare` and `perfgate-agent ab` render one report type.
+// The gate's domain results on the wire and back: gate::GateReport as
+// v1::GateReport, so the coordinator sends what the engine decided and the
+// CLI renders what it received with the same renderers (report/) the agent's
+// `ab` and the offline `perfgate compare` use on the spot.
 #pragma once
 
+#include "absl/status/statusor.h"
 #include "gate/gate.h"
+#include "gate/report.h"
 #include "perfgate/v1/gate.pb.h"
 
 namespace perfgate::wire {
@@ -15,5 +19,16 @@ v1::GateMode ToProto(gate::Mode m);
 /// Fills the verdicts, outcome, summary, mode, fdr and invalid reasons of
 /// `out` from `result`; run ids, branch and commit are the caller's.
 void ToProto(const gate::GateResult& result, double fdr, v1::GateReport* out);
+
+/// Fills every field of `out` from `report`.
+void ToProto(const gate::GateReport& report, v1::GateReport* out);
+
+/// The report a coordinator sent (or stored). A report without an outcome
+/// (from an older coordinator) is judged from its verdicts: a regression
+/// when a gating metric failed, else a pass. A report without a method
+/// (stored before methods were recorded) reads as "none"; any mode but A/B
+/// as history. An unknown verdict, method or direction is an error naming
+/// the field ("verdicts[2].verdict").
+absl::StatusOr<gate::GateReport> FromProto(const v1::GateReport& report);
 
 }  // namespace perfgate::wire

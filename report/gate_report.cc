@@ -1,4 +1,4 @@
-#include "cli/report.h"
+#include "report/gate_report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,13 +6,11 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 
-namespace perfgate::cli {
+namespace perfgate::report {
 namespace {
 
 using Row = std::vector<std::string>;
@@ -20,31 +18,27 @@ using Row = std::vector<std::string>;
 // Commits are shown short, as git does; the full one is in the JSON.
 constexpr size_t kShortCommit = 12;
 
-bool IsFailure(v1::Verdict v) {
-  return v == v1::VERDICT_REGRESSION || v == v1::VERDICT_BELOW_FLOOR || v == v1::VERDICT_MISSING;
+using gate::MetricVerdict;
+using gate::Verdict;
+
+bool IsFailure(Verdict v) { return gate::Fails(v); }
+
+bool FailsGate(const MetricVerdict& v) { return v.gating && IsFailure(v.verdict); }
+
+bool IsUndecided(Verdict v) { return gate::Inconclusive(v); }
+
+bool IsRegression(const gate::GateReport& report) {
+  return report.result.outcome == gate::Outcome::kRegression;
 }
 
-bool FailsGate(const v1::MetricVerdict& v) { return v.gating() && IsFailure(v.verdict()); }
-
-bool IsUndecided(v1::Verdict v) {
-  return v == v1::VERDICT_TOO_NOISY || v == v1::VERDICT_NO_BASELINE ||
-         v == v1::VERDICT_INVALID_ENVIRONMENT || v == v1::VERDICT_TOO_FEW_RUNS;
+bool IsInconclusive(const gate::GateReport& report) {
+  return report.result.outcome == gate::Outcome::kInconclusive;
 }
 
-bool IsRegression(const v1::GateReport& report) {
-  if (report.outcome() == v1::GATE_REGRESSION) return true;
-  if (report.outcome() == v1::GATE_PASS || report.outcome() == v1::GATE_INCONCLUSIVE) return false;
-  // A report without an outcome (an older server) is judged from its verdicts.
-  return std::any_of(report.verdicts().begin(), report.verdicts().end(), FailsGate);
-}
+const char* OutcomeName(const gate::GateReport& report) { return gate::ToString(report.result.outcome); }
 
-bool IsInconclusive(const v1::GateReport& report) {
-  return report.outcome() == v1::GATE_INCONCLUSIVE;
-}
-
-const char* OutcomeName(const v1::GateReport& report) {
-  if (IsRegression(report)) return "regression";
-  return IsInconclusive(report) ? "inconclusive" : "pass";
+const char* ModeName(const gate::GateReport& report) {
+  return report.result.mode == gate::Mode::kAb ? "ab" : "history";
 }
 
 std::string PValue(double p) {
@@ -77,28 +71,28 @@ std::string Percent(double fraction) {
 
 // The verdict as a person reads it: spaces, the floor that was missed, and
 // whether it counts.
-std::string VerdictText(const v1::MetricVerdict& v) {
-  std::string text = VerdictName(v.verdict());
+std::string VerdictText(const MetricVerdict& v) {
+  std::string text = VerdictName(v.verdict);
   std::replace(text.begin(), text.end(), '_', ' ');
-  if (v.verdict() == v1::VERDICT_BELOW_FLOOR) {
-    text = v.direction() == v1::LOWER_IS_BETTER ? "above ceiling" : "below floor";
-    absl::StrAppend(&text, " ", Number(v.floor(), v.unit()));
+  if (v.verdict == Verdict::kBelowFloor) {
+    text = v.direction == Direction::kLowerIsBetter ? "above ceiling" : "below floor";
+    absl::StrAppend(&text, " ", Number(v.floor, v.unit));
   }
-  if (!v.gating()) absl::StrAppend(&text, " (advisory)");
+  if (!v.gating) absl::StrAppend(&text, " (advisory)");
   return text;
 }
 
 // The worst failing metric in a few words, for the verdict line.
-std::string Worst(const v1::MetricVerdict& v) {
-  std::string text = absl::StrCat(v.benchmark(), " ", v.metric(), " ");
-  switch (v.verdict()) {
-    case v1::VERDICT_REGRESSION:
-      absl::StrAppend(&text, SignedPercent(v.change()), " %");
+std::string Worst(const MetricVerdict& v) {
+  std::string text = absl::StrCat(v.benchmark, " ", v.metric, " ");
+  switch (v.verdict) {
+    case Verdict::kRegression:
+      absl::StrAppend(&text, SignedPercent(v.change), " %");
       break;
-    case v1::VERDICT_BELOW_FLOOR:
-      absl::StrAppend(&text, Number(v.candidate_median(), v.unit()),
-                      v.direction() == v1::LOWER_IS_BETTER ? " above ceiling " : " below floor ",
-                      Number(v.floor(), v.unit()));
+    case Verdict::kBelowFloor:
+      absl::StrAppend(&text, Number(v.candidate_median, v.unit),
+                      v.direction == Direction::kLowerIsBetter ? " above ceiling " : " below floor ",
+                      Number(v.floor, v.unit));
       break;
     default:
       absl::StrAppend(&text, "missing");
@@ -109,25 +103,25 @@ std::string Worst(const v1::MetricVerdict& v) {
 
 // "PASS — ..." or "REGRESSION — 1 of 12 metrics regressed (...)", shared by
 // the table and the Markdown.
-std::string VerdictLine(const v1::GateReport& report) {
-  const v1::MetricVerdict* worst = nullptr;
+std::string VerdictLine(const gate::GateReport& report) {
+  const MetricVerdict* worst = nullptr;
   int failing = 0, advisory = 0;
-  for (const v1::MetricVerdict& v : report.verdicts()) {
-    if (!IsFailure(v.verdict())) continue;
-    if (!v.gating()) {
+  for (const MetricVerdict& v : report.result.verdicts) {
+    if (!IsFailure(v.verdict)) continue;
+    if (!v.gating) {
       ++advisory;
       continue;
     }
     ++failing;
     if (worst == nullptr) worst = &v;  // the coordinator lists the worst first
   }
-  const int total = report.verdicts_size();
+  const size_t total = report.result.verdicts.size();
   const std::string metrics = absl::StrCat(total, total == 1 ? " metric" : " metrics");
   std::string line;
   int undecided = 0;
-  const v1::MetricVerdict* first_undecided = nullptr;
-  for (const v1::MetricVerdict& v : report.verdicts()) {
-    if (!v.gating() || !IsUndecided(v.verdict())) continue;
+  const MetricVerdict* first_undecided = nullptr;
+  for (const MetricVerdict& v : report.result.verdicts) {
+    if (!v.gating || !IsUndecided(v.verdict)) continue;
     ++undecided;
     if (first_undecided == nullptr) first_undecided = &v;
   }
@@ -143,8 +137,8 @@ std::string VerdictLine(const v1::GateReport& report) {
     line = absl::StrCat("INCONCLUSIVE \u2014 ", undecided, " of ", metrics,
                         " could not be judged");
     if (first_undecided != nullptr) {
-      absl::StrAppend(&line, " (", first_undecided->benchmark(), " ", first_undecided->metric(),
-                      " ", VerdictName(first_undecided->verdict()), ")");
+      absl::StrAppend(&line, " (", first_undecided->benchmark, " ", first_undecided->metric,
+                      " ", VerdictName(first_undecided->verdict), ")");
     }
   } else {
     line = absl::StrCat("PASS \u2014 no gating metric regressed (", metrics, ")");
@@ -156,40 +150,40 @@ std::string VerdictLine(const v1::GateReport& report) {
   return line;
 }
 
-std::string Candidate(const v1::GateReport& report) {
-  std::string text = report.candidate_run_id().empty() ? "(unnamed)" : report.candidate_run_id();
-  if (!report.candidate_branch().empty() || !report.candidate_commit().empty()) {
-    absl::StrAppend(&text, " (", report.candidate_branch(),
-                    report.candidate_commit().empty() ? "" : " @ ",
-                    report.candidate_commit().substr(0, kShortCommit), ")");
+std::string Candidate(const gate::GateReport& report) {
+  std::string text = report.candidate_run_id.empty() ? "(unnamed)" : report.candidate_run_id;
+  if (!report.candidate_branch.empty() || !report.candidate_commit.empty()) {
+    absl::StrAppend(&text, " (", report.candidate_branch,
+                    report.candidate_commit.empty() ? "" : " @ ",
+                    report.candidate_commit.substr(0, kShortCommit), ")");
   }
   return text;
 }
 
 // "run <id> (<branch> @ <commit>) on <sku> vs <baseline branch>, N baseline runs".
-std::string HeaderLine(const v1::GateReport& report) {
-  const int runs = report.baseline_run_ids_size();
-  if (report.mode() == v1::GATE_MODE_AB) {
+std::string HeaderLine(const gate::GateReport& report) {
+  const size_t runs = report.baseline_run_ids.size();
+  if (report.result.mode == gate::Mode::kAb) {
     return absl::StrCat("run ", Candidate(report), " on ",
-                        report.sku().empty() ? "(unknown SKU)" : report.sku(),
+                        report.sku.empty() ? "(unknown SKU)" : report.sku,
                         " vs its A/B baseline side ",
-                        runs > 0 ? report.baseline_run_ids(0) : std::string("(none)"));
+                        runs > 0 ? report.baseline_run_ids[0] : std::string("(none)"));
   }
   return absl::StrCat("run ", Candidate(report), " on ",
-                      report.sku().empty() ? "(unknown SKU)" : report.sku(), " vs ",
-                      report.baseline_branch().empty() ? "(no branch)" : report.baseline_branch(),
+                      report.sku.empty() ? "(unknown SKU)" : report.sku, " vs ",
+                      report.baseline_branch.empty() ? "(no branch)" : report.baseline_branch,
                       ", ", runs, runs == 1 ? " baseline run" : " baseline runs");
 }
 
-Row Cells(const v1::MetricVerdict& v) {
-  return {v.benchmark(),
-          v.metric(),
-          Number(v.baseline_median(), v.unit()),
-          Number(v.candidate_median(), v.unit()),
-          SignedPercent(v.change()),
-          Interval(v.change_ci_low(), v.change_ci_high()),
-          PValue(v.p_adjusted()),
-          Percent(v.tolerance()),
+Row Cells(const MetricVerdict& v) {
+  return {v.benchmark,
+          v.metric,
+          Number(v.baseline_median, v.unit),
+          Number(v.candidate_median, v.unit),
+          SignedPercent(v.change),
+          Interval(v.change_ci_low, v.change_ci_high),
+          PValue(v.p_adjusted),
+          Percent(v.tolerance),
           VerdictText(v)};
 }
 
@@ -298,40 +292,14 @@ nlohmann::ordered_json JsonNumber(double value) {
   return value;
 }
 
-std::string MethodName(v1::TestMethod m) {
-  std::string name = v1::TestMethod_Name(m);
-  absl::string_view view(name);
-  absl::ConsumePrefix(&view, "TEST_METHOD_");
-  return name.empty() ? "unspecified" : absl::AsciiStrToLower(view);
-}
-
-const char* DirectionName(v1::Direction d) {
-  switch (d) {
-    case v1::HIGHER_IS_BETTER:
-      return "higher_is_better";
-    case v1::LOWER_IS_BETTER:
-      return "lower_is_better";
-    default:
-      return "unspecified";
-  }
-}
-
 }  // namespace
 
-std::string VerdictName(v1::Verdict verdict) {
-  // The proto enum's own names, without the prefix: VERDICT_BELOW_FLOOR ->
-  // "below_floor", the same words the coordinator's gate uses.
-  std::string name = v1::Verdict_Name(verdict);
-  if (name.empty()) return "unspecified";
-  absl::string_view view(name);
-  absl::ConsumePrefix(&view, "VERDICT_");
-  return absl::AsciiStrToLower(view);
-}
+std::string VerdictName(gate::Verdict verdict) { return gate::ToString(verdict); }
 
-std::string RenderTable(const v1::GateReport& report) {
+std::string RenderTable(const gate::GateReport& report) {
   std::vector<Row> rows;
-  rows.reserve(report.verdicts_size());
-  for (const v1::MetricVerdict& v : report.verdicts()) rows.push_back(Cells(v));
+  rows.reserve(report.result.verdicts.size());
+  for (const MetricVerdict& v : report.result.verdicts) rows.push_back(Cells(v));
   std::vector<size_t> widths(kColumns.size());
   for (size_t i = 0; i < kColumns.size(); ++i) widths[i] = Width(kColumns[i]);
   for (const Row& row : rows) {
@@ -361,23 +329,23 @@ std::string RenderTable(const v1::GateReport& report) {
   }
   // What to do about each failure is in its note; the table has no room for it.
   bool first_note = true;
-  for (const v1::MetricVerdict& v : report.verdicts()) {
-    if (!(IsFailure(v.verdict()) || (v.gating() && IsUndecided(v.verdict()))) || v.note().empty()) {
+  for (const MetricVerdict& v : report.result.verdicts) {
+    if (!(IsFailure(v.verdict) || (v.gating && IsUndecided(v.verdict))) || v.note.empty()) {
       continue;
     }
     if (first_note) out += "\n";
     first_note = false;
-    absl::StrAppend(&out, "  ", v.benchmark(), " ", v.metric(), ": ", v.note(), "\n");
+    absl::StrAppend(&out, "  ", v.benchmark, " ", v.metric, ": ", v.note, "\n");
   }
-  if (report.invalid_reasons_size() > 0) {
+  if (!report.result.invalid_reasons.empty()) {
     out += "\nEnvironment unfit for gating:\n";
-    for (const std::string& r : report.invalid_reasons()) absl::StrAppend(&out, "  - ", r, "\n");
+    for (const std::string& r : report.result.invalid_reasons) absl::StrAppend(&out, "  - ", r, "\n");
   }
   absl::StrAppend(&out, "\nperfgate gate: ", VerdictLine(report), "\n");
   return out;
 }
 
-std::string RenderMarkdown(const v1::GateReport& report) {
+std::string RenderMarkdown(const gate::GateReport& report) {
   std::string line = VerdictLine(report);
   // The status word leads in bold; everything after it comes from the report
   // and is escaped.
@@ -386,20 +354,20 @@ std::string RenderMarkdown(const v1::GateReport& report) {
       absl::StrCat("**perfgate gate: ", line.substr(0, dash), "**",
                    dash == std::string::npos ? "" : EscapeMarkdown(line.substr(dash)), "\n\n",
                    EscapeMarkdown(absl::StrCat("Candidate ", HeaderLine(report), ".")), "\n");
-  if (!report.summary().empty()) {
-    absl::StrAppend(&out, "\n", EscapeMarkdown(report.summary()), "\n");
+  if (!report.result.summary.empty()) {
+    absl::StrAppend(&out, "\n", EscapeMarkdown(report.result.summary), "\n");
   }
 
   std::vector<Row> failed;
-  for (const v1::MetricVerdict& v : report.verdicts()) {
-    if (!IsFailure(v.verdict())) continue;
+  for (const MetricVerdict& v : report.result.verdicts) {
+    if (!IsFailure(v.verdict)) continue;
     Row row = Cells(v);
-    row.push_back(v.note());
+    row.push_back(v.note);
     failed.push_back(std::move(row));
   }
-  if (report.invalid_reasons_size() > 0) {
+  if (!report.result.invalid_reasons.empty()) {
     out += "\nThe environment was unfit for gating, so the numbers below say little about the code:\n\n";
-    for (const std::string& r : report.invalid_reasons()) {
+    for (const std::string& r : report.result.invalid_reasons) {
       absl::StrAppend(&out, "- ", EscapeMarkdown(r), "\n");
     }
   }
@@ -412,59 +380,59 @@ std::string RenderMarkdown(const v1::GateReport& report) {
   }
 
   std::vector<Row> all;
-  for (const v1::MetricVerdict& v : report.verdicts()) all.push_back(Cells(v));
-  const int total = report.verdicts_size();
+  for (const MetricVerdict& v : report.result.verdicts) all.push_back(Cells(v));
+  const size_t total = report.result.verdicts.size();
   // GitHub renders Markdown inside <details> only after a blank line.
   absl::StrAppend(&out, "\n<details><summary>All ", total, total == 1 ? " metric" : " metrics",
                   "</summary>\n\n", MarkdownTable(kColumns, all), "\n</details>\n");
   return out;
 }
 
-std::string RenderJUnit(const v1::GateReport& report) {
+std::string RenderJUnit(const gate::GateReport& report) {
   int failures = 0, skipped = 0;
-  for (const v1::MetricVerdict& v : report.verdicts()) {
+  for (const MetricVerdict& v : report.result.verdicts) {
     if (FailsGate(v)) ++failures;
-    if (IsUndecided(v.verdict())) ++skipped;
+    if (IsUndecided(v.verdict)) ++skipped;
   }
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  absl::StrAppend(&out, "<testsuite name=\"perfgate gate\" tests=\"", report.verdicts_size(),
+  absl::StrAppend(&out, "<testsuite name=\"perfgate gate\" tests=\"", report.result.verdicts.size(),
                   "\" failures=\"", failures, "\" errors=\"0\" skipped=\"", skipped, "\">\n");
   out += "  <properties>\n";
   auto property = [&](absl::string_view name, absl::string_view value) {
     absl::StrAppend(&out, "    <property name=\"", name, "\" value=\"", EscapeXml(value), "\"/>\n");
   };
-  property("candidate_run_id", report.candidate_run_id());
-  property("sku", report.sku());
-  property("candidate_branch", report.candidate_branch());
-  property("candidate_commit", report.candidate_commit());
-  property("baseline_branch", report.baseline_branch());
-  property("baseline_runs", absl::StrCat(report.baseline_run_ids_size()));
-  property("mode", report.mode() == v1::GATE_MODE_AB ? "ab" : "history");
+  property("candidate_run_id", report.candidate_run_id);
+  property("sku", report.sku);
+  property("candidate_branch", report.candidate_branch);
+  property("candidate_commit", report.candidate_commit);
+  property("baseline_branch", report.baseline_branch);
+  property("baseline_runs", absl::StrCat(report.baseline_run_ids.size()));
+  property("mode", ModeName(report));
   property("outcome", OutcomeName(report));
-  property("summary", report.summary());
+  property("summary", report.result.summary);
   out += "  </properties>\n";
 
-  for (const v1::MetricVerdict& v : report.verdicts()) {
-    absl::StrAppend(&out, "  <testcase classname=\"", EscapeXml(v.benchmark()), "\" name=\"",
-                    EscapeXml(v.metric()), "\" time=\"0\">\n");
+  for (const MetricVerdict& v : report.result.verdicts) {
+    absl::StrAppend(&out, "  <testcase classname=\"", EscapeXml(v.benchmark), "\" name=\"",
+                    EscapeXml(v.metric), "\" time=\"0\">\n");
     const std::string numbers =
-        absl::StrCat("baseline ", Number(v.baseline_median(), v.unit()), " over ",
-                     v.baseline_runs(), " runs, candidate ", Number(v.candidate_median(), v.unit()),
-                     " over ", v.candidate_samples(), " samples, change ",
-                     SignedPercent(v.change()), " % ", Interval(v.change_ci_low(), v.change_ci_high()),
-                     ", p adjusted ", PValue(v.p_adjusted()), ", tolerance ",
-                     Percent(v.tolerance()), " %");
+        absl::StrCat("baseline ", Number(v.baseline_median, v.unit), " over ",
+                     v.baseline_runs, " runs, candidate ", Number(v.candidate_median, v.unit),
+                     " over ", v.candidate_samples, " samples, change ",
+                     SignedPercent(v.change), " % ", Interval(v.change_ci_low, v.change_ci_high),
+                     ", p adjusted ", PValue(v.p_adjusted), ", tolerance ",
+                     Percent(v.tolerance), " %");
     if (FailsGate(v)) {
-      absl::StrAppend(&out, "    <failure type=\"", VerdictName(v.verdict()), "\" message=\"",
-                      EscapeXml(absl::StrCat(VerdictText(v), ": ", v.note())), "\">",
+      absl::StrAppend(&out, "    <failure type=\"", VerdictName(v.verdict), "\" message=\"",
+                      EscapeXml(absl::StrCat(VerdictText(v), ": ", v.note)), "\">",
                       EscapeXml(numbers), "</failure>\n");
-    } else if (IsUndecided(v.verdict())) {
+    } else if (IsUndecided(v.verdict)) {
       absl::StrAppend(&out, "    <skipped message=\"",
-                      EscapeXml(absl::StrCat(VerdictText(v), ": ", v.note())), "\"/>\n");
+                      EscapeXml(absl::StrCat(VerdictText(v), ": ", v.note)), "\"/>\n");
     } else {
       // Advisory failures and passes still carry their numbers for the CI view.
       absl::StrAppend(&out, "    <system-out>",
-                      EscapeXml(absl::StrCat(VerdictText(v), ": ", v.note())), "</system-out>\n");
+                      EscapeXml(absl::StrCat(VerdictText(v), ": ", v.note)), "</system-out>\n");
     }
     out += "  </testcase>\n";
   }
@@ -472,56 +440,54 @@ std::string RenderJUnit(const v1::GateReport& report) {
   return out;
 }
 
-std::string RenderJson(const v1::GateReport& report) {
+std::string RenderJson(const gate::GateReport& report) {
   nlohmann::ordered_json verdicts = nlohmann::ordered_json::array();
-  for (const v1::MetricVerdict& v : report.verdicts()) {
+  for (const MetricVerdict& v : report.result.verdicts) {
     verdicts.push_back({
-        {"benchmark", v.benchmark()},
-        {"metric", v.metric()},
-        {"unit", v.unit()},
-        {"direction", DirectionName(v.direction())},
-        {"baseline_median", JsonNumber(v.baseline_median())},
-        {"candidate_median", JsonNumber(v.candidate_median())},
-        {"change", JsonNumber(v.change())},
-        {"change_ci", {JsonNumber(v.change_ci_low()), JsonNumber(v.change_ci_high())}},
-        {"p_value", JsonNumber(v.p_value())},
-        {"p_adjusted", JsonNumber(v.p_adjusted())},
-        {"method", MethodName(v.method())},
-        {"candidate_noise", JsonNumber(v.candidate_noise())},
-        {"baseline_samples", v.baseline_samples()},
-        {"tolerance", JsonNumber(v.tolerance())},
-        {"floor", JsonNumber(v.floor())},
-        {"verdict", VerdictName(v.verdict())},
-        {"gating", v.gating()},
-        {"candidate_samples", v.candidate_samples()},
-        {"baseline_runs", v.baseline_runs()},
-        {"note", v.note()},
+        {"benchmark", v.benchmark},
+        {"metric", v.metric},
+        {"unit", v.unit},
+        {"direction", perfgate::ToString(v.direction)},
+        {"baseline_median", JsonNumber(v.baseline_median)},
+        {"candidate_median", JsonNumber(v.candidate_median)},
+        {"change", JsonNumber(v.change)},
+        {"change_ci", {JsonNumber(v.change_ci_low), JsonNumber(v.change_ci_high)}},
+        {"p_value", JsonNumber(v.p_value)},
+        {"p_adjusted", JsonNumber(v.p_adjusted)},
+        {"method", gate::ToString(v.method)},
+        {"candidate_noise", JsonNumber(v.candidate_noise)},
+        {"baseline_samples", v.baseline_samples},
+        {"tolerance", JsonNumber(v.tolerance)},
+        {"floor", JsonNumber(v.floor)},
+        {"verdict", VerdictName(v.verdict)},
+        {"gating", v.gating},
+        {"candidate_samples", v.candidate_samples},
+        {"baseline_runs", v.baseline_runs},
+        {"note", v.note},
     });
   }
   nlohmann::ordered_json out = {
-      {"report_id", report.report_id()},
-      {"candidate_run_id", report.candidate_run_id()},
-      {"sku", report.sku()},
-      {"candidate_branch", report.candidate_branch()},
-      {"candidate_commit", report.candidate_commit()},
-      {"baseline_branch", report.baseline_branch()},
-      {"baseline_run_ids", std::vector<std::string>(report.baseline_run_ids().begin(),
-                                                    report.baseline_run_ids().end())},
-      {"mode", report.mode() == v1::GATE_MODE_AB ? "ab" : "history"},
-      {"fdr", JsonNumber(report.fdr())},
+      {"report_id", report.report_id},
+      {"candidate_run_id", report.candidate_run_id},
+      {"sku", report.sku},
+      {"candidate_branch", report.candidate_branch},
+      {"candidate_commit", report.candidate_commit},
+      {"baseline_branch", report.baseline_branch},
+      {"baseline_run_ids", report.baseline_run_ids},
+      {"mode", ModeName(report)},
+      {"fdr", JsonNumber(report.fdr)},
       {"outcome", OutcomeName(report)},
-      {"summary", report.summary()},
-      {"invalid_reasons", std::vector<std::string>(report.invalid_reasons().begin(),
-                                                   report.invalid_reasons().end())},
+      {"summary", report.result.summary},
+      {"invalid_reasons", report.result.invalid_reasons},
       {"verdicts", std::move(verdicts)},
   };
-  // Strings from the wire are UTF-8 already; replace rather than throw if not.
+  // Strings from the wire or a result file should be UTF-8; replace rather than throw if not.
   return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
-absl::Status WriteReportFiles(const v1::GateReport& report, const std::string& markdown_file,
+absl::Status WriteReportFiles(const gate::GateReport& report, const std::string& markdown_file,
                               const std::string& junit_file, const std::string& json_file) {
-  const std::pair<const std::string*, std::string (*)(const v1::GateReport&)> files[] = {
+  const std::pair<const std::string*, std::string (*)(const gate::GateReport&)> files[] = {
       {&markdown_file, RenderMarkdown}, {&junit_file, RenderJUnit}, {&json_file, RenderJson}};
   for (const auto& [path, render] : files) {
     if (path->empty()) continue;
@@ -533,9 +499,9 @@ absl::Status WriteReportFiles(const v1::GateReport& report, const std::string& m
   return absl::OkStatus();
 }
 
-int ExitCode(const v1::GateReport& report) {
+int ExitCode(const gate::GateReport& report) {
   if (IsRegression(report)) return 1;
   return IsInconclusive(report) ? 3 : 0;
 }
 
-}  // namespace perfgate::cli
+}  // namespace perfgate::report

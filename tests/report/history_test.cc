@@ -1,37 +1,40 @@
-#include "cli/history.h"
+#include "report/history.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-namespace perfgate::cli {
+#include <chrono>
+#include <string>
+
+namespace perfgate::report {
 namespace {
 
 using ::testing::HasSubstr;
 
-v1::HistoryResponse ShiftedHistory() {
-  v1::HistoryResponse h;
-  h.set_unit("ms");
-  h.set_direction(v1::LOWER_IS_BETTER);
+HistoryReport ShiftedHistory() {
+  HistoryReport h;
+  h.series.unit = "ms";
+  h.series.direction = Direction::kLowerIsBetter;
   for (int i = 0; i < 8; ++i) {
-    v1::HistoryPoint* p = h.add_points();
-    p->set_run_id("run-" + std::to_string(i));
-    p->set_commit("c0mmit" + std::to_string(i) + "abcdef0123456789");
-    p->set_branch("main");
-    p->set_node("node-1");
-    p->mutable_finished_at()->set_seconds(1'790'000'000 + 86'400 * i);  // 2026-09-21 onwards
-    p->set_median(i < 4 ? 10.1 : 12.3);
-    p->set_n(20);
+    HistoryPoint p;
+    p.run_id = "run-" + std::to_string(i);
+    p.commit = "c0mmit" + std::to_string(i) + "abcdef0123456789";
+    p.branch = "main";
+    p.node = "node-1";
+    p.finished_at = TimePoint(std::chrono::seconds(1'790'000'000 + 86'400 * i));  // 2026-09-21 onwards
+    p.median = i < 4 ? 10.1 : 12.3;
+    p.n = 20;
+    h.series.points.push_back(p);
   }
-  v1::ChangePoint* c = h.add_change_points();
-  c->set_index(4);
-  c->set_commit(h.points(4).commit());
-  c->set_run_id(h.points(4).run_id());
-  c->set_median_before(10.1);
-  c->set_median_after(12.3);
-  c->set_change(12.3 / 10.1 - 1);
-  c->set_statistic(3.5);
-  c->set_p_value(0.005);
+  HistoryChange c;
+  c.index = 4;  // the change names that point's commit and run
+  c.median_before = 10.1;
+  c.median_after = 12.3;
+  c.change = 12.3 / 10.1 - 1;
+  c.statistic = 3.5;
+  c.p_value = 0.005;
+  h.changes.push_back(c);
   return h;
 }
 
@@ -43,16 +46,16 @@ TEST(History, NamesEachChangePointWithItsCommitDateRunLevelsAndDirection) {
 }
 
 TEST(History, ImprovementOfAHigherIsBetterMetricReadsBetter) {
-  v1::HistoryResponse h = ShiftedHistory();
-  h.set_direction(v1::HIGHER_IS_BETTER);
-  h.set_unit("GB/s");
-  h.mutable_change_points(0)->set_change(-(12.3 / 10.1 - 1));
+  HistoryReport h = ShiftedHistory();
+  h.series.direction = Direction::kHigherIsBetter;
+  h.series.unit = "GB/s";
+  h.changes[0].change = -(12.3 / 10.1 - 1);
   EXPECT_THAT(RenderHistory(h, "kernels/copy", "bandwidth"), HasSubstr("-21.8 % better"));
 }
 
 TEST(History, WithoutChangePointsPrintsOnlyTheSeries) {
-  v1::HistoryResponse h = ShiftedHistory();
-  h.clear_change_points();
+  HistoryReport h = ShiftedHistory();
+  h.changes.clear();
   const std::string text = RenderHistory(h, "kernels/copy", "time");
   EXPECT_THAT(text, ::testing::Not(HasSubstr("change point")));
   EXPECT_THAT(text, HasSubstr("c0mmit7abcde"));
@@ -71,4 +74,4 @@ TEST(History, JsonHoldsTheSeriesAndTheChangePoints) {
 }
 
 }  // namespace
-}  // namespace perfgate::cli
+}  // namespace perfgate::report

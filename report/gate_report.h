@@ -1,52 +1,53 @@
-// Report writers for `perfgate gate`: one GateReport from the coordinator,
-// rendered for a terminal, a pull-request comment, a CI test view (JUnit) or
-// a program (JSON). They only format: every number and verdict comes from the
-// report, in the order the coordinator sorted it (worst first).
+// Report writers for a gate: one gate::GateReport (from the coordinator,
+// the agent's `ab` or the offline `perfgate compare`), rendered for a
+// terminal, a pull-request comment, a CI test view (JUnit) or a program
+// (JSON). They only format: every number and verdict comes from the report,
+// in the order the gate sorted it (worst first).
 #pragma once
 
 #include <string>
 
 #include "absl/status/status.h"
+#include "gate/gate.h"
+#include "gate/report.h"
 
-#include "perfgate/v1/gate.pb.h"
-
-namespace perfgate::cli {
+namespace perfgate::report {
 
 /// A fixed-width table for a terminal: a header naming the candidate run,
 /// SKU, baseline branch and number of baseline runs; one row per verdict
 /// (benchmark, metric, baseline, candidate, change %, tolerance %, verdict;
 /// advisory metrics marked); and a final "perfgate gate: PASS|REGRESSION — ..."
 /// line. Ends with a newline.
-std::string RenderTable(const v1::GateReport& report);
+std::string RenderTable(const gate::GateReport& report);
 
 /// GitHub-flavoured Markdown for a pull-request comment: a bold status word
 /// and summary line, a table of the metrics that regressed, then the full
 /// table inside <details>. Text from the report is escaped.
-std::string RenderMarkdown(const v1::GateReport& report);
+std::string RenderMarkdown(const gate::GateReport& report);
 
 /// JUnit XML: one <testsuite name="perfgate gate"> with a <testcase> per
 /// verdict; gating regressions, misses of a floor and missing metrics are
 /// <failure>s, metrics without a baseline are <skipped/>. Everything from the
 /// report is XML-escaped.
-std::string RenderJUnit(const v1::GateReport& report);
+std::string RenderJUnit(const gate::GateReport& report);
 
 /// The report as a JSON object (pretty-printed); NaN and infinite numbers
 /// become null, enums their lower-case names.
-std::string RenderJson(const v1::GateReport& report);
+std::string RenderJson(const gate::GateReport& report);
 
 /// The process exit code for the report: 0 pass, 1 regression (or a floor
 /// missed, a metric missing, or undecided metrics the policy fails), 3
 /// inconclusive (a gating metric too noisy, without baseline, or measured in
 /// an unfit environment, and the policy reports it).
-int ExitCode(const v1::GateReport& report);
+int ExitCode(const gate::GateReport& report);
 
 /// Writes the report as Markdown, JUnit XML and JSON to each of the paths
 /// that is set (an empty path is skipped). The error names the file that
 /// could not be written.
-absl::Status WriteReportFiles(const v1::GateReport& report, const std::string& markdown_file,
+absl::Status WriteReportFiles(const gate::GateReport& report, const std::string& markdown_file,
                               const std::string& junit_file, const std::string& json_file);
 
-/// Lower-case verdict name as the coordinator's gate uses it ("below_floor").
-std::string VerdictName(v1::Verdict verdict);
+/// Lower-case verdict name as the gate uses it ("below_floor").
+std::string VerdictName(gate::Verdict verdict);
 
-}  // namespace perfgate::cli
+}  // namespace perfgate::report

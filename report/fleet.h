@@ -4,21 +4,21 @@
 
 #include <string>
 
-#include "perfgate/v1/query.pb.h"
+#include "gate/fleet.h"
 
-namespace perfgate::cli {
+namespace perfgate::report {
 
 /// A line naming the nodes compared and k; one table row per outlier (node,
 /// benchmark, metric, node median, fleet median, deviation in MADs,
 /// worse/better, differing fields as "pcie_gen_max=4 (fleet: 5)"); then one
 /// line per node with its outlier counts. Ends with a newline.
-std::string RenderFleet(const v1::FleetResponse& fleet, const std::string& sku, const std::string& sweep);
+std::string RenderFleet(const gate::FleetReport& fleet, const std::string& sku, const std::string& sweep);
 
 /// The same as a pretty-printed JSON object; NaN and infinite numbers as null.
-std::string RenderFleetJson(const v1::FleetResponse& fleet, const std::string& sku, const std::string& sweep);
+std::string RenderFleetJson(const gate::FleetReport& fleet, const std::string& sku, const std::string& sweep);
 
-/// The command's exit status for a response: 1 when some node is an outlier
-/// on the worse side, else 0.
-int FleetExitCode(const v1::FleetResponse& fleet);
+/// The command's exit status for a comparison: 1 when some node is an
+/// outlier on the worse side, else 0.
+int FleetExitCode(const gate::FleetReport& fleet);
 
-}  // namespace perfgate::cli
+}  // namespace perfgate::report

@@ -1,4 +1,4 @@
-#include "cli/fleet.h"
+#include "report/fleet.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -6,40 +6,33 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-namespace perfgate::cli {
+namespace perfgate::report {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-v1::FleetResponse SlowNodeFleet() {
-  v1::FleetResponse r;
-  r.set_nodes(8);
-  r.set_k(5);
-  v1::FleetOutlier* o = r.add_outliers();
-  o->set_node("gpu-5");
-  o->set_run_id("run-5");
-  o->set_benchmark("kernels/copy{bytes=268435456}");
-  o->set_metric("time");
-  o->set_unit("ms");
-  o->set_direction(v1::LOWER_IS_BETTER);
-  o->set_node_median(12.0);
-  o->set_fleet_median(10.0);
-  o->set_mad(0.02);
-  o->set_deviation(100.0);
-  o->set_side("worse");
-  o->set_nodes(8);
-  v1::FieldDifference* d = o->add_differing_fields();
-  d->set_name("pcie_gen_max");
-  d->set_node_value("4");
-  d->set_majority_value("5");
-  v1::FleetNode* n = r.add_node_summary();
-  n->set_node("gpu-5");
-  n->set_run_id("run-5");
-  n->set_worse(1);
-  n = r.add_node_summary();
-  n->set_node("gpu-0");
-  n->set_run_id("run-0");
+gate::FleetReport SlowNodeFleet() {
+  gate::FleetReport r;
+  r.nodes = 8;
+  r.k = 5;
+  gate::FleetOutlier o;
+  o.node = "gpu-5";
+  o.run_id = "run-5";
+  o.benchmark = "kernels/copy{bytes=268435456}";
+  o.metric = "time";
+  o.unit = "ms";
+  o.direction = Direction::kLowerIsBetter;
+  o.node_median = 12.0;
+  o.fleet_median = 10.0;
+  o.mad = 0.02;
+  o.deviation = 100.0;
+  o.side = gate::FleetSide::kWorse;
+  o.nodes = 8;
+  o.differing_fields.push_back({"pcie_gen_max", "4", "5"});
+  r.outliers.push_back(o);
+  r.node_summary.push_back({"gpu-5", "run-5", 1, 0});
+  r.node_summary.push_back({"gpu-0", "run-0", 0, 0});
   return r;
 }
 
@@ -58,9 +51,9 @@ TEST(RenderFleet, ShowsTheOutlierWithTheFieldItDiffersInAndCountsPerNode) {
 }
 
 TEST(RenderFleet, SaysSoWhenNoNodeIsAnOutlier) {
-  v1::FleetResponse r;
-  r.set_nodes(4);
-  r.set_k(5);
+  gate::FleetReport r;
+  r.nodes = 4;
+  r.k = 5;
   const std::string text = RenderFleet(r, "h100-sxm5-80gb", "4242");
   EXPECT_THAT(text, HasSubstr("no outliers"));
   EXPECT_THAT(text, Not(HasSubstr("fewer than 3")));
@@ -68,23 +61,23 @@ TEST(RenderFleet, SaysSoWhenNoNodeIsAnOutlier) {
 }
 
 TEST(RenderFleet, SaysSoWhenTooFewNodesWereCompared) {
-  v1::FleetResponse r;
-  r.set_nodes(2);
-  r.set_k(5);
+  gate::FleetReport r;
+  r.nodes = 2;
+  r.k = 5;
   EXPECT_THAT(RenderFleet(r, "h100-sxm5-80gb", "4242"), HasSubstr("fewer than 3 nodes"));
 }
 
 TEST(FleetExitCode, IsOneOnlyWhenSomeNodeIsWorse) {
-  v1::FleetResponse r = SlowNodeFleet();
+  gate::FleetReport r = SlowNodeFleet();
   EXPECT_EQ(FleetExitCode(r), 1);
-  r.mutable_outliers(0)->set_side("better");
-  r.mutable_outliers(0)->set_deviation(-100.0);
+  r.outliers[0].side = gate::FleetSide::kBetter;
+  r.outliers[0].deviation = -100.0;
   EXPECT_EQ(FleetExitCode(r), 0);
 }
 
 TEST(RenderFleetJson, CarriesEveryOutlierFieldAndNullsNonFiniteNumbers) {
-  v1::FleetResponse r = SlowNodeFleet();
-  r.mutable_outliers(0)->set_mad(std::numeric_limits<double>::quiet_NaN());
+  gate::FleetReport r = SlowNodeFleet();
+  r.outliers[0].mad = std::numeric_limits<double>::quiet_NaN();
   const nlohmann::json j = nlohmann::json::parse(RenderFleetJson(r, "h100-sxm5-80gb", "4242"));
   EXPECT_EQ(j["sweep"], "4242");
   EXPECT_EQ(j["nodes"], 8);
@@ -100,4 +93,4 @@ TEST(RenderFleetJson, CarriesEveryOutlierFieldAndNullsNonFiniteNumbers) {
 }
 
 }  // namespace
-}  // namespace perfgate::cli
+}  // namespace perfgate::report

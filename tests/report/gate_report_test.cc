@@ -1,4 +1,4 @@
-#include "cli/report.h"
+#include "report/gate_report.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 
 #include "tests/support/processes.h"
 
-namespace perfgate::cli {
+namespace perfgate::report {
 namespace {
 
 using ::testing::HasSubstr;
@@ -29,60 +29,60 @@ constexpr char kCopy[] = "kernels/copy{bytes=268435456}";
 // Every character XML and Markdown treat specially.
 constexpr char kNasty[] = "custom/odd{label=<a&b\"c'd>|x}";
 
-v1::MetricVerdict Verdict(const std::string& benchmark, const std::string& metric,
-                          v1::Verdict verdict, double baseline, double candidate, double change,
-                          double tolerance, bool gating = true) {
-  v1::MetricVerdict v;
-  v.set_benchmark(benchmark);
-  v.set_metric(metric);
-  v.set_unit(metric == "time" ? "ms" : "GB/s");
-  v.set_direction(metric == "time" ? v1::LOWER_IS_BETTER : v1::HIGHER_IS_BETTER);
-  v.set_baseline_median(baseline);
-  v.set_candidate_median(candidate);
-  v.set_change(change);
-  v.set_tolerance(tolerance);
-  v.set_floor(kNaN);
-  v.set_verdict(verdict);
-  v.set_gating(gating);
-  v.set_candidate_samples(30);
-  v.set_baseline_runs(std::isnan(baseline) ? 0 : 3);
-  v.set_note("note for " + benchmark);
+gate::MetricVerdict Verdict(const std::string& benchmark, const std::string& metric,
+                            gate::Verdict verdict, double baseline, double candidate, double change,
+                            double tolerance, bool gating = true) {
+  gate::MetricVerdict v;
+  v.benchmark = benchmark;
+  v.metric = metric;
+  v.unit = metric == "time" ? "ms" : "GB/s";
+  v.direction = metric == "time" ? Direction::kLowerIsBetter : Direction::kHigherIsBetter;
+  v.baseline_median = baseline;
+  v.candidate_median = candidate;
+  v.change = change;
+  v.tolerance = tolerance;
+  v.floor = kNaN;
+  v.verdict = verdict;
+  v.gating = gating;
+  v.candidate_samples = 30;
+  v.baseline_runs = std::isnan(baseline) ? 0 : 3;
+  v.note = "note for " + benchmark;
   // A tested change carries its interval and p-values; an untested one NaN.
   const bool tested = !std::isnan(change);
-  v.set_change_ci_low(tested ? change - 0.01 : kNaN);
-  v.set_change_ci_high(tested ? change + 0.01 : kNaN);
-  v.set_p_value(tested ? 0.0005 : kNaN);
-  v.set_p_adjusted(tested ? 0.002 : kNaN);
-  v.set_method(tested ? v1::TEST_METHOD_HISTORY : v1::TEST_METHOD_NONE);
+  v.change_ci_low = tested ? change - 0.01 : kNaN;
+  v.change_ci_high = tested ? change + 0.01 : kNaN;
+  v.p_value = tested ? 0.0005 : kNaN;
+  v.p_adjusted = tested ? 0.002 : kNaN;
+  v.method = tested ? gate::Method::kHistory : gate::Method::kNone;
   return v;
 }
 
-// Four metrics, worst first as the coordinator sorts them: one gating
-// regression, one advisory regression, one without baseline, one pass.
-v1::GateReport RegressionReport() {
-  v1::GateReport r;
-  r.set_report_id(42);
-  r.set_candidate_run_id("6f1c2a9e-1b7d-4c3e-9a55-0e2f4b8d9c10");
-  r.set_sku("h100-sxm5-80gb");
-  r.set_candidate_branch("feature/faster-triad");
-  r.set_candidate_commit("0123456789abcdef0123456789abcdef01234567");
-  r.set_baseline_branch("main");
-  for (const char* id : {"run-a", "run-b", "run-c"}) r.add_baseline_run_ids(id);
-  *r.add_verdicts() =
-      Verdict(kTriad, "bandwidth", v1::VERDICT_REGRESSION, 16.0, 12.03, 0.248, 0.10);
-  *r.add_verdicts() =
-      Verdict(kGemm, "bandwidth", v1::VERDICT_REGRESSION, 700, 665, 0.05, 0.02, false);
-  *r.add_verdicts() = Verdict(kNew, "time", v1::VERDICT_NO_BASELINE, kNaN, 1.5, kNaN, 0.03);
-  *r.add_verdicts() = Verdict(kCopy, "time", v1::VERDICT_PASS, 10.0, 10.1, 0.01, 0.03);
-  r.set_outcome(v1::GATE_REGRESSION);
-  r.set_summary("1 of 4 metrics on h100-sxm5-80gb regressed");
+// Four metrics, worst first as the gate sorts them: one gating regression,
+// one advisory regression, one without baseline, one pass.
+gate::GateReport RegressionReport() {
+  gate::GateReport r;
+  r.report_id = 42;
+  r.candidate_run_id = "6f1c2a9e-1b7d-4c3e-9a55-0e2f4b8d9c10";
+  r.sku = "h100-sxm5-80gb";
+  r.candidate_branch = "feature/faster-triad";
+  r.candidate_commit = "0123456789abcdef0123456789abcdef01234567";
+  r.baseline_branch = "main";
+  r.baseline_run_ids = {"run-a", "run-b", "run-c"};
+  r.fdr = 0.05;
+  std::vector<gate::MetricVerdict>& verdicts = r.result.verdicts;
+  verdicts.push_back(Verdict(kTriad, "bandwidth", gate::Verdict::kRegression, 16.0, 12.03, 0.248, 0.10));
+  verdicts.push_back(Verdict(kGemm, "bandwidth", gate::Verdict::kRegression, 700, 665, 0.05, 0.02, false));
+  verdicts.push_back(Verdict(kNew, "time", gate::Verdict::kNoBaseline, kNaN, 1.5, kNaN, 0.03));
+  verdicts.push_back(Verdict(kCopy, "time", gate::Verdict::kPass, 10.0, 10.1, 0.01, 0.03));
+  r.result.outcome = gate::Outcome::kRegression;
+  r.result.summary = "1 of 4 metrics on h100-sxm5-80gb regressed";
   return r;
 }
 
-v1::GateReport PassReport() {
-  v1::GateReport r = RegressionReport();
-  r.mutable_verdicts()->DeleteSubrange(0, 1);
-  r.set_outcome(v1::GATE_PASS);
+gate::GateReport PassReport() {
+  gate::GateReport r = RegressionReport();
+  r.result.verdicts.erase(r.result.verdicts.begin());
+  r.result.outcome = gate::Outcome::kPass;
   return r;
 }
 
@@ -315,14 +315,14 @@ TEST(ReportMarkdown, TablesRegressionsThenEverythingInsideDetails) {
 }
 
 TEST(ReportMarkdown, PassingReportSaysNothingRegressed) {
-  v1::GateReport r = PassReport();
-  r.mutable_verdicts()->DeleteSubrange(0, 1);  // drop the advisory regression too
+  gate::GateReport r = PassReport();
+  r.result.verdicts.erase(r.result.verdicts.begin());  // drop the advisory regression too
   EXPECT_THAT(RenderMarkdown(r), HasSubstr("No metric regressed."));
 }
 
 TEST(ReportMarkdown, EscapesTableBreakingCharacters) {
-  v1::GateReport r = RegressionReport();
-  r.mutable_verdicts(0)->set_benchmark(kNasty);
+  gate::GateReport r = RegressionReport();
+  r.result.verdicts[0].benchmark = kNasty;
   const std::string md = RenderMarkdown(r);
   EXPECT_THAT(md, HasSubstr("custom/odd{label=&lt;a&amp;b\"c'd&gt;\\|x}"));
   EXPECT_THAT(md, Not(HasSubstr("<a&b")));
@@ -355,9 +355,9 @@ TEST(ReportJUnit, IsWellFormedWithOneCasePerVerdict) {
 }
 
 TEST(ReportJUnit, FailsOnBelowFloorAndMissingToo) {
-  v1::GateReport r = RegressionReport();
-  r.mutable_verdicts(2)->set_verdict(v1::VERDICT_MISSING);
-  r.mutable_verdicts(3)->set_verdict(v1::VERDICT_BELOW_FLOOR);
+  gate::GateReport r = RegressionReport();
+  r.result.verdicts[2].verdict = gate::Verdict::kMissing;
+  r.result.verdicts[3].verdict = gate::Verdict::kBelowFloor;
   XmlReader reader(RenderJUnit(r));
   ASSERT_TRUE(reader.Read()) << reader.error();
   EXPECT_EQ(reader.Named("failure").size(), 3u);
@@ -366,10 +366,10 @@ TEST(ReportJUnit, FailsOnBelowFloorAndMissingToo) {
 }
 
 TEST(ReportJUnit, EscapesBenchmarkKeysAndNotes) {
-  v1::GateReport r = RegressionReport();
-  r.mutable_verdicts(0)->set_benchmark(kNasty);
-  r.mutable_verdicts(0)->set_note("median <12> & \"worse\"\nsee 'docs'");
-  r.set_summary("</testsuite><evil>");
+  gate::GateReport r = RegressionReport();
+  r.result.verdicts[0].benchmark = kNasty;
+  r.result.verdicts[0].note = "median <12> & \"worse\"\nsee 'docs'";
+  r.result.summary = "</testsuite><evil>";
   const std::string xml = RenderJUnit(r);
   EXPECT_THAT(xml, Not(HasSubstr("<a&b")));
   EXPECT_THAT(xml, Not(HasSubstr("<evil>")));
@@ -406,9 +406,9 @@ TEST(ReportExitCode, IsOneOnRegressionAndZeroOnPass) {
 }
 
 TEST(ReportExitCode, IsThreeWhenInconclusive) {
-  v1::GateReport r = PassReport();
-  r.set_outcome(v1::GATE_INCONCLUSIVE);
-  r.mutable_verdicts(2)->set_verdict(v1::VERDICT_TOO_NOISY);  // the gating copy time
+  gate::GateReport r = PassReport();
+  r.result.outcome = gate::Outcome::kInconclusive;
+  r.result.verdicts[2].verdict = gate::Verdict::kTooNoisy;  // the gating copy time
   EXPECT_EQ(ExitCode(r), 3);
   const std::string table = RenderTable(r);
   EXPECT_THAT(table, HasSubstr("perfgate gate: INCONCLUSIVE \u2014 2 of 3 metrics could not be judged"));
@@ -419,10 +419,10 @@ TEST(ReportExitCode, IsThreeWhenInconclusive) {
 }
 
 TEST(ReportTable, NamesTheReasonsAnEnvironmentWasUnfit) {
-  v1::GateReport r = PassReport();
-  r.set_outcome(v1::GATE_INCONCLUSIVE);
-  r.mutable_verdicts(0)->set_verdict(v1::VERDICT_INVALID_ENVIRONMENT);
-  r.add_invalid_reasons("GPU 0: PCIe link gen 4 x16 below its maximum gen 5 x16");
+  gate::GateReport r = PassReport();
+  r.result.outcome = gate::Outcome::kInconclusive;
+  r.result.verdicts[0].verdict = gate::Verdict::kInvalidEnvironment;
+  r.result.invalid_reasons.push_back("GPU 0: PCIe link gen 4 x16 below its maximum gen 5 x16");
   EXPECT_THAT(RenderTable(r), HasSubstr("Environment unfit for gating:\n  - GPU 0: PCIe link gen 4"));
   EXPECT_THAT(RenderMarkdown(r), HasSubstr("- GPU 0: PCIe link gen 4"));
   EXPECT_EQ(nlohmann::json::parse(RenderJson(r))["invalid_reasons"][0],
@@ -439,18 +439,10 @@ TEST(ReportJson, CarriesTheIntervalAndBothPValues) {
   EXPECT_TRUE(j["verdicts"][2]["p_value"].is_null());  // no baseline: no test
 }
 
-TEST(ReportExitCode, WithoutOutcomeIsJudgedFromGatingVerdicts) {
-  v1::GateReport r = RegressionReport();
-  r.clear_outcome();
-  EXPECT_EQ(ExitCode(r), 1);
-  r.mutable_verdicts(0)->set_gating(false);  // now only advisory regressions remain
-  EXPECT_EQ(ExitCode(r), 0);
-}
-
 TEST(ReportFiles, WritesEachRenderingThatHasAPathAndNamesAFileItCannotWrite) {
   auto dir = perfgate::testing::TempDir::Create("perfgate-report-files-");
   ASSERT_TRUE(dir.ok()) << dir.status();
-  const v1::GateReport report = RegressionReport();
+  const gate::GateReport report = RegressionReport();
   ASSERT_TRUE(WriteReportFiles(report, dir->Join("r.md"), "", dir->Join("r.json")).ok());
   auto md = perfgate::testing::ReadFile(dir->Join("r.md"));
   ASSERT_TRUE(md.ok());
@@ -467,4 +459,4 @@ TEST(ReportFiles, WritesEachRenderingThatHasAPathAndNamesAFileItCannotWrite) {
 }
 
 }  // namespace
-}  // namespace perfgate::cli
+}  // namespace perfgate::report

@@ -1,23 +1,23 @@
 // `perfgate history`: a metric's series of run medians and the change points
-// the coordinator found in it, for a terminal or as JSON for a program.
+// found in it, for a terminal or as JSON for a program.
 #pragma once
 
 #include <string>
 
-#include "perfgate/v1/query.pb.h"
+#include "common/history.h"
 
-namespace perfgate::cli {
+namespace perfgate::report {
 
 /// A header naming the benchmark, metric and unit; one line per point (oldest
 /// first); then one line per change point: "change point at <commit12>
 /// (<date>, run <id>): median 10.1 → 12.3 ms, +21.8 % worse, p 0.005".
 /// Ends with a newline.
-std::string RenderHistory(const v1::HistoryResponse& history, const std::string& benchmark,
+std::string RenderHistory(const HistoryReport& history, const std::string& benchmark,
                           const std::string& metric);
 
 /// The series and its change points as a pretty-printed JSON object; times as
 /// UTC "YYYY-MM-DDTHH:MM:SSZ", NaN and infinite numbers as null.
-std::string RenderHistoryJson(const v1::HistoryResponse& history, const std::string& benchmark,
+std::string RenderHistoryJson(const HistoryReport& history, const std::string& benchmark,
                               const std::string& metric);
 
-}  // namespace perfgate::cli
+}  // namespace perfgate::report

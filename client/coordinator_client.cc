@@ -1,0 +1,325 @@
+#include "client/coordinator_client.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "common/token_file.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "perfgate/v1/gate.grpc.pb.h"
+#include "perfgate/v1/ingest.grpc.pb.h"
+#include "perfgate/v1/query.grpc.pb.h"
+#include "proto/convert.h"
+
+namespace perfgate::client {
+namespace {
+
+using Clock = std::chrono::system_clock;
+
+// How one kind of call is made (see the header for which is which).
+struct CallPolicy {
+  const char* name;     // the RPC, for errors that name it
+  bool name_in_error;   // Ingest calls: a run takes several, so the error says which
+  bool idempotent;      // safe to send again after a transient failure
+  bool wait_for_ready;  // wait for a (re)starting coordinator rather than fail fast
+};
+
+constexpr CallPolicy IngestCall(const char* name) { return {name, true, true, true}; }
+constexpr CallPolicy ReadCall(const char* name) { return {name, false, true, false}; }
+constexpr CallPolicy kEvaluateCall{"Evaluate", false, false, false};
+constexpr CallPolicy kHealthCall{"Check", false, true, true};
+
+absl::Status FromGrpc(const grpc::Status& s, const CallPolicy& call) {
+  if (s.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
+                      call.name_in_error ? absl::StrCat(call.name, ": ", s.error_message())
+                                         : s.error_message());
+}
+
+// A connection that broke, a reply that came too late or a transaction that
+// lost a race is worth another try; anything else the coordinator meant.
+bool Transient(const grpc::Status& s) {
+  return s.error_code() == grpc::StatusCode::UNAVAILABLE ||
+         s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ||
+         s.error_code() == grpc::StatusCode::ABORTED;
+}
+
+// 400 ms after the first failure, doubling: the attempts of one call span
+// a few seconds, enough for a coordinator to restart.
+std::chrono::milliseconds Backoff(int attempt) { return std::chrono::milliseconds(200 << attempt); }
+
+Clock::time_point Deadline(double seconds) {
+  return Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+}
+
+// The one place a connection to the coordinator is made. Insecure today; TLS
+// goes here (grpc::SslCredentials) and every client gets it.
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) {
+  grpc::ChannelArguments args;
+  // Reconnect within seconds once a restarted coordinator is back, rather
+  // than after gRPC's default backoff of up to two minutes.
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+}
+
+}  // namespace
+
+absl::StatusOr<ClientOptions> MakeClientOptions(const std::string& address,
+                                                const std::string& token_file, double timeout_s) {
+  ClientOptions o;
+  o.address = address;
+  o.timeout_s = timeout_s;
+  if (!token_file.empty()) {
+    auto token = ReadTokenFile(token_file);
+    if (!token.ok()) return token.status();
+    o.token = *std::move(token);
+  }
+  return o;
+}
+
+class CoordinatorClient::Impl {
+ public:
+  explicit Impl(ClientOptions o)
+      : options_(std::move(o)),
+        channel_(MakeChannel(options_.address)),
+        ingest_(v1::Ingest::NewStub(channel_)),
+        gate_(v1::Gate::NewStub(channel_)),
+        query_(v1::Query::NewStub(channel_)),
+        health_(grpc::health::v1::Health::NewStub(channel_)) {}
+
+  void Prepare(grpc::ClientContext* ctx, Clock::time_point deadline) const {
+    ctx->set_deadline(deadline);
+    if (!options_.token.empty()) ctx->AddMetadata("authorization", "Bearer " + options_.token);
+  }
+
+  // Runs a unary call under one deadline; an idempotent call that failed
+  // transiently is sent again after a pause, while attempts and time remain.
+  template <typename Call>
+  absl::Status Unary(const CallPolicy& policy, Call call) {
+    const Clock::time_point deadline = Deadline(options_.timeout_s);
+    grpc::Status s;
+    for (int attempt = 1;; ++attempt) {
+      grpc::ClientContext ctx;
+      Prepare(&ctx, deadline);
+      ctx.set_wait_for_ready(policy.wait_for_ready);
+      s = call(&ctx);
+      if (s.ok() || !policy.idempotent || !Transient(s) || attempt >= options_.attempts) break;
+      if (Clock::now() + Backoff(attempt) >= deadline) break;
+      std::this_thread::sleep_for(Backoff(attempt));
+    }
+    return FromGrpc(s, policy);
+  }
+
+  void ResetStream() {
+    if (stream_) {
+      stream_ctx_->TryCancel();
+      stream_->Finish().ok();
+    }
+    stream_.reset();
+    stream_ctx_.reset();
+  }
+
+  ClientOptions options_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Ingest::Stub> ingest_;
+  std::unique_ptr<v1::Gate::Stub> gate_;
+  std::unique_ptr<v1::Query::Stub> query_;
+  std::unique_ptr<grpc::health::v1::Health::Stub> health_;
+  std::unique_ptr<grpc::ClientContext> stream_ctx_;
+  std::unique_ptr<grpc::ClientReaderWriter<v1::ResultBatch, v1::BatchAck>> stream_;
+};
+
+CoordinatorClient::CoordinatorClient(ClientOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+CoordinatorClient::~CoordinatorClient() { impl_->ResetStream(); }
+
+absl::Status CoordinatorClient::RegisterAgent(const std::string& name, const std::string& hostname,
+                                              const std::string& version) {
+  v1::RegisterAgentRequest req;
+  req.set_name(name);
+  req.set_hostname(hostname);
+  req.set_version(version);
+  v1::RegisterAgentResponse resp;
+  return impl_->Unary(IngestCall("RegisterAgent"), [&](grpc::ClientContext* ctx) {
+    return impl_->ingest_->RegisterAgent(ctx, req, &resp);
+  });
+}
+
+absl::Status CoordinatorClient::OpenRun(const v1::OpenRunRequest& req) {
+  v1::OpenRunResponse resp;
+  return impl_->Unary(IngestCall("OpenRun"),
+                      [&](grpc::ClientContext* ctx) { return impl_->ingest_->OpenRun(ctx, req, &resp); });
+}
+
+absl::StatusOr<Ack> CoordinatorClient::SendBatch(const v1::ResultBatch& batch) {
+  const uint64_t sequence = batch.sequence();
+  const ClientOptions& o = impl_->options_;
+  grpc::Status last;
+  for (int attempt = 1; attempt <= o.attempts; ++attempt) {
+    if (!impl_->stream_) {
+      // Wait a bounded time for the coordinator (it may be restarting); the
+      // stream itself lives as long as the run.
+      if (!impl_->channel_->WaitForConnected(Deadline(o.timeout_s))) {
+        last = grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                            absl::StrCat("coordinator at ", o.address, " unreachable for ", o.timeout_s, " s"));
+        break;  // it already had the whole timeout to come back
+      }
+      impl_->stream_ctx_ = std::make_unique<grpc::ClientContext>();
+      impl_->Prepare(impl_->stream_ctx_.get(), Deadline(o.stream_timeout_s));
+      impl_->stream_ = impl_->ingest_->StreamResults(impl_->stream_ctx_.get());
+    }
+    v1::BatchAck ack;
+    if (impl_->stream_->Write(batch) && impl_->stream_->Read(&ack)) {
+      if (ack.sequence() != sequence) {
+        impl_->ResetStream();
+        return absl::InternalError(absl::StrCat("coordinator acknowledged batch ", ack.sequence(),
+                                                " while batch ", sequence, " was outstanding"));
+      }
+      return Ack{ack.sequence(), ack.duplicate(), ack.samples_stored()};
+    }
+    // The stream ended: its status says whether the batch was refused or lost.
+    last = impl_->stream_->Finish();
+    impl_->stream_.reset();
+    impl_->stream_ctx_.reset();
+    if (!Transient(last) && last.error_code() != grpc::StatusCode::OK) break;
+    if (attempt < o.attempts) {
+      std::cerr << "perfgate-agent: batch " << sequence << " not acknowledged ("
+                << (last.ok() ? "stream closed" : last.error_message()) << "); resending in "
+                << Backoff(attempt).count() << " ms\n";
+    }
+    std::this_thread::sleep_for(Backoff(attempt));
+  }
+  const std::string call = absl::StrCat("StreamResults (batch ", sequence, ")");
+  return FromGrpc(
+      last.ok() ? grpc::Status(grpc::StatusCode::UNAVAILABLE, "stream closed without an acknowledgement") : last,
+      IngestCall(call.c_str()));
+}
+
+absl::StatusOr<uint64_t> CoordinatorClient::CloseRun(const v1::CloseRunRequest& req) {
+  if (impl_->stream_) {
+    impl_->stream_->WritesDone();
+    grpc::Status s = impl_->stream_->Finish();
+    impl_->stream_.reset();
+    impl_->stream_ctx_.reset();
+    if (!s.ok() && !Transient(s)) return FromGrpc(s, IngestCall("StreamResults"));
+  }
+  v1::CloseRunResponse resp;
+  absl::Status s = impl_->Unary(
+      IngestCall("CloseRun"), [&](grpc::ClientContext* ctx) { return impl_->ingest_->CloseRun(ctx, req, &resp); });
+  if (!s.ok()) return s;
+  return resp.samples();
+}
+
+absl::StatusOr<uint32_t> CoordinatorClient::PutCalibration(const v1::PutCalibrationRequest& req) {
+  v1::PutCalibrationResponse resp;
+  absl::Status s = impl_->Unary(IngestCall("PutCalibration"), [&](grpc::ClientContext* ctx) {
+    return impl_->ingest_->PutCalibration(ctx, req, &resp);
+  });
+  if (!s.ok()) return s;
+  return resp.stored();
+}
+
+absl::StatusOr<v1::GateReport> CoordinatorClient::Evaluate(const v1::EvaluateRequest& req) {
+  v1::GateReport report;
+  absl::Status s = impl_->Unary(
+      kEvaluateCall, [&](grpc::ClientContext* ctx) { return impl_->gate_->Evaluate(ctx, req, &report); });
+  if (!s.ok()) return s;
+  return report;
+}
+
+absl::StatusOr<v1::GateReport> CoordinatorClient::GetReport(int64_t report_id) {
+  v1::GetReportRequest req;
+  req.set_report_id(report_id);
+  v1::GateReport report;
+  absl::Status s = impl_->Unary(
+      ReadCall("GetReport"), [&](grpc::ClientContext* ctx) { return impl_->gate_->GetReport(ctx, req, &report); });
+  if (!s.ok()) return s;
+  return report;
+}
+
+absl::StatusOr<v1::ListRunsResponse> CoordinatorClient::ListRuns(const v1::ListRunsRequest& req) {
+  v1::ListRunsResponse resp;
+  absl::Status s = impl_->Unary(
+      ReadCall("ListRuns"), [&](grpc::ClientContext* ctx) { return impl_->query_->ListRuns(ctx, req, &resp); });
+  if (!s.ok()) return s;
+  return resp;
+}
+
+absl::StatusOr<v1::RunDetail> CoordinatorClient::GetRun(const std::string& run_id) {
+  v1::GetRunRequest req;
+  req.set_run_id(run_id);
+  v1::RunDetail resp;
+  absl::Status s = impl_->Unary(
+      ReadCall("GetRun"), [&](grpc::ClientContext* ctx) { return impl_->query_->GetRun(ctx, req, &resp); });
+  if (!s.ok()) return s;
+  return resp;
+}
+
+absl::StatusOr<v1::HistoryResponse> CoordinatorClient::History(const v1::HistoryRequest& req) {
+  v1::HistoryResponse resp;
+  absl::Status s = impl_->Unary(
+      ReadCall("History"), [&](grpc::ClientContext* ctx) { return impl_->query_->History(ctx, req, &resp); });
+  if (!s.ok()) return s;
+  return resp;
+}
+
+absl::StatusOr<v1::FleetResponse> CoordinatorClient::Fleet(const v1::FleetRequest& req) {
+  v1::FleetResponse resp;
+  absl::Status s = impl_->Unary(
+      ReadCall("Fleet"), [&](grpc::ClientContext* ctx) { return impl_->query_->Fleet(ctx, req, &resp); });
+  if (!s.ok()) return s;
+  return resp;
+}
+
+absl::StatusOr<v1::ListCalibrationsResponse> CoordinatorClient::ListCalibrations(
+    const v1::ListCalibrationsRequest& req) {
+  v1::ListCalibrationsResponse resp;
+  absl::Status s = impl_->Unary(ReadCall("ListCalibrations"), [&](grpc::ClientContext* ctx) {
+    return impl_->query_->ListCalibrations(ctx, req, &resp);
+  });
+  if (!s.ok()) return s;
+  return resp;
+}
+
+absl::StatusOr<grpc::health::v1::HealthCheckResponse::ServingStatus> CoordinatorClient::Health() {
+  grpc::health::v1::HealthCheckRequest req;
+  grpc::health::v1::HealthCheckResponse resp;
+  absl::Status s = impl_->Unary(
+      kHealthCall, [&](grpc::ClientContext* ctx) { return impl_->health_->Check(ctx, req, &resp); });
+  if (!s.ok()) return s;
+  return resp.status();
+}
+
+absl::StatusOr<uint64_t> SendCompleteRun(CoordinatorClient& client, const RunMeta& meta,
+                                         const std::vector<CaseResult>& cases) {
+  v1::OpenRunRequest open;
+  wire::ToProto(meta, &open);
+  if (auto s = client.OpenRun(open); !s.ok()) return s;
+  uint64_t sequence = 0;
+  v1::CloseRunRequest close;
+  close.set_run_id(meta.run_id);
+  for (const CaseResult& c : cases) {
+    v1::ResultBatch batch;
+    batch.set_run_id(meta.run_id);
+    batch.set_sequence(++sequence);
+    wire::ToProto(c, batch.add_cases());
+    auto ack = client.SendBatch(batch);
+    if (!ack.ok()) {
+      close.set_status(v1::RUN_FAILED);
+      close.set_last_sequence(sequence - 1);
+      close.set_reason(std::string(ack.status().message()));
+      client.CloseRun(close).ok();  // best effort: a failed run is never a baseline
+      return ack.status();
+    }
+  }
+  close.set_status(v1::RUN_COMPLETE);
+  close.set_last_sequence(sequence);
+  return client.CloseRun(close);
+}
+
+}  // namespace perfgate::client

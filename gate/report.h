@@ -1,0 +1,29 @@
+// A gate's result as a report: the engine's GateResult with the facts that
+// name what was judged (candidate run, SKU, branches, the baseline's runs)
+// and where it is stored. The coordinator sends it over the wire, the agent's
+// `ab` and the offline `perfgate compare` build it on the spot, and the
+// renderers of report/ show it. Pure domain: no wire, no formatting.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "gate/gate.h"
+
+namespace perfgate::gate {
+
+/// One gate's report.
+struct GateReport {
+  int64_t report_id = 0;         // id under which the coordinator stored it; 0 when not stored
+  std::string candidate_run_id;  // the run (or, offline, the files) under test
+  std::string sku;
+  std::string candidate_branch, candidate_commit;
+  std::string baseline_branch;
+  std::vector<std::string> baseline_run_ids;  // same node first, newest first
+  double fdr = std::numeric_limits<double>::quiet_NaN();  // Benjamini–Hochberg q applied
+  GateResult result;             // verdicts (worst first), outcome, summary, mode
+};
+
+}  // namespace perfgate::gate
