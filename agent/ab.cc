@@ -12,7 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "agent/process.h"
-#include "common/result_file.h"
+#include "formats/result_file.h"
 #include "common/stats.h"
 
 namespace perfgate::agent {

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "common/engine.h"
+#include "measure/engine.h"
 
 namespace perfgate::agent {
 

@@ -15,7 +15,7 @@
 #include "agent/command_support.h"
 #include "agent/probe.h"
 #include "gate/calibration.h"
-#include "proto/convert.h"
+#include "wire/convert.h"
 
 namespace perfgate::agent {
 namespace {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "agent/ab.h"
-#include "common/calibration_file.h"
+#include "formats/calibration_file.h"
 #include "gate/policy.h"
 
 namespace perfgate::agent {

@@ -17,8 +17,8 @@
 
 #include "agent/cuda_probe.h"
 #include "common/model.h"
-#include "common/nvml.h"
-#include "common/validity.h"
+#include "measure/nvml.h"
+#include "measure/validity.h"
 
 namespace perfgate::agent {
 

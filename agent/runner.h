@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/engine.h"
+#include "measure/engine.h"
 #include "common/model.h"
 #include "suites/registry.h"
 

@@ -15,7 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "proto/convert.h"
+#include "wire/convert.h"
 
 namespace perfgate::agent {
 namespace {

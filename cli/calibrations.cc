@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "gate/calibration.h"
-#include "proto/convert.h"
+#include "wire/convert.h"
 
 namespace perfgate::cli {
 namespace {

@@ -12,12 +12,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/coordinator_client.h"
-#include "common/calibration_file.h"
+#include "formats/calibration_file.h"
 #include "common/identity.h"
 #include "gate/calibration.h"
 #include "gate/policy.h"
 #include "gate/report.h"
-#include "proto/gate_convert.h"
+#include "wire/gate_convert.h"
 #include "report/gate_report.h"
 
 namespace perfgate::cli {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/result_file.h"
+#include "formats/result_file.h"
 #include "gate/gate.h"
 
 namespace perfgate::cli {

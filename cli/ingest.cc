@@ -9,8 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "client/coordinator_client.h"
 #include "common/identity.h"
-#include "common/result_file.h"
-#include "proto/convert.h"
+#include "formats/result_file.h"
+#include "wire/convert.h"
 
 namespace perfgate::cli {
 namespace {

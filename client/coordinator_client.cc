@@ -13,7 +13,7 @@
 #include "perfgate/v1/gate.grpc.pb.h"
 #include "perfgate/v1/ingest.grpc.pb.h"
 #include "perfgate/v1/query.grpc.pb.h"
-#include "proto/convert.h"
+#include "wire/convert.h"
 
 namespace perfgate::client {
 namespace {

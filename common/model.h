@@ -1,5 +1,5 @@
 // Domain types shared by the agent, the suites and the coordinator. They carry
-// no wire or database concerns; proto/convert.h maps them to messages.
+// no wire or database concerns; wire/convert.h maps them to messages.
 #pragma once
 
 #include <chrono>

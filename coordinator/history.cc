@@ -2,8 +2,8 @@
 
 #include <span>
 
-#include "common/changepoint.h"
-#include "common/inference.h"
+#include "gate/changepoint.h"
+#include "gate/inference.h"
 #include "common/stats.h"
 
 namespace perfgate::coordinator {

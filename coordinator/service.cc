@@ -13,9 +13,9 @@
 #include "coordinator/evaluate.h"
 #include "coordinator/history.h"
 #include "gate/fleet.h"
-#include "proto/convert.h"
-#include "proto/gate_convert.h"
-#include "proto/query_convert.h"
+#include "wire/convert.h"
+#include "wire/gate_convert.h"
+#include "wire/query_convert.h"
 
 namespace perfgate::coordinator {
 namespace {

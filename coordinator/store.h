@@ -15,7 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "common/calibration_file.h"
+#include "common/calibration.h"
 #include "common/history.h"
 #include "common/model.h"
 

@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "common/inference.h"
+#include "gate/inference.h"
 #include "common/stats.h"
 
 namespace perfgate::gate {

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/calibration_file.h"
+#include "common/calibration.h"
 #include "common/model.h"
 #include "gate/gate.h"
 

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/inference.h"
+#include "gate/inference.h"
 #include "common/stats.h"
 
 namespace perfgate::gate {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "common/engine.h"
+#include "measure/engine.h"
 #include "common/model.h"
 
 namespace perfgate::suites {

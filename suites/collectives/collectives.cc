@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "common/engine.h"
+#include "measure/engine.h"
 #include "suites/collectives/backend.h"
 #include "suites/collectives/gloo_backend.h"
 #include "suites/collectives/lockstep.h"

@@ -12,7 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "common/engine.h"
+#include "measure/engine.h"
 #include "suites/collectives/world.h"
 
 namespace perfgate::suites::collectives {

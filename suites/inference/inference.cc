@@ -13,7 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/engine.h"
+#include "measure/engine.h"
 #include "suites/model/config.h"
 #include "suites/model/host_model.h"
 #include "suites/model/model_case.h"

@@ -1,6 +1,6 @@
 #include "suites/kernels/ceilings.h"
 
-#include "common/engine.h"
+#include "measure/engine.h"
 #include "common/stats.h"
 #include "suites/kernels/numerics.h"
 

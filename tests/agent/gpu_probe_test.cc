@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/probe.h"
-#include "common/nvml.h"
+#include "measure/nvml.h"
 
 namespace perfgate::agent {
 namespace {

@@ -1,7 +1,9 @@
 # Fails when a source file includes a project header from a top-level folder
 # its own folder may not depend on. The allowed edges are read from the table
 # in docs/architecture.md (rows "| `from/` | `to/`, `to/` |"), so the page
-# and this check cannot drift apart. Run as: cmake -DROOT=<repo> -P this file.
+# and this check cannot drift apart. Each row may name only rows above it,
+# which keeps the graph free of cycles. Run as: cmake -DROOT=<repo> -P this file.
+cmake_policy(SET CMP0057 NEW)
 if(NOT ROOT)
   message(FATAL_ERROR "pass -DROOT=<repository root>")
 endif()
@@ -15,6 +17,11 @@ foreach(row IN LISTS rows)
   set(allowed_${from} "${from}")
   foreach(t IN LISTS targets)
     string(REGEX REPLACE "`([a-z_]+)/`" "\\1" t "${t}")
+    # A row may name only rows above it: the graph then has no cycle.
+    if(NOT t IN_LIST folders)
+      message(SEND_ERROR "docs/architecture.md: ${from}/ may include ${t}/, which is not a row above it "
+                         "(every edge must point up the table, so that the graph has no cycle)")
+    endif()
     list(APPEND allowed_${from} "${t}")
   endforeach()
   list(APPEND folders "${from}")

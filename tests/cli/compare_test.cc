@@ -13,7 +13,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/calibration_file.h"
+#include "formats/calibration_file.h"
 #include "common/identity.h"
 #include "tests/support/processes.h"
 

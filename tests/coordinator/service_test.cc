@@ -13,7 +13,7 @@
 #include "common/identity.h"
 #include "coordinator/server.h"
 #include "coordinator/store.h"
-#include "proto/convert.h"
+#include "wire/convert.h"
 #include "tests/coordinator/migrated_store_test.h"
 
 namespace perfgate::coordinator {

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Reference values for tests/common/inference_test.cc, from SciPy.
+"""Reference values for tests/gate/inference_test.cc, from SciPy.
 
 Run once and commit the output:
     /usr/bin/python3 tests/data/make_stats_reference.py > tests/data/stats_reference.json

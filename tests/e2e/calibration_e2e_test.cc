@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/coordinator.h"
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
 
@@ -49,17 +50,10 @@ class CalibrationEndToEnd : public testing::PostgresTest {
     dir_ = std::make_unique<TempDir>(std::move(*dir));
     policy_ = dir_->Join("policy.yaml");
     std::ofstream(policy_) << kPolicy;
-    auto child = ChildProcess::Start({Bin("coordinator/perfgate-coordinator"), "--database", ConnInfo(),
-                                      "serve", "--listen", "127.0.0.1:0"},
-                                     dir_->Join("coordinator.log"));
-    ASSERT_TRUE(child.ok()) << child.status();
-    coordinator_ = std::move(*child);
-    ASSERT_TRUE(coordinator_->WaitForLine("listening on", std::chrono::seconds(30)))
-        << coordinator_->OutputTail();
-    std::smatch m;
-    const std::string out = coordinator_->Output();
-    ASSERT_TRUE(std::regex_search(out, m, std::regex("listening on 127\\.0\\.0\\.1:(\\d+)")));
-    address_ = "127.0.0.1:" + m[1].str();
+    auto started = testing::StartCoordinator(ConnInfo(), dir_->Join("coordinator.log"));
+    ASSERT_TRUE(started.ok()) << started.status();
+    coordinator_ = std::move(started->process);
+    address_ = started->address;
   }
 
   // Runs a command; prints its output so that a failing test shows it.

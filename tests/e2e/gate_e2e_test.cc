@@ -10,6 +10,7 @@
 #include <regex>
 #include <set>
 
+#include "tests/support/coordinator.h"
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
 
@@ -63,18 +64,10 @@ class GateEndToEnd : public testing::PostgresTest {
   }
 
   void StartCoordinator(const std::vector<std::string>& extra = {}, int port = 0) {
-    std::vector<std::string> argv = {Bin("coordinator/perfgate-coordinator"), "--database", ConnInfo(),
-                                     "serve", "--listen", "127.0.0.1:" + std::to_string(port)};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    auto child = ChildProcess::Start(argv, dir_->Join("coordinator.log"));
-    ASSERT_TRUE(child.ok()) << child.status();
-    coordinator_ = std::move(*child);
-    ASSERT_TRUE(coordinator_->WaitForLine("listening on", std::chrono::seconds(30)))
-        << coordinator_->OutputTail();
-    std::smatch m;
-    const std::string out = coordinator_->Output();
-    ASSERT_TRUE(std::regex_search(out, m, std::regex("listening on 127\\.0\\.0\\.1:(\\d+)")));
-    address_ = "127.0.0.1:" + m[1].str();
+    auto started = testing::StartCoordinator(ConnInfo(), dir_->Join("coordinator.log"), extra, port);
+    ASSERT_TRUE(started.ok()) << started.status();
+    coordinator_ = std::move(started->process);
+    address_ = started->address;
   }
 
   std::vector<std::string> AgentArgv(const std::string& branch, const std::string& commit,

@@ -12,7 +12,8 @@
 #include <regex>
 #include <sstream>
 
-#include "common/result_file.h"
+#include "formats/result_file.h"
+#include "tests/support/coordinator.h"
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
 
@@ -39,16 +40,10 @@ class IngestEndToEnd : public testing::PostgresTest {
   }
 
   void StartCoordinator() {
-    auto child = ChildProcess::Start({Bin("coordinator/perfgate-coordinator"), "--database", ConnInfo(), "serve",
-                                      "--listen", "127.0.0.1:0"},
-                                     dir_->Join("coordinator.log"));
-    ASSERT_TRUE(child.ok()) << child.status();
-    coordinator_ = std::move(*child);
-    ASSERT_TRUE(coordinator_->WaitForLine("listening on", std::chrono::seconds(30))) << coordinator_->OutputTail();
-    std::smatch m;
-    const std::string out = coordinator_->Output();
-    ASSERT_TRUE(std::regex_search(out, m, std::regex("listening on 127\\.0\\.0\\.1:(\\d+)")));
-    address_ = "127.0.0.1:" + m[1].str();
+    auto started = testing::StartCoordinator(ConnInfo(), dir_->Join("coordinator.log"));
+    ASSERT_TRUE(started.ok()) << started.status();
+    coordinator_ = std::move(started->process);
+    address_ = started->address;
   }
 
   // Runs `perfgate ingest`; the run id it printed, or "" (with a failure).

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <limits>
 
-#include "common/calibration_file.h"
+#include "formats/calibration_file.h"
 #include "gate/gate.h"
 #include "gate/policy.h"
 

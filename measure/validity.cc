@@ -1,4 +1,4 @@
-#include "common/validity.h"
+#include "measure/validity.h"
 
 #include <algorithm>
 #include <set>

@@ -1,4 +1,4 @@
-#include "proto/gate_convert.h"
+#include "wire/gate_convert.h"
 
 #include <algorithm>
 #include <string>
@@ -6,7 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "proto/convert.h"
+#include "wire/convert.h"
 
 namespace perfgate::wire {
 namespace {

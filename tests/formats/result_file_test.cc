@@ -1,4 +1,4 @@
-#include "common/result_file.h"
+#include "formats/result_file.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

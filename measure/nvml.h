@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/engine.h"
+#include "measure/engine.h"
 
 namespace perfgate {
 

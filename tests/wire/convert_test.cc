@@ -1,4 +1,4 @@
-#include "proto/convert.h"
+#include "wire/convert.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

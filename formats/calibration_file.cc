@@ -1,4 +1,4 @@
-#include "common/calibration_file.h"
+#include "formats/calibration_file.h"
 
 #include <cmath>
 #include <fstream>
@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/identity.h"
-#include "common/result_file.h"
+#include "formats/result_file.h"
 
 namespace perfgate {
 namespace {
@@ -119,25 +119,6 @@ absl::StatusOr<CalibrationSet> Parse(const json& root) {
 }
 
 }  // namespace
-
-absl::Status ValidateCalibrationEntry(const CalibrationEntry& entry, const std::string& field) {
-  if (entry.benchmark.empty()) return Bad(Member(field, "benchmark"), "must not be empty");
-  if (auto id = ParseBenchmarkKey(entry.benchmark); !id.ok()) {
-    return Bad(Member(field, "benchmark"), std::string(id.status().message()));
-  }
-  if (entry.metric.empty()) return Bad(Member(field, "metric"), "must not be empty");
-  if (entry.unit.empty()) return Bad(Member(field, "unit"), "must not be empty");
-  if (!std::isfinite(entry.spread) || entry.spread < 0) {
-    return Bad(Member(field, "spread"),
-               absl::StrCat("must be finite and >= 0 (a standard deviation of logs), got ", entry.spread));
-  }
-  if (entry.processes < kMinCalibrationProcesses) {
-    return Bad(Member(field, "processes"),
-               absl::StrCat("must be at least ", kMinCalibrationProcesses, " (a spread needs two processes), got ",
-                            entry.processes));
-  }
-  return absl::OkStatus();
-}
 
 std::string WriteCalibrationJson(const CalibrationSet& set) {
   ojson entries = ojson::array();

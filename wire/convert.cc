@@ -1,4 +1,4 @@
-#include "proto/convert.h"
+#include "wire/convert.h"
 
 #include <cmath>
 #include <set>

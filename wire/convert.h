@@ -5,7 +5,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "common/calibration_file.h"
+#include "common/calibration.h"
 #include "common/model.h"
 #include "google/protobuf/timestamp.pb.h"
 #include "perfgate/v1/common.pb.h"

@@ -1,7 +1,7 @@
 // The parts of the NVML layer that need no driver: PCI bus id spellings (how
 // a CUDA device is found in NVML) and the throttle reading made from NVML's
-// answers. The struct layouts are checked by static_assert in common/nvml.cc.
-#include "common/nvml.h"
+// answers. The struct layouts are checked by static_assert in measure/nvml.cc.
+#include "measure/nvml.h"
 
 #include <gtest/gtest.h>
 

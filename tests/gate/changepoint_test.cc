@@ -1,4 +1,4 @@
-#include "common/changepoint.h"
+#include "gate/changepoint.h"
 
 #include <gtest/gtest.h>
 

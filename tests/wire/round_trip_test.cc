@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "proto/gate_convert.h"
-#include "proto/query_convert.h"
+#include "wire/gate_convert.h"
+#include "wire/query_convert.h"
 #include "report/fleet.h"
 #include "report/gate_report.h"
 #include "report/history.h"

@@ -1,10 +1,10 @@
-#include "proto/query_convert.h"
+#include "wire/query_convert.h"
 
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "proto/convert.h"
+#include "wire/convert.h"
 
 namespace perfgate::wire {
 namespace {

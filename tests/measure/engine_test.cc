@@ -1,4 +1,4 @@
-#include "common/engine.h"
+#include "measure/engine.h"
 
 #include <gtest/gtest.h>
 

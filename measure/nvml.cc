@@ -1,4 +1,4 @@
-#include "common/nvml.h"
+#include "measure/nvml.h"
 
 #include <dlfcn.h>
 
@@ -279,29 +279,17 @@ std::optional<uint64_t> Nvml::ClocksEventReasons(NvmlDevice device) const {
   return reasons;
 }
 
-NvmlDeviceFacts Nvml::Describe(NvmlDevice device) const {
-  NvmlDeviceFacts f;
-  nvmlDevice_t d = device.handle;
-  const Api& a = *api_;
-  // Calls one query; what fails (NOT_SUPPORTED, NO_PERMISSION, a missing
-  // entry point) leaves the fact unset.
+namespace {
+
+// The parts of Nvml::Describe. Each calls its queries through the resolved
+// entry points `a` (Nvml::Api); what fails (NOT_SUPPORTED, NO_PERMISSION, a
+// missing entry point) leaves the fact unset.
+template <typename Api>
+void DescribeIdentity(const Api& a, nvmlDevice_t d, NvmlDeviceFacts& f) {
   auto text = [&](auto fn, unsigned size, std::optional<std::string>& out) {
     std::string buf(size, '\0');
     if (fn != nullptr && fn(d, buf.data(), size) == NVML_SUCCESS) out = std::string(buf.c_str());
   };
-  auto number = [&](auto fn, std::optional<uint32_t>& out) {
-    unsigned v = 0;
-    if (fn != nullptr && fn(d, &v) == NVML_SUCCESS) out = v;
-  };
-  auto clock = [&](auto fn, int type, std::optional<uint32_t>& out) {
-    unsigned v = 0;
-    if (fn != nullptr && fn(d, type, &v) == NVML_SUCCESS) out = v;
-  };
-  auto ecc = [&](int type, int counter, std::optional<uint64_t>& out) {
-    unsigned long long v = 0;
-    if (a.ecc_errors != nullptr && a.ecc_errors(d, type, counter, &v) == NVML_SUCCESS) out = v;
-  };
-
   text(a.name, kNameBufferSize, f.name);
   text(a.uuid, kUuidBufferSize, f.uuid);
   text(a.serial, kSerialBufferSize, f.serial);
@@ -312,7 +300,14 @@ NvmlDeviceFacts Nvml::Describe(NvmlDevice device) const {
   }
   nvmlMemory_t memory{};
   if (a.memory != nullptr && a.memory(d, &memory) == NVML_SUCCESS) f.memory_bytes = memory.total;
+}
 
+template <typename Api>
+void DescribeClocksAndPower(const Api& a, nvmlDevice_t d, NvmlDeviceFacts& f) {
+  auto clock = [&](auto fn, int type, std::optional<uint32_t>& out) {
+    unsigned v = 0;
+    if (fn != nullptr && fn(d, type, &v) == NVML_SUCCESS) out = v;
+  };
   clock(a.default_app_clock, NVML_CLOCK_SM, f.default_sm_clock_mhz);
   // Applications clocks are set per graphics domain, which the SM clock
   // follows; a driver that will not answer for the SM domain does for it.
@@ -327,11 +322,19 @@ NvmlDeviceFacts Nvml::Describe(NvmlDevice device) const {
   }
   clock(a.clock, NVML_CLOCK_SM, f.sm_clock_mhz);
   clock(a.clock, NVML_CLOCK_MEM, f.mem_clock_mhz);
-  number(a.power_limit, f.power_limit_mw);
+  if (unsigned v = 0; a.power_limit != nullptr && a.power_limit(d, &v) == NVML_SUCCESS) f.power_limit_mw = v;
   clock(a.temperature, NVML_TEMPERATURE_GPU, f.temperature_c);
   if (int p = 0; a.pstate != nullptr && a.pstate(d, &p) == NVML_SUCCESS && p >= 0 && p <= 15) {
     f.pstate = static_cast<uint32_t>(p);
   }
+}
+
+template <typename Api>
+void DescribeMemoryHealth(const Api& a, nvmlDevice_t d, NvmlDeviceFacts& f) {
+  auto ecc = [&](int type, int counter, std::optional<uint64_t>& out) {
+    unsigned long long v = 0;
+    if (a.ecc_errors != nullptr && a.ecc_errors(d, type, counter, &v) == NVML_SUCCESS) out = v;
+  };
   if (int current = 0, pending = 0;
       a.ecc_mode != nullptr && a.ecc_mode(d, &current, &pending) == NVML_SUCCESS) {
     f.ecc_enabled = current != 0;
@@ -348,6 +351,14 @@ NvmlDeviceFacts Nvml::Describe(NvmlDevice device) const {
     f.remap_pending = pending != 0;
     f.remap_failed = failed != 0;
   }
+}
+
+template <typename Api>
+void DescribeLinkAndModes(const Api& a, nvmlDevice_t d, NvmlDeviceFacts& f) {
+  auto number = [&](auto fn, std::optional<uint32_t>& out) {
+    unsigned v = 0;
+    if (fn != nullptr && fn(d, &v) == NVML_SUCCESS) out = v;
+  };
   number(a.pcie_gen, f.pcie_gen);
   number(a.pcie_width, f.pcie_width);
   number(a.pcie_gen_max, f.pcie_gen_max);
@@ -364,27 +375,40 @@ NvmlDeviceFacts Nvml::Describe(NvmlDevice device) const {
                                              "exclusive_process"};
     f.compute_mode = mode >= 0 && mode <= 3 ? kModes[mode] : absl::StrCat("mode ", mode);
   }
-  if (a.processes != nullptr) {
-    // The list can grow between the sizing call and the reading one.
-    std::vector<nvmlProcessInfo_t> infos;
-    unsigned n = 0;
-    nvmlReturn_t r = a.processes(d, &n, nullptr);
-    for (int attempt = 0; attempt < 3 && r == NVML_ERROR_INSUFFICIENT_SIZE; ++attempt) {
-      n += 8;
-      infos.resize(n);
-      r = a.processes(d, &n, infos.data());
-    }
-    if (r == NVML_SUCCESS) {
-      std::vector<NvmlProcess> list;
-      for (unsigned i = 0; i < n && i < infos.size(); ++i) {
-        NvmlProcess p;
-        p.pid = infos[i].pid;
-        if (infos[i].usedGpuMemory != kValueNotAvailable) p.used_memory_bytes = infos[i].usedGpuMemory;
-        list.push_back(p);
-      }
-      f.compute_processes = std::move(list);
-    }
+}
+
+template <typename Api>
+void DescribeProcesses(const Api& a, nvmlDevice_t d, NvmlDeviceFacts& f) {
+  if (a.processes == nullptr) return;
+  // The list can grow between the sizing call and the reading one.
+  std::vector<nvmlProcessInfo_t> infos;
+  unsigned n = 0;
+  nvmlReturn_t r = a.processes(d, &n, nullptr);
+  for (int attempt = 0; attempt < 3 && r == NVML_ERROR_INSUFFICIENT_SIZE; ++attempt) {
+    n += 8;
+    infos.resize(n);
+    r = a.processes(d, &n, infos.data());
   }
+  if (r != NVML_SUCCESS) return;
+  std::vector<NvmlProcess> list;
+  for (unsigned i = 0; i < n && i < infos.size(); ++i) {
+    NvmlProcess p;
+    p.pid = infos[i].pid;
+    if (infos[i].usedGpuMemory != kValueNotAvailable) p.used_memory_bytes = infos[i].usedGpuMemory;
+    list.push_back(p);
+  }
+  f.compute_processes = std::move(list);
+}
+
+}  // namespace
+
+NvmlDeviceFacts Nvml::Describe(NvmlDevice device) const {
+  NvmlDeviceFacts f;
+  DescribeIdentity(*api_, device.handle, f);
+  DescribeClocksAndPower(*api_, device.handle, f);
+  DescribeMemoryHealth(*api_, device.handle, f);
+  DescribeLinkAndModes(*api_, device.handle, f);
+  DescribeProcesses(*api_, device.handle, f);
   f.clocks_event_reasons = ClocksEventReasons(device);
   return f;
 }

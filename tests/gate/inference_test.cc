@@ -1,4 +1,4 @@
-#include "common/inference.h"
+#include "gate/inference.h"
 
 #include <gtest/gtest.h>
 

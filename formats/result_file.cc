@@ -1,0 +1,110 @@
+// Result files: the format is told from the content and the reader of that
+// format (perfgate_results.cc, google_benchmark.cc, nvbench.cc) walks it;
+// writing is atomic.
+#include "formats/result_file.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "formats/json_fields.h"
+
+namespace perfgate {
+
+absl::StatusOr<ResultSet> ParseResultJson(const std::string& text, const std::string& name) {
+  formats::json root;
+  try {
+    root = formats::json::parse(formats::QuoteNonFinite(text));
+  } catch (const formats::json::parse_error& e) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, ": not valid JSON", e.byte >= text.size() ? " (the file ends early: truncated?)" : "", ": ", e.what()));
+  }
+  try {
+    if (root.is_object()) {
+      auto format = root.find("format");
+      if (format != root.end() && format->is_string() && format->get<std::string>() == formats::kPerfgateFormatTag) {
+        return formats::ReadPerfgate(root);
+      }
+      auto benchmarks = root.find("benchmarks");
+      if (benchmarks != root.end() && root.contains("context")) return formats::ReadGoogleBenchmark(root);
+      if (benchmarks != root.end() &&
+          (root.contains("devices") ||
+           (benchmarks->is_array() && !benchmarks->empty() && (*benchmarks)[0].is_object() &&
+            (*benchmarks)[0].contains("states")))) {
+        return formats::ReadNvbench(root, name);
+      }
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, ": unknown format: expected a perfgate result file (\"format\": \"", formats::kPerfgateFormatTag,
+        "\"), Google Benchmark JSON (--benchmark_format=json: \"context\" and \"benchmarks\") or "
+        "nvbench JSON (--json: \"devices\" and \"benchmarks\"[].\"states\")"));
+  } catch (const formats::FormatError& e) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": ", e.path.empty() ? "" : e.path + ": ", e.what));
+  } catch (const formats::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": ", e.what()));
+  }
+}
+
+absl::StatusOr<ResultSet> ReadResultFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
+  std::stringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": read failed"));
+  return ParseResultJson(text.str(), path);
+}
+
+absl::Status WriteResultFile(const std::string& path, const RunMeta& meta, const std::vector<CaseResult>& cases) {
+  return WriteFileAtomically(path, WriteResultJson(meta, cases));
+}
+
+std::string FormatUtcTime(TimePoint t) {
+  const std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+absl::StatusOr<TimePoint> ParseUtcTime(const std::string& text) {
+  std::tm tm{};
+  char z = 0;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &z) != 7 ||
+      z != 'Z') {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is not a UTC time like 2026-01-31T12:00:00Z"));
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return std::chrono::system_clock::from_time_t(timegm(&tm));
+}
+
+absl::Status WriteFileAtomically(const std::string& path, const std::string& text) {
+  const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) {
+      std::remove(tmp.c_str());
+      return absl::UnavailableError(absl::StrCat("cannot write ", tmp, ": ", std::strerror(errno)));
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    return absl::UnavailableError(absl::StrCat("cannot rename ", tmp, " to ", path, ": ", std::strerror(err)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace perfgate
