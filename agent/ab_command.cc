@@ -10,6 +10,7 @@
 #include "agent/command_support.h"
 #include "agent/probe.h"
 #include "client/upload.h"
+#include "common/identity.h"
 #include "gate/report.h"
 #include "report/gate_report.h"
 
