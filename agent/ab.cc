@@ -165,6 +165,21 @@ Pilot MeasurePilot(const std::string& key, Side& side, const AbOptions& options)
   return pilot;
 }
 
+namespace {
+
+// Each side's noise: the spread of its unthrottled samples of the first metric.
+void SetNoise(CasePair* pair) {
+  for (CaseResult* r : {&pair->baseline, &pair->candidate}) {
+    std::vector<double> first_metric;
+    for (const Sample& s : r->samples) {
+      if (!s.throttled && !s.values.empty()) first_metric.push_back(s.values[0]);
+    }
+    r->noise = stats::Noise(first_metric);
+  }
+}
+
+}  // namespace
+
 CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbOptions& options,
                      double budget_s, const DecidedFn& decided) {
   const Clock::time_point start = Clock::now();
@@ -239,13 +254,7 @@ CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbO
   }
   if (pair.stopped.empty()) pair.stopped = options.fixed_rounds > 0 ? "rounds" : "max_rounds";
   pair.seconds = Since(start);
-  for (CaseResult* r : {&pair.baseline, &pair.candidate}) {
-    std::vector<double> first_metric;
-    for (const Sample& s : r->samples) {
-      if (!s.throttled && !s.values.empty()) first_metric.push_back(s.values[0]);
-    }
-    r->noise = stats::Noise(first_metric);
-  }
+  SetNoise(&pair);
   return pair;
 }
 
@@ -291,6 +300,41 @@ bool CaseDecided(const CasePair& pair, const gate::Policy& policy, const std::st
   const gate::GateResult r = Decide({pair}, strict, sku);
   return std::none_of(r.verdicts.begin(), r.verdicts.end(), gate::Undecided);
 }
+
+namespace {
+
+// The notes of the metrics measured again (their first verdict, whether the
+// second held it) and the summary's count of confirmed cases.
+void NoteConfirmations(const gate::GateResult& first, const std::set<std::string>& suspects, AbResult* result) {
+  // The first verdict of each re-measured metric, for the notes.
+  std::map<std::pair<std::string, std::string>, const gate::MetricVerdict*> before;
+  for (const gate::MetricVerdict& v : first.verdicts) before[{v.benchmark, v.metric}] = &v;
+  std::set<std::string> held;
+  for (gate::MetricVerdict& v : result->gate.verdicts) {
+    if (suspects.count(v.benchmark) == 0) continue;
+    const auto it = before.find({v.benchmark, v.metric});
+    const std::string earlier =
+        it == before.end()
+            ? std::string("absent")
+            : absl::StrCat(gate::ToString(it->second->verdict), " at ", Percent(it->second->change));
+    if (v.gating && gate::Fails(v.verdict)) {
+      held.insert(v.benchmark);
+      v.note = absl::StrCat("confirmed by a second interleaved measurement (first: ", earlier, "); ", v.note);
+    } else {
+      v.note = absl::StrCat("judged on a second interleaved measurement (first: ", earlier, "); ", v.note);
+    }
+  }
+  for (const std::string& key : suspects) {
+    (held.count(key) != 0 ? result->confirmed : result->unconfirmed).push_back(key);
+  }
+  absl::StrAppend(&result->gate.summary, " Re-measured before blocking: ", result->confirmed.size(),
+                  " confirmed", result->confirmed.empty() ? "" : absl::StrCat(" (", absl::StrJoin(result->confirmed, ", "), ")"),
+                  ", ", result->unconfirmed.size(), " not confirmed",
+                  result->unconfirmed.empty() ? "" : absl::StrCat(" (", absl::StrJoin(result->unconfirmed, ", "), ")"),
+                  ".");
+}
+
+}  // namespace
 
 AbResult RunAb(const std::vector<AbCase>& cases, Side& baseline, Side& candidate,
                const gate::Policy& policy, const std::string& sku, const AbOptions& options,
@@ -350,32 +394,7 @@ AbResult RunAb(const std::vector<AbCase>& cases, Side& baseline, Side& candidate
     }
   }
   result.gate = Decide(result.pairs, policy, sku);
-  // The first verdict of each re-measured metric, for the notes.
-  std::map<std::pair<std::string, std::string>, const gate::MetricVerdict*> before;
-  for (const gate::MetricVerdict& v : first.verdicts) before[{v.benchmark, v.metric}] = &v;
-  std::set<std::string> held;
-  for (gate::MetricVerdict& v : result.gate.verdicts) {
-    if (suspects.count(v.benchmark) == 0) continue;
-    const auto it = before.find({v.benchmark, v.metric});
-    const std::string earlier =
-        it == before.end()
-            ? std::string("absent")
-            : absl::StrCat(gate::ToString(it->second->verdict), " at ", Percent(it->second->change));
-    if (v.gating && gate::Fails(v.verdict)) {
-      held.insert(v.benchmark);
-      v.note = absl::StrCat("confirmed by a second interleaved measurement (first: ", earlier, "); ", v.note);
-    } else {
-      v.note = absl::StrCat("judged on a second interleaved measurement (first: ", earlier, "); ", v.note);
-    }
-  }
-  for (const std::string& key : suspects) {
-    (held.count(key) != 0 ? result.confirmed : result.unconfirmed).push_back(key);
-  }
-  absl::StrAppend(&result.gate.summary, " Re-measured before blocking: ", result.confirmed.size(),
-                  " confirmed", result.confirmed.empty() ? "" : absl::StrCat(" (", absl::StrJoin(result.confirmed, ", "), ")"),
-                  ", ", result.unconfirmed.size(), " not confirmed",
-                  result.unconfirmed.empty() ? "" : absl::StrCat(" (", absl::StrJoin(result.unconfirmed, ", "), ")"),
-                  ".");
+  NoteConfirmations(first, suspects, &result);
   return result;
 }
 

@@ -60,9 +60,7 @@ absl::StatusOr<std::string> SelfExecutable() {
 
 // Sends the set to the coordinator as `agent_name`; prints what it stored.
 absl::Status Send(const AgentConfig& config, const CalibrationSet& set, const std::string& hostname) {
-  auto options = MakeClientOptions(config);
-  if (!options.ok()) return options.status();
-  CoordinatorClient client(*options);
+  CoordinatorClient client(config.client);
   const std::string agent_name = config.agent_name.empty() ? hostname : config.agent_name;
   if (auto s = client.RegisterAgent(agent_name, hostname, PERFGATE_VERSION); !s.ok()) return s;
   v1::PutCalibrationRequest req;
@@ -158,22 +156,10 @@ std::string RenderCalibrationTable(const std::vector<CaseCalibration>& cases,
 }
 
 int CalibrateCommand(const AgentConfig& config) {
-  if (config.calibrate_processes < kMinCalibrateProcesses) {
-    return Fail(absl::InvalidArgumentError(absl::StrCat("--processes ", config.calibrate_processes,
-                                                        ": at least ", kMinCalibrateProcesses)),
-                "bad option");
-  }
-  auto policy = LoadPolicy(config.policy_file);
-  if (!policy.ok()) return Fail(policy.status(), "bad --policy");
   auto selected = SelectCases(config);
   if (!selected.ok()) return Fail(selected.status(), "bad selection");
   if (selected->empty()) {
     return Fail(absl::InvalidArgumentError("no case matches the selection"), "bad selection");
-  }
-  const bool offline = config.offline || config.coordinator == "none";
-  if (!offline) {
-    // Checked before measuring, so a missing token costs no minutes.
-    if (auto o = MakeClientOptions(config); !o.ok()) return Fail(o.status(), "bad option");
   }
   auto self = SelfExecutable();
   if (!self.ok()) return Fail(self.status(), "cannot start the sample workers");
@@ -203,7 +189,7 @@ int CalibrateCommand(const AgentConfig& config) {
     failed = failed || r.status == CaseStatus::kFailed;
     set.entries.insert(set.entries.end(), r.entries.begin(), r.entries.end());
   }
-  std::cout << "\n" << RenderCalibrationTable(done, *policy, set.environment.sku);
+  std::cout << "\n" << RenderCalibrationTable(done, config.policy, set.environment.sku);
 
   if (!config.output_file.empty()) {
     if (auto s = WriteCalibrationFile(config.output_file, set); !s.ok()) {
@@ -211,7 +197,7 @@ int CalibrateCommand(const AgentConfig& config) {
     }
     std::cout << "perfgate-agent: calibration written to " << config.output_file << "\n";
   }
-  if (!offline && !set.entries.empty()) {
+  if (!config.offline && !set.entries.empty()) {
     if (auto s = Send(config, set, probe.hostname); !s.ok()) {
       return Fail(s, "cannot store the calibration on the coordinator");
     }

@@ -1,5 +1,6 @@
 #include "agent/command_support.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -8,11 +9,12 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "agent/process.h"
 #include "agent/runner.h"
+#include "common/identity.h"
 #include "suites/builtin.h"
 
 namespace perfgate::agent {
-namespace {
 
 absl::StatusOr<std::map<std::string, std::vector<std::string>>> ParseSets(
     const std::vector<std::string>& sets) {
@@ -29,8 +31,6 @@ absl::StatusOr<std::map<std::string, std::vector<std::string>>> ParseSets(
   }
   return out;
 }
-
-}  // namespace
 
 absl::StatusOr<suites::collectives::WorldOptions> ResolveWorld(const AgentConfig& config) {
   suites::collectives::WorldOptions w;
@@ -68,23 +68,43 @@ int Fail(const absl::Status& s, const char* what) {
 }
 
 absl::StatusOr<std::vector<suites::CaseInstance>> SelectCases(const AgentConfig& config) {
-  auto sets = ParseSets(config.sets);
-  if (!sets.ok()) return sets.status();
   // Multi-rank cases name their rank count in their key, so runs of
   // different world sizes are never compared; it comes from the world.
   std::map<std::string, std::vector<std::string>> implicit;
   if (auto world = ResolveWorld(config); world.ok()) implicit["ranks"] = {std::to_string(world->size)};
-  return suites::BuiltinRegistry().Select(config.suites, config.filters, *sets, implicit);
+  return suites::BuiltinRegistry().Select(config.suites, config.filters, config.set_values, implicit);
 }
 
-absl::StatusOr<client::ClientOptions> MakeClientOptions(const AgentConfig& config) {
-  return client::MakeClientOptions(config.coordinator, config.token_file, config.rpc_timeout_s);
+Trigger ParseTriggerOrManual(const std::string& s) {
+  Trigger t = Trigger::kManual;
+  ParseTrigger(s, &t);
+  return t;
 }
 
-absl::StatusOr<gate::Policy> LoadPolicy(const std::string& path) {
-  auto file = gate::ReadPolicyFile(path);
-  if (!file.ok()) return file.status();
-  return std::move(file->policy);
+RunMeta RunMetaOf(const AgentConfig& config, const ProbeResult& probe) {
+  RunMeta meta;
+  meta.run_id = NewUuid();
+  meta.agent_name = config.agent_name.empty() ? probe.hostname : config.agent_name;
+  meta.environment = probe.environment;
+  meta.repo = config.repo;
+  meta.branch = config.branch.empty() ? Git({"rev-parse", "--abbrev-ref", "HEAD"}) : config.branch;
+  if (meta.branch.empty()) meta.branch = "local";
+  meta.commit = config.commit.empty() ? Git({"rev-parse", "HEAD"}) : config.commit;
+  meta.trigger = ParseTriggerOrManual(config.trigger);
+  meta.ci_job = config.ci_job;
+  meta.node = probe.hostname;
+  meta.started_at = std::chrono::system_clock::now();
+  meta.details = probe.details;
+  return meta;
+}
+
+std::unique_ptr<NvmlThrottleSource> ThrottleOf(const ProbeResult& probe) {
+  if (probe.nvml && !probe.nvml_devices.empty() && probe.nvml_devices[0] &&
+      probe.gpu_facts[0].default_sm_clock_mhz) {
+    return std::make_unique<NvmlThrottleSource>(*probe.nvml, *probe.nvml_devices[0],
+                                                *probe.gpu_facts[0].default_sm_clock_mhz);
+  }
+  return nullptr;
 }
 
 std::vector<std::string> SampleWorkerArgs(const AgentConfig& config) {

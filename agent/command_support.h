@@ -1,8 +1,10 @@
-// What the agent's commands share (agent.cc, calibrate.cc): this process's
-// place among ranks, selecting cases, reading the policy and the coordinator
-// options, the flags a `sample` worker gets, and how an error ends a command.
+// What the agent's commands and their configuration share: this process's
+// place among ranks, selecting cases, the run a command sends, the flags a
+// `sample` worker gets, and how an error ends a command.
 #pragma once
 
+#include <map>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -11,8 +13,9 @@
 #include "absl/status/statusor.h"
 #include "agent/ab.h"
 #include "agent/agent.h"
-#include "client/coordinator_client.h"
-#include "gate/policy.h"
+#include "agent/probe.h"
+#include "common/model.h"
+#include "measure/nvml.h"
 #include "suites/collectives/world.h"
 #include "suites/registry.h"
 
@@ -25,16 +28,24 @@ int Fail(const absl::Status& s, const char* what);
 /// the Slurm task environment (srun sets it for every task), else rank 0 of 1.
 absl::StatusOr<suites::collectives::WorldOptions> ResolveWorld(const AgentConfig& config);
 
-/// The cases config's --suite/--filter/--set select from this build's registry.
+/// The cases config's --suite/--filter/--set (config.set_values) select from this build's registry.
 absl::StatusOr<std::vector<suites::CaseInstance>> SelectCases(const AgentConfig& config);
 
-/// The coordinator client's options: address, timeout and the token read
-/// from config.token_file; INVALID_ARGUMENT when that file holds none.
-absl::StatusOr<client::ClientOptions> MakeClientOptions(const AgentConfig& config);
+/// The values of each --set NAME=V1,V2 (ranges expanded by ExpandSetValues).
+absl::StatusOr<std::map<std::string, std::vector<std::string>>> ParseSets(const std::vector<std::string>& sets);
 
-/// The policy in `path`, or the default policy when `path` is empty;
-/// NOT_FOUND or INVALID_ARGUMENT (naming the line) otherwise.
-absl::StatusOr<gate::Policy> LoadPolicy(const std::string& path);
+/// The trigger named by `s`; manual when it names none.
+Trigger ParseTriggerOrManual(const std::string& s);
+
+/// What every run this agent sends is of: a fresh id, the agent's name (the
+/// hostname by default), the probed environment and details, the repository,
+/// branch and commit (from git when not given; branch "local" without git),
+/// trigger, CI job, node and start time.
+RunMeta RunMetaOf(const AgentConfig& config, const ProbeResult& probe);
+
+/// The throttle source for device cases: CUDA device 0's clocks through
+/// NVML, or null where there is none.
+std::unique_ptr<NvmlThrottleSource> ThrottleOf(const ProbeResult& probe);
 
 /// The flags every `sample` worker gets after its own: the selection
 /// (--suite, --filter, --set) and the per-case --timeout, so that a key names

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "client/coordinator_client.h"
+#include "client/upload.h"
 #include "common/identity.h"
 #include "formats/result_file.h"
 #include "wire/convert.h"
@@ -62,10 +63,13 @@ absl::StatusOr<RunMeta> MetaFor(const std::string& path, const ResultSet& set, c
   return meta;
 }
 
+// A file's run, sent whole; nothing is spooled: the file is still there to send again.
 absl::StatusOr<uint64_t> Send(client::CoordinatorClient& coordinator, const RunMeta& meta,
                               const std::vector<CaseResult>& cases) {
-  if (auto s = coordinator.RegisterAgent(meta.agent_name, meta.node, PERFGATE_VERSION); !s.ok()) return s;
-  return client::SendCompleteRun(coordinator, meta, cases);
+  auto upload = client::RunUpload::Create(coordinator, meta);
+  if (!upload.ok()) return upload.status();
+  if (auto s = upload->Register(meta.node, PERFGATE_VERSION); !s.ok()) return s;
+  return upload->SendWhole(cases);
 }
 
 }  // namespace

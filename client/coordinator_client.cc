@@ -13,7 +13,6 @@
 #include "perfgate/v1/gate.grpc.pb.h"
 #include "perfgate/v1/ingest.grpc.pb.h"
 #include "perfgate/v1/query.grpc.pb.h"
-#include "wire/convert.h"
 
 namespace perfgate::client {
 namespace {
@@ -293,33 +292,6 @@ absl::StatusOr<grpc::health::v1::HealthCheckResponse::ServingStatus> Coordinator
       kHealthCall, [&](grpc::ClientContext* ctx) { return impl_->health_->Check(ctx, req, &resp); });
   if (!s.ok()) return s;
   return resp.status();
-}
-
-absl::StatusOr<uint64_t> SendCompleteRun(CoordinatorClient& client, const RunMeta& meta,
-                                         const std::vector<CaseResult>& cases) {
-  v1::OpenRunRequest open;
-  wire::ToProto(meta, &open);
-  if (auto s = client.OpenRun(open); !s.ok()) return s;
-  uint64_t sequence = 0;
-  v1::CloseRunRequest close;
-  close.set_run_id(meta.run_id);
-  for (const CaseResult& c : cases) {
-    v1::ResultBatch batch;
-    batch.set_run_id(meta.run_id);
-    batch.set_sequence(++sequence);
-    wire::ToProto(c, batch.add_cases());
-    auto ack = client.SendBatch(batch);
-    if (!ack.ok()) {
-      close.set_status(v1::RUN_FAILED);
-      close.set_last_sequence(sequence - 1);
-      close.set_reason(std::string(ack.status().message()));
-      client.CloseRun(close).ok();  // best effort: a failed run is never a baseline
-      return ack.status();
-    }
-  }
-  close.set_status(v1::RUN_COMPLETE);
-  close.set_last_sequence(sequence);
-  return client.CloseRun(close);
 }
 
 }  // namespace perfgate::client

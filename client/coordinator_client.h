@@ -25,7 +25,6 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "common/model.h"
 #include "grpc/health/v1/health.pb.h"
 #include "perfgate/v1/gate.pb.h"
 #include "perfgate/v1/ingest.pb.h"
@@ -103,12 +102,5 @@ class CoordinatorClient {
   class Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-/// Sends a run measured elsewhere (a result file, one side of an A/B job) as
-/// a whole: opens it, one acknowledged batch per case, closes it complete.
-/// When a batch is refused the run is closed as failed, so it is never a
-/// baseline. Returns the samples the coordinator stored.
-absl::StatusOr<uint64_t> SendCompleteRun(CoordinatorClient& client, const RunMeta& meta,
-                                         const std::vector<CaseResult>& cases);
 
 }  // namespace perfgate::client

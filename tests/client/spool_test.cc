@@ -1,4 +1,4 @@
-#include "agent/spool.h"
+#include "client/spool.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -8,7 +8,7 @@
 #include "common/identity.h"
 #include "tests/support/processes.h"
 
-namespace perfgate::agent {
+namespace perfgate::client {
 namespace {
 
 RunMeta Meta() {
@@ -119,4 +119,4 @@ TEST_F(SpoolTest, RemoveLeavesNothingAndAMissingSpoolListsEmpty) {
 }
 
 }  // namespace
-}  // namespace perfgate::agent
+}  // namespace perfgate::client

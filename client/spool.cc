@@ -1,4 +1,4 @@
-#include "agent/spool.h"
+#include "client/spool.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -17,7 +17,7 @@
 #include "absl/strings/strip.h"
 #include "wire/convert.h"
 
-namespace perfgate::agent {
+namespace perfgate::client {
 namespace {
 
 absl::Status Errno(const std::string& what, const std::string& path) {
@@ -244,4 +244,4 @@ absl::StatusOr<std::vector<std::string>> ListSpool(const std::string& dir) {
   return out;
 }
 
-}  // namespace perfgate::agent
+}  // namespace perfgate::client

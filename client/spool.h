@@ -1,7 +1,7 @@
-// The agent's spool: an on-disk log of a run, written and fsynced before each
-// batch is sent and trimmed as batches are acknowledged, so that a run
-// measured while the coordinator is away is not lost. `perfgate-agent replay`
-// sends what a spool holds. Layout: <dir>/<run_id>/ with run.pb (the
+// The spool of a run upload (upload.h): an on-disk log of a run, written and
+// fsynced before each batch is sent and trimmed as batches are acknowledged,
+// so that a run measured while the coordinator is away is not lost.
+// RunUpload::Replay (`perfgate-agent replay`) sends what a spool holds. Layout: <dir>/<run_id>/ with run.pb (the
 // OpenRunRequest), batch-<seq>.pb (unacknowledged ResultBatch messages),
 // acked (the highest acknowledged sequence), close.pb (the CloseRunRequest,
 // once the run has ended) and lock (held with flock while an agent owns it).
@@ -18,7 +18,7 @@
 #include "common/model.h"
 #include "perfgate/v1/ingest.pb.h"
 
-namespace perfgate::agent {
+namespace perfgate::client {
 
 /// One run's directory in the spool, owned (locked) by this process.
 class SpooledRun {
@@ -65,4 +65,4 @@ class SpooledRun {
 /// does not exist.
 absl::StatusOr<std::vector<std::string>> ListSpool(const std::string& dir);
 
-}  // namespace perfgate::agent
+}  // namespace perfgate::client

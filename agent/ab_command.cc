@@ -1,0 +1,164 @@
+// `perfgate-agent ab`: a baseline and a candidate build measured interleaved
+// on this node (ab.h), gated in A/B mode, both sides uploaded whole
+// (client/upload.h) unless offline.
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "agent/ab.h"
+#include "agent/agent.h"
+#include "agent/command_support.h"
+#include "agent/probe.h"
+#include "client/upload.h"
+#include "common/identity.h"
+#include "gate/report.h"
+#include "report/gate_report.h"
+
+namespace perfgate::agent {
+namespace {
+
+// "n1,n2,...": the unthrottled samples of each block of a pooled side.
+std::string UnthrottledPerBlock(const CaseResult& side, const std::vector<unsigned>& blocks) {
+  std::vector<std::string> counts;
+  size_t at = 0;
+  for (unsigned n : blocks) {
+    unsigned kept = 0;
+    for (unsigned i = 0; i < n && at < side.samples.size(); ++i, ++at) {
+      if (!side.samples[at].throttled) ++kept;
+    }
+    counts.push_back(std::to_string(kept));
+  }
+  return absl::StrJoin(counts, ",");
+}
+
+AbOptions AbOptionsOf(const AgentConfig& config) {
+  AbOptions options;
+  options.fixed_rounds = config.ab_rounds;
+  options.fixed_block_samples = config.ab_block_samples;
+  options.block_seconds = config.ab_block_seconds;
+  options.max_rounds = config.ab_max_rounds;
+  options.case_budget_s = config.ab_case_budget_s;
+  options.confirm = config.ab_confirm;
+  if (config.time_budget_s) options.job_budget_s = *config.time_budget_s;
+  return options;
+}
+
+void PrintHeader(const ProbeResult& probe, size_t cases, const AbOptions& options) {
+  std::cout << "perfgate-agent ab: sku " << probe.environment.sku << ", " << cases << " cases, "
+            << (options.fixed_rounds > 0 ? absl::StrCat(options.fixed_rounds, " rounds")
+                                         : absl::StrCat("adaptive rounds (", options.min_rounds, " to ",
+                                                        options.max_rounds, ", ", options.case_budget_s,
+                                                        " s a case)"))
+            << " of "
+            << (options.fixed_block_samples > 0 ? absl::StrCat(options.fixed_block_samples, " samples")
+                                                : absl::StrCat(options.block_seconds, " s"))
+            << " per block, confirm " << (options.confirm ? "on" : "off") << "\n"
+            << std::flush;
+}
+
+// The two runs of a job, each naming the other.
+struct SideRuns {
+  RunMeta baseline, candidate;
+};
+
+SideRuns RunsOf(const AgentConfig& config, const ProbeResult& probe, const AbResult& ab) {
+  SideRuns runs;
+  RunMeta& meta = runs.candidate;
+  meta = RunMetaOf(config, probe);
+  // The baseline side gets a branch of its own so that it never joins the
+  // history of the candidate's branch.
+  RunMeta& base = runs.baseline;
+  base = meta;
+  base.run_id = NewUuid();
+  base.branch = meta.branch + "~ab-baseline";
+  base.parent_commits.clear();
+  base.details["ab_role"] = "baseline";
+  base.details["ab_pair"] = meta.run_id;
+  base.details["ab_command"] = config.ab_baseline;
+  meta.details["ab_role"] = "candidate";
+  meta.details["ab_pair"] = base.run_id;
+  meta.details["ab_command"] = config.ab_candidate;
+  // Each side's samples came in blocks, one process each, in round order:
+  // the coordinator's A/B gate tests them by block, as this command does.
+  // Per case, the unthrottled samples of each block (the samples a gate reads).
+  for (const CasePair& p : ab.pairs) {
+    if (p.baseline.status == CaseStatus::kSkipped || p.baseline_blocks.empty()) continue;
+    base.details["ab_blocks:" + p.key] = UnthrottledPerBlock(p.baseline, p.baseline_blocks);
+    meta.details["ab_blocks:" + p.key] = UnthrottledPerBlock(p.candidate, p.candidate_blocks);
+  }
+  return runs;
+}
+
+gate::GateReport ReportOf(const SideRuns& runs, const gate::Policy& policy, const AbResult& ab) {
+  gate::GateReport report;
+  report.candidate_run_id = runs.candidate.run_id;
+  report.sku = runs.candidate.environment.sku;
+  report.candidate_branch = runs.candidate.branch;
+  report.candidate_commit = runs.candidate.commit;
+  report.baseline_branch = runs.baseline.branch;
+  report.baseline_run_ids = {runs.baseline.run_id};
+  report.fdr = policy.fdr;
+  report.result = ab.gate;
+  return report;
+}
+
+// Both sides as complete runs; nothing is spooled: an unreachable
+// coordinator is an error (exit 2) after the report.
+int SendSides(const AgentConfig& config, const ProbeResult& probe, const SideRuns& runs, const AbResult& ab) {
+  std::vector<CaseResult> base_cases, cand_cases;
+  for (const CasePair& p : ab.pairs) {
+    base_cases.push_back(p.baseline);
+    cand_cases.push_back(p.candidate);
+  }
+  client::CoordinatorClient client(config.client);
+  auto baseline = client::RunUpload::Create(client, runs.baseline);
+  auto candidate = client::RunUpload::Create(client, runs.candidate);
+  if (!baseline.ok() || !candidate.ok()) {
+    return Fail(baseline.ok() ? candidate.status() : baseline.status(), "cannot send the runs");
+  }
+  if (auto s = baseline->Register(probe.hostname, PERFGATE_VERSION); !s.ok()) {
+    return Fail(s, "cannot register with the coordinator");
+  }
+  if (auto s = baseline->SendWhole(base_cases); !s.ok()) return Fail(s.status(), "cannot send the baseline side");
+  if (auto s = candidate->SendWhole(cand_cases); !s.ok()) return Fail(s.status(), "cannot send the candidate side");
+  std::cout << "baseline run_id: " << runs.baseline.run_id << "\n"
+            << "candidate run_id: " << runs.candidate.run_id << "\n"
+            << "re-gate on the coordinator: perfgate gate --mode ab --run " << runs.candidate.run_id
+            << " --baseline-run " << runs.baseline.run_id << " --policy "
+            << (config.policy_file.empty() ? "POLICY.yaml" : config.policy_file) << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+int AbCommand(const AgentConfig& config) {
+  auto selected = SelectCases(config);
+  if (!selected.ok()) return Fail(selected.status(), "bad selection");
+  if (selected->empty()) {
+    return Fail(absl::InvalidArgumentError("no case matches the selection"), "bad selection");
+  }
+  // Both sides select with the same flags, so a key names the same case on each.
+  const std::vector<std::string> shared = SampleWorkerArgs(config);
+  CommandSide baseline(config.ab_baseline_argv, shared);
+  CommandSide candidate(config.ab_candidate_argv, shared);
+
+  const ProbeResult probe = ProbeMachine();
+  const std::vector<AbCase> cases = RunnableCases(*selected, std::cout);
+  const AbOptions options = AbOptionsOf(config);
+  PrintHeader(probe, cases.size(), options);
+  const AbResult ab = RunAb(cases, baseline, candidate, config.policy, probe.environment.sku, options, std::cout);
+
+  const SideRuns runs = RunsOf(config, probe, ab);
+  const gate::GateReport report = ReportOf(runs, config.policy, ab);
+  std::cout << "\n" << report::RenderTable(report);
+  if (auto s = report::WriteReportFiles(report, config.markdown_file, config.junit_file, config.json_file);
+      !s.ok()) {
+    return Fail(s, "cannot write the report");
+  }
+  if (!config.offline) {
+    if (int rc = SendSides(config, probe, runs, ab); rc != kExitOk) return rc;
+  }
+  return report::ExitCode(report);
+}
+
+}  // namespace perfgate::agent

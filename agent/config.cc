@@ -1,0 +1,320 @@
+#include "agent/config.h"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "agent/ab.h"
+#include "agent/agent.h"
+#include "agent/calibrate.h"
+#include "agent/command_support.h"
+
+namespace perfgate::agent {
+namespace {
+
+void AddSelection(CLI::App* cmd, AgentConfig& c) {
+  cmd->add_option("--suite", c.suites, "Suites to run (default: all built in)")
+      ->envname("PERFGATE_SUITES")->delimiter(',');
+  cmd->add_option("--filter", c.filters, "Globs over benchmark keys, e.g. 'kernels/sgemm*'")
+      ->delimiter(';');
+  cmd->add_option("--set", c.sets, "Override a parameter's values: NAME=V1,V2");
+}
+
+// --coordinator, --token-file, --rpc-timeout.
+void AddCoordinator(CLI::App* cmd, AgentConfig& c, const std::string& what) {
+  cmd->add_option("--coordinator", c.coordinator, what)
+      ->envname("PERFGATE_COORDINATOR")->capture_default_str();
+  cmd->add_option("--token-file", c.token_file, "File holding this agent's bearer token")
+      ->envname("PERFGATE_TOKEN_FILE");
+  cmd->add_option("--rpc-timeout", c.rpc_timeout_s, "Seconds to wait for the coordinator on each call")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+}
+
+void AddSpool(CLI::App* cmd, AgentConfig& c) {
+  cmd->add_option("--spool", c.spool_dir, "Directory keeping each batch until the coordinator acknowledged it")
+      ->envname("PERFGATE_SPOOL")->capture_default_str();
+}
+
+// What a run is of: --agent-name, --repo, --branch, --commit, --trigger, --ci-job.
+void AddRunIdentity(CLI::App* cmd, AgentConfig& c, const char* branch_help, const char* commit_help) {
+  cmd->add_option("--agent-name", c.agent_name, "Agent name (default: hostname)")->envname("PERFGATE_AGENT_NAME");
+  cmd->add_option("--repo", c.repo, "Repository under test")->envname("PERFGATE_REPO");
+  cmd->add_option("--branch", c.branch, branch_help)->envname("PERFGATE_BRANCH");
+  cmd->add_option("--commit", c.commit, commit_help)->envname("PERFGATE_COMMIT");
+  cmd->add_option("--trigger", c.trigger, "ci, sweep or manual")
+      ->envname("PERFGATE_TRIGGER")->check(CLI::IsMember({"ci", "sweep", "manual"}))->capture_default_str();
+  cmd->add_option("--ci-job", c.ci_job, "CI job id")->envname("PERFGATE_CI_JOB");
+}
+
+void AddTimeout(CLI::App* cmd, AgentConfig& c, const char* help) {
+  cmd->add_option("--timeout", c.engine.timeout_s, help)
+      ->envname("PERFGATE_CASE_TIMEOUT")->capture_default_str()->check(CLI::PositiveNumber);
+}
+
+// The ranks of a multi-rank run.
+void AddWorld(CLI::App* run, AgentConfig& c) {
+  run->add_option("--rank", c.rank,
+                  "This process's rank in a multi-rank run (default: SLURM_PROCID when SLURM_NTASKS > 1, else 0)")
+      ->envname("PERFGATE_RANK")->check(CLI::NonNegativeNumber);
+  run->add_option("--world-size", c.world_size, "Ranks in the run, one process each (default: SLURM_NTASKS, else 1)")
+      ->envname("PERFGATE_WORLD_SIZE")->check(CLI::PositiveNumber);
+  run->add_option("--rendezvous", c.rendezvous,
+                  "Where the ranks meet: file:DIR (a fresh directory every rank sees) or tcp:HOST:PORT (rank 0 listens)")
+      ->envname("PERFGATE_RENDEZVOUS");
+  run->add_option("--transport-host", c.transport_host,
+                  "Address this rank's host transport binds to (default: the hostname's address)")
+      ->envname("PERFGATE_TRANSPORT_HOST");
+  run->add_option("--device", c.device, "CUDA device of this rank (default: SLURM_LOCALID, else the rank)")
+      ->envname("PERFGATE_DEVICE")->check(CLI::NonNegativeNumber);
+  run->add_option("--gpus", c.gpus,
+                  "With --world-size 1 on the nccl backend: devices one process drives (default: all visible)")
+      ->envname("PERFGATE_GPUS")->check(CLI::NonNegativeNumber);
+}
+
+CLI::App* AddRun(CLI::App& app, AgentConfig& c) {
+  CLI::App* run = app.add_subcommand("run", "Measure the selected cases and stream them to the coordinator");
+  AddSelection(run, c);
+  AddCoordinator(run, c, "Coordinator address host:port");
+  AddSpool(run, c);
+  AddRunIdentity(run, c, "Branch under test (default: git, else 'local')", "Commit under test (default: git HEAD)");
+  run->add_option("--run-id-file", c.run_id_file, "Write the run id to this file");
+  run->add_option("--inject-slowdown", c.slowdown_specs,
+                  "CASE=PCT: add real work worth PCT % of the case's time (proves the gate)");
+  run->add_option("--min-samples", c.engine.min_samples, "Samples before the case may stop")
+      ->capture_default_str()->check(CLI::Range(2u, 1000000u));
+  run->add_option("--min-time", c.engine.min_time_s, "Seconds of samples before the case may stop")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  run->add_option("--max-noise", c.max_noise_pct, "Noise target in percent (stdev/mean)")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  run->add_option("--time-budget", c.time_budget,
+                  "Bound on the whole run (90, 60s, 2m): each case gets at most the budget left "
+                  "over the cases left; cases not started in time are skipped")
+      ->envname("PERFGATE_TIME_BUDGET");
+  AddTimeout(run, c, "Per-case time limit in seconds");
+  // Result file and runs without a coordinator.
+  run->add_option("--output", c.output_file,
+                  "Also write the run to this perfgate result file (JSON; written whole, by rename)")
+      ->envname("PERFGATE_OUTPUT");
+  run->add_flag("--offline", c.offline, "Measure without a coordinator (needs --output); same as --coordinator none");
+  AddWorld(run, c);
+  return run;
+}
+
+CLI::App* AddReplay(CLI::App& app, AgentConfig& c) {
+  CLI::App* replay =
+      app.add_subcommand("replay", "Send the runs left in the spool (measured while the coordinator was away)");
+  AddCoordinator(replay, c, "Coordinator address host:port");
+  AddSpool(replay, c);
+  return replay;
+}
+
+CLI::App* AddList(CLI::App& app, AgentConfig& c) {
+  CLI::App* list = app.add_subcommand("list", "Print the cases and metrics the suites offer here");
+  AddSelection(list, c);
+  return list;
+}
+
+// `ab`'s rounds and blocks; --min-samples sets --block-samples to half of it
+// unless that is given.
+void AddAbMeasurement(CLI::App* ab, AgentConfig& c) {
+  ab->add_option("--rounds", c.ab_rounds,
+                 "Measure exactly this many block pairs per case (default: adaptive, rounds are added "
+                 "until the gate can decide or the case budget is spent)")
+      ->check(CLI::Range(1u, 1000u));
+  ab->add_option("--max-rounds", c.ab_max_rounds, "Most block pairs per case when adaptive")
+      ->capture_default_str()->check(CLI::Range(5u, 1000u));
+  ab->add_option("--case-budget", c.ab_case_budget_s, "Seconds one case may take, confirmation included")
+      ->envname("PERFGATE_AB_CASE_BUDGET")->capture_default_str()->check(CLI::PositiveNumber);
+  ab->add_option("--time-budget", c.time_budget,
+                 "Bound on the whole job (90, 60s, 2m): each case gets at most the budget left over "
+                 "the cases left")
+      ->envname("PERFGATE_TIME_BUDGET");
+  ab->add_option("--block-time", c.ab_block_seconds, "Seconds of samples per block; blocks are sized from a pilot block")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  CLI::Option* block_samples =
+      ab->add_option("--block-samples", c.ab_block_samples, "Exactly this many samples per block instead of --block-time")
+          ->check(CLI::Range(2u, 100000u));
+  CLI::Option* min_samples =
+      ab->add_option("--min-samples", c.engine.min_samples, "Sets --block-samples to half of it")
+          ->check(CLI::Range(2u, 1000000u));
+  ab->callback([&c, block_samples, min_samples] {
+    if (block_samples->count() == 0 && min_samples->count() > 0) c.ab_block_samples = (c.engine.min_samples + 1) / 2;
+  });
+  ab->add_option("--min-time", c.engine.min_time_s, "Accepted as for run; blocks have a fixed sample count")
+      ->check(CLI::NonNegativeNumber);
+  ab->add_option("--max-noise", c.max_noise_pct, "Accepted as for run; blocks have a fixed sample count")
+      ->check(CLI::PositiveNumber);
+  AddTimeout(ab, c, "Per-block time limit in seconds");
+  ab->add_flag("--confirm,!--no-confirm", c.ab_confirm,
+               "Measure a suspected regression again before failing it (default on)");
+}
+
+CLI::App* AddAb(CLI::App& app, AgentConfig& c) {
+  CLI::App* ab = app.add_subcommand(
+      "ab", "Measure a baseline and a candidate build interleaved on this node and gate the "
+            "candidate; exit 0 pass, 1 regression, 2 error, 3 inconclusive");
+  AddSelection(ab, c);
+  ab->add_option("--baseline", c.ab_baseline,
+                 "Command prefix running the baseline's perfgate-agent, e.g. '/builds/main/perfgate-agent'")
+      ->required();
+  ab->add_option("--candidate", c.ab_candidate,
+                 "Command prefix running the candidate's perfgate-agent; flags for that side only "
+                 "(--inject-slowdown) go at its end")
+      ->required();
+  AddAbMeasurement(ab, c);
+  ab->add_option("--policy", c.policy_file, "Gate policy (YAML); default: 3 % tolerance, every metric gating")
+      ->envname("PERFGATE_POLICY");
+  ab->add_option("--markdown", c.markdown_file, "Also write the report as Markdown here");
+  ab->add_option("--junit", c.junit_file, "Also write the report as JUnit XML here");
+  ab->add_option("--json", c.json_file, "Also write the report as JSON here");
+  AddCoordinator(ab, c, "Coordinator address host:port (both sides are sent as runs)");
+  ab->add_flag("--offline", c.offline, "Decide locally and send nothing (same as --coordinator none)");
+  AddRunIdentity(ab, c, "Branch of the candidate (default: git, else 'local')",
+                 "Commit of the candidate (default: git HEAD)");
+  return ab;
+}
+
+CLI::App* AddCalibrate(CLI::App& app, AgentConfig& c) {
+  CLI::App* calibrate = app.add_subcommand(
+      "calibrate", "Measure this node's run-to-run spread of each case with repeated A/A processes "
+                   "and store it for the gate; exit 0 all calibrated, 1 a case failed, 2 error");
+  AddSelection(calibrate, c);
+  calibrate->add_option("--processes", c.calibrate_processes,
+                        "Separate processes per case; the spread between their medians is the noise floor")
+      ->capture_default_str()->check(CLI::Range(3u, 1000u));
+  calibrate->add_option("--block-time", c.calibrate_block_seconds,
+                        "Seconds of samples per process; sized from a pilot process")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  AddTimeout(calibrate, c, "Per-process time limit in seconds");
+  calibrate->add_option("--policy", c.policy_file,
+                        "Gate policy (YAML) whose tolerance the fitness column uses; default 3 %")
+      ->envname("PERFGATE_POLICY");
+  calibrate->add_option("--output", c.output_file,
+                        "Also write the calibration to this file (JSON; written whole, by rename)");
+  calibrate->add_flag("--offline", c.offline, "Store nothing on a coordinator (same as --coordinator none)");
+  AddCoordinator(calibrate, c, "Coordinator address host:port");
+  calibrate->add_option("--agent-name", c.agent_name, "Agent name (default: hostname)")
+      ->envname("PERFGATE_AGENT_NAME");
+  return calibrate;
+}
+
+CLI::App* AddSample(CLI::App& app, AgentConfig& c) {
+  // Before the subcommand, so that an `ab` side's command prefix can carry it.
+  app.add_option("--inject-slowdown", c.slowdown_specs,
+                 "CASE=PCT, for `sample`: add real work worth PCT % of the case's time");
+  CLI::App* sample = app.add_subcommand(
+      "sample", "Internal, run by `ab` on each side: one case, exactly --samples samples, its "
+                "result file on stdout");
+  AddSelection(sample, c);
+  sample->add_option("--case", c.sample_case, "The case's exact key (as `list` prints it)")->required();
+  sample->add_option("--samples", c.sample_count, "Samples after warm-up")
+      ->required()->check(CLI::Range(1u, 1000000u));
+  AddTimeout(sample, c, "Time limit in seconds");
+  return sample;
+}
+
+// A value that does not hold, with the "what" of its message.
+struct Invalid {
+  const char* what;
+  absl::Status status;
+};
+
+bool Selects(Command c) { return c != Command::kReplay && c != Command::kProbe; }
+bool Connects(Command c) {
+  return c == Command::kRun || c == Command::kReplay || c == Command::kAb || c == Command::kCalibrate;
+}
+
+// The flags' values parsed; the first that does not hold.
+std::optional<Invalid> ParseValues(Command command, AgentConfig& c) {
+  if (Selects(command)) {
+    auto sets = ParseSets(c.sets);
+    if (!sets.ok()) return Invalid{"bad selection", sets.status()};
+    c.set_values = *std::move(sets);
+  }
+  for (const std::string& spec : c.slowdown_specs) {
+    auto s = ParseSlowdown(spec);
+    if (!s.ok()) return Invalid{"bad option", s.status()};
+    c.slowdowns.push_back(*s);
+  }
+  if (!c.time_budget.empty() && (command == Command::kRun || command == Command::kAb)) {
+    auto budget = ParseDuration(c.time_budget);
+    if (!budget.ok()) return Invalid{"bad --time-budget", budget.status()};
+    c.time_budget_s = *budget;
+  }
+  if (command == Command::kRun || command == Command::kSample) {
+    auto world = ResolveWorld(c);
+    if (!world.ok()) return Invalid{"bad option", world.status()};
+    c.world = *world;
+  }
+  if (command == Command::kAb) {
+    auto baseline = SplitCommand(c.ab_baseline);
+    if (!baseline.ok()) return Invalid{"bad --baseline", baseline.status()};
+    c.ab_baseline_argv = *std::move(baseline);
+    auto candidate = SplitCommand(c.ab_candidate);
+    if (!candidate.ok()) return Invalid{"bad --candidate", candidate.status()};
+    c.ab_candidate_argv = *std::move(candidate);
+  }
+  return std::nullopt;
+}
+
+// What the command needs besides the flags: the files they name, and the
+// combinations that cannot work.
+std::optional<Invalid> CheckNeeds(Command command, AgentConfig& c) {
+  if (command == Command::kRun && c.offline && c.output_file.empty()) {
+    return Invalid{"bad option", absl::InvalidArgumentError("--offline (or --coordinator none) needs --output FILE: "
+                                                            "nothing else would keep the results")};
+  }
+  if (command == Command::kCalibrate && c.calibrate_processes < kMinCalibrateProcesses) {
+    return Invalid{"bad option", absl::InvalidArgumentError(absl::StrCat(
+                                     "--processes ", c.calibrate_processes, ": at least ", kMinCalibrateProcesses))};
+  }
+  if (command == Command::kAb || command == Command::kCalibrate) {
+    auto policy = gate::ReadPolicyFile(c.policy_file);
+    if (!policy.ok()) return Invalid{"bad --policy", policy.status()};
+    c.policy = std::move(policy->policy);
+  }
+  if (Connects(command)) {
+    // The token is read once, here, so that a missing one costs no minutes.
+    auto client = client::MakeClientOptions(c.coordinator, c.offline ? "" : c.token_file, c.rpc_timeout_s);
+    if (!client.ok()) return Invalid{"bad option", client.status()};
+    c.client = *std::move(client);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+CommandLine ParseCommandLine(int argc, char** argv) {
+  CommandLine line;
+  AgentConfig& c = line.config;
+  CLI::App app{"perfgate-agent: run benchmark suites and stream samples to a perfgate coordinator"};
+  app.set_config("--config", "", "TOML/INI file with option values (flags and PERFGATE_* override it)");
+  app.require_subcommand(1);
+  const std::vector<std::pair<CLI::App*, Command>> commands = {
+      {AddRun(app, c), Command::kRun},
+      {AddReplay(app, c), Command::kReplay},
+      {AddList(app, c), Command::kList},
+      {app.add_subcommand("probe", "Print the SKU and environment this machine reports"), Command::kProbe},
+      {AddAb(app, c), Command::kAb},
+      {AddCalibrate(app, c), Command::kCalibrate},
+      {AddSample(app, c), Command::kSample},
+  };
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    line.exit_code = rc == 0 ? 0 : kExitError;
+    return line;
+  }
+  for (const auto& [cmd, command] : commands) {
+    if (cmd->parsed()) line.command = command;
+  }
+  c.offline = c.offline || c.coordinator == "none";
+  std::optional<Invalid> invalid = ParseValues(line.command, c);
+  if (!invalid) invalid = CheckNeeds(line.command, c);
+  if (invalid) line.exit_code = Fail(invalid->status, invalid->what);
+  return line;
+}
+
+}  // namespace perfgate::agent
