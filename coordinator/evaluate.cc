@@ -116,9 +116,9 @@ absl::StatusOr<std::map<std::pair<std::string, std::string>, gate::Calibration>>
   return out;
 }
 
-}  // namespace
-
-absl::StatusOr<GateEvaluation> EvaluateCandidate(Store& store, const GateRequest& request) {
+// What can be refused before anything is read: ids that are not UUIDs, a
+// history gate without a branch, an A/B gate of a run against itself.
+absl::Status CheckRequest(const GateRequest& request) {
   if (!IsUuid(request.candidate_run_id)) {
     return absl::InvalidArgumentError(
         absl::StrCat("candidate_run_id: '", request.candidate_run_id, "' is not a UUID"));
@@ -136,6 +136,87 @@ absl::StatusOr<GateEvaluation> EvaluateCandidate(Store& store, const GateRequest
       return absl::InvalidArgumentError("baseline_run_id: the same run as the candidate");
     }
   }
+  return absl::OkStatus();
+}
+
+// A/B: the candidate and the one baseline side the request names, which
+// must have run on the candidate's SKU.
+absl::Status LoadAbSides(Store& store, const GateRequest& request, GateEvaluation& ev,
+                         gate::GateInput& input) {
+  const std::string& sku = ev.candidate.meta.environment.sku;
+  auto cand_data = LoadRun(store, ev.candidate);
+  if (!cand_data.ok()) return cand_data.status();
+  input.candidate = std::move(*cand_data);
+  auto baseline = CompleteRun(store, request.baseline_run_id, "baseline");
+  if (!baseline.ok()) return baseline.status();
+  if (baseline->meta.environment.sku != sku) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "baseline_run_id: run ", request.baseline_run_id, " ran on ",
+        baseline->meta.environment.sku, ", the candidate on ", sku,
+        "; the two sides of an A/B gate run on one node"));
+  }
+  auto data = LoadRun(store, *baseline);
+  if (!data.ok()) return data.status();
+  input.baselines.push_back(std::move(*data));
+  ev.baselines.push_back(std::move(*baseline));
+  return absl::OkStatus();
+}
+
+// History: the last K runs of the baseline branch (and, with a merge-base,
+// of its ancestors) that ran on the candidate's SKU, are fit and match its
+// environment; same node first, newest first within.
+absl::StatusOr<std::vector<RunRecord>> HistoryBaselines(Store& store, const GateRequest& request,
+                                                        const RunRecord& candidate,
+                                                        const gate::Policy& policy) {
+  const std::string& sku = candidate.meta.environment.sku;
+  BaselineQuery q;
+  q.branch = request.baseline_branch;
+  q.sku = sku;
+  q.exclude_run_id = candidate.meta.run_id;
+  if (!request.baseline_commit.empty()) {
+    // The merge-base and its ancestors as the candidate's agent listed them.
+    q.allowed_commits.push_back(request.baseline_commit);
+    const auto& parents = candidate.meta.parent_commits;
+    auto it = std::find(parents.begin(), parents.end(), request.baseline_commit);
+    if (it != parents.end()) q.allowed_commits.insert(q.allowed_commits.end(), it + 1, parents.end());
+  }
+  // Fetch more than K: some will fail the environment match.
+  q.limit = policy.history * 8;
+  auto runs = store.FindBaselineRuns(q);
+  if (!runs.ok()) return runs.status();
+  const std::vector<std::string> fields = policy.MatchFields(sku);
+  std::vector<RunRecord> comparable;
+  for (RunRecord& r : *runs) {
+    // A run measured on an unfit node is stored and shown, never a baseline.
+    if (r.invalid_reasons.empty() && Comparable(candidate, r, fields)) {
+      comparable.push_back(std::move(r));
+    }
+  }
+  // Same node first (it removes node-to-node variance), newest first within.
+  std::stable_partition(comparable.begin(), comparable.end(), [&](const RunRecord& r) {
+    return r.meta.node == candidate.meta.node;
+  });
+  if (comparable.size() > policy.history) comparable.resize(policy.history);
+  return comparable;
+}
+
+// History: the candidate and the chosen baseline runs as the gate sees them.
+absl::Status LoadHistorySides(Store& store, const GateEvaluation& ev, gate::GateInput& input) {
+  auto cand_data = LoadRun(store, ev.candidate);
+  if (!cand_data.ok()) return cand_data.status();
+  input.candidate = std::move(*cand_data);
+  for (const RunRecord& r : ev.baselines) {
+    auto data = LoadRun(store, r);
+    if (!data.ok()) return data.status();
+    input.baselines.push_back(std::move(*data));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<GateEvaluation> EvaluateCandidate(Store& store, const GateRequest& request) {
+  if (absl::Status s = CheckRequest(request); !s.ok()) return s;
   auto policy = gate::ParsePolicy(request.policy_yaml, request.policy_name);
   if (!policy.ok()) return policy.status();
 
@@ -144,71 +225,20 @@ absl::StatusOr<GateEvaluation> EvaluateCandidate(Store& store, const GateRequest
   auto candidate = CompleteRun(store, request.candidate_run_id, "candidate");
   if (!candidate.ok()) return candidate.status();
   ev.candidate = std::move(*candidate);
-  const std::string& sku = ev.candidate.meta.environment.sku;
 
   gate::GateInput input;
   input.mode = request.mode;
-  input.sku = sku;
+  input.sku = ev.candidate.meta.environment.sku;
   auto calibrations = LoadCalibrations(store, ev.candidate, *policy);
   if (!calibrations.ok()) return calibrations.status();
   input.calibrations = std::move(*calibrations);
   if (request.mode == gate::Mode::kAb) {
-    auto cand_data = LoadRun(store, ev.candidate);
-    if (!cand_data.ok()) return cand_data.status();
-    input.candidate = std::move(*cand_data);
-    auto baseline = CompleteRun(store, request.baseline_run_id, "baseline");
-    if (!baseline.ok()) return baseline.status();
-    if (baseline->meta.environment.sku != sku) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "baseline_run_id: run ", request.baseline_run_id, " ran on ",
-          baseline->meta.environment.sku, ", the candidate on ", sku,
-          "; the two sides of an A/B gate run on one node"));
-    }
-    auto data = LoadRun(store, *baseline);
-    if (!data.ok()) return data.status();
-    input.baselines.push_back(std::move(*data));
-    ev.baselines.push_back(std::move(*baseline));
-    ev.result = gate::EvaluateGate(input, *policy);
-    return ev;
-  }
-
-  BaselineQuery q;
-  q.branch = request.baseline_branch;
-  q.sku = sku;
-  q.exclude_run_id = ev.candidate.meta.run_id;
-  if (!request.baseline_commit.empty()) {
-    // The merge-base and its ancestors as the candidate's agent listed them.
-    q.allowed_commits.push_back(request.baseline_commit);
-    const auto& parents = ev.candidate.meta.parent_commits;
-    auto it = std::find(parents.begin(), parents.end(), request.baseline_commit);
-    if (it != parents.end()) q.allowed_commits.insert(q.allowed_commits.end(), it + 1, parents.end());
-  }
-  // Fetch more than K: some will fail the environment match.
-  q.limit = policy->history * 8;
-  auto runs = store.FindBaselineRuns(q);
-  if (!runs.ok()) return runs.status();
-  const std::vector<std::string> fields = policy->MatchFields(sku);
-  std::vector<RunRecord> comparable;
-  for (RunRecord& r : *runs) {
-    // A run measured on an unfit node is stored and shown, never a baseline.
-    if (r.invalid_reasons.empty() && Comparable(ev.candidate, r, fields)) {
-      comparable.push_back(std::move(r));
-    }
-  }
-  // Same node first (it removes node-to-node variance), newest first within.
-  std::stable_partition(comparable.begin(), comparable.end(), [&](const RunRecord& r) {
-    return r.meta.node == ev.candidate.meta.node;
-  });
-  if (comparable.size() > policy->history) comparable.resize(policy->history);
-  ev.baselines = std::move(comparable);
-
-  auto cand_data = LoadRun(store, ev.candidate);
-  if (!cand_data.ok()) return cand_data.status();
-  input.candidate = std::move(*cand_data);
-  for (const RunRecord& r : ev.baselines) {
-    auto data = LoadRun(store, r);
-    if (!data.ok()) return data.status();
-    input.baselines.push_back(std::move(*data));
+    if (absl::Status s = LoadAbSides(store, request, ev, input); !s.ok()) return s;
+  } else {
+    auto baselines = HistoryBaselines(store, request, ev.candidate, *policy);
+    if (!baselines.ok()) return baselines.status();
+    ev.baselines = std::move(*baselines);
+    if (absl::Status s = LoadHistorySides(store, ev, input); !s.ok()) return s;
   }
   ev.result = gate::EvaluateGate(input, *policy);
   return ev;

@@ -479,10 +479,13 @@ absl::StatusOr<bool> Store::OpenRun(const RunMeta& meta) {
   });
 }
 
-absl::StatusOr<BatchOutcome> Store::StoreBatch(const std::string& raw_run_id, uint64_t sequence,
-                                               const std::vector<CaseResult>& cases) {
-  auto run_id = NormalizeRunId(raw_run_id);
-  if (!run_id.ok()) return run_id.status();
+namespace {
+
+// The benchmark and metric ids of one case, in the case's metric order.
+using CaseIds = std::pair<int64_t, std::vector<int64_t>>;
+
+// A batch's sample count, or why it is refused before anything is read.
+absl::StatusOr<uint64_t> CheckBatch(uint64_t sequence, const std::vector<CaseResult>& cases) {
   if (sequence < 1 || sequence > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
     return absl::InvalidArgumentError(
         absl::StrCat("batch sequence ", sequence, " is out of range; sequences start at 1"));
@@ -495,6 +498,187 @@ absl::StatusOr<BatchOutcome> Store::StoreBatch(const std::string& raw_run_id, ui
   if (sample_count > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
     return absl::InvalidArgumentError("batch has too many samples; split it");
   }
+  return sample_count;
+}
+
+// The id of metric `m` of benchmark `bench_id` (key `key`), registered when
+// new; an error when it is stored with another unit or direction.
+absl::StatusOr<int64_t> MetricId(pqxx::work& txn, int64_t bench_id, const std::string& key,
+                                 const MetricSpec& m) {
+  const std::string direction = ToString(m.direction);
+  const char* kSelect =
+      "SELECT id, unit, direction FROM metrics WHERE benchmark_id = $1 AND name = $2";
+  pqxx::result r = txn.exec_params(kSelect, bench_id, m.name);
+  if (r.empty()) {
+    txn.exec_params(
+        "INSERT INTO metrics (benchmark_id, name, unit, direction) VALUES ($1, $2, $3, $4) "
+        "ON CONFLICT (benchmark_id, name) DO NOTHING",
+        bench_id, m.name, m.unit, direction);
+    r = txn.exec_params(kSelect, bench_id, m.name);
+  }
+  const std::string unit = r.at(0)[1].as<std::string>();
+  const std::string stored_direction = r.at(0)[2].as<std::string>();
+  if (unit != m.unit || stored_direction != direction) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "benchmark ", key, " metric '", m.name, "' is stored with unit '", unit, "' (",
+        stored_direction, ") but this batch says '", m.unit, "' (", direction,
+        "); a metric's unit and direction cannot change, give it a new name"));
+  }
+  return r[0][0].as<int64_t>();
+}
+
+// Registers one case of a batch: its benchmark and metrics when new, and the
+// run's row for the case (with how it ended, once the batch says so).
+absl::StatusOr<CaseIds> StoreCase(pqxx::work& txn, const std::string& run_id, const CaseResult& cr) {
+  const std::string key = cr.benchmark.Key();
+  const int64_t bench_id =
+      LookupOrInsert(txn, "SELECT id FROM benchmarks WHERE key = $1", key, [&] {
+        txn.exec_params(
+            "INSERT INTO benchmarks (key, suite, name, params) VALUES ($1, $2, $3, $4::jsonb) "
+            "ON CONFLICT (key) DO NOTHING",
+            key, cr.benchmark.suite, cr.benchmark.name, Json(cr.benchmark.params).dump());
+      });
+  std::vector<int64_t> metric_ids;
+  for (const MetricSpec& m : cr.metrics) {
+    auto id = MetricId(txn, bench_id, key, m);
+    if (!id.ok()) return id.status();
+    metric_ids.push_back(*id);
+  }
+  if (cr.status == CaseStatus::kUnspecified) {
+    txn.exec_params(
+        "INSERT INTO run_cases (run_id, benchmark_id) VALUES ($1, $2) "
+        "ON CONFLICT (run_id, benchmark_id) DO NOTHING",
+        run_id, bench_id);
+  } else {
+    txn.exec_params(
+        "INSERT INTO run_cases (run_id, benchmark_id, status, reason, noise) "
+        "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (run_id, benchmark_id) DO UPDATE "
+        "SET status = excluded.status, reason = excluded.reason, noise = excluded.noise",
+        run_id, bench_id, std::string(ToString(cr.status)), cr.reason,
+        std::isfinite(cr.noise) ? cr.noise : 0.0);
+  }
+  return CaseIds(bench_id, std::move(metric_ids));
+}
+
+// The batch's samples, one row per sample and metric, through COPY.
+void CopySamples(pqxx::work& txn, const std::string& run_id, const std::vector<CaseResult>& cases,
+                 const std::vector<CaseIds>& ids) {
+  pqxx::stream_to copy(txn, "samples",
+                       std::vector<std::string>{"run_id", "benchmark_id", "metric_id", "idx",
+                                                "value", "throttled"});
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    const auto& [bench_id, metric_ids] = ids[ci];
+    for (const Sample& s : cases[ci].samples) {
+      for (size_t mi = 0; mi < metric_ids.size(); ++mi) {
+        copy << std::make_tuple(run_id, bench_id, metric_ids[mi], static_cast<int64_t>(s.index),
+                                DoubleText(s.values[mi]), s.throttled);
+      }
+    }
+  }
+  copy.complete();
+}
+
+// The cases and samples a run holds so far.
+CloseOutcome StoredCounts(pqxx::work& txn, const std::string& run_id) {
+  CloseOutcome out;
+  out.cases = txn.exec_params1("SELECT count(*) FROM run_cases WHERE run_id = $1", run_id)[0]
+                  .as<uint32_t>();
+  out.samples =
+      txn.exec_params1(
+             "SELECT coalesce(sum(sample_count), 0)::bigint FROM batches WHERE run_id = $1",
+             run_id)[0]
+          .as<uint64_t>();
+  return out;
+}
+
+// Every batch the agent says it sent must be here, or the summaries would
+// silently leave samples out.
+absl::Status CheckBatchesArrived(pqxx::work& txn, const std::string& run_id, uint64_t last_sequence) {
+  uint64_t expected = 1;
+  for (const auto& row : txn.exec_params(
+           "SELECT sequence FROM batches WHERE run_id = $1 AND sequence <= $2 ORDER BY sequence",
+           run_id,
+           static_cast<int64_t>(
+               std::min<uint64_t>(last_sequence, std::numeric_limits<int64_t>::max())))) {
+    if (row[0].as<uint64_t>() != expected) break;
+    ++expected;
+  }
+  if (expected <= last_sequence) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("batch ", expected, " of ", last_sequence, " of run ", run_id,
+                     " never arrived; resend the missing batches before closing the run"));
+  }
+  return absl::OkStatus();
+}
+
+// One summary row (JSON) per metric the run reports, over its unthrottled
+// samples, with how many throttled ones were left out.
+Json SummaryRows(pqxx::work& txn, const std::string& run_id) {
+  // Per metric: unthrottled values, and how many throttled ones were left out.
+  std::map<int64_t, std::pair<std::vector<double>, uint32_t>> values;
+  for (const auto& row : txn.exec_params("SELECT metric_id FROM summaries WHERE run_id = $1", run_id)) {
+    values[row[0].as<int64_t>()];
+  }
+  for (const auto& row : txn.exec_params(
+           "SELECT metric_id, value, throttled FROM samples WHERE run_id = $1", run_id)) {
+    auto& [unthrottled, throttled] = values[row[0].as<int64_t>()];
+    if (row[2].as<bool>()) {
+      ++throttled;
+    } else {
+      unthrottled.push_back(row[1].as<double>());
+    }
+  }
+  Json rows = Json::array();
+  for (const auto& [metric_id, v] : values) {
+    const stats::Summary s = stats::Summarize(v.first);
+    // JSON has no NaN: statistics of an empty set are stored as NULL.
+    auto num = [&](double x) { return std::isfinite(x) && s.n > 0 ? Json(x) : Json(nullptr); };
+    rows.push_back({{"metric_id", metric_id},
+                    {"n", s.n},
+                    {"n_throttled", v.second},
+                    {"median", num(s.median)},
+                    {"mean", num(s.mean)},
+                    {"stdev", num(s.stdev)},
+                    {"min", num(s.min)},
+                    {"max", num(s.max)},
+                    {"noise", num(s.noise)},
+                    {"mad", num(s.mad)},
+                    {"p5", num(s.p5)},
+                    {"p95", num(s.p95)},
+                    {"median_ci_low", num(s.median_ci_low)},
+                    {"median_ci_high", num(s.median_ci_high)}});
+  }
+  return rows;
+}
+
+// Writes the summary rows over the run's placeholders (or earlier ones).
+void WriteSummaries(pqxx::work& txn, const std::string& run_id, const Json& rows) {
+  txn.exec_params(
+      "INSERT INTO summaries (run_id, metric_id, n, n_throttled, median, mean, stdev, min, max, "
+      "noise, mad, p5, p95, median_ci_low, median_ci_high) "
+      "SELECT $1, (x->>'metric_id')::bigint, (x->>'n')::int, (x->>'n_throttled')::int, "
+      "(x->>'median')::float8, (x->>'mean')::float8, (x->>'stdev')::float8, "
+      "(x->>'min')::float8, (x->>'max')::float8, (x->>'noise')::float8, "
+      "(x->>'mad')::float8, (x->>'p5')::float8, (x->>'p95')::float8, "
+      "(x->>'median_ci_low')::float8, (x->>'median_ci_high')::float8 "
+      "FROM jsonb_array_elements($2::jsonb) x "
+      "ON CONFLICT (run_id, metric_id) DO UPDATE SET n = excluded.n, "
+      "n_throttled = excluded.n_throttled, median = excluded.median, mean = excluded.mean, "
+      "stdev = excluded.stdev, min = excluded.min, max = excluded.max, noise = excluded.noise, "
+      "mad = excluded.mad, p5 = excluded.p5, p95 = excluded.p95, "
+      "median_ci_low = excluded.median_ci_low, median_ci_high = excluded.median_ci_high",
+      run_id, rows.dump());
+}
+
+}  // namespace
+
+absl::StatusOr<BatchOutcome> Store::StoreBatch(const std::string& raw_run_id, uint64_t sequence,
+                                               const std::vector<CaseResult>& cases) {
+  auto run_id = NormalizeRunId(raw_run_id);
+  if (!run_id.ok()) return run_id.status();
+  auto checked = CheckBatch(sequence, cases);
+  if (!checked.ok()) return checked.status();
+  const uint64_t sample_count = *checked;
 
   return pool_->Run("storing a batch", [&](pqxx::connection& c) -> absl::StatusOr<BatchOutcome> {
     pqxx::work txn(c);
@@ -528,56 +712,13 @@ absl::StatusOr<BatchOutcome> Store::StoreBatch(const std::string& raw_run_id, ui
       return outcome;
     }
 
-    // metric ids of each case, in the case's metric order.
-    std::vector<std::pair<int64_t, std::vector<int64_t>>> ids;
+    std::vector<CaseIds> ids;
     Json summary_metrics = Json::array();
     for (const CaseResult& cr : cases) {
-      const std::string key = cr.benchmark.Key();
-      const int64_t bench_id =
-          LookupOrInsert(txn, "SELECT id FROM benchmarks WHERE key = $1", key, [&] {
-            txn.exec_params(
-                "INSERT INTO benchmarks (key, suite, name, params) VALUES ($1, $2, $3, $4::jsonb) "
-                "ON CONFLICT (key) DO NOTHING",
-                key, cr.benchmark.suite, cr.benchmark.name, Json(cr.benchmark.params).dump());
-          });
-      std::vector<int64_t> metric_ids;
-      for (const MetricSpec& m : cr.metrics) {
-        const std::string direction = ToString(m.direction);
-        const char* kSelect =
-            "SELECT id, unit, direction FROM metrics WHERE benchmark_id = $1 AND name = $2";
-        pqxx::result r = txn.exec_params(kSelect, bench_id, m.name);
-        if (r.empty()) {
-          txn.exec_params(
-              "INSERT INTO metrics (benchmark_id, name, unit, direction) VALUES ($1, $2, $3, $4) "
-              "ON CONFLICT (benchmark_id, name) DO NOTHING",
-              bench_id, m.name, m.unit, direction);
-          r = txn.exec_params(kSelect, bench_id, m.name);
-        }
-        const std::string unit = r.at(0)[1].as<std::string>();
-        const std::string stored_direction = r.at(0)[2].as<std::string>();
-        if (unit != m.unit || stored_direction != direction) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "benchmark ", key, " metric '", m.name, "' is stored with unit '", unit, "' (",
-              stored_direction, ") but this batch says '", m.unit, "' (", direction,
-              "); a metric's unit and direction cannot change, give it a new name"));
-        }
-        metric_ids.push_back(r[0][0].as<int64_t>());
-        summary_metrics.push_back(metric_ids.back());
-      }
-      if (cr.status == CaseStatus::kUnspecified) {
-        txn.exec_params(
-            "INSERT INTO run_cases (run_id, benchmark_id) VALUES ($1, $2) "
-            "ON CONFLICT (run_id, benchmark_id) DO NOTHING",
-            *run_id, bench_id);
-      } else {
-        txn.exec_params(
-            "INSERT INTO run_cases (run_id, benchmark_id, status, reason, noise) "
-            "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (run_id, benchmark_id) DO UPDATE "
-            "SET status = excluded.status, reason = excluded.reason, noise = excluded.noise",
-            *run_id, bench_id, std::string(ToString(cr.status)), cr.reason,
-            std::isfinite(cr.noise) ? cr.noise : 0.0);
-      }
-      ids.emplace_back(bench_id, std::move(metric_ids));
+      auto case_ids = StoreCase(txn, *run_id, cr);
+      if (!case_ids.ok()) return case_ids.status();
+      for (int64_t metric_id : case_ids->second) summary_metrics.push_back(metric_id);
+      ids.push_back(std::move(*case_ids));
     }
     // A summary row per metric the run reports, so CloseRun also summarizes
     // a case whose samples never came (n = 0).
@@ -587,22 +728,7 @@ absl::StatusOr<BatchOutcome> Store::StoreBatch(const std::string& raw_run_id, ui
         "ON CONFLICT (run_id, metric_id) DO NOTHING",
         *run_id, summary_metrics.dump());
 
-    if (sample_count > 0) {
-      pqxx::stream_to copy(txn, "samples",
-                           std::vector<std::string>{"run_id", "benchmark_id", "metric_id", "idx",
-                                                    "value", "throttled"});
-      for (size_t ci = 0; ci < cases.size(); ++ci) {
-        const auto& [bench_id, metric_ids] = ids[ci];
-        for (const Sample& s : cases[ci].samples) {
-          for (size_t mi = 0; mi < metric_ids.size(); ++mi) {
-            copy << std::make_tuple(*run_id, bench_id, metric_ids[mi],
-                                    static_cast<int64_t>(s.index), DoubleText(s.values[mi]),
-                                    s.throttled);
-          }
-        }
-      }
-      copy.complete();
-    }
+    if (sample_count > 0) CopySamples(txn, *run_id, cases, ids);
     txn.commit();
     outcome.samples_stored = static_cast<uint32_t>(sample_count);
     return outcome;
@@ -623,97 +749,20 @@ absl::StatusOr<CloseOutcome> Store::CloseRun(const std::string& raw_run_id, RunS
     pqxx::work txn(c);
     pqxx::result run = txn.exec_params("SELECT status FROM runs WHERE id = $1 FOR UPDATE", *run_id);
     if (run.empty()) return absl::NotFoundError(absl::StrCat("run ", *run_id, " does not exist"));
-    auto counts = [&]() {
-      CloseOutcome out;
-      out.cases = txn.exec_params1("SELECT count(*) FROM run_cases WHERE run_id = $1", *run_id)[0]
-                      .as<uint32_t>();
-      out.samples =
-          txn.exec_params1(
-                 "SELECT coalesce(sum(sample_count), 0)::bigint FROM batches WHERE run_id = $1",
-                 *run_id)[0]
-              .as<uint64_t>();
-      return out;
-    };
     const std::string current = run[0][0].as<std::string>();
     if (current != "running") {
-      if (current == new_status) return counts();  // a resent CloseRun
+      if (current == new_status) return StoredCounts(txn, *run_id);  // a resent CloseRun
       return absl::FailedPreconditionError(absl::StrCat("run ", *run_id, " was already closed as ",
                                                         current, "; it cannot be closed again as ",
                                                         new_status));
     }
-
-    // Every batch the agent says it sent must be here, or the summaries
-    // would silently leave samples out.
-    uint64_t expected = 1;
-    for (const auto& row : txn.exec_params(
-             "SELECT sequence FROM batches WHERE run_id = $1 AND sequence <= $2 ORDER BY sequence",
-             *run_id,
-             static_cast<int64_t>(
-                 std::min<uint64_t>(last_sequence, std::numeric_limits<int64_t>::max())))) {
-      if (row[0].as<uint64_t>() != expected) break;
-      ++expected;
-    }
-    if (expected <= last_sequence) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("batch ", expected, " of ", last_sequence, " of run ", *run_id,
-                       " never arrived; resend the missing batches before closing the run"));
-    }
-
-    // Per metric: unthrottled values, and how many throttled ones were left out.
-    std::map<int64_t, std::pair<std::vector<double>, uint32_t>> values;
-    for (const auto& row :
-         txn.exec_params("SELECT metric_id FROM summaries WHERE run_id = $1", *run_id)) {
-      values[row[0].as<int64_t>()];
-    }
-    for (const auto& row : txn.exec_params(
-             "SELECT metric_id, value, throttled FROM samples WHERE run_id = $1", *run_id)) {
-      auto& [unthrottled, throttled] = values[row[0].as<int64_t>()];
-      if (row[2].as<bool>()) {
-        ++throttled;
-      } else {
-        unthrottled.push_back(row[1].as<double>());
-      }
-    }
-    Json rows = Json::array();
-    for (const auto& [metric_id, v] : values) {
-      const stats::Summary s = stats::Summarize(v.first);
-      // JSON has no NaN: statistics of an empty set are stored as NULL.
-      auto num = [&](double x) { return std::isfinite(x) && s.n > 0 ? Json(x) : Json(nullptr); };
-      rows.push_back({{"metric_id", metric_id},
-                      {"n", s.n},
-                      {"n_throttled", v.second},
-                      {"median", num(s.median)},
-                      {"mean", num(s.mean)},
-                      {"stdev", num(s.stdev)},
-                      {"min", num(s.min)},
-                      {"max", num(s.max)},
-                      {"noise", num(s.noise)},
-                      {"mad", num(s.mad)},
-                      {"p5", num(s.p5)},
-                      {"p95", num(s.p95)},
-                      {"median_ci_low", num(s.median_ci_low)},
-                      {"median_ci_high", num(s.median_ci_high)}});
-    }
-    txn.exec_params(
-        "INSERT INTO summaries (run_id, metric_id, n, n_throttled, median, mean, stdev, min, max, "
-        "noise, mad, p5, p95, median_ci_low, median_ci_high) "
-        "SELECT $1, (x->>'metric_id')::bigint, (x->>'n')::int, (x->>'n_throttled')::int, "
-        "(x->>'median')::float8, (x->>'mean')::float8, (x->>'stdev')::float8, "
-        "(x->>'min')::float8, (x->>'max')::float8, (x->>'noise')::float8, "
-        "(x->>'mad')::float8, (x->>'p5')::float8, (x->>'p95')::float8, "
-        "(x->>'median_ci_low')::float8, (x->>'median_ci_high')::float8 "
-        "FROM jsonb_array_elements($2::jsonb) x "
-        "ON CONFLICT (run_id, metric_id) DO UPDATE SET n = excluded.n, "
-        "n_throttled = excluded.n_throttled, median = excluded.median, mean = excluded.mean, "
-        "stdev = excluded.stdev, min = excluded.min, max = excluded.max, noise = excluded.noise, "
-        "mad = excluded.mad, p5 = excluded.p5, p95 = excluded.p95, "
-        "median_ci_low = excluded.median_ci_low, median_ci_high = excluded.median_ci_high",
-        *run_id, rows.dump());
+    if (absl::Status s = CheckBatchesArrived(txn, *run_id, last_sequence); !s.ok()) return s;
+    WriteSummaries(txn, *run_id, SummaryRows(txn, *run_id));
     txn.exec_params(
         "UPDATE runs SET status = $2, finished_at = now(), failure_reason = $3, "
         "invalid_reasons = ARRAY(SELECT jsonb_array_elements_text($4::jsonb)) WHERE id = $1",
         *run_id, new_status, reason, Json(invalid_reasons).dump());
-    CloseOutcome out = counts();
+    CloseOutcome out = StoredCounts(txn, *run_id);
     txn.commit();
     return out;
   });

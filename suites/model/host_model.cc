@@ -126,6 +126,53 @@ void Attend(const float* q, int ldq, const float* k, int ldk, const float* v, in
   Gemm(false, false, nq, hd, nk, 1.0f, p, nk, v, ldv, 0.0f, out, ldo);
 }
 
+// Backward of one head of Attend over a whole sequence (q0 = 0, nk = seq):
+// q points at the head's queries inside qkv, its keys and values lying w and
+// 2w further (rows 3w apart, as in qkv); probs [seq, seq] are the forward
+// pass's probabilities and dout the gradient of the head's output (rows w
+// apart). Writes dQ, dK, dV at the same places in dqkv; ds [seq, seq] is
+// scratch.
+void AttendBackward(const float* q, const float* probs, const float* dout, int seq, int hd, int w,
+                    float scale, float* dq, float* ds) {
+  const float* k = q + w;
+  const float* v = q + 2 * w;
+  float* dk = dq + w;
+  float* dv = dq + 2 * w;
+  // dP = dO · Vᵀ, dV = Pᵀ · dO.
+  Gemm(false, true, seq, seq, hd, 1.0f, dout, w, v, 3 * w, 0.0f, ds, seq);
+  Gemm(true, false, seq, hd, seq, 1.0f, probs, seq, dout, w, 0.0f, dv, 3 * w);
+  // Softmax backward: dS = P ⊙ (dP - rowsum(P ⊙ dP)); masked entries have P = 0.
+  for (int i = 0; i < seq; ++i) {
+    const float* pr = probs + size_t(i) * seq;
+    float* dr = ds + size_t(i) * seq;
+    float dot = 0.0f;
+    for (int j = 0; j <= i; ++j) dot += pr[j] * dr[j];
+    for (int j = 0; j <= i; ++j) dr[j] = pr[j] * (dr[j] - dot);
+    std::fill(dr + i + 1, dr + seq, 0.0f);
+  }
+  // S = scale · Q · Kᵀ: dQ = scale · dS · K, dK = scale · dSᵀ · Q.
+  Gemm(false, false, seq, hd, seq, scale, ds, seq, k, 3 * w, 0.0f, dq, 3 * w);
+  Gemm(true, false, seq, hd, seq, scale, ds, seq, q, 3 * w, 0.0f, dk, 3 * w);
+}
+
+// Backward of the embeddings x = wte[token] + wpe[position]: adds each
+// position's dx [batch·seq, w] to its token's row of dwte and its position's
+// row of dwpe.
+void EmbeddingBackward(const float* dres, const int32_t* inputs, int batch, int seq, int w,
+                       float* dwte, float* dwpe) {
+  for (int b = 0; b < batch; ++b) {
+    for (int t = 0; t < seq; ++t) {
+      const float* dx = dres + (size_t(b) * seq + t) * w;
+      float* dte = dwte + size_t(inputs[b * seq + t]) * w;
+      float* dpe = dwpe + size_t(t) * w;
+      for (int i = 0; i < w; ++i) {
+        dte[i] += dx[i];
+        dpe[i] += dx[i];
+      }
+    }
+  }
+}
+
 }  // namespace
 
 // What Forward keeps for Backward, for a batch of `batch` × `seq` tokens
@@ -317,29 +364,9 @@ void HostModel::Backward(const GradientReady& ready) {
     for (int b = 0; b < batch; ++b) {
       for (int h = 0; h < c.heads; ++h) {
         const size_t at = size_t(b) * seq * 3 * w + h * hd;
-        const float* q = qkv + at;
-        const float* k = q + w;
-        const float* v = q + 2 * w;
-        float* dq = dqkv.data() + at;
-        float* dk = dq + w;
-        float* dv = dq + 2 * w;
         const float* probs = a.probs.data() + ((size_t(l) * batch + b) * c.heads + h) * seq * seq;
         const float* dout = datt.data() + size_t(b) * seq * w + h * hd;
-        // dP = dO · Vᵀ, dV = Pᵀ · dO.
-        Gemm(false, true, seq, seq, hd, 1.0f, dout, w, v, 3 * w, 0.0f, ds.data(), seq);
-        Gemm(true, false, seq, hd, seq, 1.0f, probs, seq, dout, w, 0.0f, dv, 3 * w);
-        // Softmax backward: dS = P ⊙ (dP - rowsum(P ⊙ dP)); masked entries have P = 0.
-        for (int i = 0; i < seq; ++i) {
-          const float* pr = probs + size_t(i) * seq;
-          float* dr = ds.data() + size_t(i) * seq;
-          float dot = 0.0f;
-          for (int j = 0; j <= i; ++j) dot += pr[j] * dr[j];
-          for (int j = 0; j <= i; ++j) dr[j] = pr[j] * (dr[j] - dot);
-          std::fill(dr + i + 1, dr + seq, 0.0f);
-        }
-        // S = scale · Q · Kᵀ: dQ = scale · dS · K, dK = scale · dSᵀ · Q.
-        Gemm(false, false, seq, hd, seq, scale, ds.data(), seq, k, 3 * w, 0.0f, dq, 3 * w);
-        Gemm(true, false, seq, hd, seq, scale, ds.data(), seq, q, 3 * w, 0.0f, dk, 3 * w);
+        AttendBackward(qkv + at, probs, dout, seq, hd, w, scale, dqkv.data() + at, ds.data());
       }
     }
     LinearBackward(a.ln1.data() + l * nw, p + bl.qkv.offset, dqkv.data(), n, w, 3 * w,
@@ -353,17 +380,7 @@ void HostModel::Backward(const GradientReady& ready) {
   // Embeddings: x = wte[token] + wpe[position].
   float* dwpe = g + layout_.wpe.offset;
   std::fill(dwpe, dwpe + layout_.wpe.size(), 0.0f);
-  for (int b = 0; b < batch; ++b) {
-    for (int t = 0; t < seq; ++t) {
-      const float* dx = dres.data() + (size_t(b) * seq + t) * w;
-      float* dte = g + layout_.wte.offset + size_t(a.inputs[b * seq + t]) * w;
-      float* dpe = dwpe + size_t(t) * w;
-      for (int i = 0; i < w; ++i) {
-        dte[i] += dx[i];
-        dpe[i] += dx[i];
-      }
-    }
-  }
+  EmbeddingBackward(dres.data(), a.inputs.data(), batch, seq, w, g + layout_.wte.offset, dwpe);
   if (ready) ready(0, layout_.blocks[0].begin);
 }
 

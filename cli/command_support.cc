@@ -1,0 +1,41 @@
+#include "cli/command_support.h"
+
+#include <fstream>
+#include <iostream>
+
+namespace perfgate::cli {
+
+client::ClientOptions CoordinatorOptions(const Config& config) {
+  client::ClientOptions o;
+  o.address = config.coordinator;
+  o.timeout_s = config.timeout_s;
+  return o;
+}
+
+int RpcError(const absl::Status& s, const char* call, const std::string& address) {
+  std::cerr << "perfgate: " << call << " failed: " << s.message();
+  if (s.code() == absl::StatusCode::kUnavailable) {
+    std::cerr << " (is a coordinator listening on " << address << "? set --coordinator or PERFGATE_COORDINATOR)";
+  }
+  std::cerr << "\n";
+  return kExitError;
+}
+
+int BadAnswer(const absl::Status& s, const char* call) {
+  std::cerr << "perfgate: " << call << ": the coordinator's answer cannot be read: " << s.message() << "\n";
+  return kExitError;
+}
+
+bool WriteFile(const std::string& path, const std::string& text) {
+  if (path.empty()) return true;
+  std::ofstream out(path);
+  out << text;
+  out.close();
+  if (!out) {
+    std::cerr << "perfgate: cannot write " << path << "\n";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace perfgate::cli

@@ -1,0 +1,35 @@
+// What the commands of `perfgate` share: the exit code of an error, the
+// coordinator's client options, and how a failed call, an unreadable answer
+// and an extra output file are told.
+#pragma once
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "cli/config.h"
+#include "client/coordinator_client.h"
+
+namespace perfgate::cli {
+
+/// The exit code of every error: a bad command line, a failed call, a file
+/// that cannot be written.
+inline constexpr int kExitError = 2;
+
+/// The coordinator's client: the commands send no token, and each call ends
+/// by --timeout.
+client::ClientOptions CoordinatorOptions(const Config& config);
+
+/// Tells a failed call on stderr ("perfgate: <call> failed: ...", with a hint
+/// when nothing listens at `address`); returns kExitError.
+int RpcError(const absl::Status& s, const char* call, const std::string& address);
+
+/// Tells on stderr that the coordinator answered with something this command
+/// cannot read (a newer coordinator's verdict, a malformed message); returns
+/// kExitError.
+int BadAnswer(const absl::Status& s, const char* call);
+
+/// Writes `text` to `path` (nothing when the path is empty); false, told on
+/// stderr, when it cannot.
+bool WriteFile(const std::string& path, const std::string& text);
+
+}  // namespace perfgate::cli

@@ -1,0 +1,30 @@
+// The commands of `perfgate`, each a short function over the validated
+// Config (config.h) that returns the exit code. `compare` and `ingest` are
+// CompareCommand (compare.h) and IngestCommand (ingest.h).
+#pragma once
+
+#include "cli/config.h"
+
+namespace perfgate::cli {
+
+/// gate_command.cc: judge a candidate run; 0 pass, 1 regression, 2 error,
+/// 3 inconclusive.
+int GateCommand(const Config& config);
+/// gate_command.cc: show a stored report again; exits as its gate did.
+int ReportCommand(const Config& config);
+/// simulate_command.cc: the gate's rates on synthetic runs.
+int SimulateCommand(const Config& config);
+/// query_commands.cc: recent runs.
+int RunsCommand(const Config& config);
+/// query_commands.cc: one run with its per-case summaries.
+int RunCommand(const Config& config);
+/// query_commands.cc: a metric's history and its change points.
+int HistoryCommand(const Config& config);
+/// query_commands.cc: the outlier nodes of a sweep; 1 when one is worse.
+int FleetCommand(const Config& config);
+/// calibrations_command.cc: the nodes' stored noise floors.
+int CalibrationsCommand(const Config& config);
+/// health_command.cc: the coordinator's health; 0 when serving.
+int HealthCommand(const Config& config);
+
+}  // namespace perfgate::cli

@@ -1,0 +1,307 @@
+// The CLI11 app of `perfgate`, one function per subcommand, and the checks
+// made before any server is asked.
+#include "cli/config.h"
+
+#include <CLI/CLI.hpp>
+
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "cli/command_support.h"
+
+namespace perfgate::cli {
+namespace {
+
+void AddGlobalOptions(CLI::App& app, Config& c) {
+  app.set_config("--config", "", "TOML/INI file with option values (flags and PERFGATE_* override it)");
+  app.require_subcommand(1);
+  app.add_option("--coordinator", c.coordinator, "Coordinator address host:port")
+      ->envname("PERFGATE_COORDINATOR")->capture_default_str();
+  app.add_option("--timeout", c.timeout_s, "Seconds to wait for the coordinator")->capture_default_str();
+}
+
+// --markdown, --junit and --json: the report files of a gate.
+void AddReportFiles(CLI::App* sub, std::string& markdown, std::string& junit, std::string& json) {
+  sub->add_option("--markdown", markdown, "Also write the report as Markdown here");
+  sub->add_option("--junit", junit, "Also write the report as JUnit XML here");
+  sub->add_option("--json", json, "Also write the report as JSON here");
+}
+
+CLI::App* AddGate(CLI::App& app, Config& c) {
+  CLI::App* gate = app.add_subcommand(
+      "gate", "Judge a candidate run against its baseline; exit 0 pass, 1 regression, 2 error, 3 inconclusive");
+  gate->add_option("--run", c.run_id, "Candidate run id (perfgate-agent prints it)")->required();
+  gate->add_option("--baseline-branch", c.baseline_branch, "Branch whose runs form the baseline")
+      ->envname("PERFGATE_BASELINE_BRANCH")->capture_default_str();
+  gate->add_option("--baseline-commit", c.baseline_commit,
+                   "Merge-base commit: only it and its ancestors count as baseline");
+  // The value is checked by ValidateConfig, which names it.
+  gate->add_option("--mode", c.mode, "history: the last K comparable runs of the baseline branch; "
+                                     "ab: the baseline side measured in the same job (--baseline-run)")
+      ->type_name("TEXT:{history,ab}")->capture_default_str();
+  gate->add_option("--baseline-run", c.baseline_run_id,
+                   "A/B mode: the baseline side's run id (perfgate-agent ab prints it)");
+  gate->add_option("--policy", c.policy_file, "Gate policy (YAML)")->required()->envname("PERFGATE_POLICY");
+  AddReportFiles(gate, c.markdown_file, c.junit_file, c.json_file);
+  return gate;
+}
+
+CLI::App* AddReport(CLI::App& app, Config& c) {
+  CLI::App* report = app.add_subcommand("report", "Show a stored gate report again; exits as the gate did");
+  report->add_option("report_id", c.report_id, "Report id (perfgate gate prints it)")->required();
+  AddReportFiles(report, c.markdown_file, c.junit_file, c.json_file);
+  return report;
+}
+
+CLI::App* AddSimulate(CLI::App& app, Config& c) {
+  CLI::App* simulate = app.add_subcommand(
+      "simulate", "Measure the gate's false-alarm, inconclusive and detection rates on synthetic runs "
+                  "with a shared machine's noise (per-process offsets, drift, one-sided bursts)");
+  simulate->add_option("--policy", c.policy_file, "Gate policy (YAML); the defaults when absent");
+  simulate->add_option("--modes", c.sim_modes,
+                       "How the sides reach the gate: single (one run a side), history (a run "
+                       "against K runs), ab (adaptive perfgate-agent ab), ab-fixed (--rounds 30), "
+                       "files (N result files a side)")
+      ->delimiter(',')->capture_default_str();
+  simulate->add_option("--metrics", c.sim.metrics, "Metrics per gate; metric 0 is the slowed one")
+      ->check(CLI::Range(1u, 100000u))->capture_default_str();
+  simulate->add_flag("--reciprocal", c.sim.reciprocal,
+                     "Metrics come in pairs, time and throughput of one case, sharing samples "
+                     "(as the built-in suites report them)");
+  simulate->add_option("--noise", c.sim_noise_pct, "Within-run noise σ, in percent, one row each")
+      ->delimiter(',')->capture_default_str();
+  simulate->add_option("--tau", c.sim.tau_ratios, "Per-process offset τ as a multiple of σ, one row each")
+      ->delimiter(',')->capture_default_str();
+  simulate->add_option("--history", c.sim.history_runs, "History lengths K, one row each")
+      ->delimiter(',')->capture_default_str();
+  simulate->add_option("--files", c.sim.files, "Result files a side in files mode")
+      ->check(CLI::Range(1u, 1000u))->capture_default_str();
+  simulate->add_option("--drift", c.sim.drift_ratio, "Amplitude of the slow drift, in σ")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  simulate->add_option("--burst-samples", c.sim_burst_sample_pct,
+                       "Percent of samples slowed 20-60 % on their own")
+      ->check(CLI::Range(0.0, 100.0))->capture_default_str();
+  simulate->add_option("--burst-processes", c.sim_burst_process_pct,
+                       "Percent of processes slowed 20-60 % for a stretch")
+      ->check(CLI::Range(0.0, 100.0))->capture_default_str();
+  simulate->add_option("--aa-trials", c.sim.aa_trials, "A/A gates per row")->capture_default_str();
+  simulate->add_option("--power-trials", c.sim.power_trials, "Gates per slowdown per row")
+      ->capture_default_str();
+  simulate->add_option("--seed", c.sim.seed, "Seed; the same seed gives the same table")
+      ->capture_default_str();
+  simulate->add_option("--threads", c.sim.threads, "Rows run in parallel (0: one per core); the table is the same")
+      ->capture_default_str();
+  simulate->add_option("--out", c.sim_out, "Also write the Markdown table here");
+  return simulate;
+}
+
+CLI::App* AddRuns(CLI::App& app, Config& c) {
+  CLI::App* runs = app.add_subcommand("runs", "List recent runs");
+  runs->add_option("--branch", c.branch, "Only this branch");
+  runs->add_option("--sku", c.sku, "Only this SKU");
+  runs->add_option("--limit", c.limit, "At most this many (default 20)");
+  return runs;
+}
+
+CLI::App* AddRun(CLI::App& app, Config& c) {
+  CLI::App* run = app.add_subcommand("run", "Show one run with its per-case summaries");
+  run->add_option("run_id", c.run_id, "Run id")->required();
+  return run;
+}
+
+CLI::App* AddHistory(CLI::App& app, Config& c) {
+  CLI::App* history = app.add_subcommand("history", "Print a metric's run medians over time and where their level shifted");
+  history->add_option("--benchmark", c.benchmark, "Benchmark key, suite/name{k=v,...}")->required();
+  history->add_option("--metric", c.metric, "Metric name")->required();
+  history->add_option("--branch", c.branch, "Only this branch");
+  history->add_option("--sku", c.sku, "Only this SKU");
+  history->add_option("--limit", c.limit, "At most this many points (default 100)");
+  history->add_option("--json", c.json_file, "Also write the series and its change points as JSON here");
+  return history;
+}
+
+CLI::App* AddFleet(CLI::App& app, Config& c) {
+  CLI::App* fleet = app.add_subcommand(
+      "fleet", "Name the nodes of one SKU in one sweep whose medians lie beyond k MADs of the fleet's; "
+               "exit 0 none worse, 1 some node worse, 2 error");
+  fleet->add_option("--sku", c.sku, "SKU key of the nodes compared")->required();
+  fleet->add_option("--sweep", c.sweep, "Sweep id: Slurm array job id, Slurm job id or CI job")->required();
+  fleet->add_option("--benchmark", c.benchmark, "Only benchmark keys matching this glob");
+  fleet->add_option("--metric", c.metric, "Only this metric");
+  fleet->add_option("--k", c.k, "Threshold in MADs of the fleet median")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  fleet->add_option("--json", c.json_file, "Also write the outliers as JSON here");
+  return fleet;
+}
+
+CLI::App* AddCalibrations(CLI::App& app, Config& c) {
+  CLI::App* calibrations = app.add_subcommand(
+      "calibrations", "List the nodes' stored noise floors per case, with age, staleness and whether "
+                      "each case is fit to gate single runs at the policy's tolerance");
+  calibrations->add_option("--sku", c.sku, "Only this SKU");
+  calibrations->add_option("--node", c.node, "Only this node (hostname)");
+  calibrations->add_option("--policy", c.policy_file,
+                           "Gate policy (YAML) for tolerance and calibration_max_age; the defaults when absent")
+      ->envname("PERFGATE_POLICY");
+  return calibrations;
+}
+
+CLI::App* AddHealth(CLI::App& app, Config&) {
+  return app.add_subcommand("health", "Ask the coordinator's grpc.health.v1 service; exit 0 when it is serving");
+}
+
+// ingest: result files (perfgate, Google Benchmark, nvbench JSON) stored as runs.
+CLI::App* AddIngest(CLI::App& app, Config& c) {
+  IngestOptions& o = c.ingest;
+  CLI::App* ingest = app.add_subcommand(
+      "ingest", "Store result files (perfgate, Google Benchmark or nvbench JSON) as runs; prints each run id");
+  ingest->fallthrough();  // --coordinator and --timeout may follow the subcommand
+  ingest->add_option("files", o.files, "Result files, one run each")->required();
+  ingest->add_option("--token-file", o.token_file, "File holding a bearer token for the coordinator")
+      ->envname("PERFGATE_TOKEN_FILE");
+  ingest->add_option("--branch", o.branch, "Branch the results belong to")->required()
+      ->envname("PERFGATE_BRANCH");
+  ingest->add_option("--commit", o.commit, "Commit the results belong to")->required()
+      ->envname("PERFGATE_COMMIT");
+  ingest->add_option("--sku", o.sku, "SKU key; required when the file names none (Google Benchmark)");
+  ingest->add_option("--repo", o.repo, "Repository under test")->envname("PERFGATE_REPO");
+  ingest->add_option("--node", o.node, "Node the results were measured on (default: from the file)");
+  return ingest;
+}
+
+// compare: two result files offline, or two stored runs through the coordinator.
+CLI::App* AddCompare(CLI::App& app, Config& c) {
+  CompareOptions& o = c.compare;
+  CLI::App* compare = app.add_subcommand(
+      "compare", "A/B-judge candidate B against baseline A, both result files or both run ids; "
+                 "exit 0 pass, 1 regression, 2 error, 3 inconclusive");
+  compare->fallthrough();  // --coordinator and --timeout may follow the subcommand
+  compare->add_option("baseline", o.baseline, "Baseline: a result file or a run id");
+  compare->add_option("candidate", o.candidate, "Candidate: a result file or a run id");
+  CLI::Option* base_files = compare->add_option(
+      "--baseline", o.baseline_files,
+      "Baseline result files, one process each (e.g. five runs of the baseline binary)");
+  CLI::Option* cand_files = compare->add_option(
+      "--candidate", o.candidate_files,
+      "Candidate result files, one process each; with --baseline instead of A B");
+  base_files->needs(cand_files);
+  cand_files->needs(base_files);
+  compare->add_option("--policy", o.policy_file, "Gate policy (YAML); the defaults when absent")
+      ->envname("PERFGATE_POLICY");
+  compare->add_option("--sku", o.sku, "SKU key the policy is resolved for (default: the candidate's)");
+  compare->add_option("--calibration", o.calibration_file,
+                      "Calibration file of the node (perfgate-agent calibrate --output): lets one file a "
+                      "side be judged when its SKU and environment are the candidate's");
+  AddReportFiles(compare, o.markdown_file, o.junit_file, o.json_file);
+  return compare;
+}
+
+absl::Status ReadPolicy(Config& c) {
+  auto policy = gate::ReadPolicyFile(c.policy_file);
+  if (!policy.ok()) return absl::InvalidArgumentError(policy.status().message());
+  c.policy = *std::move(policy);
+  return absl::OkStatus();
+}
+
+absl::Status ValidateGate(Config& c) {
+  if (c.mode != "history" && c.mode != "ab") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown --mode '", c.mode, "' (expected history or ab)"));
+  }
+  if (absl::Status s = ReadPolicy(c); !s.ok()) return s;
+  if (c.mode == "ab" && c.baseline_run_id.empty()) {
+    return absl::InvalidArgumentError("--mode ab needs --baseline-run, the run of the baseline side");
+  }
+  return absl::OkStatus();
+}
+
+// The policy, the modes by name, and the percentages as fractions.
+absl::Status ValidateSimulate(Config& c) {
+  if (absl::Status s = ReadPolicy(c); !s.ok()) return s;
+  c.sim.modes.clear();
+  for (const std::string& name : c.sim_modes) {
+    gate::SimMode m;
+    if (!gate::ParseSimMode(name, &m)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown mode '", name, "' (expected single, history, ab, ab-fixed or files)"));
+    }
+    c.sim.modes.push_back(m);
+  }
+  c.sim.noise_levels.clear();
+  for (double pct : c.sim_noise_pct) c.sim.noise_levels.push_back(pct / 100);
+  c.sim.burst_sample = c.sim_burst_sample_pct / 100;
+  c.sim.burst_process = c.sim_burst_process_pct / 100;
+  return absl::OkStatus();
+}
+
+// A B, or the two lists; the coordinator and timeout for run ids.
+absl::Status ValidateCompare(Config& c) {
+  CompareOptions& o = c.compare;
+  const bool lists = !o.baseline_files.empty();
+  if (lists == !o.baseline.empty() || (!lists && o.candidate.empty())) {
+    return absl::InvalidArgumentError(
+        "compare takes A B (two files or two run ids), or --baseline FILE... --candidate FILE...");
+  }
+  o.coordinator = c.coordinator;
+  o.timeout_s = c.timeout_s;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateConfig(Config& c) {
+  switch (c.command) {
+    case Command::kGate:
+      return ValidateGate(c);
+    case Command::kSimulate:
+      return ValidateSimulate(c);
+    case Command::kCalibrations:
+      return ReadPolicy(c);
+    case Command::kCompare:
+      return ValidateCompare(c);
+    case Command::kIngest:
+      c.ingest.coordinator = c.coordinator;
+      c.ingest.timeout_s = c.timeout_s;
+      return absl::OkStatus();
+    default:
+      return absl::OkStatus();
+  }
+}
+
+std::optional<int> ParseCommandLine(int argc, const char* const* argv, Config& c, std::ostream& out,
+                                    std::ostream& err) {
+  CLI::App app{"perfgate: gate merges on benchmark runs and ask the history"};
+  AddGlobalOptions(app, c);
+  const std::vector<std::pair<CLI::App*, Command>> subcommands = {
+      {AddGate(app, c), Command::kGate},
+      {AddReport(app, c), Command::kReport},
+      {AddSimulate(app, c), Command::kSimulate},
+      {AddRuns(app, c), Command::kRuns},
+      {AddRun(app, c), Command::kRun},
+      {AddHistory(app, c), Command::kHistory},
+      {AddFleet(app, c), Command::kFleet},
+      {AddCalibrations(app, c), Command::kCalibrations},
+      {AddHealth(app, c), Command::kHealth},
+      {AddIngest(app, c), Command::kIngest},
+      {AddCompare(app, c), Command::kCompare},
+  };
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e, out, err);
+    return rc == 0 ? 0 : kExitError;
+  }
+  for (const auto& [sub, command] : subcommands) {
+    if (sub->parsed()) c.command = command;
+  }
+  if (absl::Status s = ValidateConfig(c); !s.ok()) {
+    err << "perfgate: " << s.message() << "\n";
+    return kExitError;
+  }
+  return std::nullopt;
+}
+
+}  // namespace perfgate::cli

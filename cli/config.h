@@ -1,0 +1,81 @@
+// `perfgate`'s command line: one Config for every subcommand, the CLI11 app
+// that fills it (built one subcommand at a time, in config.cc), and the
+// checks made before any server is asked: a policy file that cannot be read
+// or parsed, an unknown --mode, an A/B gate without its baseline run, a
+// `compare` given neither A B nor --baseline/--candidate lists.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "cli/compare.h"
+#include "cli/ingest.h"
+#include "gate/policy.h"
+#include "gate/simulate.h"
+
+namespace perfgate::cli {
+
+/// The subcommands of `perfgate`.
+enum class Command {
+  kGate,
+  kReport,
+  kSimulate,
+  kRuns,
+  kRun,
+  kHistory,
+  kFleet,
+  kCalibrations,
+  kHealth,
+  kIngest,
+  kCompare,
+};
+
+/// Everything the command line says, for whichever subcommand it names.
+struct Config {
+  Command command = Command::kHealth;
+  std::string coordinator = "127.0.0.1:50051";  // --coordinator, PERFGATE_COORDINATOR
+  double timeout_s = 60;                        // --timeout: each coordinator call's deadline
+  // gate
+  std::string run_id, baseline_branch = "main", baseline_commit, policy_file;
+  std::string mode = "history", baseline_run_id;
+  // report
+  int64_t report_id = 0;
+  // gate, report, history, fleet: extra renderings, when set
+  std::string markdown_file, junit_file, json_file;
+  // simulate: sim as given; ValidateConfig sets its modes, noise levels and bursts
+  gate::SimulationOptions sim;
+  std::vector<std::string> sim_modes = {"single", "history", "ab", "ab-fixed", "files"};
+  std::vector<double> sim_noise_pct = {0.5, 1, 2, 5};
+  double sim_burst_sample_pct = 5, sim_burst_process_pct = 10;
+  std::string sim_out;
+  // runs, history, fleet, calibrations
+  std::string branch, sku, benchmark, metric;
+  unsigned limit = 0;
+  std::string sweep, node;
+  double k = 5;
+  // compare and ingest keep their own options; ValidateConfig gives them
+  // the coordinator and the timeout
+  CompareOptions compare;
+  IngestOptions ingest;
+  /// Read by ValidateConfig for gate, simulate and calibrations (the
+  /// default policy when no --policy is given).
+  gate::PolicyFile policy;
+};
+
+/// Parses the command line into `config` and validates it (ValidateConfig).
+/// Returns std::nullopt when config.command is to run; otherwise the exit
+/// code to leave with at once: 0 after --help, 2 on an error, told on `err`
+/// (CLI11's message, or "perfgate: <reason>").
+std::optional<int> ParseCommandLine(int argc, const char* const* argv, Config& config,
+                                    std::ostream& out, std::ostream& err);
+
+/// The checks of config.command that need no server; reads the policy file
+/// and completes the simulation's and compare's and ingest's options. The
+/// error's message is the reason, without the "perfgate: " prefix.
+absl::Status ValidateConfig(Config& config);
+
+}  // namespace perfgate::cli

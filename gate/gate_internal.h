@@ -1,0 +1,72 @@
+// The gate engine's parts, shared by its files and by no one else (the
+// public interface is gate.h): one metric's way through the gate, from the
+// verdicts that need no statistics (gate_decision.cc), through the test its
+// processes allow (blocks.cc: ranks over 3 or more processes a side, as A/B
+// rounds and several result files give; spread.cc: t over the history's or a
+// calibration's run-to-run spread), to the verdict (gate_decision.cc).
+// gate.cc runs them over every metric and sums up; run_data.cc turns cases
+// into the gate's input.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gate/inference.h"
+#include "gate/gate.h"
+
+namespace perfgate::gate::internal {
+
+/// One metric on its way through the gate.
+struct Entry {
+  MetricVerdict verdict;
+  const MetricData* candidate = nullptr;
+  std::vector<const MetricData*> baseline;  // one per baseline run having it
+  ResolvedRule rule;
+  bool decided = false;  // verdict final before the statistics
+  bool dropped = false;  // skipped everywhere: nothing to judge, nothing to report
+  bool described = false;
+  std::string calibration_source;  // the calibration a t test used, if any
+  bool paired = false;             // the blocks were tested as rounds
+};
+
+/// Four significant digits and the unit: enough to see a few-percent
+/// change, short enough for one line.
+std::string WithUnit(double value, const std::string& unit);
+/// "12.3 %".
+std::string Percent(double fraction);
+/// "+12.3 %".
+std::string SignedPercent(double fraction);
+
+/// Whether a metric's numbers stand for the code: present, not of a failed
+/// case (a wrong result, a crashed rank), with samples and a finite median.
+bool Usable(const MetricData* m);
+
+/// Verdicts that need no statistics: missing, all throttled, floor, no
+/// baseline. Sets the baseline's and the candidate's medians; marks the
+/// entry decided (or dropped) when one applies.
+void DecideWithoutStatistics(Entry& e, const std::vector<std::string>& invalid_reasons);
+
+/// The change, its interval and its p-value, by the strongest test the
+/// processes allow; false (and the verdict too_few_runs) when none applies.
+bool Test(Entry& e, Mode mode, const Calibration* calibration);
+
+/// Sets the change, its 95 % interval and the p-value from a shift on the
+/// log scale, oriented so that a positive change is worse.
+void SetShift(MetricVerdict& out, const stats::ShiftEstimate& s);
+
+/// The rank tests of blocks.cc over the log process medians of the two
+/// sides: paired by round when both are the rounds of one A/B job, else
+/// unpaired; false when a side has fewer than kMinBlocks processes.
+bool TestBlocks(Entry& e, const std::vector<double>& log_base, const std::vector<double>& log_cand);
+
+/// The t test of spread.cc over the between-process spread of both sides
+/// and of the calibration, when there is one; false (too_few_runs, with what
+/// to run) when neither shows a spread.
+bool TestSpread(Entry& e, Mode mode, const Calibration* calibration,
+                const std::vector<double>& log_base, const std::vector<double>& log_cand);
+
+/// The verdict of a tested metric: regression, too noisy, improvement or
+/// pass, with a note giving the numbers and what they rest on.
+void Decide(Entry& e, Mode mode, double fdr);
+
+}  // namespace perfgate::gate::internal

@@ -1,0 +1,155 @@
+// The gate's input from measured cases: the medians of the processes behind
+// a metric, and the run a list of cases (result files, the sides of an A/B
+// job) makes, with each metric summarized over its unthrottled samples.
+#include <algorithm>
+#include <map>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/stats.h"
+#include "gate/gate.h"
+#include "gate/gate_internal.h"
+
+namespace perfgate::gate {
+namespace {
+
+// The parts of one case joined in order.
+struct Joined {
+  const CaseResult* first = nullptr;
+  CaseStatus status = CaseStatus::kUnspecified;
+  std::string reason;
+  std::vector<std::vector<double>> unthrottled;  // per metric
+  std::vector<uint32_t> throttled;               // per metric
+  std::vector<bool> throttled_in_order;          // every sample, in order
+};
+
+// The cases joined by benchmark key; `order` receives the keys in the order
+// they first appear. The last part that says how the case ended decides its
+// status.
+std::map<std::string, Joined> JoinCases(const std::vector<CaseResult>& cases,
+                                        std::vector<std::string>& order) {
+  std::map<std::string, Joined> joined;
+  for (const CaseResult& c : cases) {
+    const std::string key = c.benchmark.Key();
+    auto [it, inserted] = joined.try_emplace(key);
+    Joined& j = it->second;
+    if (inserted) {
+      order.push_back(key);
+      j.first = &c;
+      j.unthrottled.resize(c.metrics.size());
+      j.throttled.resize(c.metrics.size());
+    }
+    if (c.status != CaseStatus::kUnspecified) {
+      j.status = c.status;
+      j.reason = c.reason;
+    }
+    for (const Sample& sample : c.samples) {
+      j.throttled_in_order.push_back(sample.throttled);
+      for (size_t m = 0; m < sample.values.size() && m < j.unthrottled.size(); ++m) {
+        if (sample.throttled) {
+          ++j.throttled[m];
+        } else {
+          j.unthrottled[m].push_back(sample.values[m]);
+        }
+      }
+    }
+  }
+  return joined;
+}
+
+// Unthrottled samples per process: the blocks the gate counts. Empty (one
+// process) unless `blocks` names more than one for the case.
+CaseBlocks UnthrottledBlocks(const Joined& j, const std::string& key,
+                             const std::map<std::string, CaseBlocks>& blocks) {
+  CaseBlocks out;
+  if (auto it = blocks.find(key); it != blocks.end() && it->second.sizes.size() > 1) {
+    size_t at = 0;
+    for (unsigned n : it->second.sizes) {
+      unsigned kept = 0;
+      for (unsigned i = 0; i < n && at < j.throttled_in_order.size(); ++i, ++at) {
+        if (!j.throttled_in_order[at]) ++kept;
+      }
+      out.sizes.push_back(kept);
+    }
+    out.rounds = it->second.rounds;
+  }
+  return out;
+}
+
+// The summary of metric `m` of a joined case over its unthrottled samples.
+MetricSummary Summarize(const Joined& j, const std::string& key, size_t m) {
+  const MetricSpec& spec = j.first->metrics[m];
+  const stats::Summary st = stats::Summarize(j.unthrottled[m]);
+  MetricSummary s;
+  s.benchmark = key;
+  s.metric = spec.name;
+  s.unit = spec.unit;
+  s.direction = spec.direction;
+  s.n = st.n;
+  s.n_throttled = j.throttled[m];
+  s.median = st.median;
+  s.mean = st.mean;
+  s.stdev = st.stdev;
+  s.min = st.min;
+  s.max = st.max;
+  s.noise = st.noise;
+  s.mad = st.mad;
+  s.p5 = st.p5;
+  s.p95 = st.p95;
+  s.median_ci_low = st.median_ci_low;
+  s.median_ci_high = st.median_ci_high;
+  s.status = j.status;
+  s.reason = j.reason;
+  return s;
+}
+
+}  // namespace
+
+std::vector<double> ProcessMedians(const MetricData& m) {
+  if (!internal::Usable(&m)) return {};
+  size_t total = 0;
+  for (unsigned n : m.block_sizes) total += n;
+  std::vector<double> out;
+  if (!m.block_sizes.empty() && total == m.samples.size() &&
+      std::find(m.block_sizes.begin(), m.block_sizes.end(), 0u) == m.block_sizes.end()) {
+    size_t at = 0;
+    for (unsigned n : m.block_sizes) {
+      out.push_back(stats::Median(std::span<const double>(m.samples.data() + at, n)));
+      at += n;
+    }
+    return out;
+  }
+  if (m.blocks >= 2 && m.samples.size() >= m.blocks && m.samples.size() % m.blocks == 0) {
+    const size_t size = m.samples.size() / m.blocks;
+    for (size_t b = 0; b < m.blocks; ++b) {
+      out.push_back(stats::Median(std::span<const double>(m.samples.data() + b * size, size)));
+    }
+    return out;
+  }
+  return {m.summary.median};
+}
+
+RunData RunDataFromCases(const std::string& run_id, const std::vector<CaseResult>& cases,
+                         const std::map<std::string, CaseBlocks>& blocks) {
+  std::vector<std::string> order;
+  std::map<std::string, Joined> joined = JoinCases(cases, order);
+  RunData run;
+  run.run_id = run_id;
+  for (const std::string& key : order) {
+    Joined& j = joined.at(key);
+    const CaseBlocks processes = UnthrottledBlocks(j, key, blocks);
+    for (size_t m = 0; m < j.first->metrics.size(); ++m) {
+      MetricData d;
+      d.summary = Summarize(j, key, m);
+      d.samples = std::move(j.unthrottled[m]);
+      d.block_sizes = processes.sizes;
+      d.rounds = processes.rounds;
+      run.metrics.push_back(std::move(d));
+    }
+  }
+  return run;
+}
+
+}  // namespace perfgate::gate

@@ -1,0 +1,139 @@
+// `perfgate`'s command line: what is checked before any server is asked
+// exits 2 with "perfgate: <reason>", and a valid line fills one Config.
+#include "cli/config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tests/support/processes.h"
+
+namespace perfgate::cli {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+struct Parsed {
+  std::optional<int> exit_code;
+  Config config;
+  std::string out, err;
+};
+
+Parsed Parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "perfgate");
+  Parsed p;
+  std::ostringstream out, err;
+  p.exit_code = ParseCommandLine(static_cast<int>(args.size()), args.data(), p.config, out, err);
+  p.out = out.str();
+  p.err = err.str();
+  return p;
+}
+
+class ConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = testing::TempDir::Create("perfgate-config-test-");
+    ASSERT_TRUE(dir.ok()) << dir.status();
+    dir_ = std::make_unique<testing::TempDir>(std::move(*dir));
+    policy_ = dir_->Join("perfgate.yaml");
+    std::ofstream(policy_) << "version: 1\ndefaults:\n  tolerance: 5%\n";
+  }
+
+  std::unique_ptr<testing::TempDir> dir_;
+  std::string policy_;
+};
+
+TEST_F(ConfigTest, AnUnknownGateModeExits2NamingIt) {
+  const Parsed p = Parse({"gate", "--run", "r", "--policy", policy_.c_str(), "--mode", "sideways"});
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_THAT(p.err, StartsWith("perfgate: "));
+  EXPECT_THAT(p.err, HasSubstr("'sideways'"));
+}
+
+TEST_F(ConfigTest, AnAbGateNeedsItsBaselineRun) {
+  const Parsed p = Parse({"gate", "--run", "r", "--policy", policy_.c_str(), "--mode", "ab"});
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_THAT(p.err, HasSubstr("perfgate: --mode ab needs --baseline-run"));
+}
+
+TEST_F(ConfigTest, AnUnreadablePolicyIsRefusedBeforeAnyCall) {
+  const std::string missing = dir_->Join("absent.yaml");
+  const Parsed p = Parse({"--coordinator", "127.0.0.1:1", "gate", "--run", "r", "--policy", missing.c_str()});
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_THAT(p.err, StartsWith("perfgate: "));
+  EXPECT_THAT(p.err, HasSubstr(missing));
+}
+
+TEST_F(ConfigTest, AnInvalidPolicyNamesItsLine) {
+  const std::string bad = dir_->Join("bad.yaml");
+  std::ofstream(bad) << "version: 1\ntolerence: 0.05\n";
+  const Parsed p = Parse({"calibrations", "--policy", bad.c_str()});
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_THAT(p.err, HasSubstr("bad.yaml:2"));
+}
+
+TEST_F(ConfigTest, AnUnknownSimulationModeExits2NamingIt) {
+  const Parsed p = Parse({"simulate", "--modes", "single,sideways"});
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_THAT(p.err, HasSubstr("perfgate: unknown mode 'sideways'"));
+}
+
+TEST_F(ConfigTest, CompareNeedsTwoSides) {
+  const Parsed p = Parse({"compare", "only-one.json"});
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_THAT(p.err, HasSubstr("perfgate: compare takes A B"));
+}
+
+TEST_F(ConfigTest, AValidGateFillsTheConfigWithItsPolicy) {
+  const Parsed p = Parse({"--coordinator", "coord:50051", "gate", "--run", "cand", "--policy", policy_.c_str(),
+                          "--mode", "ab", "--baseline-run", "base"});
+  ASSERT_EQ(p.exit_code, std::nullopt) << p.err;
+  EXPECT_EQ(p.config.command, Command::kGate);
+  EXPECT_EQ(p.config.coordinator, "coord:50051");
+  EXPECT_EQ(p.config.run_id, "cand");
+  EXPECT_EQ(p.config.baseline_run_id, "base");
+  EXPECT_EQ(p.config.policy.text, "version: 1\ndefaults:\n  tolerance: 5%\n");
+  EXPECT_DOUBLE_EQ(p.config.policy.policy.tolerance, 0.05);
+}
+
+TEST_F(ConfigTest, SimulationPercentagesBecomeFractions) {
+  const Parsed p = Parse({"simulate", "--modes", "ab,files", "--noise", "1,2", "--burst-samples", "20"});
+  ASSERT_EQ(p.exit_code, std::nullopt) << p.err;
+  EXPECT_EQ(p.config.command, Command::kSimulate);
+  EXPECT_EQ(p.config.sim.modes.size(), 2u);
+  EXPECT_EQ(p.config.sim.noise_levels, (std::vector<double>{0.01, 0.02}));
+  EXPECT_DOUBLE_EQ(p.config.sim.burst_sample, 0.2);
+}
+
+TEST_F(ConfigTest, CompareAndIngestTakeTheCoordinatorFromEitherSide) {
+  const Parsed compare = Parse({"--coordinator", "a:1", "compare", "x.json", "y.json", "--timeout", "7"});
+  ASSERT_EQ(compare.exit_code, std::nullopt) << compare.err;
+  EXPECT_EQ(compare.config.command, Command::kCompare);
+  EXPECT_EQ(compare.config.compare.coordinator, "a:1");
+  EXPECT_DOUBLE_EQ(compare.config.compare.timeout_s, 7);
+
+  const Parsed ingest = Parse({"ingest", "r.json", "--branch", "main", "--commit", "c0ffee", "--coordinator", "b:2"});
+  ASSERT_EQ(ingest.exit_code, std::nullopt) << ingest.err;
+  EXPECT_EQ(ingest.config.command, Command::kIngest);
+  EXPECT_EQ(ingest.config.ingest.coordinator, "b:2");
+  EXPECT_EQ(ingest.config.ingest.files, std::vector<std::string>{"r.json"});
+}
+
+TEST_F(ConfigTest, HelpExits0AndAMissingSubcommandExits2) {
+  const Parsed help = Parse({"--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_THAT(help.out, HasSubstr("gate"));
+  const Parsed none = Parse({});
+  EXPECT_EQ(none.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace perfgate::cli
