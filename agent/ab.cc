@@ -293,12 +293,17 @@ bool Suspect(const gate::MetricVerdict& v) {
 }  // namespace
 
 bool CaseDecided(const CasePair& pair, const gate::Policy& policy, const std::string& sku,
-                 size_t cases) {
-  // Judged alone, at the fdr the whole gate can afford per case.
+                 size_t cases, unsigned looks) {
+  // Judged alone, at the fdr the whole gate can afford per case and per look.
   gate::Policy strict = policy;
-  strict.fdr = policy.fdr / static_cast<double>(std::max<size_t>(cases, 1));
+  strict.fdr = policy.fdr / static_cast<double>(std::max<size_t>(cases, 1)) /
+               static_cast<double>(std::max(looks, 1u));
   const gate::GateResult r = Decide({pair}, strict, sku);
   return std::none_of(r.verdicts.begin(), r.verdicts.end(), gate::Undecided);
+}
+
+unsigned StopRuleLooks(const AbOptions& options) {
+  return options.max_rounds >= options.min_rounds ? options.max_rounds - options.min_rounds + 1 : 1;
 }
 
 namespace {
@@ -360,7 +365,9 @@ AbResult RunAb(const std::vector<AbCase>& cases, Side& baseline, Side& candidate
   auto measure = [&](const AbCase& c, const char* what, size_t left, const CasePair* first) {
     log << "  " << c.id.Key() << ": " << what << std::flush;
     CasePair p = MeasurePair(c, baseline, candidate, options, budget(left, first),
-                             [&](const CasePair& so_far) { return CaseDecided(so_far, policy, sku, cases.size()); });
+                             [&](const CasePair& so_far) {
+                               return CaseDecided(so_far, policy, sku, cases.size(), StopRuleLooks(options));
+                             });
     if (p.candidate.status != CaseStatus::kOk) {
       log << ToString(p.candidate.status) << ": " << p.candidate.reason << "\n" << std::flush;
     } else {

@@ -73,7 +73,7 @@ struct AbOptions {
   unsigned min_block_samples = 5;
   unsigned fixed_block_samples = 0;  // > 0: every block has exactly this many
   unsigned min_rounds = 5;           // before the first look at the interval
-  unsigned max_rounds = 30;          // the exact rank tests' range
+  unsigned max_rounds = 30;          // the most rounds a case gets
   unsigned fixed_rounds = 0;         // > 0: exactly this many rounds, no looks
   /// Seconds one case may take, first measurement and confirmation together:
   /// the first gets two thirds when a confirmation may follow, the
@@ -138,9 +138,16 @@ CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbO
 std::pair<gate::RunData, gate::RunData> SidesOf(const std::vector<CasePair>& pairs);
 
 /// Whether every gating metric of one measured case is decided: judged on
-/// that case alone at the policy's fdr over `cases` (the job's case count).
+/// that case alone at the policy's fdr over `cases` (the job's case count)
+/// and over `looks` (the looks the stop rule may take at one case: a
+/// Bonferroni share of the fdr per look, so that looking after every round
+/// cannot stop a case on a lucky streak more often than one look would).
 bool CaseDecided(const CasePair& pair, const gate::Policy& policy, const std::string& sku,
-                 size_t cases);
+                 size_t cases, unsigned looks = 1);
+
+/// The looks the stop rule may take at one case under `options`: one after
+/// each round from min_rounds to max_rounds.
+unsigned StopRuleLooks(const AbOptions& options);
 
 /// What an A/B comparison measured and decided.
 struct AbResult {

@@ -113,13 +113,23 @@ void DecideUsableCandidate(Entry& e, const std::vector<std::string>& invalid_rea
   }
 }
 
+// ", 2 rounds set aside as interference bursts", or nothing when none was.
+std::string SetAside(const Entry& e) {
+  if (e.set_aside == 0) return "";
+  const std::string what = e.paired ? "round" : "process";
+  return e.set_aside == 1 ? absl::StrCat(", 1 ", what, " set aside as an interference burst")
+                          : absl::StrCat(", ", e.set_aside, " ", what, e.paired ? "s" : "es",
+                                         " set aside as interference bursts");
+}
+
 // What a tested change rests on: the processes, the runs or the calibration.
 std::string Basis(const Entry& e, Mode mode) {
   const MetricVerdict& out = e.verdict;
   switch (out.method) {
     case Method::kBlocks:
       return absl::StrCat(out.blocks, " processes a side", e.paired ? ", paired by round" : "",
-                          " (", out.candidate_samples, " vs ", out.baseline_samples, " samples)");
+                          " (", out.candidate_samples, " vs ", out.baseline_samples, " samples)",
+                          SetAside(e));
     case Method::kHistory:
       return mode == Mode::kHistory
                  ? absl::StrCat("against ", out.baseline_runs, " runs")

@@ -1,8 +1,8 @@
 // The gate engine's parts, shared by its files and by no one else (the
 // public interface is gate.h): one metric's way through the gate, from the
 // verdicts that need no statistics (gate_decision.cc), through the test its
-// processes allow (blocks.cc: ranks over 3 or more processes a side, as A/B
-// rounds and several result files give; spread.cc: t over the history's or a
+// processes allow (blocks.cc: 3 or more processes a side — A/B rounds
+// paired, burst rounds set aside, then t; several result files by ranks; spread.cc: t over the history's or a
 // calibration's run-to-run spread), to the verdict (gate_decision.cc).
 // gate.cc runs them over every metric and sums up; run_data.cc turns cases
 // into the gate's input.
@@ -27,6 +27,7 @@ struct Entry {
   bool described = false;
   std::string calibration_source;  // the calibration a t test used, if any
   bool paired = false;             // the blocks were tested as rounds
+  unsigned set_aside = 0;          // processes (or rounds) set aside as interference bursts
 };
 
 /// Four significant digits and the unit: enough to see a few-percent
@@ -54,9 +55,10 @@ bool Test(Entry& e, Mode mode, const Calibration* calibration);
 /// log scale, oriented so that a positive change is worse.
 void SetShift(MetricVerdict& out, const stats::ShiftEstimate& s);
 
-/// The rank tests of blocks.cc over the log process medians of the two
-/// sides: paired by round when both are the rounds of one A/B job, else
-/// unpaired; false when a side has fewer than kMinBlocks processes.
+/// The tests of blocks.cc over the log process medians of the two sides:
+/// paired t by round (burst rounds set aside) when both are the rounds of
+/// one A/B job, else Hodges–Lehmann with Mann–Whitney; false when a side
+/// has fewer than kMinBlocks processes.
 bool TestBlocks(Entry& e, const std::vector<double>& log_base, const std::vector<double>& log_cand);
 
 /// The t test of spread.cc over the between-process spread of both sides

@@ -377,6 +377,22 @@ ShiftEstimate TShift(double baseline_mean, unsigned kb, double candidate_mean, u
   return out;
 }
 
+ShiftEstimate PairedTShift(std::span<const double> d, double confidence) {
+  ShiftEstimate out;
+  if (d.size() < 2) return out;
+  const double n = static_cast<double>(d.size());
+  double mean = 0;
+  for (double x : d) mean += x;
+  mean /= n;
+  double ss = 0;
+  for (double x : d) ss += (x - mean) * (x - mean);
+  const double sd = std::sqrt(ss / (n - 1));
+  // One sample of n against zero: TShift's se is spread·sqrt(1/kb + 1/kc),
+  // which with kb = kc = 2n is sd / sqrt(n).
+  const unsigned k = static_cast<unsigned>(2 * d.size());
+  return TShift(0.0, k, mean, k, sd, n - 1, confidence);
+}
+
 double StudentTQuantile(double p, double df) {
   if (!(p > 0 && p < 1) || !(df > 0) || !std::isfinite(df)) {
     return std::numeric_limits<double>::quiet_NaN();

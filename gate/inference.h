@@ -127,6 +127,11 @@ ShiftEstimate HodgesLehmannPaired(std::span<const double> d, double confidence =
 ShiftEstimate TShift(double baseline_mean, unsigned kb, double candidate_mean, unsigned kc,
                      double spread, double df, double confidence = 0.95);
 
+/// The mean of paired differences d with its Student t interval and
+/// two-sided p-value (n - 1 degrees of freedom, se = sd(d) / sqrt(n)). NaN
+/// with fewer than 2 differences.
+ShiftEstimate PairedTShift(std::span<const double> d, double confidence = 0.95);
+
 /// The p quantile of Student's t distribution with df degrees of freedom
 /// (p in (0, 1), df > 0); NaN otherwise.
 double StudentTQuantile(double p, double df);

@@ -222,12 +222,14 @@ GateInput AbInput(const std::vector<Pair>& pairs, unsigned first_case, bool reci
 // agent::MeasurePair over synthetic processes: a pilot block (not kept),
 // then rounds in ABBA order, the drift advancing with the clock; from
 // min_rounds on it stops when agent::CaseDecided would (the case judged
-// alone at fdr / cases, no metric gate::Undecided), or when another round
+// alone at fdr / cases / looks, no metric gate::Undecided), or when another round
 // would overrun the budget. Fixed rounds: exactly that many, no looks.
 Pair MeasureCase(Row& row, unsigned c, double mu, double budget_s, bool fixed, double* clock) {
   const SimulationOptions& o = row.o;
+  const SimulationOptions& opts = row.o;
   Policy strict = row.policy;
-  strict.fdr = row.policy.fdr / static_cast<double>(std::max(row.cases, 1u));
+  strict.fdr = row.policy.fdr / static_cast<double>(std::max(row.cases, 1u)) /
+               static_cast<double>(opts.max_rounds >= opts.min_rounds ? opts.max_rounds - opts.min_rounds + 1 : 1);
   const double start = *clock;
   *clock += o.block_wall_s;  // the pilot block
   Pair pair;

@@ -602,6 +602,8 @@ TEST(AbGate, ABurstThatSlowsOneBlockIsNotARegression) {
   ASSERT_EQ(r.verdicts.size(), 1u);
   EXPECT_EQ(r.verdicts[0].verdict, Verdict::kPass) << r.verdicts[0].note;
   EXPECT_LT(std::fabs(r.verdicts[0].change), 0.01);
+  // The two burst rounds are set aside, and the note says so.
+  EXPECT_THAT(r.verdicts[0].note, HasSubstr("2 rounds set aside as interference bursts"));
 }
 
 TEST(AbGate, ARealSlowdownOfEveryBlockIsStillCaughtBesideABurst) {
@@ -615,6 +617,8 @@ TEST(AbGate, ARealSlowdownOfEveryBlockIsStillCaughtBesideABurst) {
   ASSERT_EQ(r.verdicts.size(), 1u);
   EXPECT_EQ(r.verdicts[0].verdict, Verdict::kRegression) << r.verdicts[0].note;
   EXPECT_NEAR(r.verdicts[0].change, 0.10, 0.01);
+  // The slowdown moved every round; only the burst round stands apart.
+  EXPECT_THAT(r.verdicts[0].note, HasSubstr("1 round set aside as an interference burst"));
 }
 
 TEST(HistoryGate, BetweenRunNoiseDecidesWithFiveRuns) {

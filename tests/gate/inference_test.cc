@@ -209,6 +209,22 @@ TEST(BenjaminiHochberg, KeepsInputOrderCapsAtOneAndSkipsNaN) {
   EXPECT_TRUE(BenjaminiHochberg(std::vector<double>{}).empty());
 }
 
+TEST(PairedTShift, IsTheOneSampleTOfTheDifferences) {
+  // d = 1..5 %: mean 3 %, sd 1.5811 %, se = sd / sqrt(5) = 0.70711 %,
+  // t = 4.2426 on 4 d.o.f.; t(0.975, 4) = 2.776445, so the interval is
+  // 3 % +- 1.9632 %, and the two-sided p lies between 0.01 (t(0.995, 4) =
+  // 4.604) and 0.02 (t(0.99, 4) = 3.747).
+  const std::vector<double> d = {0.01, 0.02, 0.03, 0.04, 0.05};
+  const stats::ShiftEstimate s = stats::PairedTShift(d);
+  EXPECT_NEAR(s.shift, 0.03, 1e-12);
+  EXPECT_NEAR(s.ci.low, 0.03 - 0.0196320, 1e-6);
+  EXPECT_NEAR(s.ci.high, 0.03 + 0.0196320, 1e-6);
+  EXPECT_GT(s.p_value, 0.01);
+  EXPECT_LT(s.p_value, 0.02);
+  EXPECT_EQ(s.df, 4.0);
+  EXPECT_TRUE(std::isnan(stats::PairedTShift(std::vector<double>{0.01}).shift));
+}
+
 TEST(CompareWithHistory, MatchesScipyStudentTIntervalAndPValue) {
   const nlohmann::json& cases = Reference().at("history");
   ASSERT_FALSE(cases.empty());
