@@ -302,10 +302,6 @@ bool CaseDecided(const CasePair& pair, const gate::Policy& policy, const std::st
   return std::none_of(r.verdicts.begin(), r.verdicts.end(), gate::Undecided);
 }
 
-unsigned StopRuleLooks(const AbOptions& options) {
-  return options.max_rounds >= options.min_rounds ? options.max_rounds - options.min_rounds + 1 : 1;
-}
-
 namespace {
 
 // The notes of the metrics measured again (their first verdict, whether the
@@ -362,11 +358,12 @@ AbResult RunAb(const std::vector<AbCase>& cases, Side& baseline, Side& candidate
     }
     return b;
   };
+  const unsigned looks = gate::StopRuleLooks(options.min_rounds, options.max_rounds);
   auto measure = [&](const AbCase& c, const char* what, size_t left, const CasePair* first) {
     log << "  " << c.id.Key() << ": " << what << std::flush;
     CasePair p = MeasurePair(c, baseline, candidate, options, budget(left, first),
                              [&](const CasePair& so_far) {
-                               return CaseDecided(so_far, policy, sku, cases.size(), StopRuleLooks(options));
+                               return CaseDecided(so_far, policy, sku, cases.size(), looks);
                              });
     if (p.candidate.status != CaseStatus::kOk) {
       log << ToString(p.candidate.status) << ": " << p.candidate.reason << "\n" << std::flush;

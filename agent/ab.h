@@ -145,10 +145,6 @@ std::pair<gate::RunData, gate::RunData> SidesOf(const std::vector<CasePair>& pai
 bool CaseDecided(const CasePair& pair, const gate::Policy& policy, const std::string& sku,
                  size_t cases, unsigned looks = 1);
 
-/// The looks the stop rule may take at one case under `options`: one after
-/// each round from min_rounds to max_rounds.
-unsigned StopRuleLooks(const AbOptions& options);
-
 /// What an A/B comparison measured and decided.
 struct AbResult {
   gate::GateResult gate;

@@ -3,14 +3,14 @@
 // The rounds of one interleaved A/B job are paired: round i's difference of
 // log block medians cancels the drift both blocks share. Interference only
 // ever slows a block down, and a burst can slow one by tens of percent, so
-// a round whose difference lies further from the median difference than
-// kBurstSpreads robust spreads (1.4826 times the median absolute
-// deviation), either way since a burst may hit either block, is set aside
-// first; a real change moves every round together and sets none aside. The
-// rest is tested with Student t on the mean difference: its p-value falls
-// with every round the stop rule adds, where the signed-rank test's floor
-// (2 / 2^n) keeps a few rounds from ever passing the correction over many
-// metrics.
+// from kMinRoundsToSetAside rounds on, a round whose difference lies further
+// from the median difference than kBurstSpreads robust spreads (1.4826
+// times the median absolute deviation), either way since a burst may hit
+// either block, is set aside first; a real change moves every round
+// together and sets none aside. The rest is tested with Student t on the
+// mean difference: its p-value falls with every round the stop rule adds,
+// where the signed-rank test's floor (2 / 2^n) keeps a few rounds from ever
+// passing the correction over many metrics.
 //
 // Processes that are not rounds (several result files a side) are compared
 // by the Hodges–Lehmann shift of their log medians with the Mann–Whitney
@@ -34,13 +34,11 @@ constexpr double kBurstSpreads = 4.0;
 // rounds of near-identical differences do not make every small wobble a burst.
 constexpr double kSpreadFloor = 0.005;
 
-double Median(std::vector<double> v) { return stats::Median(v); }
-
 // 1.4826 · the median absolute deviation of the values from their centres.
 double RobustSpread(const std::vector<double>& deviations) {
   std::vector<double> a;
   for (double d : deviations) a.push_back(std::fabs(d));
-  return std::max(1.4826 * Median(a), kSpreadFloor);
+  return std::max(1.4826 * stats::Median(a), kSpreadFloor);
 }
 
 // Fewest rounds whose median absolute deviation is steady enough to judge
@@ -51,7 +49,7 @@ constexpr size_t kMinRoundsToSetAside = 8;
 // The rounds whose difference is not set aside as a burst in either block.
 std::vector<double> SetAsideBurstRounds(const std::vector<double>& d, unsigned* set_aside) {
   if (d.size() < kMinRoundsToSetAside) return d;
-  const double m = Median(d);
+  const double m = stats::Median(d);
   std::vector<double> dev;
   for (double x : d) dev.push_back(x - m);
   const double limit = kBurstSpreads * RobustSpread(dev);

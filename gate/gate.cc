@@ -316,6 +316,10 @@ bool Undecided(const MetricVerdict& v) {
   return v.verdict == Verdict::kPass && std::isfinite(v.change) && v.change > v.tolerance;
 }
 
+unsigned StopRuleLooks(unsigned min_rounds, unsigned max_rounds) {
+  return max_rounds >= min_rounds ? max_rounds - min_rounds + 1 : 1;
+}
+
 GateResult EvaluateGate(const GateInput& input, const Policy& policy) {
   GateResult result;
   result.mode = input.mode;

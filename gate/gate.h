@@ -192,4 +192,9 @@ bool Inconclusive(Verdict v);
 /// (agent/ab.h) and of its simulation (gate/simulate.h).
 bool Undecided(const MetricVerdict& v);
 
+/// The looks an adaptive A/B stop rule takes at one case: one after each
+/// round from min_rounds to max_rounds (at least 1). The rule judges a case
+/// at fdr / cases / looks, a Bonferroni share per look.
+unsigned StopRuleLooks(unsigned min_rounds, unsigned max_rounds);
+
 }  // namespace perfgate::gate

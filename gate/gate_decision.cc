@@ -116,10 +116,8 @@ void DecideUsableCandidate(Entry& e, const std::vector<std::string>& invalid_rea
 // ", 2 rounds set aside as interference bursts", or nothing when none was.
 std::string SetAside(const Entry& e) {
   if (e.set_aside == 0) return "";
-  const std::string what = e.paired ? "round" : "process";
-  return e.set_aside == 1 ? absl::StrCat(", 1 ", what, " set aside as an interference burst")
-                          : absl::StrCat(", ", e.set_aside, " ", what, e.paired ? "s" : "es",
-                                         " set aside as interference bursts");
+  return e.set_aside == 1 ? std::string(", 1 round set aside as an interference burst")
+                          : absl::StrCat(", ", e.set_aside, " rounds set aside as interference bursts");
 }
 
 // What a tested change rests on: the processes, the runs or the calibration.

@@ -27,7 +27,7 @@ struct Entry {
   bool described = false;
   std::string calibration_source;  // the calibration a t test used, if any
   bool paired = false;             // the blocks were tested as rounds
-  unsigned set_aside = 0;          // processes (or rounds) set aside as interference bursts
+  unsigned set_aside = 0;          // A/B rounds set aside as interference bursts
 };
 
 /// Four significant digits and the unit: enough to see a few-percent

@@ -226,10 +226,9 @@ GateInput AbInput(const std::vector<Pair>& pairs, unsigned first_case, bool reci
 // would overrun the budget. Fixed rounds: exactly that many, no looks.
 Pair MeasureCase(Row& row, unsigned c, double mu, double budget_s, bool fixed, double* clock) {
   const SimulationOptions& o = row.o;
-  const SimulationOptions& opts = row.o;
   Policy strict = row.policy;
   strict.fdr = row.policy.fdr / static_cast<double>(std::max(row.cases, 1u)) /
-               static_cast<double>(opts.max_rounds >= opts.min_rounds ? opts.max_rounds - opts.min_rounds + 1 : 1);
+               static_cast<double>(StopRuleLooks(o.min_rounds, o.max_rounds));
   const double start = *clock;
   *clock += o.block_wall_s;  // the pilot block
   Pair pair;

@@ -606,6 +606,12 @@ TEST(AbGate, ABurstThatSlowsOneBlockIsNotARegression) {
   EXPECT_THAT(r.verdicts[0].note, HasSubstr("2 rounds set aside as interference bursts"));
 }
 
+TEST(StopRule, LooksOncePerRoundFromTheFirstLookToTheLast) {
+  EXPECT_EQ(StopRuleLooks(5, 30), 26u);
+  EXPECT_EQ(StopRuleLooks(5, 5), 1u);
+  EXPECT_EQ(StopRuleLooks(5, 3), 1u);  // a budget below min_rounds still looks once
+}
+
 TEST(AbGate, ARealSlowdownOfEveryBlockIsStillCaughtBesideABurst) {
   std::vector<double> offsets = SmallOffsets(20);
   std::vector<double> slow = offsets;
