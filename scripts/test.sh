@@ -8,7 +8,11 @@ build=${PERFGATE_BUILD_DIR:-$root/build}
 jobs=${PERFGATE_JOBS:-$(nproc)}
 
 "$root/scripts/install-deps.sh"
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# Optimised (-O2) without debug information: debug information makes the
+# gRPC- and GoogleTest-heavy files take about 1.5 times the CPU time to
+# compile (store_test.cc: 37.8 s against 24.7 s), and CI reads failures
+# from the tests' output.
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG"
 cmake --build "$build" -j"$jobs"
 cd "$build"
 ctest --output-on-failure --timeout 600 -j"$jobs" "$@"
