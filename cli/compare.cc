@@ -166,10 +166,7 @@ int CompareRuns(const CompareOptions& o, std::ostream& out, std::ostream& err) {
     err << "perfgate: " << policy.status().message() << "\n";
     return kExitError;
   }
-  client::ClientOptions options;
-  options.address = o.coordinator;
-  options.timeout_s = o.timeout_s;
-  client::CoordinatorClient coordinator(options);
+  client::CoordinatorClient coordinator(o.client);
   v1::EvaluateRequest req;
   req.set_mode(v1::GATE_MODE_AB);
   req.set_baseline_run_id(o.baseline);

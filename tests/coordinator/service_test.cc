@@ -26,7 +26,7 @@ class ServiceTest : public MigratedStoreTest {
     if (HasFatalFailure()) return;
     ServerConfig config;
     config.listen = "127.0.0.1:0";
-    config.token = "s3cret";
+    config.auth.shared_token = "s3cret";
     auto server = Server::Start(config, *store_);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
