@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "client/coordinator_client.h"
 #include "formats/result_file.h"
 #include "gate/gate.h"
 

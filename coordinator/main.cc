@@ -25,6 +25,7 @@ struct Config {
   std::string database = "host=127.0.0.1 port=5432 dbname=perfgate user=perfgate";
   std::string listen = "127.0.0.1:50051";
   std::string token_file;
+  std::string query_database;
   perfgate::TlsFiles tls;
   perfgate::coordinator::AuthConfig auth;
   int pool_size = 8;
@@ -44,6 +45,9 @@ void AddServe(CLI::App& app, Config& c) {
   serve->add_option("--token-file", c.token_file,
                     "File with a token shared by every caller, with role admin (docs/security.md)")
       ->envname("PERFGATE_TOKEN_FILE");
+  serve->add_option("--query-database", c.query_database,
+                    "libpq connection string for Query's reads, e.g. as a read-only role (default: --database)")
+      ->envname("PERFGATE_QUERY_DATABASE");
   serve->add_flag("--require-credentials", c.auth.require_credentials,
                   "Every call but the health check needs a credential (`credentials issue`) or the shared token");
   serve->add_option("--tls-cert", c.tls.cert_file, "PEM certificate chain of this server: serve TLS only")
@@ -197,5 +201,16 @@ int main(int argc, char** argv) {
   if (!version.ok()) return Fail(version.status(), "cannot read the schema version");
   if (app.got_subcommand("credentials")) return Credentials(*app.get_subcommand("credentials"), config, **store);
   std::cout << "perfgate-coordinator: schema at version " << *version << std::endl;
-  return serve ? Serve(server_config, **store) : 0;
+  if (!serve) return 0;
+  std::unique_ptr<Store> query_store;
+  if (!config.query_database.empty()) {
+    auto connected = Store::Connect(config.query_database, config.pool_size);
+    if (!connected.ok()) return Fail(connected.status(), "cannot reach the --query-database");
+    // A role that cannot read the schema's version cannot serve Query either.
+    auto seen = (*connected)->SchemaVersion();
+    if (!seen.ok()) return Fail(seen.status(), "cannot read through --query-database");
+    query_store = std::move(*connected);
+    server_config.query_store = query_store.get();
+  }
+  return Serve(server_config, **store);
 }

@@ -22,6 +22,9 @@ struct ServerConfig {
   // client must present a certificate that chains to it (mutual TLS).
   // Empty cert: plaintext.
   TlsPem tls;
+  // The store Query reads from (a read-only database role, docs/security.md);
+  // null: the one the server writes to.
+  Store* query_store = nullptr;
 };
 
 class Server {
