@@ -45,7 +45,7 @@ TEST_F(CredentialStoreTest, IssuedTokenIsFoundAndOnlyItsHashIsStored) {
   EXPECT_FALSE(refused->has_value());
 }
 
-TEST_F(CredentialStoreTest, RevokedCredentialsAreFoundNoMoreButListed) {
+TEST_F(CredentialStoreTest, RevokedCredentialsAreFoundNoMoreButListedAndBadNamesAreRefused) {
   auto first = IssueCredential(*store_, "ci", Role::kGate);
   auto second = IssueCredential(*store_, "ci", Role::kGate);  // a rotation: two at once
   auto reader = IssueCredential(*store_, "dashboard", Role::kRead);
@@ -64,9 +64,8 @@ TEST_F(CredentialStoreTest, RevokedCredentialsAreFoundNoMoreButListed) {
   ASSERT_TRUE(all.ok()) << all.status();
   ASSERT_EQ(all->size(), 3u);
   for (const Credential& c : *all) EXPECT_TRUE(c.revoked_at.has_value()) << c.name;
-}
 
-TEST_F(CredentialStoreTest, BadNamesAreRefused) {
+  // Names that are empty, too long or hold a control character are refused.
   EXPECT_TRUE(absl::IsInvalidArgument(IssueCredential(*store_, "", Role::kRead).status()));
   EXPECT_TRUE(absl::IsInvalidArgument(IssueCredential(*store_, std::string(201, 'x'), Role::kRead).status()));
   EXPECT_TRUE(absl::IsInvalidArgument(IssueCredential(*store_, std::string("a\0b", 3), Role::kRead).status()));
