@@ -166,7 +166,10 @@ int CompareRuns(const CompareOptions& o, std::ostream& out, std::ostream& err) {
     err << "perfgate: " << policy.status().message() << "\n";
     return kExitError;
   }
-  client::CoordinatorClient coordinator(o.client);
+  client::ClientOptions options = o.client;  // the token and TLS
+  options.address = o.coordinator;
+  options.timeout_s = o.timeout_s;
+  client::CoordinatorClient coordinator(options);
   v1::EvaluateRequest req;
   req.set_mode(v1::GATE_MODE_AB);
   req.set_baseline_run_id(o.baseline);

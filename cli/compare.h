@@ -35,7 +35,7 @@ struct CompareOptions {
   std::string calibration_file;
   std::string coordinator = "127.0.0.1:50051";
   double timeout_s = 60;    // the coordinator call's deadline
-  client::ClientOptions client;  // the connection for run ids: address, token, TLS (set by ValidateConfig)
+  client::ClientOptions client;  // token and TLS for run ids (set by ValidateConfig)
   std::string markdown_file, junit_file, json_file;  // extra renderings, when set
 };
 

@@ -86,7 +86,10 @@ int IngestCommand(const IngestOptions& o) {
     if (!meta.ok()) return Fail(meta.status());
     runs.emplace_back(std::move(*meta), std::move(*set));
   }
-  client::CoordinatorClient coordinator(o.client);
+  client::ClientOptions options = o.client;  // the token and TLS
+  options.address = o.coordinator;
+  options.timeout_s = o.timeout_s;
+  client::CoordinatorClient coordinator(options);
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& [meta, set] = runs[i];
     auto stored = Send(coordinator, meta, set.cases);

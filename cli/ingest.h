@@ -15,7 +15,7 @@ struct IngestOptions {
   std::vector<std::string> files;
   std::string coordinator = "127.0.0.1:50051";
   double timeout_s = 60;   // per call
-  client::ClientOptions client;  // the connection: address, token, TLS (set by ValidateConfig)
+  client::ClientOptions client;  // token and TLS (set by ValidateConfig)
   std::string branch;
   std::string commit;
   std::string sku;   // overrides the file's; required when the file names none

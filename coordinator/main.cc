@@ -30,7 +30,7 @@ struct Config {
   perfgate::coordinator::AuthConfig auth;
   int pool_size = 8;
   // credentials
-  std::string name, role = "agent", output;
+  std::string name, role, output;
 };
 
 int Fail(const absl::Status& s, const char* what) {
@@ -70,7 +70,7 @@ void AddCredentials(CLI::App& app, Config& c) {
   CLI::App* issue = creds->add_subcommand("issue", "Issue a credential and print its token (shown only this once)");
   issue->add_option("name", c.name, "Its name; for role agent, the one agent name it may ingest as")->required();
   issue->add_option("--role", c.role, "agent: ingest as NAME; read: query; gate: query and gate; admin: all")
-      ->check(CLI::IsMember({"agent", "read", "gate", "admin"}))->capture_default_str();
+      ->check(CLI::IsMember({"agent", "read", "gate", "admin"}))->required();
   issue->add_option("--output", c.output, "Write the token to this new file (mode 0600) instead of stdout");
   CLI::App* revoke = creds->add_subcommand("revoke", "Revoke every credential of a name, or one by its key id");
   revoke->add_option("name", c.name, "Name or key id")->required();
