@@ -310,6 +310,9 @@ TEST_F(SecurityEndToEnd, RolesAndAgentNamesBindWhatACredentialMayDo) {
   v1::ResultBatch second = Batch(run.run_id());
   second.set_sequence(2);
   EXPECT_TRUE(absl::IsPermissionDenied(b.SendBatch(second).status()));
+  v1::PutCalibrationRequest calibration;
+  calibration.set_agent_name("node-a");
+  EXPECT_TRUE(absl::IsPermissionDenied(b.PutCalibration(calibration).status()));
   {
     pqxx::connection conn(ConnInfo());
     pqxx::read_transaction txn(conn);
