@@ -161,7 +161,8 @@ absl::StatusOr<std::optional<Credential>> FindCredential(Store& store, const std
   if (!parsed) return std::optional<Credential>();
   std::optional<Credential> found;
   absl::Status s = store.WithConnection("checking a credential", [&](pqxx::connection& c) {
-    pqxx::read_transaction txn(c);
+    // One statement, one round trip: every call of every caller comes here.
+    pqxx::nontransaction txn(c);
     pqxx::result r = txn.exec_params(
         absl::StrCat("SELECT ", kColumns, ", secret_sha256 FROM credentials "
                      "WHERE key_id = $1 AND revoked_at IS NULL"),
