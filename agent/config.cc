@@ -9,6 +9,7 @@
 #include "agent/agent.h"
 #include "agent/calibrate.h"
 #include "agent/command_support.h"
+#include "client/tls_options.h"
 
 namespace perfgate::agent {
 namespace {
@@ -21,7 +22,7 @@ void AddSelection(CLI::App* cmd, AgentConfig& c) {
   cmd->add_option("--set", c.sets, "Override a parameter's values: NAME=V1,V2");
 }
 
-// --coordinator, --token-file, --rpc-timeout.
+// --coordinator, --token-file, --rpc-timeout and the TLS options.
 void AddCoordinator(CLI::App* cmd, AgentConfig& c, const std::string& what) {
   cmd->add_option("--coordinator", c.coordinator, what)
       ->envname("PERFGATE_COORDINATOR")->capture_default_str();
@@ -29,6 +30,7 @@ void AddCoordinator(CLI::App* cmd, AgentConfig& c, const std::string& what) {
       ->envname("PERFGATE_TOKEN_FILE");
   cmd->add_option("--rpc-timeout", c.rpc_timeout_s, "Seconds to wait for the coordinator on each call")
       ->capture_default_str()->check(CLI::PositiveNumber);
+  client::AddTlsOptions(cmd, c.connection);
 }
 
 void AddSpool(CLI::App* cmd, AgentConfig& c) {
@@ -275,8 +277,12 @@ std::optional<Invalid> CheckNeeds(Command command, AgentConfig& c) {
     c.policy = std::move(policy->policy);
   }
   if (Connects(command)) {
-    // The token is read once, here, so that a missing one costs no minutes.
-    auto client = client::MakeClientOptions(c.coordinator, c.offline ? "" : c.token_file, c.rpc_timeout_s);
+    // The token and TLS files are read once, here, so that a bad one costs no minutes.
+    c.connection.address = c.coordinator;
+    c.connection.token_file = c.token_file;
+    c.connection.timeout_s = c.rpc_timeout_s;
+    auto client = c.offline ? client::MakeClientOptions(c.coordinator, "", c.rpc_timeout_s)
+                            : client::MakeClientOptions(c.connection);
     if (!client.ok()) return Invalid{"bad option", client.status()};
     c.client = *std::move(client);
   }

@@ -26,6 +26,7 @@ struct AgentConfig {
   std::vector<std::string> sets;  // NAME=V1,V2, as given (passed on to `sample` workers)
   std::string coordinator = "127.0.0.1:50051";
   std::string token_file;
+  client::ConnectionFlags connection;  // --tls, --tls-ca, --tls-cert, --tls-key, --tls-server-name
   std::string spool_dir = "/var/tmp/perfgate/spool";
   double rpc_timeout_s = 30;
   std::string agent_name;
@@ -73,7 +74,7 @@ struct AgentConfig {
   std::vector<Slowdown> slowdowns;                              // --inject-slowdown
   std::optional<double> time_budget_s;                          // --time-budget
   suites::collectives::WorldOptions world;  // `run`, `sample`: this process's place among the ranks
-  client::ClientOptions client;             // address, --rpc-timeout, the token (read unless offline)
+  client::ClientOptions client;             // address, --rpc-timeout, the token and TLS files (read unless offline)
   gate::Policy policy;                      // --policy, else the default policy
   std::vector<std::string> ab_baseline_argv, ab_candidate_argv;  // `ab`: the sides, split
 };

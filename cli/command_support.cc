@@ -5,12 +5,7 @@
 
 namespace perfgate::cli {
 
-client::ClientOptions CoordinatorOptions(const Config& config) {
-  client::ClientOptions o;
-  o.address = config.coordinator;
-  o.timeout_s = config.timeout_s;
-  return o;
-}
+client::ClientOptions CoordinatorOptions(const Config& config) { return config.client; }
 
 int RpcError(const absl::Status& s, const char* call, const std::string& address) {
   std::cerr << "perfgate: " << call << " failed: " << s.message();

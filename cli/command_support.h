@@ -15,8 +15,8 @@ namespace perfgate::cli {
 /// that cannot be written.
 inline constexpr int kExitError = 2;
 
-/// The coordinator's client: the commands send no token, and each call ends
-/// by --timeout.
+/// The coordinator's client: the address, the token of --token-file, the
+/// TLS options, and each call ending by --timeout (read by ValidateConfig).
 client::ClientOptions CoordinatorOptions(const Config& config);
 
 /// Tells a failed call on stderr ("perfgate: <call> failed: ...", with a hint

@@ -166,7 +166,7 @@ int CompareRuns(const CompareOptions& o, std::ostream& out, std::ostream& err) {
     err << "perfgate: " << policy.status().message() << "\n";
     return kExitError;
   }
-  client::ClientOptions options;
+  client::ClientOptions options = o.client;  // the token and TLS
   options.address = o.coordinator;
   options.timeout_s = o.timeout_s;
   client::CoordinatorClient coordinator(options);

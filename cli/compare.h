@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "client/coordinator_client.h"
 #include "formats/result_file.h"
 #include "gate/gate.h"
 
@@ -34,6 +35,7 @@ struct CompareOptions {
   std::string calibration_file;
   std::string coordinator = "127.0.0.1:50051";
   double timeout_s = 60;    // the coordinator call's deadline
+  client::ClientOptions client;  // token and TLS for run ids (set by ValidateConfig)
   std::string markdown_file, junit_file, json_file;  // extra renderings, when set
 };
 

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/command_support.h"
+#include "client/tls_options.h"
 
 namespace perfgate::cli {
 namespace {
@@ -21,6 +22,12 @@ void AddGlobalOptions(CLI::App& app, Config& c) {
   app.add_option("--coordinator", c.coordinator, "Coordinator address host:port")
       ->envname("PERFGATE_COORDINATOR")->capture_default_str();
   app.add_option("--timeout", c.timeout_s, "Seconds to wait for the coordinator")->capture_default_str();
+  app.add_option("--token-file", c.connection.token_file,
+                 "File holding the credential's token (first line) sent to the coordinator")
+      ->envname("PERFGATE_TOKEN_FILE");
+  client::AddTlsOptions(&app, c.connection);
+  // Every subcommand takes the options above after its name too.
+  app.fallthrough();
 }
 
 // --markdown, --junit and --json: the report files of a gate.
@@ -160,8 +167,6 @@ CLI::App* AddIngest(CLI::App& app, Config& c) {
       "ingest", "Store result files (perfgate, Google Benchmark or nvbench JSON) as runs; prints each run id");
   ingest->fallthrough();  // --coordinator and --timeout may follow the subcommand
   ingest->add_option("files", o.files, "Result files, one run each")->required();
-  ingest->add_option("--token-file", o.token_file, "File holding a bearer token for the coordinator")
-      ->envname("PERFGATE_TOKEN_FILE");
   ingest->add_option("--branch", o.branch, "Branch the results belong to")->required()
       ->envname("PERFGATE_BRANCH");
   ingest->add_option("--commit", o.commit, "Commit the results belong to")->required()
@@ -250,9 +255,24 @@ absl::Status ValidateCompare(Config& c) {
   return absl::OkStatus();
 }
 
+// The token and TLS files, read once, before any call.
+absl::Status ReadConnection(Config& c) {
+  c.connection.address = c.coordinator;
+  c.connection.timeout_s = c.timeout_s;
+  auto client = client::MakeClientOptions(c.connection);
+  if (!client.ok()) return client.status();
+  c.client = *std::move(client);
+  c.compare.client = c.client;
+  c.ingest.client = c.client;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateConfig(Config& c) {
+  if (c.command != Command::kSimulate) {
+    if (absl::Status s = ReadConnection(c); !s.ok()) return s;
+  }
   switch (c.command) {
     case Command::kGate:
       return ValidateGate(c);

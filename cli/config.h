@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "cli/compare.h"
 #include "cli/ingest.h"
+#include "client/coordinator_client.h"
 #include "gate/policy.h"
 #include "gate/simulate.h"
 
@@ -39,6 +40,10 @@ struct Config {
   Command command = Command::kHealth;
   std::string coordinator = "127.0.0.1:50051";  // --coordinator, PERFGATE_COORDINATOR
   double timeout_s = 60;                        // --timeout: each coordinator call's deadline
+  // --token-file and the TLS options; ValidateConfig reads their files into
+  // `client` for every command that asks the coordinator
+  client::ConnectionFlags connection;
+  client::ClientOptions client;
   // gate
   std::string run_id, baseline_branch = "main", baseline_commit, policy_file;
   std::string mode = "history", baseline_run_id;

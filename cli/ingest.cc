@@ -75,8 +75,6 @@ absl::StatusOr<uint64_t> Send(client::CoordinatorClient& coordinator, const RunM
 }  // namespace
 
 int IngestCommand(const IngestOptions& o) {
-  auto client_options = client::MakeClientOptions(o.coordinator, o.token_file, o.timeout_s);
-  if (!client_options.ok()) return Fail(client_options.status());
   // Every file is read and checked before anything is stored, so a bad file
   // leaves no partial set of runs behind.
   std::vector<std::pair<RunMeta, ResultSet>> runs;
@@ -88,7 +86,10 @@ int IngestCommand(const IngestOptions& o) {
     if (!meta.ok()) return Fail(meta.status());
     runs.emplace_back(std::move(*meta), std::move(*set));
   }
-  client::CoordinatorClient coordinator(*client_options);
+  client::ClientOptions options = o.client;  // the token and TLS
+  options.address = o.coordinator;
+  options.timeout_s = o.timeout_s;
+  client::CoordinatorClient coordinator(options);
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& [meta, set] = runs[i];
     auto stored = Send(coordinator, meta, set.cases);

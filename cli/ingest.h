@@ -6,14 +6,16 @@
 #include <string>
 #include <vector>
 
+#include "client/coordinator_client.h"
+
 namespace perfgate::cli {
 
 /// What `perfgate ingest` needs; files are read before anything is sent.
 struct IngestOptions {
   std::vector<std::string> files;
   std::string coordinator = "127.0.0.1:50051";
-  std::string token_file;  // bearer token, one line
   double timeout_s = 60;   // per call
+  client::ClientOptions client;  // token and TLS (set by ValidateConfig)
   std::string branch;
   std::string commit;
   std::string sku;   // overrides the file's; required when the file names none

@@ -55,17 +55,46 @@ Clock::time_point Deadline(double seconds) {
   return Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
 }
 
-// The one place a connection to the coordinator is made. Insecure today; TLS
-// goes here (grpc::SslCredentials) and every client gets it.
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) {
+std::shared_ptr<grpc::ChannelCredentials> ChannelCredentials(const ClientTls& tls) {
+  if (!tls.enabled) return grpc::InsecureChannelCredentials();
+  grpc::SslCredentialsOptions o;
+  o.pem_root_certs = tls.ca_pem;
+  o.pem_private_key = tls.key_pem;
+  o.pem_cert_chain = tls.cert_pem;
+  return grpc::SslCredentials(o);
+}
+
+// The one place a connection to the coordinator is made, plaintext or TLS.
+std::shared_ptr<grpc::Channel> MakeChannel(const ClientOptions& options) {
   grpc::ChannelArguments args;
   // Reconnect within seconds once a restarted coordinator is back, rather
   // than after gRPC's default backoff of up to two minutes.
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  if (options.tls.enabled && !options.tls.server_name.empty()) {
+    args.SetSslTargetNameOverride(options.tls.server_name);
+  }
+  return grpc::CreateCustomChannel(options.address, ChannelCredentials(options.tls), args);
 }
 
 }  // namespace
+
+absl::StatusOr<ClientOptions> MakeClientOptions(const ConnectionFlags& flags) {
+  auto o = MakeClientOptions(flags.address, flags.token_file, flags.timeout_s);
+  if (!o.ok()) return o.status();
+  auto pem = LoadTlsFiles(flags.tls_files);
+  if (!pem.ok()) return pem.status();
+  // A CA or a client certificate means TLS; without --tls-ca the server's
+  // certificate is checked against the system's roots.
+  o->tls.enabled = flags.tls || !flags.tls_files.empty();
+  if (!o->tls.enabled && !flags.tls_server_name.empty()) {
+    return absl::InvalidArgumentError("--tls-server-name applies to TLS: add --tls or --tls-ca");
+  }
+  o->tls.ca_pem = std::move(pem->ca);
+  o->tls.cert_pem = std::move(pem->cert);
+  o->tls.key_pem = std::move(pem->key);
+  o->tls.server_name = flags.tls_server_name;
+  return o;
+}
 
 absl::StatusOr<ClientOptions> MakeClientOptions(const std::string& address,
                                                 const std::string& token_file, double timeout_s) {
@@ -84,7 +113,7 @@ class CoordinatorClient::Impl {
  public:
   explicit Impl(ClientOptions o)
       : options_(std::move(o)),
-        channel_(MakeChannel(options_.address)),
+        channel_(MakeChannel(options_)),
         ingest_(v1::Ingest::NewStub(channel_)),
         gate_(v1::Gate::NewStub(channel_)),
         query_(v1::Query::NewStub(channel_)),

@@ -25,6 +25,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/tls_files.h"
 #include "grpc/health/v1/health.pb.h"
 #include "perfgate/v1/gate.pb.h"
 #include "perfgate/v1/ingest.pb.h"
@@ -32,18 +33,43 @@
 
 namespace perfgate::client {
 
+/// TLS on the channel (docs/security.md).
+struct ClientTls {
+  bool enabled = false;     // speak TLS; off: plaintext
+  std::string ca_pem;       // CA certificates the server's must chain to; empty: the system's roots
+  std::string cert_pem;     // this client's certificate chain, for mutual TLS; empty: none
+  std::string key_pem;      // its private key
+  std::string server_name;  // the name the server's certificate must carry; empty: the address's host
+};
+
 /// How to reach the coordinator and how long to wait for it.
 struct ClientOptions {
   std::string address = "127.0.0.1:50051";
   std::string token;                   // sent as "authorization: Bearer <token>" when set
+  ClientTls tls;
   double timeout_s = 30;               // deadline of each call, its retries included
   double stream_timeout_s = 6 * 3600;  // the whole run's result stream
   int attempts = 5;                    // at most, for a call that may be retried
 };
 
-/// Options for the coordinator at `address` with calls bounded by
-/// `timeout_s`, and the bearer token read from `token_file` when it is set
-/// (ReadTokenFile: the error names the file).
+/// The connection options as a command line gives them: every command that
+/// talks to the coordinator takes these (AddConnectionOptions in
+/// connection_options.h adds the flags).
+struct ConnectionFlags {
+  std::string address = "127.0.0.1:50051";
+  std::string token_file;     // --token-file: the bearer token, first line
+  bool tls = false;           // --tls: TLS with the system's CA certificates
+  TlsFiles tls_files;         // --tls-ca (implies TLS), --tls-cert and --tls-key (mutual TLS)
+  std::string tls_server_name;  // --tls-server-name
+  double timeout_s = 30;
+};
+
+/// Options for the coordinator the flags name: the token read from its file
+/// (ReadTokenFile: the error names the file) and the TLS files read and
+/// checked (LoadTlsFiles), so that a bad file is told before any call.
+absl::StatusOr<ClientOptions> MakeClientOptions(const ConnectionFlags& flags);
+
+/// The same with only an address, a token file and a timeout (plaintext).
 absl::StatusOr<ClientOptions> MakeClientOptions(const std::string& address,
                                                 const std::string& token_file, double timeout_s);
 

@@ -7,15 +7,29 @@
 namespace perfgate::coordinator {
 
 Server::Server(Store& store, const ServerConfig& config)
-    : auth_(config.token), ingest_(store, auth_), gate_(store), query_(store) {}
+    : auth_(config.auth, store), ingest_(store, auth_), gate_(store, auth_), query_(config.query_store != nullptr ? *config.query_store : store, auth_) {}
 
 Server::~Server() { Shutdown(); }
+
+namespace {
+
+std::shared_ptr<grpc::ServerCredentials> Credentials(const TlsPem& tls) {
+  if (tls.cert.empty()) return grpc::InsecureServerCredentials();
+  grpc::SslServerCredentialsOptions options(
+      tls.ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                     : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  options.pem_root_certs = tls.ca;
+  options.pem_key_cert_pairs.push_back({tls.key, tls.cert});
+  return grpc::SslServerCredentials(options);
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Store& store) {
   std::unique_ptr<Server> s(new Server(store, config));
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), &s->port_);
+  builder.AddListeningPort(config.listen, Credentials(config.tls), &s->port_);
   builder.RegisterService(&s->ingest_);
   builder.RegisterService(&s->gate_);
   builder.RegisterService(&s->query_);

@@ -1,5 +1,5 @@
 // The coordinator's gRPC server: Ingest, Gate, Query and grpc.health.v1 on
-// one port, over a Store.
+// one port, over a Store, in plaintext or TLS (mutual TLS with a client CA).
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -8,6 +8,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/tls_files.h"
+#include "coordinator/auth.h"
 #include "coordinator/service.h"
 #include "coordinator/store.h"
 
@@ -15,7 +17,14 @@ namespace perfgate::coordinator {
 
 struct ServerConfig {
   std::string listen = "127.0.0.1:50051";  // port 0 picks a free one
-  std::string token;                       // agents' bearer token; empty = no check
+  AuthConfig auth;                         // who may call what (auth.h)
+  // TLS: with cert and key, the port speaks TLS only; with ca too, every
+  // client must present a certificate that chains to it (mutual TLS).
+  // Empty cert: plaintext.
+  TlsPem tls;
+  // The store Query reads from (a read-only database role, docs/security.md);
+  // null: the one the server writes to.
+  Store* query_store = nullptr;
 };
 
 class Server {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <iostream>
 #include <optional>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "common/identity.h"
@@ -57,31 +58,10 @@ grpc::Status ToGrpc(const absl::Status& status, const char* method) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
 }
 
-grpc::Status Authenticator::Check(const grpc::ServerContext* ctx) const {
-  if (token_.empty()) return grpc::Status::OK;
-  const auto& md = ctx->client_metadata();
-  auto it = md.find("authorization");
-  if (it == md.end()) {
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                        "missing 'authorization: Bearer <token>' metadata; give the agent --token-file");
-  }
-  const std::string value(it->second.data(), it->second.size());
-  const std::string expected = "Bearer " + token_;
-  // Compare in constant time so the reply's latency says nothing of the token.
-  unsigned char diff = value.size() == expected.size() ? 0 : 1;
-  for (size_t i = 0; i < value.size() && i < expected.size(); ++i) {
-    diff |= static_cast<unsigned char>(value[i] ^ expected[i]);
-  }
-  if (diff != 0) {
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "the agent's token does not match the coordinator's");
-  }
-  return grpc::Status::OK;
-}
-
 grpc::Status IngestService::RegisterAgent(grpc::ServerContext* ctx,
                                           const v1::RegisterAgentRequest* req,
                                           v1::RegisterAgentResponse* resp) {
-  if (auto s = auth_.Check(ctx); !s.ok()) return s;
+  if (auto s = auth_.CheckAgent(ctx, req->name()); !s.ok()) return s;
   if (req->name().empty()) return Invalid("name: must not be empty");
   if (req->name().size() > 200) return Invalid("name: longer than 200 characters");
   auto id = store_.RegisterAgent(req->name(), req->hostname(), req->version());
@@ -92,7 +72,7 @@ grpc::Status IngestService::RegisterAgent(grpc::ServerContext* ctx,
 
 grpc::Status IngestService::OpenRun(grpc::ServerContext* ctx, const v1::OpenRunRequest* req,
                                     v1::OpenRunResponse* resp) {
-  if (auto s = auth_.Check(ctx); !s.ok()) return s;
+  if (auto s = auth_.CheckAgent(ctx, req->agent_name()); !s.ok()) return s;
   auto meta = wire::FromProto(*req);
   if (!meta.ok()) return ToGrpc(meta.status(), "OpenRun");
   auto reopened = store_.OpenRun(*meta);
@@ -103,9 +83,12 @@ grpc::Status IngestService::OpenRun(grpc::ServerContext* ctx, const v1::OpenRunR
 
 grpc::Status IngestService::StreamResults(
     grpc::ServerContext* ctx, grpc::ServerReaderWriter<v1::BatchAck, v1::ResultBatch>* stream) {
-  if (auto s = auth_.Check(ctx); !s.ok()) return s;
+  auto caller = auth_.Authorize(ctx, Action::kIngest);
+  if (!caller.ok()) return ToGrpc(caller.status(), "StreamResults");
+  std::set<std::string> writable_runs;
   v1::ResultBatch batch;
   while (stream->Read(&batch)) {
+    if (auto s = auth_.CheckRunOf(*caller, batch.run_id(), &writable_runs); !s.ok()) return s;
     const std::string where = absl::StrCat("batch ", batch.sequence(), ": ");
     if (!IsUuid(batch.run_id())) return Invalid(where + "run_id: '" + batch.run_id() + "' is not a UUID");
     if (batch.sequence() == 0) return Invalid(where + "sequence: must start at 1");
@@ -132,7 +115,7 @@ grpc::Status IngestService::StreamResults(
 
 grpc::Status IngestService::CloseRun(grpc::ServerContext* ctx, const v1::CloseRunRequest* req,
                                      v1::CloseRunResponse* resp) {
-  if (auto s = auth_.Check(ctx); !s.ok()) return s;
+  if (auto s = auth_.CheckRun(ctx, req->run_id()); !s.ok()) return s;
   if (!IsUuid(req->run_id())) return Invalid("run_id: '" + req->run_id() + "' is not a UUID");
   auto status = wire::FromProto(req->status(), "status");
   if (!status.ok()) return ToGrpc(status.status(), "CloseRun");
@@ -149,7 +132,7 @@ grpc::Status IngestService::CloseRun(grpc::ServerContext* ctx, const v1::CloseRu
 grpc::Status IngestService::PutCalibration(grpc::ServerContext* ctx,
                                            const v1::PutCalibrationRequest* req,
                                            v1::PutCalibrationResponse* resp) {
-  if (auto s = auth_.Check(ctx); !s.ok()) return s;
+  if (auto s = auth_.CheckAgent(ctx, req->agent_name()); !s.ok()) return s;
   auto set = wire::FromProto(*req);
   if (!set.ok()) return ToGrpc(set.status(), "PutCalibration");
   auto stored = store_.PutCalibration(req->agent_name(), *set);
@@ -160,6 +143,8 @@ grpc::Status IngestService::PutCalibration(grpc::ServerContext* ctx,
 
 grpc::Status GateService::Evaluate(grpc::ServerContext* ctx, const v1::EvaluateRequest* req,
                                    v1::GateReport* resp) {
+  auto permit = auth_.AdmitEvaluation(ctx);  // held until the report is stored
+  if (!permit.ok()) return ToGrpc(permit.status(), "Evaluate");
   GateRequest request;
   request.candidate_run_id = req->candidate_run_id();
   switch (req->mode()) {
@@ -204,8 +189,9 @@ grpc::Status GateService::Evaluate(grpc::ServerContext* ctx, const v1::EvaluateR
   return grpc::Status::OK;
 }
 
-grpc::Status GateService::GetReport(grpc::ServerContext*, const v1::GetReportRequest* req,
+grpc::Status GateService::GetReport(grpc::ServerContext* ctx, const v1::GetReportRequest* req,
                                     v1::GateReport* resp) {
+  if (auto s = auth_.CheckRead(ctx); !s.ok()) return s;
   if (req->report_id() <= 0) {
     return Invalid(absl::StrCat("report_id: ", req->report_id(),
                                 " is not a report id; ids are positive and printed by `perfgate gate`"));
@@ -223,8 +209,9 @@ grpc::Status GateService::GetReport(grpc::ServerContext*, const v1::GetReportReq
   return grpc::Status::OK;
 }
 
-grpc::Status QueryService::ListRuns(grpc::ServerContext*, const v1::ListRunsRequest* req,
+grpc::Status QueryService::ListRuns(grpc::ServerContext* ctx, const v1::ListRunsRequest* req,
                                     v1::ListRunsResponse* resp) {
+  if (auto s = auth_.CheckRead(ctx); !s.ok()) return s;
   uint32_t limit = req->limit() == 0 ? 20 : req->limit();
   if (limit > 1000) return Invalid("limit: at most 1000");
   auto runs = store_.ListRuns(req->branch(), req->sku(), limit);
@@ -233,8 +220,9 @@ grpc::Status QueryService::ListRuns(grpc::ServerContext*, const v1::ListRunsRequ
   return grpc::Status::OK;
 }
 
-grpc::Status QueryService::GetRun(grpc::ServerContext*, const v1::GetRunRequest* req,
+grpc::Status QueryService::GetRun(grpc::ServerContext* ctx, const v1::GetRunRequest* req,
                                   v1::RunDetail* resp) {
+  if (auto s = auth_.CheckRead(ctx); !s.ok()) return s;
   if (!IsUuid(req->run_id())) return Invalid("run_id: '" + req->run_id() + "' is not a UUID");
   auto run = store_.GetRun(req->run_id());
   if (!run.ok()) return ToGrpc(run.status(), "GetRun");
@@ -262,8 +250,9 @@ grpc::Status QueryService::GetRun(grpc::ServerContext*, const v1::GetRunRequest*
   return grpc::Status::OK;
 }
 
-grpc::Status QueryService::History(grpc::ServerContext*, const v1::HistoryRequest* req,
+grpc::Status QueryService::History(grpc::ServerContext* ctx, const v1::HistoryRequest* req,
                                    v1::HistoryResponse* resp) {
+  if (auto s = auth_.CheckRead(ctx); !s.ok()) return s;
   if (auto id = ParseBenchmarkKey(req->benchmark()); !id.ok()) {
     return Invalid(absl::StrCat("benchmark: ", id.status().message()));
   }
@@ -279,8 +268,9 @@ grpc::Status QueryService::History(grpc::ServerContext*, const v1::HistoryReques
   return grpc::Status::OK;
 }
 
-grpc::Status QueryService::Fleet(grpc::ServerContext*, const v1::FleetRequest* req,
+grpc::Status QueryService::Fleet(grpc::ServerContext* ctx, const v1::FleetRequest* req,
                                  v1::FleetResponse* resp) {
+  if (auto s = auth_.CheckRead(ctx); !s.ok()) return s;
   if (req->sku().empty()) return Invalid("sku: must not be empty");
   if (req->sweep().empty()) {
     return Invalid("sweep: must not be empty (the Slurm array job id, Slurm job id or CI job of the sweep)");
@@ -314,9 +304,10 @@ grpc::Status QueryService::Fleet(grpc::ServerContext*, const v1::FleetRequest* r
   return grpc::Status::OK;
 }
 
-grpc::Status QueryService::ListCalibrations(grpc::ServerContext*,
+grpc::Status QueryService::ListCalibrations(grpc::ServerContext* ctx,
                                             const v1::ListCalibrationsRequest* req,
                                             v1::ListCalibrationsResponse* resp) {
+  if (auto s = auth_.CheckRead(ctx); !s.ok()) return s;
   const TimePoint now = std::chrono::system_clock::now();
   auto records = store_.GetCalibrations(req->sku(), req->node(), "", std::nullopt);
   if (!records.ok()) return ToGrpc(records.status(), "ListCalibrations");

@@ -1,5 +1,6 @@
 // The gRPC services. They translate between wire messages and domain calls
 // and do nothing else; errors are mapped to gRPC statuses in one place.
+// Every handler starts with the Authenticator's check (auth.h).
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -7,6 +8,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "coordinator/auth.h"
 #include "coordinator/store.h"
 #include "perfgate/v1/gate.grpc.pb.h"
 #include "perfgate/v1/ingest.grpc.pb.h"
@@ -17,16 +19,6 @@ namespace perfgate::coordinator {
 /// The one mapping of domain errors to gRPC statuses. INTERNAL (a bug) is
 /// logged with a request id that the client also sees.
 grpc::Status ToGrpc(const absl::Status& status, const char* method);
-
-/// Checks "authorization: Bearer <token>" when the server has a token.
-class Authenticator {
- public:
-  explicit Authenticator(std::string token) : token_(std::move(token)) {}
-  grpc::Status Check(const grpc::ServerContext* ctx) const;
-
- private:
-  std::string token_;
-};
 
 class IngestService final : public v1::Ingest::Service {
  public:
@@ -50,7 +42,7 @@ class IngestService final : public v1::Ingest::Service {
 
 class GateService final : public v1::Gate::Service {
  public:
-  explicit GateService(Store& store) : store_(store) {}
+  GateService(Store& store, Authenticator& auth) : store_(store), auth_(auth) {}
   grpc::Status Evaluate(grpc::ServerContext* ctx, const v1::EvaluateRequest* req,
                         v1::GateReport* resp) override;
   grpc::Status GetReport(grpc::ServerContext* ctx, const v1::GetReportRequest* req,
@@ -58,11 +50,12 @@ class GateService final : public v1::Gate::Service {
 
  private:
   Store& store_;
+  Authenticator& auth_;
 };
 
 class QueryService final : public v1::Query::Service {
  public:
-  explicit QueryService(Store& store) : store_(store) {}
+  QueryService(Store& store, const Authenticator& auth) : store_(store), auth_(auth) {}
   grpc::Status ListRuns(grpc::ServerContext* ctx, const v1::ListRunsRequest* req,
                         v1::ListRunsResponse* resp) override;
   grpc::Status GetRun(grpc::ServerContext* ctx, const v1::GetRunRequest* req,
@@ -76,6 +69,7 @@ class QueryService final : public v1::Query::Service {
 
  private:
   Store& store_;
+  const Authenticator& auth_;
 };
 
 }  // namespace perfgate::coordinator

@@ -1068,4 +1068,9 @@ absl::StatusOr<std::string> Store::GetGateReport(int64_t report_id) {
       });
 }
 
+absl::Status Store::WithConnection(const std::string& what,
+                                   const std::function<absl::Status(pqxx::connection&)>& fn) {
+  return pool_->Run(what, fn);
+}
+
 }  // namespace perfgate::coordinator

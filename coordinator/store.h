@@ -5,8 +5,11 @@
 // INVALID_ARGUMENT / FAILED_PRECONDITION, missing rows -> NOT_FOUND).
 #pragma once
 
+#include <pqxx/pqxx>
+
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <map>
 #include <optional>
@@ -152,6 +155,12 @@ class Store {
                                          const std::string& report_json);
   /// The JSON of a stored report. NOT_FOUND when unknown.
   absl::StatusOr<std::string> GetGateReport(int64_t report_id);
+
+  /// Runs fn on a pooled connection, its libpqxx exceptions turned into
+  /// statuses as for every call above (`what` names the operation): for the
+  /// tables kept by other files of this folder (credentials.cc).
+  absl::Status WithConnection(const std::string& what,
+                              const std::function<absl::Status(pqxx::connection&)>& fn);
 
  private:
   class Pool;

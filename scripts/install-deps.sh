@@ -10,7 +10,7 @@ packages=(
   libpqxx-dev libssl-dev libopenblas-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   libboost-math-dev libgloo-dev
   postgresql slurm-wlm munge
-  python3
+  openssl python3
 )
 
 missing=()

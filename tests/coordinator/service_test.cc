@@ -26,7 +26,7 @@ class ServiceTest : public MigratedStoreTest {
     if (HasFatalFailure()) return;
     ServerConfig config;
     config.listen = "127.0.0.1:0";
-    config.token = "s3cret";
+    config.auth.shared_token = "s3cret";
     auto server = Server::Start(config, *store_);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
@@ -231,6 +231,27 @@ TEST_F(ServiceTest, IngestWithoutOrWithAWrongTokenIsUnauthenticated) {
   EXPECT_TRUE(ingest_->RegisterAgent(Context().get(), reg, &resp).ok());
 }
 
+// The shared token guards every service, not Ingest alone: reads and gates
+// without it are refused too.
+TEST_F(ServiceTest, QueryAndGateWithoutTheSharedTokenAreUnauthenticated) {
+  const std::string run = OpenRun();
+  v1::ListRunsResponse runs;
+  EXPECT_EQ(query_->ListRuns(Context("").get(), v1::ListRunsRequest(), &runs).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  v1::GetRunRequest get;
+  get.set_run_id(run);
+  v1::RunDetail detail;
+  EXPECT_EQ(query_->GetRun(Context("s3cre").get(), get, &detail).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  auto gate = v1::Gate::NewStub(grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->port()),
+                                                    grpc::InsecureChannelCredentials()));
+  v1::EvaluateRequest eval;
+  eval.set_candidate_run_id(run);
+  v1::GateReport report;
+  EXPECT_EQ(gate->Evaluate(Context("").get(), eval, &report).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_TRUE(query_->ListRuns(Context().get(), v1::ListRunsRequest(), &runs).ok());
+  EXPECT_EQ(runs.runs_size(), 1);
+}
+
 TEST_F(ServiceTest, ReopeningAClosedRunIsAlreadyExists) {
   const std::string run = OpenRun();
   v1::CloseRunRequest close;
@@ -287,6 +308,7 @@ v1::HistoryResponse CopyHistory(v1::Query::Stub& query) {
   v1::HistoryResponse resp;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  ctx.AddMetadata("authorization", "Bearer s3cret");  // Query, too, needs the token
   grpc::Status s = query.History(&ctx, req, &resp);
   EXPECT_TRUE(s.ok()) << s.error_message();
   return resp;

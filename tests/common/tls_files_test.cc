@@ -1,0 +1,65 @@
+// TLS files read and checked before any connection: each wrong file named.
+#include "common/tls_files.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "tests/support/processes.h"
+#include "tests/support/tls.h"
+
+namespace perfgate {
+namespace {
+
+class TlsFilesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = testing::TempDir::Create("perfgate-tls-files-");
+    ASSERT_TRUE(dir.ok()) << dir.status();
+    dir_ = std::make_unique<testing::TempDir>(std::move(*dir));
+    auto pki = testing::MakeTestPki(dir_->path());
+    ASSERT_TRUE(pki.ok()) << pki.status();
+    pki_ = *pki;
+  }
+
+  std::string Message(const TlsFiles& files) {
+    auto pem = LoadTlsFiles(files);
+    EXPECT_FALSE(pem.ok());
+    return pem.ok() ? "" : std::string(pem.status().message());
+  }
+
+  std::unique_ptr<testing::TempDir> dir_;
+  testing::TestPki pki_;
+};
+
+TEST_F(TlsFilesTest, AMatchingSetIsRead) {
+  auto pem = LoadTlsFiles({pki_.server_cert, pki_.server_key, pki_.ca_cert});
+  ASSERT_TRUE(pem.ok()) << pem.status();
+  EXPECT_NE(pem->cert.find("BEGIN CERTIFICATE"), std::string::npos);
+  EXPECT_NE(pem->key.find("PRIVATE KEY"), std::string::npos);
+  EXPECT_NE(pem->ca.find("BEGIN CERTIFICATE"), std::string::npos);
+  auto none = LoadTlsFiles({});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->cert.empty() && none->key.empty() && none->ca.empty());
+}
+
+TEST_F(TlsFilesTest, EachWrongFileIsNamed) {
+  const std::string garbage = dir_->Join("garbage.pem");
+  std::ofstream(garbage) << "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n";
+  const std::string missing = dir_->Join("missing.pem");
+  EXPECT_EQ(Message({missing, pki_.server_key, ""}), "--tls-cert " + missing + ": No such file or directory");
+  EXPECT_EQ(Message({garbage, pki_.server_key, ""}),
+            "--tls-cert " + garbage + ": no PEM certificate in it (expected -----BEGIN CERTIFICATE-----)");
+  EXPECT_NE(Message({pki_.server_cert, pki_.server_cert, ""}).find("--tls-key " + pki_.server_cert + ": no unencrypted PEM private key"),
+            std::string::npos);
+  EXPECT_EQ(Message({pki_.server_cert, pki_.client_key, ""}),
+            "--tls-key " + pki_.client_key + " is not the key of the certificate in --tls-cert " + pki_.server_cert);
+  EXPECT_EQ(Message({"", "", garbage}).rfind("--tls-ca " + garbage + ": no PEM certificate", 0), 0u);
+  EXPECT_EQ(Message({pki_.server_cert, "", ""}), "--tls-cert and --tls-key are given together");
+  auto renamed = LoadTlsFiles({"", "", missing}, {"--a", "--b", "--tls-client-ca"});
+  ASSERT_FALSE(renamed.ok());
+  EXPECT_EQ(renamed.status().message().rfind("--tls-client-ca " + missing, 0), 0u) << renamed.status();
+}
+
+}  // namespace
+}  // namespace perfgate
