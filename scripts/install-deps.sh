@@ -10,6 +10,7 @@ packages=(
   libpqxx-dev libssl-dev libopenblas-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   libboost-math-dev libgloo-dev
   postgresql slurm-wlm munge
+  podman runc debootstrap docker-registry podman-compose
   python3
 )
 
