@@ -24,6 +24,8 @@ if [[ ! -s $tarball ]]; then
   root=$(mktemp -d "${TMPDIR:-/tmp}/perfgate-rootfs-XXXXXX")
   trap 'rm -rf "$root"' EXIT
   debootstrap --variant=minbase bookworm "$root" "$mirror" >&2
+  # The downloaded packages are installed; their files would only weigh.
+  rm -f "$root"/var/cache/apt/archives/*.deb
   # Written aside and renamed: a cut-off run leaves no half tarball behind.
   tar -C "$root" -cf "$tarball.part" .
   mv "$tarball.part" "$tarball"

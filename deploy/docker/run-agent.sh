@@ -11,7 +11,7 @@
 # write them as --flag=value. The engine is podman, or
 # $PERFGATE_CONTAINER_ENGINE (docker takes the same flags, with --gpus=all
 # for the GPUs). The container shares the host's network; it gets the
-# PERFGATE_* and SLURM_* variables of this environment, and
+# PERFGATE_*, SLURM_* and CUDA_VISIBLE_DEVICES variables of this environment, and
 # PERFGATE_IMAGE_DIGEST from the reference itself: the engine checks the
 # image it runs against that digest, so the digest recorded is the one run.
 # Nothing here passes through a shell: every value stays one argument.
@@ -38,7 +38,7 @@ digest=${BASH_REMATCH[1]}
 env_flags=()
 while read -r name; do
   [[ $name == PERFGATE_IMAGE_DIGEST ]] || env_flags+=(--env "$name")
-done < <(compgen -e | grep -E '^(PERFGATE|SLURM)_' || true)
+done < <(compgen -e | grep -E '^(PERFGATE_|SLURM_|CUDA_VISIBLE_DEVICES$)' || true)
 
 exec "$engine" run --rm --network=host "${env_flags[@]}" --env "PERFGATE_IMAGE_DIGEST=$digest" \
   "${flags[@]}" "$image" "$@"

@@ -54,7 +54,7 @@ std::string CacheDir() {
 }
 
 // Runs argv; its output is printed so that a failure shows every step.
-CommandResult Run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout = std::chrono::minutes(4)) {
+CommandResult Exec(const std::vector<std::string>& argv, std::chrono::milliseconds timeout = std::chrono::minutes(4)) {
   auto r = RunCommand(argv, {}, timeout);
   EXPECT_TRUE(r.ok()) << r.status();
   if (!r.ok()) return {};
@@ -77,7 +77,7 @@ std::string ValueAfter(const std::string& text, const std::string& key) {
 // Pushes `tag` to the loopback registry; its digest, or "" after a failure.
 std::string Push(const std::string& tag, const TempDir& dir) {
   const std::string file = dir.Join("digest");
-  CommandResult r = Run({"podman", "push", "-q", "--tls-verify=false", "--digestfile", file, tag});
+  CommandResult r = Exec({"podman", "push", "-q", "--tls-verify=false", "--digestfile", file, tag});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   auto digest = testing::ReadFile(file);
   return digest.ok() ? *digest : "";
@@ -90,6 +90,7 @@ struct Shared {
   std::unique_ptr<ChildProcess> registry;
   std::string registry_address;  // 127.0.0.1:PORT
   std::string agent_image, slow_agent_image, coordinator_image;  // REPO@sha256:...
+  std::vector<std::string> image_ids;  // of the images built here, removed at the end
   std::unique_ptr<testing::PostgresServer> postgres;
   std::unique_ptr<ChildProcess> coordinator;
   std::string coordinator_address;
@@ -119,20 +120,22 @@ class ContainerEnvironment : public ::testing::Environment {
   void TearDown() override {
     if (shared == nullptr) return;
     if (shared->coordinator) {
-      RunCommand({"podman", "stop", "-t", "5", shared->coordinator_name});
+      (void)RunCommand({"podman", "stop", "-t", "5", shared->coordinator_name});
       shared->coordinator->Kill();
     }
     shared->postgres.reset();
     // The images of this run go; the base stays in podman's store and its
     // blobs in the registry's cached storage.
+    for (const std::string& id : shared->image_ids) (void)RunCommand({"podman", "rmi", "-f", id});
+    (void)RunCommand({"podman", "untag", "localhost/perfgate-ci/debian:bookworm",
+                      shared->registry_address + "/perfgate-ci/debian:bookworm"});
     for (const char* repo : {"perfgate-agent", "perfgate-agent-slow", "perfgate-coordinator"}) {
-      RunCommand({"podman", "rmi", "-f", absl::StrCat(shared->registry_address, "/", repo, ":test")});
       testing::RemoveTree(absl::StrCat(RegistryStorage(), "/docker/registry/v2/repositories/", repo)).IgnoreError();
     }
     if (shared->registry) {
       shared->registry->Kill();
       // Blobs no manifest names any more (the images above) are deleted.
-      RunCommand({"docker-registry", "garbage-collect", shared->dir->Join("registry.yml")});
+      (void)RunCommand({"docker-registry", "garbage-collect", shared->dir->Join("registry.yml")});
     }
     delete shared;
     shared = nullptr;
@@ -160,17 +163,19 @@ class ContainerEnvironment : public ::testing::Environment {
 
   void BuildImages() {
     const std::string reg = shared->registry_address;
-    CommandResult base = Run({SourceDir() + "/scripts/container-base.sh"}, std::chrono::minutes(5));
+    CommandResult base = Exec({SourceDir() + "/scripts/container-base.sh"}, std::chrono::minutes(5));
     ASSERT_EQ(base.exit_code, 0) << base.output;
     const std::string base_tag = reg + "/perfgate-ci/debian:bookworm";
-    ASSERT_EQ(Run({"podman", "tag", "localhost/perfgate-ci/debian:bookworm", base_tag}).exit_code, 0);
+    ASSERT_EQ(Exec({"podman", "tag", "localhost/perfgate-ci/debian:bookworm", base_tag}).exit_code, 0);
     const std::string base_image = reg + "/perfgate-ci/debian@" + Push(base_tag, *shared->dir);
 
     const std::string build = SourceDir() + "/deploy/docker/build.sh";
     for (const char* image : {"agent", "coordinator"}) {
       const std::string tag = absl::StrCat(reg, "/perfgate-", image, ":test");
-      CommandResult r = Run({build, "--base", base_image, image, Bin("."), tag, "--tls-verify=false"});
+      CommandResult r = Exec({build, "--base", base_image, image, Bin("."), tag, "--tls-verify=false",
+                              "--iidfile", IdFile()});
       ASSERT_EQ(r.exit_code, 0) << r.output;
+      KeepId();
       const std::string digest = Push(tag, *shared->dir);
       ASSERT_FALSE(digest.empty());
       (std::string(image) == "agent" ? shared->agent_image : shared->coordinator_image) =
@@ -182,9 +187,17 @@ class ContainerEnvironment : public ::testing::Environment {
     std::ofstream(slow_dir + "/Containerfile") << "FROM " << shared->agent_image
                                                << "\nENV PERFGATE_INJECT_SLOWDOWN=" << kSlowdown << "\n";
     const std::string slow_tag = reg + "/perfgate-agent-slow:test";
-    CommandResult slow = Run({"podman", "build", "--tls-verify=false", "-t", slow_tag, slow_dir});
+    CommandResult slow = Exec({"podman", "build", "--tls-verify=false", "--iidfile", IdFile(), "-t", slow_tag,
+                               slow_dir});
     ASSERT_EQ(slow.exit_code, 0) << slow.output;
+    KeepId();
     shared->slow_agent_image = reg + "/perfgate-agent-slow@" + Push(slow_tag, *shared->dir);
+  }
+
+  static std::string IdFile() { return shared->dir->Join("image-id"); }
+  static void KeepId() {
+    auto id = testing::ReadFile(IdFile());
+    if (id.ok()) shared->image_ids.push_back(*id);
   }
 
   // PostgreSQL on the host, the coordinator from its image by digest.
@@ -224,7 +237,7 @@ class Containers : public ::testing::Test {
   // `perfgate-agent run` from `image` by digest through the launcher; the
   // run id it printed ("" when none).
   std::string RunAgent(const std::string& image, const std::string& branch, const std::string& commit) {
-    CommandResult r = Run({SourceDir() + "/deploy/docker/run-agent.sh", "--tls-verify=false",
+    CommandResult r = Exec({SourceDir() + "/deploy/docker/run-agent.sh", "--tls-verify=false",
                            "--volume=" + shared->token_file + ":/run/secrets/token:ro", image, "run",
                            "--coordinator", shared->coordinator_address, "--token-file", "/run/secrets/token",
                            "--suite", "kernels", "--filter", kFilter, "--set", "k=512", "--min-time", "0.3",
@@ -236,7 +249,7 @@ class Containers : public ::testing::Test {
 
   CommandResult Cli(std::vector<std::string> args) {
     args.insert(args.begin(), {Bin("cli/perfgate"), "--coordinator", shared->coordinator_address});
-    return Run(args);
+    return Exec(args);
   }
 
   static std::string DigestOf(const std::string& image) { return image.substr(image.rfind('@') + 1); }
@@ -249,7 +262,7 @@ TEST_F(Containers, CoordinatorImageMigratesAndAnswersItsHealthCheck) {
   EXPECT_EQ(health.exit_code, 0) << health.output;
   EXPECT_NE(health.output.find("SERVING"), std::string::npos) << health.output;
   // The same check compose.yaml runs, from inside the container.
-  CommandResult inside = Run({"podman", "exec", shared->coordinator_name, "/usr/local/bin/perfgate", "--coordinator",
+  CommandResult inside = Exec({"podman", "exec", shared->coordinator_name, "/usr/local/bin/perfgate", "--coordinator",
                               shared->coordinator_address, "--timeout", "3", "health"});
   EXPECT_EQ(inside.exit_code, 0) << inside.output;
 }
@@ -263,12 +276,12 @@ TEST_F(Containers, AgentRunByDigestRecordsExactlyThatDigest) {
 }
 
 TEST_F(Containers, ContainerStartedWithoutTheDigestSaysUnpinned) {
-  CommandResult probe = Run({"podman", "run", "--rm", "--network=host", "--tls-verify=false", shared->agent_image,
+  CommandResult probe = Exec({"podman", "run", "--rm", "--network=host", "--tls-verify=false", shared->agent_image,
                              "probe"});
   ASSERT_EQ(probe.exit_code, 0) << probe.output;
   EXPECT_EQ(ValueAfter(probe.output, "image_digest"), "unpinned") << probe.output;
   // A digest that is not one stops the agent before it measures.
-  CommandResult bad = Run({"podman", "run", "--rm", "--network=host", "--env", "PERFGATE_IMAGE_DIGEST=latest",
+  CommandResult bad = Exec({"podman", "run", "--rm", "--network=host", "--env", "PERFGATE_IMAGE_DIGEST=latest",
                            shared->agent_image, "probe"});
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_NE(bad.output.find("PERFGATE_IMAGE_DIGEST 'latest' is not a digest"), std::string::npos) << bad.output;
@@ -310,7 +323,7 @@ class ImageAb : public Containers {
   CommandResult Ab(const std::string& baseline, const std::string& candidate) {
     const std::string policy = shared->dir->Join("ab-policy.yaml");
     std::ofstream(policy) << "version: 1\ndefaults:\n  tolerance: 10%\n  inconclusive: pass\n";
-    return Run({Bin("agent/perfgate-agent"), "ab", "--baseline-image", baseline, "--candidate-image", candidate,
+    return Exec({Bin("agent/perfgate-agent"), "ab", "--baseline-image", baseline, "--candidate-image", candidate,
                 "--container-arg=--tls-verify=false", "--suite", "kernels", "--filter", kFilter, "--set", "k=512",
                 "--block-time", "0.2", "--case-budget", "60", "--timeout", "20", "--policy", policy, "--json",
                 json(), "--coordinator", shared->coordinator_address, "--token-file", shared->token_file,
@@ -336,9 +349,12 @@ TEST_F(ImageAb, SameImageOnBothSidesPasses) {
 TEST_F(ImageAb, ImageWithASlowerAgentFailsAndEachSideRecordsItsDigest) {
   CommandResult r = Ab(shared->agent_image, shared->slow_agent_image);
   ASSERT_EQ(r.exit_code, 1) << r.output;
+  const nlohmann::json report = Report();
   unsigned regressions = 0;
-  for (const auto& v : Report().at("verdicts")) regressions += v.at("verdict") == "regression";
-  EXPECT_GT(regressions, 0u);
+  for (const auto& v : report.at("verdicts")) {
+    if (v.at("verdict").get<std::string>() == "regression") ++regressions;
+  }
+  EXPECT_GT(regressions, 0u) << report.dump(2);
   const std::string baseline = ValueAfter(r.output, "baseline run_id");
   const std::string candidate = ValueAfter(r.output, "candidate run_id");
   ASSERT_FALSE(baseline.empty() || candidate.empty()) << r.output;
