@@ -101,6 +101,11 @@ SideRuns RunsOf(const AgentConfig& config, const ProbeResult& probe, const AbRes
   return runs;
 }
 
+std::string ImageDigestOf(const RunMeta& run) {
+  auto it = run.environment.fields.find("image_digest");
+  return it == run.environment.fields.end() ? std::string() : it->second;
+}
+
 gate::GateReport ReportOf(const SideRuns& runs, const gate::Policy& policy, const AbResult& ab) {
   gate::GateReport report;
   report.candidate_run_id = runs.candidate.run_id;
@@ -110,6 +115,10 @@ gate::GateReport ReportOf(const SideRuns& runs, const gate::Policy& policy, cons
   report.baseline_branch = runs.baseline.branch;
   report.baseline_run_ids = {runs.baseline.run_id};
   report.fdr = policy.fdr;
+  report.candidate_image_digest = ImageDigestOf(runs.candidate);
+  if (const std::string base = ImageDigestOf(runs.baseline); !base.empty() || !report.candidate_image_digest.empty()) {
+    report.baseline_image_digests = {base};
+  }
   report.result = ab.gate;
   return report;
 }
