@@ -22,6 +22,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
 
@@ -292,6 +293,7 @@ TEST_F(Containers, HistoryGateWithMatchImageDigestUsesOnlyRunsOfThatImage) {
   const std::string other = RunAgent(shared->slow_agent_image, "main", "c0ffee03");
   const std::string candidate = RunAgent(shared->agent_image, "topic", "c0ffee04");
   ASSERT_FALSE(same.empty() || other.empty() || candidate.empty());
+  const std::string same_digest = DigestOf(shared->agent_image), other_digest = DigestOf(shared->slow_agent_image);
   auto baselines = [&](const std::string& match) {
     const std::string policy = shared->dir->Join("policy-" + match + ".yaml");
     std::ofstream(policy) << "version: 1\ndefaults:\n  tolerance: 25%\n  inconclusive: pass\n  match: [" << match
@@ -305,6 +307,12 @@ TEST_F(Containers, HistoryGateWithMatchImageDigestUsesOnlyRunsOfThatImage) {
     std::set<std::string> ids;
     if (report.is_discarded()) return ids;
     for (const auto& id : report.at("baseline_run_ids")) ids.insert(id.get<std::string>());
+    // The report names the images on both sides.
+    EXPECT_EQ(report.at("candidate_image_digest"), same_digest);
+    std::set<std::string> digests;
+    for (const auto& d : report.at("baseline_image_digests")) digests.insert(d.get<std::string>());
+    EXPECT_EQ(digests.count(same_digest), 1u);
+    EXPECT_EQ(digests.count(other_digest), ids.count(other)) << report.dump(2);
     return ids;
   };
   // Matching on the image: the other image's run is left out.
@@ -315,6 +323,32 @@ TEST_F(Containers, HistoryGateWithMatchImageDigestUsesOnlyRunsOfThatImage) {
   std::set<std::string> by_cpu = baselines("cpu_model");
   EXPECT_EQ(by_cpu.count(same), 1u);
   EXPECT_EQ(by_cpu.count(other), 1u);
+}
+
+TEST_F(Containers, ComposeStartsTheCoordinatorImageBesidePinnedPostgres) {
+  // PostgreSQL's image cannot be pulled here: podman-compose prints the
+  // podman commands it would run (it creates the volume and network even so).
+  const std::string project = absl::StrCat("perfgate-dryrun-", getpid());
+  const std::string compose = SourceDir() + "/deploy/docker/compose.yaml";
+  testing::ProcessOptions options;
+  options.env["COORDINATOR_IMAGE"] = shared->coordinator_image;
+  auto r = RunCommand({"podman-compose", "--dry-run", "-p", project, "-f", compose, "up", "-d"}, options);
+  (void)RunCommand({"podman", "volume", "rm", "-f", project + "_perfgate-db"});
+  (void)RunCommand({"podman", "network", "rm", "-f", project + "_default"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::cout << r->output;
+  ASSERT_EQ(r->exit_code, 0) << r->output;
+  auto bases = testing::ReadFile(SourceDir() + "/deploy/docker/bases.env");
+  ASSERT_TRUE(bases.ok()) << bases.status();
+  const std::string postgres = ValueAfter(absl::StrReplaceAll(*bases, {{"=", ": "}}), "POSTGRES_IMAGE");
+  ASSERT_NE(postgres.find("@sha256:"), std::string::npos) << postgres;
+  for (const std::string& part :
+       {postgres, shared->coordinator_image, project + "_perfgate-db:/var/lib/postgresql/data",
+        std::string("/run/secrets/token:ro"), std::string("--token-file /run/secrets/token"),
+        std::string("POSTGRES_PASSWORD_FILE=/run/secrets/db_password"), std::string("/usr/local/bin/perfgate"),
+        std::string("health --healthcheck-interval"), std::string("pg_isready")}) {
+    EXPECT_NE(r->output.find(part), std::string::npos) << part;
+  }
 }
 
 class ImageAb : public Containers {
@@ -355,6 +389,11 @@ TEST_F(ImageAb, ImageWithASlowerAgentFailsAndEachSideRecordsItsDigest) {
     if (v.at("verdict").get<std::string>() == "regression") ++regressions;
   }
   EXPECT_GT(regressions, 0u) << report.dump(2);
+  EXPECT_EQ(report.at("candidate_image_digest"), DigestOf(shared->slow_agent_image));
+  EXPECT_EQ(report.at("baseline_image_digests"), nlohmann::json::array({DigestOf(shared->agent_image)}));
+  EXPECT_NE(r.output.find("; image " + DigestOf(shared->slow_agent_image) + " vs baseline image " +
+                          DigestOf(shared->agent_image)),
+            std::string::npos);
   const std::string baseline = ValueAfter(r.output, "baseline run_id");
   const std::string candidate = ValueAfter(r.output, "candidate run_id");
   ASSERT_FALSE(baseline.empty() || candidate.empty()) << r.output;
