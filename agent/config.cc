@@ -237,32 +237,39 @@ bool Connects(Command c) {
   return c == Command::kRun || c == Command::kReplay || c == Command::kAb || c == Command::kCalibrate;
 }
 
+// The flags of one side of `ab`, and the "what" of their errors.
+struct SideFlags {
+  const char* command;
+  const char* image;
+  const char* bad_command;
+  const char* bad_image;
+};
+
 // One side of `ab`: a command prefix, or an image pinned by digest.
 std::optional<Invalid> ParseSide(const AgentConfig& c, const std::string& command, const std::string& image,
-                                 const char* command_flag, const char* image_flag, std::vector<std::string>& argv) {
+                                 const SideFlags& flags, std::vector<std::string>& argv) {
   if (!image.empty()) {
     auto side = ImageSideCommand(c.container_engine, c.container_args, image);
-    if (!side.ok()) return Invalid{image_flag, side.status()};
+    if (!side.ok()) return Invalid{flags.bad_image, side.status()};
     argv = *std::move(side);
     return std::nullopt;
   }
   if (command.empty()) {
-    return Invalid{command_flag, absl::InvalidArgumentError(absl::StrCat(command_flag, " or ", image_flag,
-                                                                         " is required"))};
+    return Invalid{"bad option",
+                   absl::InvalidArgumentError(absl::StrCat(flags.command, " or ", flags.image, " is required"))};
   }
   auto split = SplitCommand(command);
-  if (!split.ok()) return Invalid{command_flag, split.status()};
+  if (!split.ok()) return Invalid{flags.bad_command, split.status()};
   argv = *std::move(split);
   return std::nullopt;
 }
 
 std::optional<Invalid> ParseSides(AgentConfig& c) {
-  if (auto bad = ParseSide(c, c.ab_baseline, c.ab_baseline_image, "bad --baseline", "bad --baseline-image",
-                           c.ab_baseline_argv)) {
-    return bad;
-  }
-  return ParseSide(c, c.ab_candidate, c.ab_candidate_image, "bad --candidate", "bad --candidate-image",
-                   c.ab_candidate_argv);
+  static constexpr SideFlags kBaseline{"--baseline", "--baseline-image", "bad --baseline", "bad --baseline-image"};
+  static constexpr SideFlags kCandidate{"--candidate", "--candidate-image", "bad --candidate",
+                                        "bad --candidate-image"};
+  if (auto bad = ParseSide(c, c.ab_baseline, c.ab_baseline_image, kBaseline, c.ab_baseline_argv)) return bad;
+  return ParseSide(c, c.ab_candidate, c.ab_candidate_image, kCandidate, c.ab_candidate_argv);
 }
 
 // The flags' values parsed; the first that does not hold.
