@@ -50,6 +50,13 @@ done
 # What the base provides: glibc, the C++ runtime, the driver, the toolkit.
 provided='^(linux-vdso|ld-linux|libc|libm|libdl|librt|libpthread|libresolv|libutil|libstdc\+\+|libgcc_s|libcuda|libnvidia-)[.-]'
 for b in "$ctx"/bin/*; do
+  if ldd "$b" | grep -q 'not found'; then
+    echo "$0: $b needs libraries this machine lacks:" >&2
+    ldd "$b" | grep 'not found' >&2
+    exit 2
+  fi
+done
+for b in "$ctx"/bin/*; do
   ldd "$b" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }'
 done | sort -u | while read -r name path; do
   if [[ $name =~ $provided || $path == /usr/local/cuda* ]]; then continue; fi
