@@ -8,6 +8,7 @@
 #include "agent/ab.h"
 #include "agent/agent.h"
 #include "agent/command_support.h"
+#include "agent/image.h"
 #include "agent/probe.h"
 #include "client/upload.h"
 #include "common/identity.h"
@@ -61,6 +62,17 @@ struct SideRuns {
   RunMeta baseline, candidate;
 };
 
+// What a side ran: its command, or its image, whose digest (checked at
+// start) is then the side's image_digest, as a run inside it records.
+void SetSide(RunMeta& run, const std::string& command, const std::string& image) {
+  if (image.empty()) {
+    run.details["ab_command"] = command;
+    return;
+  }
+  run.details["ab_image"] = image;
+  if (auto digest = DigestOfReference(image); digest.ok()) run.environment.fields["image_digest"] = *digest;
+}
+
 SideRuns RunsOf(const AgentConfig& config, const ProbeResult& probe, const AbResult& ab) {
   SideRuns runs;
   RunMeta& meta = runs.candidate;
@@ -74,10 +86,10 @@ SideRuns RunsOf(const AgentConfig& config, const ProbeResult& probe, const AbRes
   base.parent_commits.clear();
   base.details["ab_role"] = "baseline";
   base.details["ab_pair"] = meta.run_id;
-  base.details["ab_command"] = config.ab_baseline;
   meta.details["ab_role"] = "candidate";
   meta.details["ab_pair"] = base.run_id;
-  meta.details["ab_command"] = config.ab_candidate;
+  SetSide(base, config.ab_baseline, config.ab_baseline_image);
+  SetSide(meta, config.ab_candidate, config.ab_candidate_image);
   // Each side's samples came in blocks, one process each, in round order:
   // the coordinator's A/B gate tests them by block, as this command does.
   // Per case, the unthrottled samples of each block (the samples a gate reads).
@@ -89,6 +101,11 @@ SideRuns RunsOf(const AgentConfig& config, const ProbeResult& probe, const AbRes
   return runs;
 }
 
+std::string ImageDigestOf(const RunMeta& run) {
+  auto it = run.environment.fields.find("image_digest");
+  return it == run.environment.fields.end() ? std::string() : it->second;
+}
+
 gate::GateReport ReportOf(const SideRuns& runs, const gate::Policy& policy, const AbResult& ab) {
   gate::GateReport report;
   report.candidate_run_id = runs.candidate.run_id;
@@ -98,6 +115,10 @@ gate::GateReport ReportOf(const SideRuns& runs, const gate::Policy& policy, cons
   report.baseline_branch = runs.baseline.branch;
   report.baseline_run_ids = {runs.baseline.run_id};
   report.fdr = policy.fdr;
+  report.candidate_image_digest = ImageDigestOf(runs.candidate);
+  if (const std::string base = ImageDigestOf(runs.baseline); !base.empty() || !report.candidate_image_digest.empty()) {
+    report.baseline_image_digests = {base};
+  }
   report.result = ab.gate;
   return report;
 }

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
@@ -9,6 +10,7 @@
 #include "agent/agent.h"
 #include "agent/calibrate.h"
 #include "agent/command_support.h"
+#include "agent/image.h"
 #include "client/tls_options.h"
 
 namespace perfgate::agent {
@@ -157,13 +159,22 @@ CLI::App* AddAb(CLI::App& app, AgentConfig& c) {
       "ab", "Measure a baseline and a candidate build interleaved on this node and gate the "
             "candidate; exit 0 pass, 1 regression, 2 error, 3 inconclusive");
   AddSelection(ab, c);
-  ab->add_option("--baseline", c.ab_baseline,
-                 "Command prefix running the baseline's perfgate-agent, e.g. '/builds/main/perfgate-agent'")
-      ->required();
-  ab->add_option("--candidate", c.ab_candidate,
-                 "Command prefix running the candidate's perfgate-agent; flags for that side only "
-                 "(--inject-slowdown) go at its end")
-      ->required();
+  auto* baseline = ab->add_option("--baseline", c.ab_baseline,
+                                  "Command prefix running the baseline's perfgate-agent, e.g. '/builds/main/perfgate-agent'");
+  auto* candidate = ab->add_option("--candidate", c.ab_candidate,
+                                   "Command prefix running the candidate's perfgate-agent; flags for that side only "
+                                   "(--inject-slowdown) go at its end");
+  ab->add_option("--baseline-image", c.ab_baseline_image,
+                 "Instead of --baseline: an image pinned by digest, REPO@sha256:..., whose entrypoint is perfgate-agent")
+      ->excludes(baseline);
+  ab->add_option("--candidate-image", c.ab_candidate_image,
+                 "Instead of --candidate: an image pinned by digest, run the same way")
+      ->excludes(candidate);
+  ab->add_option("--container-engine", c.container_engine, "Runs the image sides: podman or docker")
+      ->envname("PERFGATE_CONTAINER_ENGINE")->capture_default_str();
+  ab->add_option("--container-arg", c.container_args,
+                 "A flag for the engine's `run` before the image, e.g. '--device=nvidia.com/gpu=all' (repeatable)")
+      ->allow_extra_args(false);
   AddAbMeasurement(ab, c);
   ab->add_option("--policy", c.policy_file, "Gate policy (YAML); default: 3 % tolerance, every metric gating")
       ->envname("PERFGATE_POLICY");
@@ -204,7 +215,8 @@ CLI::App* AddCalibrate(CLI::App& app, AgentConfig& c) {
 CLI::App* AddSample(CLI::App& app, AgentConfig& c) {
   // Before the subcommand, so that an `ab` side's command prefix can carry it.
   app.add_option("--inject-slowdown", c.slowdown_specs,
-                 "CASE=PCT, for `sample`: add real work worth PCT % of the case's time");
+                 "CASE=PCT, for `sample`: add real work worth PCT % of the case's time")
+      ->envname("PERFGATE_INJECT_SLOWDOWN");
   CLI::App* sample = app.add_subcommand(
       "sample", "Internal, run by `ab` on each side: one case, exactly --samples samples, its "
                 "result file on stdout");
@@ -227,12 +239,50 @@ bool Connects(Command c) {
   return c == Command::kRun || c == Command::kReplay || c == Command::kAb || c == Command::kCalibrate;
 }
 
+// The flags of one side of `ab`, and the "what" of their errors.
+struct SideFlags {
+  const char* command;
+  const char* image;
+  const char* bad_command;
+  const char* bad_image;
+};
+
+// One side of `ab`: a command prefix, or an image pinned by digest.
+std::optional<Invalid> ParseSide(const AgentConfig& c, const std::string& command, const std::string& image,
+                                 const SideFlags& flags, std::vector<std::string>& argv) {
+  if (!image.empty()) {
+    auto side = ImageSideCommand(c.container_engine, c.container_args, image);
+    if (!side.ok()) return Invalid{flags.bad_image, side.status()};
+    argv = *std::move(side);
+    return std::nullopt;
+  }
+  if (command.empty()) {
+    return Invalid{"bad option",
+                   absl::InvalidArgumentError(absl::StrCat(flags.command, " or ", flags.image, " is required"))};
+  }
+  auto split = SplitCommand(command);
+  if (!split.ok()) return Invalid{flags.bad_command, split.status()};
+  argv = *std::move(split);
+  return std::nullopt;
+}
+
+std::optional<Invalid> ParseSides(AgentConfig& c) {
+  static constexpr SideFlags kBaseline{"--baseline", "--baseline-image", "bad --baseline", "bad --baseline-image"};
+  static constexpr SideFlags kCandidate{"--candidate", "--candidate-image", "bad --candidate",
+                                        "bad --candidate-image"};
+  if (auto bad = ParseSide(c, c.ab_baseline, c.ab_baseline_image, kBaseline, c.ab_baseline_argv)) return bad;
+  return ParseSide(c, c.ab_candidate, c.ab_candidate_image, kCandidate, c.ab_candidate_argv);
+}
+
 // The flags' values parsed; the first that does not hold.
 std::optional<Invalid> ParseValues(Command command, AgentConfig& c) {
   if (Selects(command)) {
     auto sets = ParseSets(c.sets);
     if (!sets.ok()) return Invalid{"bad selection", sets.status()};
     c.set_values = *std::move(sets);
+  }
+  if (auto digest = RecordedImageDigest(std::getenv("PERFGATE_IMAGE_DIGEST"), false); !digest.ok()) {
+    return Invalid{"bad environment", digest.status()};
   }
   for (const std::string& spec : c.slowdown_specs) {
     auto s = ParseSlowdown(spec);
@@ -249,14 +299,7 @@ std::optional<Invalid> ParseValues(Command command, AgentConfig& c) {
     if (!world.ok()) return Invalid{"bad option", world.status()};
     c.world = *world;
   }
-  if (command == Command::kAb) {
-    auto baseline = SplitCommand(c.ab_baseline);
-    if (!baseline.ok()) return Invalid{"bad --baseline", baseline.status()};
-    c.ab_baseline_argv = *std::move(baseline);
-    auto candidate = SplitCommand(c.ab_candidate);
-    if (!candidate.ok()) return Invalid{"bad --candidate", candidate.status()};
-    c.ab_candidate_argv = *std::move(candidate);
-  }
+  if (command == Command::kAb) return ParseSides(c);
   return std::nullopt;
 }
 

@@ -57,6 +57,10 @@ struct AgentConfig {
   // `ab`: the two builds as command prefixes, split with shell quoting rules.
   std::string ab_baseline;
   std::string ab_candidate;
+  // `ab` with image sides: references pinned by digest, run by the engine.
+  std::string ab_baseline_image, ab_candidate_image;
+  std::string container_engine = "podman";
+  std::vector<std::string> container_args;  // engine flags before the image (GPUs, registry TLS)
   unsigned ab_rounds = 0;         // > 0: exactly this many rounds; 0: adaptive
   unsigned ab_block_samples = 0;  // > 0: samples per block; 0: sized by ab_block_seconds
   double ab_block_seconds = 0.5;

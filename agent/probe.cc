@@ -18,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "agent/image.h"
 #include "common/identity.h"
 
 namespace perfgate::agent {
@@ -336,7 +337,9 @@ SoftwareVersions ProbeLibraries() {
     }
     dlclose(h);
   }
-  if (const char* digest = std::getenv("PERFGATE_IMAGE_DIGEST")) v.image_digest = digest;
+  // A malformed digest stops the agent at start (config.cc); recorded as unpinned should it get here.
+  auto digest = RecordedImageDigest(std::getenv("PERFGATE_IMAGE_DIGEST"), InContainer());
+  v.image_digest = digest.ok() ? *digest : kUnpinnedImage;
   return v;
 }
 

@@ -43,7 +43,7 @@ struct SoftwareVersions {
   std::string cublas = "absent";
   std::string cudnn = "absent";
   std::string nccl = "absent";
-  std::string image_digest;   // PERFGATE_IMAGE_DIGEST, set by deploy scripts
+  std::string image_digest;   // RecordedImageDigest(): the digest, "unpinned", or "" on a host
 };
 
 /// "13.1.0" from cublasLtGetVersion()'s major*10000 + minor*100 + patch.

@@ -244,4 +244,18 @@ absl::StatusOr<GateEvaluation> EvaluateCandidate(Store& store, const GateRequest
   return ev;
 }
 
+ImageDigests ImageDigestsOf(const GateEvaluation& ev) {
+  auto digest = [](const RunRecord& r) {
+    auto it = r.meta.environment.fields.find("image_digest");
+    return it == r.meta.environment.fields.end() ? std::string() : it->second;
+  };
+  ImageDigests out;
+  out.candidate = digest(ev.candidate);
+  for (const RunRecord& r : ev.baselines) {
+    const std::string d = digest(r);
+    if (std::find(out.baselines.begin(), out.baselines.end(), d) == out.baselines.end()) out.baselines.push_back(d);
+  }
+  return out;
+}
+
 }  // namespace perfgate::coordinator

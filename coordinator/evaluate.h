@@ -35,4 +35,12 @@ struct GateEvaluation {
 /// for an unknown run, FAILED_PRECONDITION for a run that is not complete.
 absl::StatusOr<GateEvaluation> EvaluateCandidate(Store& store, const GateRequest& request);
 
+/// The images the report names: the candidate's image_digest, and the
+/// distinct image_digest values of the baselines in their order.
+struct ImageDigests {
+  std::string candidate;
+  std::vector<std::string> baselines;
+};
+ImageDigests ImageDigestsOf(const GateEvaluation& ev);
+
 }  // namespace perfgate::coordinator

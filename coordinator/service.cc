@@ -174,6 +174,9 @@ grpc::Status GateService::Evaluate(grpc::ServerContext* ctx, const v1::EvaluateR
                                 ? std::string("(A/B baseline side)")
                                 : request.baseline_branch);
   for (const RunRecord& r : ev->baselines) resp->add_baseline_run_ids(r.meta.run_id);
+  const ImageDigests images = ImageDigestsOf(*ev);
+  resp->set_candidate_image_digest(images.candidate);
+  for (const std::string& d : images.baselines) resp->add_baseline_image_digests(d);
   wire::ToProto(ev->result, ev->policy.fdr, resp);
 
   std::string json;

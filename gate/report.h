@@ -23,6 +23,8 @@ struct GateReport {
   std::string baseline_branch;
   std::vector<std::string> baseline_run_ids;  // same node first, newest first
   double fdr = std::numeric_limits<double>::quiet_NaN();  // Benjamini–Hochberg q applied
+  std::string candidate_image_digest;                 // the candidate's image_digest; "" on a host
+  std::vector<std::string> baseline_image_digests;    // distinct image_digest values of the baselines
   GateResult result;             // verdicts (worst first), outcome, summary, mode
 };
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 
@@ -160,19 +161,32 @@ std::string Candidate(const gate::GateReport& report) {
   return text;
 }
 
-// "run <id> (<branch> @ <commit>) on <sku> vs <baseline branch>, N baseline runs".
+// "; image D" (the baselines' the same) or "; image D vs baseline image(s) E, F";
+// "" when no side ran from an image.
+std::string Images(const gate::GateReport& report) {
+  const std::vector<std::string>& base = report.baseline_image_digests;
+  if (report.candidate_image_digest.empty() && base.empty()) return "";
+  auto name = [](const std::string& d) { return d.empty() ? std::string("(none)") : d; };
+  std::string text = absl::StrCat("; image ", name(report.candidate_image_digest));
+  if (base.empty() || (base.size() == 1 && base[0] == report.candidate_image_digest)) return text;
+  std::vector<std::string> names;
+  for (const std::string& d : base) names.push_back(name(d));
+  return absl::StrCat(text, " vs baseline ", base.size() == 1 ? "image " : "images ", absl::StrJoin(names, ", "));
+}
+
+// "run <id> (<branch> @ <commit>) on <sku> vs <baseline branch>, N baseline runs[; image ...]".
 std::string HeaderLine(const gate::GateReport& report) {
   const size_t runs = report.baseline_run_ids.size();
   if (report.result.mode == gate::Mode::kAb) {
     return absl::StrCat("run ", Candidate(report), " on ",
                         report.sku.empty() ? "(unknown SKU)" : report.sku,
                         " vs its A/B baseline side ",
-                        runs > 0 ? report.baseline_run_ids[0] : std::string("(none)"));
+                        runs > 0 ? report.baseline_run_ids[0] : std::string("(none)"), Images(report));
   }
   return absl::StrCat("run ", Candidate(report), " on ",
                       report.sku.empty() ? "(unknown SKU)" : report.sku, " vs ",
                       report.baseline_branch.empty() ? "(no branch)" : report.baseline_branch,
-                      ", ", runs, runs == 1 ? " baseline run" : " baseline runs");
+                      ", ", runs, runs == 1 ? " baseline run" : " baseline runs", Images(report));
 }
 
 Row Cells(const MetricVerdict& v) {
@@ -407,6 +421,8 @@ std::string RenderJUnit(const gate::GateReport& report) {
   property("candidate_commit", report.candidate_commit);
   property("baseline_branch", report.baseline_branch);
   property("baseline_runs", absl::StrCat(report.baseline_run_ids.size()));
+  property("candidate_image_digest", report.candidate_image_digest);
+  property("baseline_image_digests", absl::StrJoin(report.baseline_image_digests, ","));
   property("mode", ModeName(report));
   property("outcome", OutcomeName(report));
   property("summary", report.result.summary);
@@ -474,6 +490,8 @@ std::string RenderJson(const gate::GateReport& report) {
       {"candidate_commit", report.candidate_commit},
       {"baseline_branch", report.baseline_branch},
       {"baseline_run_ids", report.baseline_run_ids},
+      {"candidate_image_digest", report.candidate_image_digest},
+      {"baseline_image_digests", report.baseline_image_digests},
       {"mode", ModeName(report)},
       {"fdr", JsonNumber(report.fdr)},
       {"outcome", OutcomeName(report)},

@@ -11,6 +11,7 @@ packages=(
   libboost-math-dev libgloo-dev
   postgresql slurm-wlm munge
   openssl python3
+  podman runc debootstrap docker-registry podman-compose
 )
 
 missing=()

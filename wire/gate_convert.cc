@@ -175,6 +175,8 @@ void ToProto(const gate::GateReport& report, v1::GateReport* out) {
   out->set_candidate_commit(report.candidate_commit);
   out->set_baseline_branch(report.baseline_branch);
   for (const std::string& id : report.baseline_run_ids) out->add_baseline_run_ids(id);
+  out->set_candidate_image_digest(report.candidate_image_digest);
+  for (const std::string& d : report.baseline_image_digests) out->add_baseline_image_digests(d);
   ToProto(report.result, report.fdr, out);
 }
 
@@ -187,6 +189,8 @@ absl::StatusOr<gate::GateReport> FromProto(const v1::GateReport& report) {
   out.candidate_commit = report.candidate_commit();
   out.baseline_branch = report.baseline_branch();
   out.baseline_run_ids.assign(report.baseline_run_ids().begin(), report.baseline_run_ids().end());
+  out.candidate_image_digest = report.candidate_image_digest();
+  out.baseline_image_digests.assign(report.baseline_image_digests().begin(), report.baseline_image_digests().end());
   out.fdr = report.fdr();
   gate::GateResult& result = out.result;
   result.mode = report.mode() == v1::GATE_MODE_AB ? gate::Mode::kAb : gate::Mode::kHistory;

@@ -234,6 +234,21 @@ TEST(ReportTable, HeaderNamesCandidateSkuBaselineBranchAndRuns) {
                                 "main, 3 baseline runs\n"));
 }
 
+TEST(ReportTable, HeaderNamesTheImagesOnlyWhenARunCameFromOne) {
+  gate::GateReport report = RegressionReport();
+  const std::string a = "sha256:" + std::string(64, 'a'), b = "sha256:" + std::string(64, 'b');
+  report.candidate_image_digest = a;
+  report.baseline_image_digests = {a};
+  EXPECT_THAT(RenderTable(report), HasSubstr("main, 3 baseline runs; image " + a + "\n"));
+  report.baseline_image_digests = {b, ""};
+  EXPECT_THAT(RenderTable(report), HasSubstr("; image " + a + " vs baseline images " + b + ", (none)\n"));
+  EXPECT_THAT(RenderJson(report), HasSubstr("\"candidate_image_digest\": \"" + a + "\""));
+  EXPECT_THAT(RenderJUnit(report), HasSubstr("name=\"baseline_image_digests\" value=\"" + b + ",\""));
+  report.candidate_image_digest.clear();
+  report.baseline_image_digests.clear();
+  EXPECT_THAT(RenderTable(report), Not(HasSubstr("image")));
+}
+
 TEST(ReportTable, HasColumnsAndOneRowPerVerdictInServerOrder) {
   const std::string table = RenderTable(RegressionReport());
   for (const char* column :

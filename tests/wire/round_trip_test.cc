@@ -43,6 +43,8 @@ gate::GateReport FullReport() {
   r.candidate_commit = "0123456789abcdef0123456789abcdef01234567";
   r.baseline_branch = "main";
   r.baseline_run_ids = {"run-a", "run-b"};
+  r.candidate_image_digest = "sha256:" + std::string(64, 'b');
+  r.baseline_image_digests = {"sha256:" + std::string(64, 'a'), ""};
   r.fdr = 0.05;
   r.result.mode = gate::Mode::kAb;
   r.result.outcome = gate::Outcome::kRegression;
@@ -100,6 +102,8 @@ TEST(GateReportRoundTrip, KeepsEveryFieldTheRenderersShow) {
   EXPECT_EQ(got.candidate_commit, sent.candidate_commit);
   EXPECT_EQ(got.baseline_branch, sent.baseline_branch);
   EXPECT_EQ(got.baseline_run_ids, sent.baseline_run_ids);
+  EXPECT_EQ(got.candidate_image_digest, sent.candidate_image_digest);
+  EXPECT_EQ(got.baseline_image_digests, sent.baseline_image_digests);
   ExpectSame(got.fdr, sent.fdr, "fdr");
   EXPECT_EQ(got.result.mode, sent.result.mode);
   EXPECT_EQ(got.result.outcome, sent.result.outcome);
