@@ -4,11 +4,16 @@
 
 #include <csignal>
 #include <iostream>
+#include <set>
+#include <vector>
 #include <thread>
 
 #include "common/token_file.h"
+#include "coordinator/http_server.h"
+#include "coordinator/regression_watcher.h"
 #include "coordinator/server.h"
 #include "coordinator/store.h"
+#include "gate/policy.h"
 
 namespace {
 
@@ -17,6 +22,9 @@ struct Config {
   std::string listen = "127.0.0.1:50051";
   std::string token_file;
   int pool_size = 8;
+  std::string http_listen;  // empty: no HTTP
+  std::vector<std::string> track_branches{"main"};
+  std::string regression_policy;
 };
 
 int Fail(const absl::Status& s, const char* what) {
@@ -26,8 +34,61 @@ int Fail(const absl::Status& s, const char* what) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// Serves gRPC (and HTTP when asked) until SIGINT or SIGTERM.
+int Serve(const Config& config, perfgate::coordinator::Store& store) {
+  using perfgate::coordinator::HttpServer;
   using perfgate::coordinator::Server;
+  perfgate::coordinator::ServerConfig server_config;
+  server_config.listen = config.listen;
+  if (!config.token_file.empty()) {
+    auto token = perfgate::ReadTokenFile(config.token_file);
+    if (!token.ok()) return Fail(token.status(), "bad --token-file");
+    server_config.token = *std::move(token);
+  }
+  // Signals are taken by a thread of their own so shutdown runs outside a handler.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto policy = perfgate::gate::ReadPolicyFile(config.regression_policy);
+  if (!policy.ok()) return Fail(policy.status(), "bad --regression-policy");
+  perfgate::coordinator::RegressionWatcher watcher(
+      store, policy->policy,
+      std::set<std::string>(config.track_branches.begin(), config.track_branches.end()));
+  server_config.on_run_closed = [&watcher](const std::string& run_id, perfgate::RunStatus status) {
+    watcher.RunClosed(run_id, status);
+  };
+  // HTTP first, so that its address is printed before "listening on", the
+  // line that says the coordinator is ready.
+  std::unique_ptr<HttpServer> http;
+  if (!config.http_listen.empty()) {
+    auto started = HttpServer::Start({config.http_listen, server_config.token}, store);
+    if (!started.ok()) return Fail(started.status(), "cannot start HTTP");
+    http = *std::move(started);
+    const std::string http_host = config.http_listen.substr(0, config.http_listen.rfind(':'));
+    std::cout << "perfgate-coordinator: dashboard at http://" << http_host << ":" << http->port() << "/"
+              << std::endl;
+  }
+  auto server = Server::Start(server_config, store);
+  if (!server.ok()) return Fail(server.status(), "cannot start");
+  const std::string host = config.listen.substr(0, config.listen.rfind(':'));
+  std::cout << "perfgate-coordinator: listening on " << host << ":" << (*server)->port() << std::endl;
+
+  std::thread waiter([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    std::cout << "perfgate-coordinator: shutting down" << std::endl;
+    (*server)->Shutdown();
+  });
+  (*server)->Wait();
+  waiter.join();
+  if (http) http->Stop();
+  return 0;
+}
+
+int main(int argc, char** argv) {
   using perfgate::coordinator::Store;
   Config config;
   CLI::App app{"perfgate-coordinator: store benchmark runs in PostgreSQL and gate merges"};
@@ -43,6 +104,14 @@ int main(int argc, char** argv) {
   serve->add_option("--token-file", config.token_file,
                     "File with the bearer token agents must present (none: no check)")
       ->envname("PERFGATE_TOKEN_FILE");
+  serve->add_option("--http-listen", config.http_listen,
+                    "host:port for the dashboard, JSON API, /metrics and /healthz (none: no HTTP)")
+      ->envname("PERFGATE_HTTP_LISTEN");
+  serve->add_option("--track-branch", config.track_branches,
+                    "Branch whose closed runs are checked for regressions (repeatable)")
+      ->capture_default_str();
+  serve->add_option("--regression-policy", config.regression_policy,
+                    "Policy (YAML) whose tolerances a regression must exceed (none: the defaults)");
   app.add_subcommand("migrate", "Apply pending schema migrations and exit");
   CLI11_PARSE(app, argc, argv);
 
@@ -54,32 +123,5 @@ int main(int argc, char** argv) {
   std::cout << "perfgate-coordinator: schema at version " << *version << std::endl;
   if (!serve->parsed()) return 0;
 
-  perfgate::coordinator::ServerConfig server_config;
-  server_config.listen = config.listen;
-  if (!config.token_file.empty()) {
-    auto token = perfgate::ReadTokenFile(config.token_file);
-    if (!token.ok()) return Fail(token.status(), "bad --token-file");
-    server_config.token = *std::move(token);
-  }
-  // Signals are taken by a thread of their own so shutdown runs outside a handler.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-
-  auto server = Server::Start(server_config, **store);
-  if (!server.ok()) return Fail(server.status(), "cannot start");
-  const std::string host = config.listen.substr(0, config.listen.rfind(':'));
-  std::cout << "perfgate-coordinator: listening on " << host << ":" << (*server)->port() << std::endl;
-
-  std::thread waiter([&] {
-    int sig = 0;
-    sigwait(&signals, &sig);
-    std::cout << "perfgate-coordinator: shutting down" << std::endl;
-    (*server)->Shutdown();
-  });
-  (*server)->Wait();
-  waiter.join();
-  return 0;
+  return Serve(config, **store);
 }

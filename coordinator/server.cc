@@ -7,7 +7,7 @@
 namespace perfgate::coordinator {
 
 Server::Server(Store& store, const ServerConfig& config)
-    : auth_(config.token), ingest_(store, auth_), gate_(store), query_(store) {}
+    : auth_(config.token), ingest_(store, auth_, config.on_run_closed), gate_(store), query_(store) {}
 
 Server::~Server() { Shutdown(); }
 

@@ -16,6 +16,7 @@ namespace perfgate::coordinator {
 struct ServerConfig {
   std::string listen = "127.0.0.1:50051";  // port 0 picks a free one
   std::string token;                       // agents' bearer token; empty = no check
+  RunClosedHook on_run_closed;             // after each CloseRun that committed
 };
 
 class Server {

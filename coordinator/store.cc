@@ -1068,4 +1068,9 @@ absl::StatusOr<std::string> Store::GetGateReport(int64_t report_id) {
       });
 }
 
+absl::Status Store::WithConnection(const std::string& what,
+                                   const std::function<absl::Status(pqxx::connection_base&)>& fn) {
+  return pool_->Run(what, [&](pqxx::connection& c) -> absl::Status { return fn(c); });
+}
+
 }  // namespace perfgate::coordinator

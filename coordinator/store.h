@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <map>
 #include <optional>
@@ -18,6 +19,10 @@
 #include "common/calibration.h"
 #include "common/history.h"
 #include "common/model.h"
+
+namespace pqxx {
+class connection_base;
+}  // namespace pqxx
 
 namespace perfgate::coordinator {
 
@@ -152,6 +157,12 @@ class Store {
                                          const std::string& report_json);
   /// The JSON of a stored report. NOT_FOUND when unknown.
   absl::StatusOr<std::string> GetGateReport(int64_t report_id);
+
+  /// Runs fn on a pooled connection, every libpqxx exception turned into a
+  /// status as above (`what` names the operation): the queries kept in other
+  /// files of this folder (regressions.cc, dashboard_queries.cc) use it.
+  absl::Status WithConnection(const std::string& what,
+                              const std::function<absl::Status(pqxx::connection_base&)>& fn);
 
  private:
   class Pool;

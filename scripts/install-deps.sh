@@ -11,6 +11,10 @@ packages=(
   libboost-math-dev libgloo-dev
   postgresql slurm-wlm munge
   python3
+  # The coordinator's HTTP side; the dashboard's uPlot and the browser
+  # tests' playwright-core come from npm (lockfiles in the repository), the
+  # browser from Debian.
+  libcpp-httplib-dev nodejs npm chromium
 )
 
 missing=()
