@@ -138,11 +138,28 @@ absl::StatusOr<std::optional<Regression>> StoreCandidate(Store& store, const Run
     // Coordinators sharing the database check one series at a time.
     txn.exec_params("SELECT pg_advisory_xact_lock(hashtext($1))", key);
     const pqxx::result seen = txn.exec_params(
-        "SELECT 1 FROM regressions WHERE benchmark = $1 AND metric = $2 AND sku = $3 AND branch = $4 "
-        "AND first_bad_run_id::text IN (SELECT jsonb_array_elements_text($5::jsonb)) LIMIT 1",
+        "SELECT id, first_bad_run_id::text, state FROM regressions WHERE benchmark = $1 AND metric = $2 "
+        "AND sku = $3 AND branch = $4 "
+        "AND first_bad_run_id::text IN (SELECT jsonb_array_elements_text($5::jsonb)) ORDER BY id",
         m.benchmark, m.metric, run.meta.environment.sku, run.meta.branch,
         nlohmann::json(c.nearby_runs).dump());
-    if (!seen.empty()) return absl::OkStatus();
+    if (!seen.empty()) {
+      // The same change seen again, with more runs on its new level: while
+      // nobody has looked at it, its position and size follow the estimate.
+      for (const auto& row : seen) {
+        if (row[1].as<std::string>() == c.first_bad_run_id) return absl::OkStatus();
+      }
+      if (seen.size() == 1 && seen[0][2].as<std::string>() == "new") {
+        txn.exec_params(
+            "UPDATE regressions SET good_commit = $2, bad_commit = $3, first_bad_run_id = $4::uuid, "
+            "median_before = $5, median_after = $6, change = $7, p_value = $8, updated_at = now() "
+            "WHERE id = $1",
+            seen[0][0].as<int64_t>(), c.good_commit, c.bad_commit, c.first_bad_run_id,
+            c.change.median_before, c.change.median_after, c.change.change, c.change.p_value);
+        txn.commit();
+      }
+      return absl::OkStatus();
+    }
     const pqxx::result row = txn.exec_params(
         absl::StrCat("INSERT INTO regressions (benchmark, metric, sku, branch, unit, direction, "
                      "good_commit, bad_commit, first_bad_run_id, median_before, median_after, change, "

@@ -7,7 +7,9 @@
 // tolerance as one regression: the series, the last good and first bad
 // commit, the size, the first bad run. A change already stored for the
 // series within kSameChangeRuns runs of the new one is the same change, so
-// every later run that sees the step again adds nothing.
+// every later run that sees the step again adds nothing; while that change
+// is still 'new', its position and size follow the newer estimate (with a
+// few runs on the new level, E-divisive may place a step a run early).
 //
 // Triage moves a regression from 'new' to acknowledged / investigating and
 // on to fixed (with the fixing commit), accepted or invalid; every move is

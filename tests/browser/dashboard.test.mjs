@@ -68,7 +68,7 @@ try {
   const rows = await page.$$('[data-testid=runs] tbody tr');
   assert.equal(rows.length, facts.main_runs + 6);
   const verdict = await page.textContent(`tr[data-run="${facts.pr_run}"] td:nth-child(8)`);
-  assert.match(verdict, /fail|pass|inconclusive/);
+  assert.match(verdict, /regression|pass|inconclusive/);
   await shot('runs');
 
   // The gate report as stored.

@@ -73,5 +73,75 @@ TEST_F(DashboardInBrowser, ViewsShowThePlantedFactsAndTriageReachesTheDatabase) 
   EXPECT_EQ(ev[0][2].as<std::string>(), "acknowledged");
 }
 
+// A million samples for the load measurement (docs/dashboard.md): 1000 more
+// runs of main before the seeded ones, each with both main cases, 500
+// samples a case, summaries and batches as CloseRun would leave them.
+constexpr char kMillionSamples[] = R"sql(
+CREATE TEMP TABLE fill AS
+SELECT gen_random_uuid() AS id, g, now() - interval '1 hour' * (2000 - g) AS started
+FROM generate_series(1, 1000) g;
+INSERT INTO runs (id, agent_id, environment_id, sku, branch, commit, trigger, node, started_at,
+                  finished_at, status)
+SELECT f.id, s.agent_id, s.environment_id, s.sku, 'main', 'f' || lpad(f.g::text, 4, '0'), 'ci',
+       'gpu-node-0' || (f.g % 5 + 1), f.started, f.started + interval '10 minutes', 'complete'
+FROM fill f, (SELECT agent_id, environment_id, sku FROM runs WHERE branch = 'main' LIMIT 1) s;
+CREATE TEMP TABLE fill_metrics AS
+SELECT m.id AS metric_id, m.benchmark_id, CASE WHEN b.key LIKE 'collectives/%' THEN 2.5 ELSE 0.9 END AS level
+FROM metrics m JOIN benchmarks b ON b.id = m.benchmark_id
+WHERE b.key IN ('collectives/all_reduce{bytes=268435456}', 'kernels/sgemm{k=4096}');
+INSERT INTO run_cases (run_id, benchmark_id, status) SELECT f.id, m.benchmark_id, 'ok' FROM fill f, fill_metrics m;
+INSERT INTO batches (run_id, sequence, sample_count) SELECT id, 1, 1000 FROM fill;
+INSERT INTO samples (run_id, benchmark_id, metric_id, idx, value)
+SELECT f.id, m.benchmark_id, m.metric_id, i, m.level * (1 + 0.01 * (random() - 0.5))
+FROM fill f, fill_metrics m, generate_series(0, 499) i;
+INSERT INTO summaries (run_id, metric_id, n, n_throttled, median, mean, stdev, min, max, noise, mad, p5, p95)
+SELECT s.run_id, s.metric_id, count(*), 0,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY value), avg(value), stddev(value), min(value),
+       max(value), stddev(value) / avg(value), 0,
+       percentile_cont(0.05) WITHIN GROUP (ORDER BY value), percentile_cont(0.95) WITHIN GROUP (ORDER BY value)
+FROM samples s JOIN fill f ON f.id = s.run_id GROUP BY s.run_id, s.metric_id;
+ANALYZE;
+)sql";
+
+// Not part of the suite: run with --gtest_also_run_disabled_tests to measure
+// the page load times written in docs/dashboard.md.
+TEST_F(DashboardInBrowser, DISABLED_PageLoadWithAMillionSamples) {
+  auto dir = testing::TempDir::Create("perfgate-load-");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  const std::string token_file = dir->Join("token");
+  std::ofstream(token_file) << "load-token\n";
+  auto coordinator = testing::StartDashboardCoordinator(ConnInfo(), dir->Join("coordinator.log"), token_file);
+  ASSERT_TRUE(coordinator.ok()) << coordinator.status();
+  auto seeded = testing::SeedDashboardHistory(coordinator->grpc.address, token_file);
+  ASSERT_TRUE(seeded.ok()) << seeded.status();
+  ASSERT_TRUE(testing::WaitForRegressionChecks(coordinator->http_port, testing::kMainRuns + 6).ok());
+  {
+    pqxx::connection c(ConnInfo());
+    pqxx::work txn(c);
+    txn.exec(kMillionSamples);
+    txn.commit();
+    pqxx::work check(c);
+    std::cout << "samples stored: " << check.exec("SELECT count(*) FROM samples")[0][0].as<int64_t>()
+              << ", runs: " << check.exec("SELECT count(*) FROM runs")[0][0].as<int64_t>() << "\n";
+  }
+  const std::string series = std::string("#/series?benchmark=") +
+                             "collectives%2Fall_reduce%7Bbytes%3D268435456%7D&metric=time&sku=" + testing::kSku +
+                             "&branch=main";
+  const nlohmann::json args = {
+      {"url", "http://127.0.0.1:" + std::to_string(coordinator->http_port)},
+      {"chromium", kChromium},
+      {"views",
+       {{"runs", "#/runs"},
+        {"series", series},
+        {"compare", "#/compare?base=" + seeded->sweep_runs[0] + "&cand=" + seeded->sweep_runs[3]},
+        {"fleet", std::string("#/fleet?sku=") + testing::kSku + "&sweep=" + testing::kSweep},
+        {"report", "#/report/" + std::to_string(seeded->report_id)},
+        {"regressions", "#/regressions"}}}};
+  auto r = testing::RunCommand({PERFGATE_NODE, PERFGATE_MEASURE_SCRIPT, args.dump()}, {}, std::chrono::minutes(5));
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::cout << r->output;
+  ASSERT_EQ(r->exit_code, 0) << r->output;
+}
+
 }  // namespace
 }  // namespace perfgate

@@ -1,0 +1,25 @@
+// Page load times of the dashboard's views: for each view, the median over
+// five loads of the milliseconds from navigation to the view rendered
+// (body[data-ready=yes], the data fetched and drawn). Argument: JSON with
+// url, chromium and the views' hashes. Prints one JSON line.
+import { chromium } from 'playwright-core';
+
+const args = JSON.parse(process.argv[2]);
+const browser = await chromium.launch({ executablePath: args.chromium, args: ['--no-sandbox'] });
+const page = await browser.newPage({ viewport: { width: 1280, height: 760 } });
+const out = {};
+for (const [name, hash] of Object.entries(args.views)) {
+  const times = [];
+  for (let i = 0; i < 6; ++i) {
+    await page.goto('about:blank');
+    const start = Date.now();
+    await page.goto(`${args.url}/${hash}`);
+    await page.waitForSelector('body[data-ready=yes]', { timeout: 30000 });
+    if (await page.$('[data-testid=error]')) throw new Error(`${name}: ${await page.textContent('[data-testid=error]')}`);
+    if (i > 0) times.push(Date.now() - start);  // the first load warms the caches
+  }
+  times.sort((a, b) => a - b);
+  out[name] = { median_ms: times[2], max_ms: times[4] };
+}
+console.log(JSON.stringify(out));
+await browser.close();
