@@ -5,8 +5,10 @@
 // view and triages the regression from the page; this test then reads the
 // triage back from the database.
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <pqxx/pqxx>
@@ -137,6 +139,26 @@ TEST_F(DashboardInBrowser, DISABLED_PageLoadWithAMillionSamples) {
         {"fleet", std::string("#/fleet?sku=") + testing::kSku + "&sweep=" + testing::kSweep},
         {"report", "#/report/" + std::to_string(seeded->report_id)},
         {"regressions", "#/regressions"}}}};
+  // The API alone, as the views call it: median of five answers, milliseconds.
+  httplib::Client http("127.0.0.1", coordinator->http_port);
+  const std::string sweep_runs = seeded->sweep_runs[0] + "&cand=" + seeded->sweep_runs[3];
+  for (const std::string path :
+       {std::string("/api/v1/catalog"), std::string("/api/v1/runs?limit=200"),
+        std::string("/api/v1/series?benchmark=collectives%2Fall_reduce%7Bbytes%3D268435456%7D&metric=time&sku=") +
+            testing::kSku + "&branch=main&limit=200",
+        "/api/v1/compare?base=" + sweep_runs, std::string("/api/v1/fleet?sku=") + testing::kSku + "&sweep=" +
+            testing::kSweep,
+        std::string("/api/v1/regressions?limit=200")}) {
+    std::vector<double> ms;
+    for (int i = 0; i < 5; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      auto res = http.Get(path.c_str());
+      ASSERT_TRUE(res && res->status == 200) << path;
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    std::cout << "api " << path << ": " << ms[2] << " ms\n";
+  }
   auto r = testing::RunCommand({PERFGATE_NODE, PERFGATE_MEASURE_SCRIPT, args.dump()}, {}, std::chrono::minutes(5));
   ASSERT_TRUE(r.ok()) << r.status();
   std::cout << r->output;

@@ -111,16 +111,35 @@ TEST_F(RegressionsEndToEnd, TriageNeedsTheTokenAndKeepsWhoWhenAndWhy) {
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 200) << res->body;
 
+  // The CLI lists it and makes the last change, with the same token.
+  const std::string http = "127.0.0.1:" + std::to_string(coordinator_.http_port);
+  auto listed = testing::RunCommand({testing::Bin("cli/perfgate"), "regressions", "--http", http, "--state", "fixed"});
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  EXPECT_EQ(listed->exit_code, 0) << listed->output;
+  EXPECT_NE(listed->output.find(testing::kStepCase), std::string::npos) << listed->output;
+  EXPECT_NE(listed->output.find("c19 -> c20"), std::string::npos) << listed->output;
+  auto refused = testing::RunCommand({testing::Bin("cli/perfgate"), "triage", std::to_string(id), "--state",
+                                      "investigating", "--note", "regressed again", "--http", http});
+  ASSERT_TRUE(refused.ok()) << refused.status();
+  EXPECT_EQ(refused->exit_code, 2) << refused->output;
+  EXPECT_NE(refused->output.find("token"), std::string::npos) << refused->output;
+  auto triaged = testing::RunCommand({testing::Bin("cli/perfgate"), "triage", std::to_string(id), "--state",
+                                      "investigating", "--note", "regressed again", "--by", "carol", "--http",
+                                      http, "--token-file", token_file_});
+  ASSERT_TRUE(triaged.ok()) << triaged.status();
+  EXPECT_EQ(triaged->exit_code, 0) << triaged->output;
+  EXPECT_NE(triaged->output.find("investigating"), std::string::npos) << triaged->output;
+
   pqxx::connection c(ConnInfo());
   pqxx::work txn(c);
   const pqxx::row reg = txn.exec_params1("SELECT state, fixed_by_commit FROM regressions WHERE id = $1", id);
-  EXPECT_EQ(reg[0].as<std::string>(), "fixed");
-  EXPECT_EQ(reg[1].as<std::string>(), "c41");
+  EXPECT_EQ(reg[0].as<std::string>(), "investigating");
+  EXPECT_EQ(reg[1].as<std::string>(), "");
   const pqxx::result events = txn.exec_params(
       "SELECT from_state, to_state, actor, note, commit, at <= now() FROM regression_events "
       "WHERE regression_id = $1 ORDER BY id",
       id);
-  ASSERT_EQ(events.size(), 3u);
+  ASSERT_EQ(events.size(), 4u);
   EXPECT_EQ(events[0][1].as<std::string>(), "new");
   EXPECT_EQ(events[1][0].as<std::string>(), "new");
   EXPECT_EQ(events[1][1].as<std::string>(), "acknowledged");
@@ -129,6 +148,8 @@ TEST_F(RegressionsEndToEnd, TriageNeedsTheTokenAndKeepsWhoWhenAndWhy) {
   EXPECT_EQ(events[2][2].as<std::string>(), "bob");
   EXPECT_EQ(events[2][4].as<std::string>(), "c41");
   EXPECT_TRUE(events[2][5].as<bool>());
+  EXPECT_EQ(events[3][0].as<std::string>(), "fixed");
+  EXPECT_EQ(events[3][2].as<std::string>(), "carol");
 }
 
 }  // namespace

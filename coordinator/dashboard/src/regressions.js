@@ -37,16 +37,19 @@ export async function renderRegressions(root, params) {
   const list = id ? [await get(`regressions/${encodeURIComponent(id)}`)] : (await get('regressions', { state, limit: 200 })).regressions;
   const rows = list.flatMap((r) => {
     const series = link('series', { benchmark: r.benchmark, metric: r.metric, sku: r.sku, branch: r.branch });
-    const main = h('tr', { 'data-testid': 'regression', 'data-id': r.id, 'data-state': r.state },
+    const main = h('tr', { 'data-id': r.id },
       h('td', {}, h('a', { href: link('regressions', { id: r.id }) }, `#${r.id}`)),
       h('td', {}, h('a', { href: series }, `${r.benchmark} · ${r.metric}`)), h('td', {}, `${r.sku} / ${r.branch}`),
       h('td', { class: 'mono' }, `${short(r.good_commit)} → ${short(r.bad_commit)}`),
       h('td', { class: 'num worse' }, pct(r.change)), h('td', { class: 'num' }, `${num(r.median_before)} → ${num(r.median_after)} ${r.unit}`),
       h('td', {}, h('span', { class: `state ${r.state}` }, r.state), r.fixed_by_commit ? ` by ${short(r.fixed_by_commit)}` : ''),
-      h('td', {}, when(r.detected_at)), h('td', {}, triageForm(r, reload)));
+      h('td', {}, when(r.detected_at)));
     const events = (r.events || []).map((e) => h('li', {}, `${when(e.at)} ${e.by}: ${e.from || '∅'} → ${e.to}${e.commit ? ` (${short(e.commit)})` : ''} — ${e.note}`));
-    return events.length ? [main, h('tr', {}, h('td', {}), h('td', { colspan: 8 }, h('ul', { class: 'muted' }, events)))] : [main];
+    // History and the triage form in a row of their own below the regression.
+    const detail = h('tr', { 'data-testid': 'regression', 'data-id': r.id, 'data-state': r.state, class: 'detail' },
+      h('td', {}), h('td', { colspan: 7 }, h('ul', { class: 'muted events' }, events), triageForm(r, reload)));
+    return [main, detail];
   });
-  root.append(list.length ? table(['id', 'series', 'SKU / branch', 'commits (good → bad)', 'change', 'level', 'state', 'detected', 'triage'], rows, { 'data-testid': 'regressions' })
+  root.append(list.length ? table(['id', 'series', 'SKU / branch', 'commits (good → bad)', 'change', 'level', 'state', 'detected'], rows, { 'data-testid': 'regressions' })
     : h('p', { class: 'muted' }, 'No regression found.'));
 }
