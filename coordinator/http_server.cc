@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 
+#include <chrono>
+
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -65,6 +67,11 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpConfig& 
   }
   httplib::Server* server = s->server_.get();
   s->thread_ = std::thread([server] { server->listen_after_bind(); });
+  // Serving before returning, so that a Stop() right away finds it running.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!server->is_running() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   return s;
 }
 

@@ -204,6 +204,7 @@ absl::StatusOr<std::vector<Regression>> ListRegressions(Store& store, const Regr
              f.state, f.branch, f.sku, f.benchmark, static_cast<int64_t>(f.limit == 0 ? 100 : f.limit))) {
       out.push_back(RowToRegression(row));
     }
+    for (Regression& r : out) ReadEvents(txn, r);
     return absl::OkStatus();
   });
   if (!s.ok()) return s;

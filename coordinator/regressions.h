@@ -52,7 +52,7 @@ struct Regression {
   std::string state = "new";
   std::string fixed_by_commit;
   TimePoint detected_at{}, updated_at{};
-  std::vector<RegressionEvent> events;  // oldest first; filled by GetRegression and Triage
+  std::vector<RegressionEvent> events;  // oldest first
 };
 
 /// Which regressions to list; empty fields match all.
@@ -61,7 +61,8 @@ struct RegressionFilter {
   uint32_t limit = 100;  // at most 1000
 };
 
-/// Newest first. INVALID_ARGUMENT for an unknown state or a limit above 1000.
+/// Newest first, each with its events. INVALID_ARGUMENT for an unknown state
+/// or a limit above 1000.
 absl::StatusOr<std::vector<Regression>> ListRegressions(Store& store, const RegressionFilter& filter);
 /// One regression with its events. NOT_FOUND when unknown.
 absl::StatusOr<Regression> GetRegression(Store& store, int64_t id);
