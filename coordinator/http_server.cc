@@ -52,6 +52,11 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpConfig& 
   if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   std::unique_ptr<HttpServer> s(new HttpServer());
   s->server_->set_payload_max_length(kMaxBody);
+  // Headers and body go out in separate writes; with Nagle's algorithm each
+  // answer would wait for the client's delayed ACK (tens of milliseconds).
+  s->server_->set_tcp_nodelay(true);
+  // A page's dozen files and API calls reuse the browser's connections.
+  s->server_->set_keep_alive_max_count(100);
   s->server_->set_read_timeout(10, 0);
   s->server_->set_write_timeout(10, 0);
   RegisterApi(*s->server_, store, config.token);

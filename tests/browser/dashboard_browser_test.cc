@@ -145,7 +145,7 @@ TEST_F(DashboardInBrowser, DISABLED_PageLoadWithAMillionSamples) {
   for (const std::string path :
        {std::string("/api/v1/catalog"), std::string("/api/v1/runs?limit=200"),
         std::string("/api/v1/series?benchmark=collectives%2Fall_reduce%7Bbytes%3D268435456%7D&metric=time&sku=") +
-            testing::kSku + "&branch=main&limit=200",
+            testing::kSku + "&branch=main&limit=100",
         "/api/v1/compare?base=" + sweep_runs, std::string("/api/v1/fleet?sku=") + testing::kSku + "&sweep=" +
             testing::kSweep,
         std::string("/api/v1/regressions?limit=200")}) {

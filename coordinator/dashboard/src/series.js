@@ -79,10 +79,10 @@ export async function renderSeries(root, params) {
     select('branch', [['', 'all'], ...catalog.branches.map((x) => [x, x])], p.branch, (v) => go({ branch: v })),
     select('node', [['', 'all'], ...catalog.nodes.map((x) => [x, x])], p.node, (v) => go({ node: v })),
     select('x', [['', 'commits'], ['time', 'time']], p.x, (v) => go({ x: v }), 'x axis'),
-    select('limit', [['', 'newest 200 runs'], ['500', 'newest 500'], ['1000', 'newest 1000'], ['5000', 'newest 5000']], p.limit, (v) => go({ limit: v }), 'runs'));
+    select('limit', [['', 'newest 100 runs'], ['200', 'newest 200'], ['500', 'newest 500'], ['1000', 'newest 1000'], ['5000', 'newest 5000']], p.limit, (v) => go({ limit: v }), 'runs'));
   root.append(h('h1', {}, 'Series'), filters);
   if (!p.benchmark) { root.append(h('p', { class: 'muted' }, 'No results stored yet.')); return; }
-  const s = await get('series', { benchmark: p.benchmark, metric: p.metric, sku: p.sku, branch: p.branch, node: p.node, limit: p.limit || 200 });
+  const s = await get('series', { benchmark: p.benchmark, metric: p.metric, sku: p.sku, branch: p.branch, node: p.node, limit: p.limit || 100 });
   const byTime = p.x === 'time';
   const data = plotData(s.points, byTime);
   const plotEl = h('div', { 'data-testid': 'plot', 'data-points': s.points.length,
