@@ -26,5 +26,9 @@ int FleetCommand(const Config& config);
 int CalibrationsCommand(const Config& config);
 /// health_command.cc: the coordinator's health; 0 when serving.
 int HealthCommand(const Config& config);
+/// regressions_command.cc: regressions found on tracked branches.
+int RegressionsCommand(const Config& config);
+/// regressions_command.cc: change a regression's state; 0 when changed.
+int TriageCommand(const Config& config);
 
 }  // namespace perfgate::cli

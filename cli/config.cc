@@ -267,6 +267,29 @@ absl::Status ReadConnection(Config& c) {
   return absl::OkStatus();
 }
 
+CLI::App* AddRegressions(CLI::App& app, Config& c) {
+  CLI::App* sub = app.add_subcommand("regressions", "List regressions found on tracked branches");
+  sub->add_option("--http", c.http, "The coordinator's HTTP address (its --http-listen)")
+      ->envname("PERFGATE_HTTP")->capture_default_str();
+  sub->add_option("--state", c.state, "Only this state: new, acknowledged, investigating, fixed, accepted, invalid");
+  sub->add_option("--branch", c.branch, "Only this branch");
+  sub->add_option("--sku", c.sku, "Only this SKU");
+  sub->add_option("--limit", c.limit, "At most this many (default 100)");
+  return sub;
+}
+
+CLI::App* AddTriage(CLI::App& app, Config& c) {
+  CLI::App* sub = app.add_subcommand("triage", "Change a regression's state, with a note");
+  sub->add_option("id", c.regression_id, "Regression id (perfgate regressions prints it)")->required();
+  sub->add_option("--state", c.state, "acknowledged, investigating, fixed, accepted or invalid")->required();
+  sub->add_option("--note", c.note, "Why")->required();
+  sub->add_option("--commit", c.commit, "The fixing commit (with --state fixed)");
+  sub->add_option("--by", c.by, "Who (default: $USER)")->envname("USER");
+  sub->add_option("--http", c.http, "The coordinator's HTTP address (its --http-listen)")
+      ->envname("PERFGATE_HTTP")->capture_default_str();
+  return sub;
+}
+
 }  // namespace
 
 absl::Status ValidateConfig(Config& c) {
@@ -307,6 +330,8 @@ std::optional<int> ParseCommandLine(int argc, const char* const* argv, Config& c
       {AddHealth(app, c), Command::kHealth},
       {AddIngest(app, c), Command::kIngest},
       {AddCompare(app, c), Command::kCompare},
+      {AddRegressions(app, c), Command::kRegressions},
+      {AddTriage(app, c), Command::kTriage},
   };
   try {
     app.parse(argc, argv);

@@ -33,6 +33,8 @@ enum class Command {
   kHealth,
   kIngest,
   kCompare,
+  kRegressions,
+  kTriage,
 };
 
 /// Everything the command line says, for whichever subcommand it names.
@@ -62,6 +64,10 @@ struct Config {
   unsigned limit = 0;
   std::string sweep, node;
   double k = 5;
+  // regressions, triage: over the coordinator's HTTP API (--http)
+  std::string http = "127.0.0.1:8080";
+  std::string state, note, by, commit;
+  int64_t regression_id = 0;
   // compare and ingest keep their own options; ValidateConfig gives them
   // the coordinator and the timeout
   CompareOptions compare;

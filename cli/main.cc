@@ -29,6 +29,8 @@ int Run(const perfgate::cli::Config& c) {
     case Command::kHealth: return cli::HealthCommand(c);
     case Command::kIngest: return cli::IngestCommand(c.ingest);
     case Command::kCompare: return cli::CompareCommand(c.compare, std::cout, std::cerr);
+    case Command::kRegressions: return cli::RegressionsCommand(c);
+    case Command::kTriage: return cli::TriageCommand(c);
   }
   return perfgate::cli::kExitError;
 }

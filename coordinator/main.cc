@@ -6,6 +6,8 @@
 
 #include <csignal>
 #include <iostream>
+#include <set>
+#include <vector>
 #include <thread>
 
 #include "absl/time/clock.h"
@@ -13,8 +15,11 @@
 #include "common/tls_files.h"
 #include "common/token_file.h"
 #include "coordinator/credentials.h"
+#include "coordinator/http_server.h"
+#include "coordinator/regression_watcher.h"
 #include "coordinator/server.h"
 #include "coordinator/store.h"
+#include "gate/policy.h"
 
 namespace {
 
@@ -31,6 +36,9 @@ struct Config {
   int pool_size = 8;
   // credentials
   std::string name, role, output;
+  std::string http_listen;  // empty: no HTTP
+  std::vector<std::string> track_branches{"main"};
+  std::string regression_policy;
 };
 
 int Fail(const absl::Status& s, const char* what) {
@@ -62,6 +70,14 @@ void AddServe(CLI::App& app, Config& c) {
   serve->add_option("--evaluations-per-minute", c.auth.evaluations_per_minute,
                     "Gate evaluations one caller may start per minute (0: no bound)")
       ->check(CLI::Range(0, 100000))->capture_default_str();
+  serve->add_option("--http-listen", c.http_listen,
+                    "host:port for the dashboard, JSON API, /metrics and /healthz (none: no HTTP)")
+      ->envname("PERFGATE_HTTP_LISTEN");
+  serve->add_option("--track-branch", c.track_branches,
+                    "Branch whose closed runs are checked for regressions (repeatable)")
+      ->capture_default_str();
+  serve->add_option("--regression-policy", c.regression_policy,
+                    "Policy (YAML) whose tolerances a regression must exceed (none: the defaults)");
 }
 
 void AddCredentials(CLI::App& app, Config& c) {
@@ -139,10 +155,29 @@ absl::Status ReadServeFiles(const Config& c, perfgate::coordinator::ServerConfig
   auto tls = perfgate::LoadTlsFiles(c.tls, {"--tls-cert", "--tls-key", "--tls-client-ca"});
   if (!tls.ok()) return tls.status();
   out->tls = *std::move(tls);
+  if (!c.http_listen.empty() && c.auth.require_credentials && out->auth.shared_token.empty()) {
+    return absl::InvalidArgumentError(
+        "--http-listen with --require-credentials needs --token-file too: HTTP writes (triage) take the "
+        "shared token");
+  }
   return absl::OkStatus();
 }
 
-int Serve(const perfgate::coordinator::ServerConfig& server_config, Store& store) {
+// Starts the HTTP side when --http-listen asks for it; null when it does not.
+absl::StatusOr<std::unique_ptr<perfgate::coordinator::HttpServer>> StartHttp(
+    const Config& c, const perfgate::coordinator::ServerConfig& server_config, Store& store) {
+  using perfgate::coordinator::HttpServer;
+  if (c.http_listen.empty()) return std::unique_ptr<HttpServer>();
+  auto http = HttpServer::Start({c.http_listen, server_config.auth.shared_token}, store);
+  if (!http.ok()) return http.status();
+  const std::string host = c.http_listen.substr(0, c.http_listen.rfind(':'));
+  std::cout << "perfgate-coordinator: dashboard at http://" << host << ":" << (*http)->port() << "/" << std::endl;
+  return http;
+}
+
+// Serves gRPC (and HTTP when asked) until SIGINT or SIGTERM; closed runs of
+// tracked branches are checked for regressions.
+int Serve(const Config& c, perfgate::coordinator::ServerConfig server_config, Store& store) {
   if (!server_config.auth.enabled()) {
     std::cerr << "perfgate-coordinator: warning: no --token-file and no --require-credentials: anyone who "
                  "reaches " << server_config.listen << " may ingest, gate and read (docs/security.md)\n";
@@ -154,6 +189,17 @@ int Serve(const perfgate::coordinator::ServerConfig& server_config, Store& store
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  auto policy = perfgate::gate::ReadPolicyFile(c.regression_policy);
+  if (!policy.ok()) return Fail(policy.status(), "bad --regression-policy");
+  perfgate::coordinator::RegressionWatcher watcher(
+      store, policy->policy, std::set<std::string>(c.track_branches.begin(), c.track_branches.end()));
+  server_config.on_run_closed = [&watcher](const std::string& run_id, perfgate::RunStatus status) {
+    watcher.RunClosed(run_id, status);
+  };
+  // HTTP first, so that its address is printed before "listening on", the
+  // line that says the coordinator is ready.
+  auto http = StartHttp(c, server_config, store);
+  if (!http.ok()) return Fail(http.status(), "cannot start HTTP");
   auto server = Server::Start(server_config, store);
   if (!server.ok()) return Fail(server.status(), "cannot start");
   const std::string host = server_config.listen.substr(0, server_config.listen.rfind(':'));
@@ -169,6 +215,7 @@ int Serve(const perfgate::coordinator::ServerConfig& server_config, Store& store
   });
   (*server)->Wait();
   waiter.join();
+  if (*http) (*http)->Stop();
   return 0;
 }
 
@@ -212,5 +259,5 @@ int main(int argc, char** argv) {
     query_store = std::move(*connected);
     server_config.query_store = query_store.get();
   }
-  return Serve(server_config, **store);
+  return Serve(config, server_config, **store);
 }

@@ -7,7 +7,8 @@
 namespace perfgate::coordinator {
 
 Server::Server(Store& store, const ServerConfig& config)
-    : auth_(config.auth, store), ingest_(store, auth_), gate_(store, auth_), query_(config.query_store != nullptr ? *config.query_store : store, auth_) {}
+    : auth_(config.auth, store), ingest_(store, auth_, config.on_run_closed), gate_(store, auth_),
+      query_(config.query_store != nullptr ? *config.query_store : store, auth_) {}
 
 Server::~Server() { Shutdown(); }
 

@@ -25,6 +25,7 @@ struct ServerConfig {
   // The store Query reads from (a read-only database role, docs/security.md);
   // null: the one the server writes to.
   Store* query_store = nullptr;
+  RunClosedHook on_run_closed;             // after each CloseRun that committed
 };
 
 class Server {

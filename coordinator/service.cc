@@ -13,6 +13,7 @@
 #include "common/identity.h"
 #include "coordinator/evaluate.h"
 #include "coordinator/history.h"
+#include "coordinator/metrics.h"
 #include "gate/fleet.h"
 #include "wire/convert.h"
 #include "wire/gate_convert.h"
@@ -48,6 +49,10 @@ void ToProto(const RunRecord& r, v1::RunInfo* out) {
 
 grpc::Status ToGrpc(const absl::Status& status, const char* method) {
   if (status.ok()) return grpc::Status::OK;
+  if (status.code() == absl::StatusCode::kUnavailable || status.code() == absl::StatusCode::kAborted ||
+      status.code() == absl::StatusCode::kInternal || status.code() == absl::StatusCode::kUnknown) {
+    DefaultMetrics().StoreError(method);
+  }
   if (status.code() == absl::StatusCode::kInternal || status.code() == absl::StatusCode::kUnknown) {
     const uint64_t id = g_request_ids.fetch_add(1);
     std::cerr << "perfgate-coordinator: " << method << " request " << id << ": " << status.message()
@@ -99,7 +104,16 @@ grpc::Status IngestService::StreamResults(
       if (!c.ok()) return Invalid(where + std::string(c.status().message()));
       cases.push_back(std::move(*c));
     }
+    const auto batch_start = std::chrono::steady_clock::now();
     auto outcome = store_.StoreBatch(batch.run_id(), batch.sequence(), cases);
+    if (outcome.ok()) {
+      DefaultMetrics().BatchStored(
+          outcome->samples_stored,
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - batch_start).count(),
+          outcome->duplicate);
+    } else {
+      DefaultMetrics().BatchRefused();
+    }
     if (!outcome.ok()) {
       return ToGrpc(absl::Status(outcome.status().code(), where + std::string(outcome.status().message())),
                     "StreamResults");
@@ -124,6 +138,7 @@ grpc::Status IngestService::CloseRun(grpc::ServerContext* ctx, const v1::CloseRu
                                          req->invalid_reasons().end());
   auto out = store_.CloseRun(req->run_id(), *status, req->last_sequence(), req->reason(), invalid);
   if (!out.ok()) return ToGrpc(out.status(), "CloseRun");
+  if (on_closed_) on_closed_(req->run_id(), *status);
   resp->set_cases(out->cases);
   resp->set_samples(out->samples);
   return grpc::Status::OK;
@@ -188,6 +203,7 @@ grpc::Status GateService::Evaluate(grpc::ServerContext* ctx, const v1::EvaluateR
   auto id = store_.SaveGateReport(resp->candidate_run_id(), resp->baseline_branch(),
                                   gate::ToString(ev->result.outcome), json);
   if (!id.ok()) return ToGrpc(id.status(), "Evaluate");
+  DefaultMetrics().GateOutcome(gate::ToString(ev->result.outcome));
   resp->set_report_id(*id);
   return grpc::Status::OK;
 }

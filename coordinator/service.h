@@ -5,6 +5,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <functional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -20,9 +21,13 @@ namespace perfgate::coordinator {
 /// logged with a request id that the client also sees.
 grpc::Status ToGrpc(const absl::Status& status, const char* method);
 
+/// Called after a run was closed and the close committed (regression checks).
+using RunClosedHook = std::function<void(const std::string& run_id, RunStatus status)>;
+
 class IngestService final : public v1::Ingest::Service {
  public:
-  IngestService(Store& store, const Authenticator& auth) : store_(store), auth_(auth) {}
+  IngestService(Store& store, const Authenticator& auth, RunClosedHook on_closed = {})
+      : store_(store), auth_(auth), on_closed_(std::move(on_closed)) {}
   grpc::Status RegisterAgent(grpc::ServerContext* ctx, const v1::RegisterAgentRequest* req,
                              v1::RegisterAgentResponse* resp) override;
   grpc::Status OpenRun(grpc::ServerContext* ctx, const v1::OpenRunRequest* req,
@@ -38,6 +43,7 @@ class IngestService final : public v1::Ingest::Service {
  private:
   Store& store_;
   const Authenticator& auth_;
+  RunClosedHook on_closed_;
 };
 
 class GateService final : public v1::Gate::Service {

@@ -22,6 +22,10 @@
 #include "common/history.h"
 #include "common/model.h"
 
+namespace pqxx {
+class connection_base;
+}  // namespace pqxx
+
 namespace perfgate::coordinator {
 
 /// A stored run as the queries and the gate see it.
@@ -158,7 +162,7 @@ class Store {
 
   /// Runs fn on a pooled connection, its libpqxx exceptions turned into
   /// statuses as for every call above (`what` names the operation): for the
-  /// tables kept by other files of this folder (credentials.cc).
+  /// tables kept by other files of this folder (credentials.cc, regressions.cc, dashboard_queries.cc).
   absl::Status WithConnection(const std::string& what,
                               const std::function<absl::Status(pqxx::connection&)>& fn);
 

@@ -12,6 +12,10 @@ packages=(
   postgresql slurm-wlm munge
   openssl python3
   podman runc debootstrap docker-registry podman-compose
+  # The coordinator's HTTP side; the dashboard's uPlot and the browser
+  # tests' playwright-core come from npm (lockfiles in the repository), the
+  # browser from Debian.
+  libcpp-httplib-dev nodejs npm chromium
 )
 
 missing=()

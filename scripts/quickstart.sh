@@ -11,7 +11,7 @@
 # machine. Several processes a side, interleaved, are what a verdict needs.
 #
 # Environment: PERFGATE_PG_PORT (default 55432), PERFGATE_PORT (default
-# 50051), PERFGATE_DEMO_SLOWDOWN (e.g. 'kernels/sgemm{k=1024*=25' to watch the
+# 50051), PERFGATE_HTTP_PORT (the dashboard's, default 8080), PERFGATE_DEMO_SLOWDOWN (e.g. 'kernels/sgemm{k=1024*=25' to watch the
 # gate catch a known slowdown), PERFGATE_CASE_TIMEOUT (seconds per block,
 # default 30), PERFGATE_AB_CASE_BUDGET (seconds per case, default 60).
 set -euo pipefail
@@ -20,6 +20,7 @@ build=${PERFGATE_BUILD_DIR:-$root/build}
 state=$root/.perfgate
 pg_port=${PERFGATE_PG_PORT:-55432}
 port=${PERFGATE_PORT:-50051}
+http_port=${PERFGATE_HTTP_PORT:-8080}
 export PERFGATE_CASE_TIMEOUT=${PERFGATE_CASE_TIMEOUT:-30}
 
 say() { printf '\n== %s\n' "$*"; }
@@ -60,7 +61,7 @@ fi
 
 say "starting the coordinator on 127.0.0.1:$port"
 "$build/coordinator/perfgate-coordinator" --database "$db" serve --listen "127.0.0.1:$port" \
-  >"$state/coordinator.log" 2>&1 &
+  --http-listen "127.0.0.1:$http_port" >"$state/coordinator.log" 2>&1 &
 coordinator=$!
 trap 'kill $coordinator 2>/dev/null; wait $coordinator 2>/dev/null || true' EXIT
 # Ready when its grpc.health.v1 service answers SERVING.
@@ -111,4 +112,9 @@ echo
 echo "reports: $state/report.md, $state/junit.xml, $state/report.json"
 echo "data: PostgreSQL in $state/pgdata (port $pg_port, left running; stop with"
 echo "  pg_ctl -D $state/pgdata stop), coordinator log $state/coordinator.log"
+# The coordinator stays up to serve the dashboard, like PostgreSQL.
+trap - EXIT
+echo
+echo "dashboard: http://127.0.0.1:$http_port/  (runs: #/runs, this pair: #/compare?base=$baseline_id&cand=$candidate_id)"
+echo "  the coordinator is left running (pid $coordinator); stop it with: kill $coordinator"
 exit $verdict

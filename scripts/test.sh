@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds everything (CUDA targets
 # too when nvcc is found), and runs every test — unit, db (a private
-# PostgreSQL per test), e2e (agent -> gRPC -> coordinator -> gate) and
-# container (perfgate's images built and run by digest with podman).
+# PostgreSQL per test), e2e (agent -> gRPC -> coordinator -> gate), container
+# (perfgate's images built and run by digest with podman) and browser (the
+# dashboard in headless Chromium).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${PERFGATE_BUILD_DIR:-$root/build}

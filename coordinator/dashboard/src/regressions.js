@@ -1,0 +1,55 @@
+// Regressions found on tracked branches and their triage. A change of state
+// needs the coordinator's token when it has one (kept in this tab only).
+import { get, post } from './api.js';
+import { h, link, num, pct, select, short, table, when } from './dom.js';
+import { navigate } from './app.js';
+
+const STATES = ['new', 'acknowledged', 'investigating', 'fixed', 'accepted', 'invalid'];
+
+function triageForm(r, onDone) {
+  const status = h('span', { class: 'muted', 'data-testid': 'triage-status' });
+  const form = h('form', { class: 'triage', 'data-testid': 'triage', onsubmit: async (e) => {
+    e.preventDefault();
+    const f = e.target;
+    sessionStorage.setItem('perfgate.token', f.token.value);
+    localStorage.setItem('perfgate.by', f.by.value);
+    try {
+      await post(`regressions/${r.id}/triage`, { state: f.state.value, note: f.note.value, by: f.by.value,
+        ...(f.state.value === 'fixed' ? { commit: f.commit.value } : {}) }, f.token.value);
+      onDone();
+    } catch (err) { status.textContent = err.message; status.className = 'error'; }
+  } },
+  h('select', { name: 'state' }, STATES.filter((s) => s !== 'new' && s !== r.state).map((s) => h('option', { value: s }, s))),
+  h('input', { name: 'note', placeholder: 'note (why)', required: true }),
+  h('input', { name: 'commit', placeholder: 'fixing commit', size: 12 }),
+  h('input', { name: 'by', placeholder: 'your name', size: 10, value: localStorage.getItem('perfgate.by') || '' }),
+  h('input', { name: 'token', type: 'password', placeholder: 'token', size: 10, value: sessionStorage.getItem('perfgate.token') || '' }),
+  h('button', { type: 'submit' }, 'Change'), status);
+  return form;
+}
+
+export async function renderRegressions(root, params) {
+  const state = params.get('state') || '', id = params.get('id') || '';
+  const reload = () => route();
+  const route = async () => { root.replaceChildren(); await renderRegressions(root, params); };
+  root.append(h('h1', {}, 'Regressions'), h('div', { class: 'filters' },
+    select('state', [['', 'all'], ...STATES.map((s) => [s, s])], state, (v) => navigate('regressions', { state: v }))));
+  const list = id ? [await get(`regressions/${encodeURIComponent(id)}`)] : (await get('regressions', { state, limit: 200 })).regressions;
+  const rows = list.flatMap((r) => {
+    const series = link('series', { benchmark: r.benchmark, metric: r.metric, sku: r.sku, branch: r.branch });
+    const main = h('tr', { 'data-id': r.id },
+      h('td', {}, h('a', { href: link('regressions', { id: r.id }) }, `#${r.id}`)),
+      h('td', {}, h('a', { href: series }, `${r.benchmark} · ${r.metric}`)), h('td', {}, `${r.sku} / ${r.branch}`),
+      h('td', { class: 'mono' }, `${short(r.good_commit)} → ${short(r.bad_commit)}`),
+      h('td', { class: 'num worse' }, pct(r.change)), h('td', { class: 'num' }, `${num(r.median_before)} → ${num(r.median_after)} ${r.unit}`),
+      h('td', {}, h('span', { class: `state ${r.state}` }, r.state), r.fixed_by_commit ? ` by ${short(r.fixed_by_commit)}` : ''),
+      h('td', {}, when(r.detected_at)));
+    const events = (r.events || []).map((e) => h('li', {}, `${when(e.at)} ${e.by}: ${e.from || '∅'} → ${e.to}${e.commit ? ` (${short(e.commit)})` : ''} — ${e.note}`));
+    // History and the triage form in a row of their own below the regression.
+    const detail = h('tr', { 'data-testid': 'regression', 'data-id': r.id, 'data-state': r.state, class: 'detail' },
+      h('td', {}), h('td', { colspan: 7 }, h('ul', { class: 'muted events' }, events), triageForm(r, reload)));
+    return [main, detail];
+  });
+  root.append(list.length ? table(['id', 'series', 'SKU / branch', 'commits (good → bad)', 'change', 'level', 'state', 'detected'], rows, { 'data-testid': 'regressions' })
+    : h('p', { class: 'muted' }, 'No regression found.'));
+}

@@ -1,0 +1,56 @@
+// Runs by branch and SKU with their verdicts; one run with its cases.
+import { get } from './api.js';
+import { h, link, num, select, short, table, when } from './dom.js';
+import { navigate } from './app.js';
+
+function verdictCell(v) {
+  if (!v) return h('td', { class: 'muted' }, '—');
+  return h('td', { class: v.outcome }, h('a', { href: link(`report/${v.report_id}`) }, v.outcome));
+}
+
+export async function renderRuns(root, params) {
+  const branch = params.get('branch') || '', sku = params.get('sku') || '';
+  const [catalog, { runs }] = await Promise.all([get('catalog'), get('runs', { branch, sku, limit: 200 })]);
+  const go = (p) => navigate('runs', { branch, sku, ...p });
+  const filters = h('div', { class: 'filters' },
+    select('branch', [['', 'all'], ...catalog.branches.map((b) => [b, b])], branch, (v) => go({ branch: v })),
+    select('sku', [['', 'all'], ...catalog.skus.map((s) => [s, s])], sku, (v) => go({ sku: v })));
+  const rows = runs.map((r, i) => {
+    const previous = runs.slice(i + 1).find((o) => o.branch === r.branch && o.sku === r.sku && o.status === 'complete');
+    return h('tr', { 'data-run': r.id },
+      h('td', {}, when(r.started_at)),
+      h('td', {}, r.branch),
+      h('td', { class: 'mono' }, short(r.commit)),
+      h('td', {}, r.sku),
+      h('td', {}, r.node),
+      h('td', { class: r.status === 'failed' ? 'fail' : '' }, r.status),
+      h('td', { class: 'num' }, r.samples),
+      verdictCell(r.verdict),
+      h('td', { class: 'warn' }, r.invalid_reasons.length ? `invalid: ${r.invalid_reasons.join('; ')}` : ''),
+      h('td', {}, h('a', { href: link(`run/${r.id}`) }, 'cases'), ' ',
+        previous ? h('a', { href: link('compare', { base: previous.id, cand: r.id }) }, 'vs previous') : ''));
+  });
+  root.append(h('h1', {}, 'Runs'), filters,
+    table(['started (UTC)', 'branch', 'commit', 'SKU', 'node', 'status', 'samples', 'verdict', '', ''], rows,
+      { 'data-testid': 'runs' }));
+}
+
+export async function renderRun(root, params, id) {
+  const run = await get(`runs/${encodeURIComponent(id)}`);
+  const series = (s) => link('series', { benchmark: s.benchmark, metric: s.metric, sku: run.sku, branch: run.branch });
+  const rows = run.summaries.map((s) => h('tr', {},
+    h('td', {}, h('a', { href: series(s) }, s.benchmark)), h('td', {}, s.metric),
+    h('td', { class: 'num' }, num(s.median)), h('td', { class: 'num' }, num(s.p5)), h('td', { class: 'num' }, num(s.p95)),
+    h('td', {}, s.unit), h('td', { class: 'num' }, s.n), h('td', { class: 'num' }, s.n_throttled),
+    h('td', { class: s.status === 'ok' ? '' : 'warn' }, s.status, s.reason ? `: ${s.reason}` : '')));
+  const reports = run.reports.map((v) => h('li', {}, h('a', { href: link(`report/${v.report_id}`) },
+    `report ${v.report_id}: ${v.outcome}`), ` against ${v.baseline_branch} at ${when(v.created_at)}`));
+  const env = Object.entries(run.environment.fields).map(([k, v]) => h('tr', {}, h('td', {}, k), h('td', { class: 'mono' }, v)));
+  root.append(h('h1', {}, `Run ${run.id}`),
+    h('p', {}, `${run.branch} @ `, h('code', {}, run.commit), ` on ${run.sku}, node ${run.node}, ${run.status}, finished ${when(run.finished_at)}`),
+    run.invalid_reasons.length ? h('p', { class: 'warn' }, `Invalid for gating: ${run.invalid_reasons.join('; ')}`) : '',
+    reports.length ? h('ul', {}, reports) : '',
+    h('h2', {}, 'Cases'),
+    table(['benchmark', 'metric', 'median', 'p5', 'p95', 'unit', 'n', 'throttled', 'status'], rows, { 'data-testid': 'cases' }),
+    h('h2', {}, 'Environment'), table(['field', 'value'], env));
+}

@@ -1,0 +1,277 @@
+// The /api/v1/ routes of the HTTP server: each reads its parameters, asks
+// the store (or the queries beside it), and answers JSON; errors are
+// {"error": "..."} with the HTTP status of the store's status code.
+#include <httplib.h>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/identity.h"
+#include "coordinator/http_json.h"
+#include "coordinator/http_server.h"
+#include "coordinator/metrics.h"
+
+namespace perfgate::coordinator {
+namespace {
+
+using Json = nlohmann::json;
+
+// With the charset named, cpp-httplib leaves answers uncompressed: its
+// on-the-fly brotli costs more time than it saves on loopback or a LAN
+// (a 50 kB series took 200 ms to compress on the CI machine).
+constexpr char kJson[] = "application/json; charset=utf-8";
+
+int HttpStatus(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kInvalidArgument: return 400;
+    case absl::StatusCode::kUnauthenticated: return 401;
+    case absl::StatusCode::kPermissionDenied: return 403;
+    case absl::StatusCode::kNotFound: return 404;
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kAlreadyExists: return 409;
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kAborted: return 503;
+    default: return 500;
+  }
+}
+
+void Reply(httplib::Response& res, const absl::StatusOr<Json>& body, const char* what) {
+  if (body.ok()) {
+    res.set_content(body->dump(), kJson);
+    return;
+  }
+  const absl::StatusCode code = body.status().code();
+  if (code == absl::StatusCode::kUnavailable || code == absl::StatusCode::kInternal ||
+      code == absl::StatusCode::kUnknown || code == absl::StatusCode::kAborted) {
+    DefaultMetrics().StoreError(what);
+  }
+  res.status = HttpStatus(code);
+  res.set_content(Json{{"error", std::string(body.status().message())}}.dump(), kJson);
+}
+
+// A route whose handler returns the JSON (or an error) to answer with.
+template <typename F>
+void Get(httplib::Server& server, const std::string& pattern, const char* what, F handler) {
+  server.Get(pattern, [handler, what](const httplib::Request& req, httplib::Response& res) {
+    res.set_header("Cache-Control", "no-store");
+    Reply(res, handler(req), what);
+  });
+}
+
+std::string Param(const httplib::Request& req, const char* name) {
+  return req.has_param(name) ? req.get_param_value(name) : std::string();
+}
+
+absl::StatusOr<uint32_t> Limit(const httplib::Request& req, uint32_t fallback, uint32_t most) {
+  const std::string text = Param(req, "limit");
+  if (text.empty()) return fallback;
+  uint32_t v = 0;
+  if (!absl::SimpleAtoi(text, &v) || v == 0 || v > most) {
+    return absl::InvalidArgumentError(absl::StrCat("limit: '", text, "' is not a number from 1 to ", most));
+  }
+  return v;
+}
+
+absl::StatusOr<std::string> RunIdParam(const std::string& name, const std::string& value) {
+  if (!IsUuid(value)) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": '", value, "' is not a run id (a UUID)"));
+  }
+  return value;
+}
+
+absl::StatusOr<Json> Runs(Store& store, const httplib::Request& req) {
+  auto limit = Limit(req, 100, 1000);
+  if (!limit.ok()) return limit.status();
+  auto runs = store.ListRuns(Param(req, "branch"), Param(req, "sku"), *limit);
+  if (!runs.ok()) return runs.status();
+  std::vector<std::string> ids;
+  for (const RunRecord& r : *runs) ids.push_back(r.meta.run_id);
+  auto verdicts = GateVerdicts(store, ids);
+  if (!verdicts.ok()) return verdicts.status();
+  Json out = Json::array();
+  for (const RunRecord& r : *runs) {
+    Json j = ToJson(r);
+    auto it = verdicts->find(r.meta.run_id);
+    j["verdict"] = it == verdicts->end() ? Json(nullptr) : ToJson(it->second.front());
+    out.push_back(std::move(j));
+  }
+  return Json{{"runs", out}};
+}
+
+absl::StatusOr<Json> Run(Store& store, const httplib::Request& req) {
+  auto id = RunIdParam("run", req.matches[1]);
+  if (!id.ok()) return id.status();
+  auto run = store.GetRun(*id);
+  if (!run.ok()) return run.status();
+  auto sums = store.GetSummaries(*id);
+  if (!sums.ok()) return sums.status();
+  auto verdicts = GateVerdicts(store, {run->meta.run_id});
+  if (!verdicts.ok()) return verdicts.status();
+  Json j = ToJson(*run);
+  j["environment"] = {{"sku", run->meta.environment.sku}, {"hash", run->meta.environment.Hash()},
+                      {"fields", run->meta.environment.fields}};
+  j["summaries"] = Json::array();
+  for (const MetricSummary& s : *sums) j["summaries"].push_back(ToJson(s));
+  j["reports"] = Json::array();
+  for (const Verdict& v : (*verdicts)[run->meta.run_id]) j["reports"].push_back(ToJson(v));
+  return j;
+}
+
+absl::StatusOr<Json> SeriesRoute(Store& store, const httplib::Request& req) {
+  auto limit = Limit(req, 200, kMaxSeriesPoints);
+  if (!limit.ok()) return limit.status();
+  SeriesQuery q{Param(req, "benchmark"), Param(req, "metric"), Param(req, "sku"), Param(req, "branch"),
+                Param(req, "node"), *limit};
+  auto series = GetSeries(store, q);
+  if (!series.ok()) return series.status();
+  std::vector<Regression> regressions;
+  RegressionFilter f;
+  f.benchmark = q.benchmark;
+  f.sku = q.sku;
+  f.branch = q.branch;
+  f.limit = 1000;
+  auto listed = ListRegressions(store, f);
+  if (!listed.ok()) return listed.status();
+  for (Regression& r : *listed) {
+    if (r.metric == q.metric) regressions.push_back(std::move(r));
+  }
+  return SeriesJson(*series, regressions);
+}
+
+absl::StatusOr<Json> Compare(Store& store, const httplib::Request& req) {
+  auto base_id = RunIdParam("base", Param(req, "base"));
+  if (!base_id.ok()) return base_id.status();
+  auto cand_id = RunIdParam("cand", Param(req, "cand"));
+  if (!cand_id.ok()) return cand_id.status();
+  auto base = store.GetRun(*base_id);
+  if (!base.ok()) return base.status();
+  auto cand = store.GetRun(*cand_id);
+  if (!cand.ok()) return cand.status();
+  auto base_sums = store.GetSummaries(*base_id);
+  if (!base_sums.ok()) return base_sums.status();
+  auto cand_sums = store.GetSummaries(*cand_id);
+  if (!cand_sums.ok()) return cand_sums.status();
+  return CompareJson(*base, *base_sums, *cand, *cand_sums);
+}
+
+absl::StatusOr<Json> Fleet(Store& store, const httplib::Request& req) {
+  const std::string sku = Param(req, "sku"), sweep = Param(req, "sweep");
+  if (sku.empty()) return absl::InvalidArgumentError("sku: must not be empty");
+  if (sweep.empty()) return absl::InvalidArgumentError("sweep: must not be empty");
+  gate::FleetOptions options;
+  if (const std::string k = Param(req, "k"); !k.empty()) {
+    if (!absl::SimpleAtod(k, &options.k) || !(options.k > 0) || !std::isfinite(options.k)) {
+      return absl::InvalidArgumentError(absl::StrCat("k: '", k, "' is not a positive number of MADs"));
+    }
+  }
+  options.benchmark_glob = Param(req, "benchmark");
+  options.metric = Param(req, "metric");
+  auto fleet = LoadFleet(store, sku, sweep);
+  if (!fleet.ok()) return fleet.status();
+  Json j = ToJson(gate::FindFleetOutliers(*fleet, options));
+  j["sku"] = sku;
+  j["sweep"] = sweep;
+  j["runs"] = Json::array();
+  for (const gate::FleetRun& r : *fleet) {
+    j["runs"].push_back({{"node", r.node}, {"run_id", r.run_id}, {"fields", r.fields}});
+  }
+  return j;
+}
+
+absl::StatusOr<Json> Sweeps(Store& store, const httplib::Request& req) {
+  auto sweeps = ListSweeps(store, Param(req, "sku"));
+  if (!sweeps.ok()) return sweeps.status();
+  Json out = Json::array();
+  for (const Sweep& s : *sweeps) out.push_back(ToJson(s));
+  return Json{{"sweeps", out}};
+}
+
+absl::StatusOr<Json> Regressions(Store& store, const httplib::Request& req) {
+  auto limit = Limit(req, 100, 1000);
+  if (!limit.ok()) return limit.status();
+  RegressionFilter f{Param(req, "state"), Param(req, "branch"), Param(req, "sku"),
+                     Param(req, "benchmark"), *limit};
+  auto list = ListRegressions(store, f);
+  if (!list.ok()) return list.status();
+  Json out = Json::array();
+  for (const Regression& r : *list) out.push_back(ToJson(r));
+  return Json{{"regressions", out}};
+}
+
+absl::StatusOr<int64_t> RegressionId(const std::string& text) {
+  int64_t id = 0;
+  if (!absl::SimpleAtoi(text, &id) || id <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not a regression id"));
+  }
+  return id;
+}
+
+absl::StatusOr<Json> TriageRoute(Store& store, const std::string& token, const httplib::Request& req) {
+  if (auto s = CheckWriteAccess(req, token); !s.ok()) return s;
+  auto id = RegressionId(req.matches[1]);
+  if (!id.ok()) return id.status();
+  const Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  if (!body.is_object()) return absl::InvalidArgumentError("body: not a JSON object");
+  TriageChange change;
+  change.id = *id;
+  for (const auto& [key, value] : body.items()) {
+    std::string* field = key == "state"    ? &change.state
+                         : key == "note"   ? &change.note
+                         : key == "by"     ? &change.actor
+                         : key == "commit" ? &change.commit
+                                           : nullptr;
+    if (field == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("body: unknown field '", key, "' (expected state, note, by, commit)"));
+    }
+    if (!value.is_string()) return absl::InvalidArgumentError(absl::StrCat(key, ": must be a string"));
+    *field = value.get<std::string>();
+  }
+  auto r = Triage(store, change);
+  if (!r.ok()) return r.status();
+  return ToJson(*r);
+}
+
+}  // namespace
+
+void RegisterApi(httplib::Server& server, Store& store, const std::string& token) {
+  Store* s = &store;
+  Get(server, "/api/v1/runs", "http runs", [s](const httplib::Request& r) { return Runs(*s, r); });
+  Get(server, R"(/api/v1/runs/([^/]+))", "http run", [s](const httplib::Request& r) { return Run(*s, r); });
+  Get(server, "/api/v1/series", "http series",
+      [s](const httplib::Request& r) { return SeriesRoute(*s, r); });
+  Get(server, "/api/v1/catalog", "http catalog", [s](const httplib::Request&) -> absl::StatusOr<Json> {
+    auto c = GetCatalog(*s);
+    if (!c.ok()) return c.status();
+    return ToJson(*c);
+  });
+  Get(server, "/api/v1/compare", "http compare", [s](const httplib::Request& r) { return Compare(*s, r); });
+  Get(server, "/api/v1/sweeps", "http sweeps", [s](const httplib::Request& r) { return Sweeps(*s, r); });
+  Get(server, "/api/v1/fleet", "http fleet", [s](const httplib::Request& r) { return Fleet(*s, r); });
+  Get(server, "/api/v1/regressions", "http regressions",
+      [s](const httplib::Request& r) { return Regressions(*s, r); });
+  Get(server, R"(/api/v1/regressions/([^/]+))", "http regression",
+      [s](const httplib::Request& r) -> absl::StatusOr<Json> {
+        auto id = RegressionId(r.matches[1]);
+        if (!id.ok()) return id.status();
+        auto reg = GetRegression(*s, *id);
+        if (!reg.ok()) return reg.status();
+        return ToJson(*reg);
+      });
+  // A stored gate report is answered as stored: the JSON `perfgate gate --json` shows.
+  server.Get(R"(/api/v1/reports/([^/]+))", [s](const httplib::Request& r, httplib::Response& res) {
+    int64_t id = 0;
+    if (!absl::SimpleAtoi(std::string(r.matches[1]), &id) || id <= 0) {
+      return Reply(res, absl::InvalidArgumentError(absl::StrCat("'", std::string(r.matches[1]),
+                                                                "' is not a report id")), "http report");
+    }
+    auto json = s->GetGateReport(id);
+    if (!json.ok()) return Reply(res, json.status(), "http report");
+    res.set_content(*json, kJson);
+  });
+  server.Post(R"(/api/v1/regressions/([^/]+)/triage)",
+              [s, token](const httplib::Request& r, httplib::Response& res) {
+                Reply(res, TriageRoute(*s, token, r), "http triage");
+              });
+}
+
+}  // namespace perfgate::coordinator

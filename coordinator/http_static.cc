@@ -1,0 +1,59 @@
+// The dashboard's embedded files, /metrics and /healthz.
+#include <httplib.h>
+
+#include "absl/strings/str_cat.h"
+#include "coordinator/dashboard_assets.h"
+#include "coordinator/dashboard_queries.h"
+#include "coordinator/http_server.h"
+#include "coordinator/metrics.h"
+
+namespace perfgate::coordinator {
+namespace {
+
+// FNV-1a, 64 bits: the files' ETag.
+uint64_t Fnv1a(const unsigned char* data, size_t size) {
+  uint64_t h = 14695981039346656037ull;
+  for (size_t i = 0; i < size; ++i) h = (h ^ data[i]) * 1099511628211ull;
+  return h;
+}
+
+}  // namespace
+
+void RegisterPages(httplib::Server& server, Store& store) {
+  for (const DashboardAsset& asset : DashboardAssets()) {
+    const DashboardAsset* a = &asset;
+    // The browser revalidates each file and gets 304 while the binary is the
+    // same, so a file is sent (and compressed) once per browser, not per load.
+    const std::string etag = absl::StrCat("\"", absl::Hex(Fnv1a(a->data, a->size)), "\"");
+    auto serve = [a, etag](const httplib::Request& req, httplib::Response& res) {
+      res.set_header("Cache-Control", "no-cache");
+      res.set_header("ETag", etag);
+      if (req.get_header_value("If-None-Match") == etag) {
+        res.status = 304;
+        return;
+      }
+      res.set_content(reinterpret_cast<const char*>(a->data), a->size, a->content_type);
+    };
+    server.Get(a->path, serve);
+    if (std::string(a->path) == "/index.html") server.Get("/", serve);
+  }
+  Store* s = &store;
+  server.Get("/healthz", [s](const httplib::Request&, httplib::Response& res) {
+    auto version = s->SchemaVersion();
+    if (!version.ok()) {
+      res.status = 503;
+      res.set_content(absl::StrCat("database unavailable: ", version.status().message(), "\n"),
+                      "text/plain");
+      return;
+    }
+    res.set_content("ok\n", "text/plain");
+  });
+  server.Get("/metrics", [s](const httplib::Request&, httplib::Response& res) {
+    auto open = CountOpenRuns(*s);
+    if (!open.ok()) DefaultMetrics().StoreError("http metrics");
+    res.set_content(DefaultMetrics().Render(open.ok() ? std::optional<int64_t>(*open) : std::nullopt),
+                    "text/plain; version=0.0.4");
+  });
+}
+
+}  // namespace perfgate::coordinator

@@ -1,0 +1,101 @@
+// Drives Debian's Chromium (headless, through playwright-core) through the
+// dashboard of a seeded coordinator. Argument: the planted facts as JSON
+// (dashboard_browser_test.cc). Each view is checked against what was
+// planted and saved as a screenshot in docs/dashboard/; a failed check
+// exits 1 with the reason.
+import { chromium } from 'playwright-core';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+
+const facts = JSON.parse(process.argv[2]);
+const browser = await chromium.launch({ executablePath: facts.chromium, args: ['--no-sandbox'] });
+const page = await browser.newPage({ viewport: { width: 1280, height: 760 } });
+const errors = [];
+page.on('pageerror', (e) => errors.push(String(e)));
+
+// Opens a view by its URL and waits until it has rendered; returns the
+// milliseconds from navigation to rendered.
+async function open(hash) {
+  const start = Date.now();
+  await page.goto(`${facts.url}/${hash}`);
+  await page.waitForSelector('body[data-ready=yes]', { timeout: 15000 });
+  const error = await page.$('[data-testid=error]');
+  assert.equal(error, null, `${hash}: ${error && (await error.textContent())}`);
+  return Date.now() - start;
+}
+const shot = (name) => page.screenshot({ path: path.join(facts.screenshots, `${name}.png`) });
+const q = (params) => new URLSearchParams(params).toString();
+const timings = {};
+
+try {
+  // Series: 40 points, one change point at the planted commit, drawn inside the plot.
+  timings.series = await open(`#/series?${q({ benchmark: facts.step_case, metric: 'time', sku: facts.sku, branch: 'main' })}`);
+  await page.waitForSelector('[data-testid=plot] canvas');
+  assert.equal(await page.getAttribute('[data-testid=plot]', 'data-points'), String(facts.main_runs));
+  const plotted = await page.evaluate(() => window.perfgatePlot.data[1].filter((v) => v !== null).length);
+  assert.equal(plotted, facts.main_runs, 'medians drawn');
+  const changes = await page.$$eval('[data-testid=change-point]', (rows) => rows.map((r) => r.dataset.commit));
+  assert.deepEqual(changes, [facts.step_commit], 'change points');
+  // The marker is drawn at the x of the planted commit, inside the plot area.
+  const mark = await page.evaluate((commit) => {
+    const u = window.perfgatePlot, s = window.perfgateSeries;
+    const index = s.points.findIndex((p) => p.commit === commit);
+    return { index, change: s.changes[0].index, x: u.valToPos(u.data[0][index], 'x'), width: u.bbox.width / devicePixelRatio };
+  }, facts.step_commit);
+  assert.equal(mark.change, mark.index, 'the change point is the planted commit\'s point');
+  assert.ok(mark.x > 0 && mark.x < mark.width, `change mark inside the plot: ${JSON.stringify(mark)}`);
+  assert.match(await page.textContent('[data-testid=changes]'), /\+[5-9]\.\d %/);
+  await shot('series');
+
+  // Compare: the planted slow case of the outlier node comes first.
+  const base = facts.sweep_runs[0], cand = facts.sweep_runs[3];
+  timings.compare = await open(`#/compare?${q({ base, cand })}`);
+  const first = await page.$('[data-testid=compare-row]');
+  assert.equal(await first.getAttribute('data-benchmark'), facts.fleet_case);
+  assert.match(await first.textContent(), /\+(2\d|3\d)\.\d %/);
+  await shot('compare');
+
+  // Fleet: the outlier node, and the environment field in which it differs.
+  timings.fleet = await open(`#/fleet?${q({ sku: facts.sku, sweep: facts.sweep })}`);
+  const outliers = await page.$$eval('[data-testid=outlier]', (rows) => rows.map((r) => r.dataset.node));
+  assert.ok(outliers.length >= 1, 'an outlier');
+  assert.ok(outliers.every((n) => n === facts.outlier_node), `outliers: ${outliers}`);
+  assert.match(await page.textContent('[data-testid=differing-fields]'), /driver: 535\.104\.05 \(fleet 550\.54\.15\)/);
+  await shot('fleet');
+
+  // Runs: every run listed, the gated pull request with its verdict.
+  timings.runs = await open('#/runs');
+  const rows = await page.$$('[data-testid=runs] tbody tr');
+  assert.equal(rows.length, facts.main_runs + 6);
+  const verdict = await page.textContent(`tr[data-run="${facts.pr_run}"] td:nth-child(8)`);
+  assert.match(verdict, /regression|pass|inconclusive/);
+  await shot('runs');
+
+  // The gate report as stored.
+  timings.report = await open(`#/report/${facts.report_id}`);
+  assert.ok((await page.textContent('[data-testid=report-summary]')).length > 0);
+  assert.ok((await page.$$('[data-testid=verdicts] tbody tr')).length >= 1);
+  await shot('report');
+
+  // Regressions: the one planted, triaged from the page.
+  timings.regressions = await open('#/regressions');
+  const regs = await page.$$('[data-testid=regression]');
+  assert.equal(regs.length, 1);
+  assert.equal(await regs[0].getAttribute('data-state'), 'new');
+  const form = '[data-testid=regression] [data-testid=triage]';
+  await page.selectOption(`${form} select[name=state]`, 'acknowledged');
+  await page.fill(`${form} input[name=note]`, 'triaged from the page');
+  await page.fill(`${form} input[name=by]`, 'browser-test');
+  await page.fill(`${form} input[name=token]`, facts.token);
+  await page.click(`${form} button[type=submit]`);
+  await page.waitForSelector('[data-testid=regression][data-state=acknowledged]', { timeout: 10000 });
+  await shot('regressions');
+
+  assert.deepEqual(errors, [], 'errors in the page');
+  console.log(`dashboard views rendered (ms from navigation): ${JSON.stringify(timings)}`);
+} catch (e) {
+  console.error(`dashboard.test.mjs: ${e.message}`);
+  process.exitCode = 1;
+} finally {
+  await browser.close();
+}

@@ -1,0 +1,169 @@
+// The dashboard in a real browser: a private PostgreSQL, the coordinator
+// binary with HTTP on a loopback port, seeded history (40 runs of main with
+// an 8 % step at c20, a five-node sweep with one slow node, a gated pull
+// request), then dashboard.test.mjs drives Debian's Chromium through every
+// view and triages the regression from the page; this test then reads the
+// triage back from the database.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <pqxx/pqxx>
+
+#include "tests/e2e/dashboard_seed.h"
+#include "tests/support/postgres.h"
+#include "tests/support/processes.h"
+
+namespace perfgate {
+namespace {
+
+constexpr char kChromium[] = "/usr/bin/chromium";
+
+class DashboardInBrowser : public testing::PostgresTest {};
+
+TEST_F(DashboardInBrowser, ViewsShowThePlantedFactsAndTriageReachesTheDatabase) {
+  if (!std::filesystem::exists(kChromium)) {
+    GTEST_SKIP() << kChromium << " is missing: scripts/install-deps.sh installs the chromium package";
+  }
+  auto dir = testing::TempDir::Create("perfgate-browser-");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  const std::string token_file = dir->Join("token");
+  std::ofstream(token_file) << "browser-token\n";
+  auto coordinator = testing::StartDashboardCoordinator(ConnInfo(), dir->Join("coordinator.log"), token_file);
+  ASSERT_TRUE(coordinator.ok()) << coordinator.status();
+  auto seeded = testing::SeedDashboardHistory(coordinator->grpc.address, token_file);
+  ASSERT_TRUE(seeded.ok()) << seeded.status();
+  ASSERT_TRUE(testing::WaitForRegressionChecks(coordinator->http_port, testing::kMainRuns + 6).ok());
+
+  const nlohmann::json facts = {
+      {"url", "http://127.0.0.1:" + std::to_string(coordinator->http_port)},
+      {"chromium", kChromium},
+      {"screenshots", PERFGATE_SCREENSHOT_DIR},
+      {"token", "browser-token"},
+      {"sku", testing::kSku},
+      {"step_case", testing::kStepCase},
+      {"step_commit", testing::kStepCommit},
+      {"main_runs", testing::kMainRuns},
+      {"fleet_case", testing::kFleetCase},
+      {"sweep", testing::kSweep},
+      {"outlier_node", testing::kOutlierNode},
+      {"sweep_runs", seeded->sweep_runs},
+      {"report_id", seeded->report_id},
+      {"pr_run", seeded->pr_run}};
+  auto r = testing::RunCommand({PERFGATE_NODE, PERFGATE_BROWSER_SCRIPT, facts.dump()}, {},
+                               std::chrono::seconds(90));
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::cout << r->output;
+  ASSERT_EQ(r->exit_code, 0) << r->output << "\n--- coordinator ---\n" << coordinator->grpc.process->OutputTail();
+
+  pqxx::connection c(ConnInfo());
+  pqxx::work txn(c);
+  const pqxx::result reg = txn.exec("SELECT id, state, benchmark, bad_commit FROM regressions");
+  ASSERT_EQ(reg.size(), 1u);
+  EXPECT_EQ(reg[0][1].as<std::string>(), "acknowledged");
+  EXPECT_EQ(reg[0][2].as<std::string>(), testing::kStepCase);
+  EXPECT_EQ(reg[0][3].as<std::string>(), testing::kStepCommit);
+  const pqxx::result ev = txn.exec_params(
+      "SELECT actor, note, to_state FROM regression_events WHERE regression_id = $1 ORDER BY id DESC LIMIT 1",
+      reg[0][0].as<int64_t>());
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0][0].as<std::string>(), "browser-test");
+  EXPECT_EQ(ev[0][1].as<std::string>(), "triaged from the page");
+  EXPECT_EQ(ev[0][2].as<std::string>(), "acknowledged");
+}
+
+// A million samples for the load measurement (docs/dashboard.md): 1000 more
+// runs of main before the seeded ones, each with both main cases, 500
+// samples a case, summaries and batches as CloseRun would leave them.
+constexpr char kMillionSamples[] = R"sql(
+CREATE TEMP TABLE fill AS
+SELECT gen_random_uuid() AS id, g, now() - interval '1 hour' * (2000 - g) AS started
+FROM generate_series(1, 1000) g;
+INSERT INTO runs (id, agent_id, environment_id, sku, branch, commit, trigger, node, started_at,
+                  finished_at, status)
+SELECT f.id, s.agent_id, s.environment_id, s.sku, 'main', 'f' || lpad(f.g::text, 4, '0'), 'ci',
+       'gpu-node-0' || (f.g % 5 + 1), f.started, f.started + interval '10 minutes', 'complete'
+FROM fill f, (SELECT agent_id, environment_id, sku FROM runs WHERE branch = 'main' LIMIT 1) s;
+CREATE TEMP TABLE fill_metrics AS
+SELECT m.id AS metric_id, m.benchmark_id, CASE WHEN b.key LIKE 'collectives/%' THEN 2.5 ELSE 0.9 END AS level
+FROM metrics m JOIN benchmarks b ON b.id = m.benchmark_id
+WHERE b.key IN ('collectives/all_reduce{bytes=268435456}', 'kernels/sgemm{k=4096}');
+INSERT INTO run_cases (run_id, benchmark_id, status) SELECT f.id, m.benchmark_id, 'ok' FROM fill f, fill_metrics m;
+INSERT INTO batches (run_id, sequence, sample_count) SELECT id, 1, 1000 FROM fill;
+INSERT INTO samples (run_id, benchmark_id, metric_id, idx, value)
+SELECT f.id, m.benchmark_id, m.metric_id, i, m.level * (1 + 0.01 * (random() - 0.5))
+FROM fill f, fill_metrics m, generate_series(0, 499) i;
+INSERT INTO summaries (run_id, metric_id, n, n_throttled, median, mean, stdev, min, max, noise, mad, p5, p95)
+SELECT s.run_id, s.metric_id, count(*), 0,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY value), avg(value), stddev(value), min(value),
+       max(value), stddev(value) / avg(value), 0,
+       percentile_cont(0.05) WITHIN GROUP (ORDER BY value), percentile_cont(0.95) WITHIN GROUP (ORDER BY value)
+FROM samples s JOIN fill f ON f.id = s.run_id GROUP BY s.run_id, s.metric_id;
+ANALYZE;
+)sql";
+
+// Not part of the suite: run with --gtest_also_run_disabled_tests to measure
+// the page load times written in docs/dashboard.md.
+TEST_F(DashboardInBrowser, DISABLED_PageLoadWithAMillionSamples) {
+  auto dir = testing::TempDir::Create("perfgate-load-");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  const std::string token_file = dir->Join("token");
+  std::ofstream(token_file) << "load-token\n";
+  auto coordinator = testing::StartDashboardCoordinator(ConnInfo(), dir->Join("coordinator.log"), token_file);
+  ASSERT_TRUE(coordinator.ok()) << coordinator.status();
+  auto seeded = testing::SeedDashboardHistory(coordinator->grpc.address, token_file);
+  ASSERT_TRUE(seeded.ok()) << seeded.status();
+  ASSERT_TRUE(testing::WaitForRegressionChecks(coordinator->http_port, testing::kMainRuns + 6).ok());
+  {
+    pqxx::connection c(ConnInfo());
+    pqxx::work txn(c);
+    txn.exec(kMillionSamples);
+    txn.commit();
+    pqxx::work check(c);
+    std::cout << "samples stored: " << check.exec("SELECT count(*) FROM samples")[0][0].as<int64_t>()
+              << ", runs: " << check.exec("SELECT count(*) FROM runs")[0][0].as<int64_t>() << "\n";
+  }
+  const std::string series = std::string("#/series?benchmark=") +
+                             "collectives%2Fall_reduce%7Bbytes%3D268435456%7D&metric=time&sku=" + testing::kSku +
+                             "&branch=main";
+  const nlohmann::json args = {
+      {"url", "http://127.0.0.1:" + std::to_string(coordinator->http_port)},
+      {"chromium", kChromium},
+      {"views",
+       {{"runs", "#/runs"},
+        {"series", series},
+        {"compare", "#/compare?base=" + seeded->sweep_runs[0] + "&cand=" + seeded->sweep_runs[3]},
+        {"fleet", std::string("#/fleet?sku=") + testing::kSku + "&sweep=" + testing::kSweep},
+        {"report", "#/report/" + std::to_string(seeded->report_id)},
+        {"regressions", "#/regressions"}}}};
+  // The API alone, as the views call it: median of five answers, milliseconds.
+  httplib::Client http("127.0.0.1", coordinator->http_port);
+  const std::string sweep_runs = seeded->sweep_runs[0] + "&cand=" + seeded->sweep_runs[3];
+  for (const std::string path :
+       {std::string("/api/v1/catalog"), std::string("/api/v1/runs?limit=200"),
+        std::string("/api/v1/series?benchmark=collectives%2Fall_reduce%7Bbytes%3D268435456%7D&metric=time&sku=") +
+            testing::kSku + "&branch=main&limit=100",
+        "/api/v1/compare?base=" + sweep_runs, std::string("/api/v1/fleet?sku=") + testing::kSku + "&sweep=" +
+            testing::kSweep,
+        std::string("/api/v1/regressions?limit=200")}) {
+    std::vector<double> ms;
+    for (int i = 0; i < 5; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      auto res = http.Get(path.c_str());
+      ASSERT_TRUE(res && res->status == 200) << path;
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    std::cout << "api " << path << ": " << ms[2] << " ms\n";
+  }
+  auto r = testing::RunCommand({PERFGATE_NODE, PERFGATE_MEASURE_SCRIPT, args.dump()}, {}, std::chrono::minutes(5));
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::cout << r->output;
+  ASSERT_EQ(r->exit_code, 0) << r->output;
+}
+
+}  // namespace
+}  // namespace perfgate

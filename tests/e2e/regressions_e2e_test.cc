@@ -1,0 +1,156 @@
+// Regressions found on main by the coordinator itself, and their triage over
+// HTTP: the real coordinator binary over a private PostgreSQL, 40 seeded
+// runs of main sent through the client library (tests/e2e/dashboard_seed.h).
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <pqxx/pqxx>
+
+#include "tests/e2e/dashboard_seed.h"
+#include "tests/support/postgres.h"
+#include "tests/support/processes.h"
+
+namespace perfgate {
+namespace {
+
+using Json = nlohmann::json;
+
+class RegressionsEndToEnd : public testing::PostgresTest {
+ protected:
+  void SetUp() override {
+    testing::PostgresTest::SetUp();
+    if (HasFatalFailure()) return;
+    auto dir = testing::TempDir::Create("perfgate-regressions-");
+    ASSERT_TRUE(dir.ok()) << dir.status();
+    dir_ = std::make_unique<testing::TempDir>(std::move(*dir));
+    token_file_ = dir_->Join("token");
+    std::ofstream(token_file_) << "s3cret-token\n";
+    auto started = testing::StartDashboardCoordinator(ConnInfo(), dir_->Join("coordinator.log"), token_file_);
+    ASSERT_TRUE(started.ok()) << started.status();
+    coordinator_ = std::move(*started);
+    auto seeded = testing::SeedDashboardHistory(coordinator_.grpc.address, token_file_);
+    ASSERT_TRUE(seeded.ok()) << seeded.status() << "\n" << coordinator_.grpc.process->OutputTail();
+    seeded_ = *seeded;
+    // 40 + 5 runs of main and one of a pull request closed complete.
+    ASSERT_TRUE(testing::WaitForRegressionChecks(coordinator_.http_port, testing::kMainRuns + 6).ok());
+  }
+
+  Json GetJson(const std::string& path) {
+    httplib::Client http("127.0.0.1", coordinator_.http_port);
+    auto res = http.Get(path.c_str());
+    EXPECT_TRUE(res) << path;
+    if (!res) return {};
+    EXPECT_EQ(res->status, 200) << path << ": " << res->body;
+    return Json::parse(res->body);
+  }
+
+  httplib::Result Triage(int64_t id, const Json& body, const std::string& token) {
+    httplib::Client http("127.0.0.1", coordinator_.http_port);
+    httplib::Headers headers;
+    if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
+    return http.Post(("/api/v1/regressions/" + std::to_string(id) + "/triage").c_str(), headers,
+                     body.dump(), "application/json");
+  }
+
+  std::unique_ptr<testing::TempDir> dir_;
+  std::string token_file_;
+  testing::DashboardCoordinator coordinator_;
+  testing::Seeded seeded_;
+};
+
+TEST_F(RegressionsEndToEnd, PlantedStepIsOneRegressionAtItsCommitAndTheFlatSeriesHasNone) {
+  const Json list = GetJson("/api/v1/regressions")["regressions"];
+  ASSERT_EQ(list.size(), 1u) << list.dump(2);
+  const Json& r = list[0];
+  EXPECT_EQ(r["benchmark"], testing::kStepCase);
+  EXPECT_EQ(r["metric"], "time");
+  EXPECT_EQ(r["sku"], testing::kSku);
+  EXPECT_EQ(r["branch"], "main");
+  EXPECT_EQ(r["bad_commit"], testing::kStepCommit);
+  EXPECT_EQ(r["good_commit"], "c19");
+  EXPECT_EQ(r["first_bad_run_id"], seeded_.main_runs[20]);
+  EXPECT_NEAR(r["change"].get<double>(), 0.08, 0.02);
+  EXPECT_EQ(r["state"], "new");
+  // The services counted what they did: 46 runs of two cases, one batch a case.
+  httplib::Client http("127.0.0.1", coordinator_.http_port);
+  auto metrics = http.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("perfgate_ingest_batches_total 92\n"), std::string::npos) << metrics->body;
+  EXPECT_NE(metrics->body.find("perfgate_ingest_batch_seconds_count 92\n"), std::string::npos);
+  EXPECT_NE(metrics->body.find("perfgate_gates_total{outcome=\""), std::string::npos);
+  EXPECT_NE(metrics->body.find("perfgate_regressions_detected_total 1\n"), std::string::npos);
+  EXPECT_NE(metrics->body.find("perfgate_open_runs 0\n"), std::string::npos);
+  // The flat case's 45 runs of main gave none.
+  EXPECT_TRUE(GetJson(std::string("/api/v1/regressions?benchmark=") +
+                      httplib::detail::encode_query_param(testing::kFlatCase))["regressions"].empty());
+}
+
+TEST_F(RegressionsEndToEnd, TriageNeedsTheTokenAndKeepsWhoWhenAndWhy) {
+  const int64_t id = GetJson("/api/v1/regressions")["regressions"][0]["id"].get<int64_t>();
+  const Json ack = {{"state", "acknowledged"}, {"note", "looking at NCCL 2.21"}, {"by", "alice"}};
+  auto res = Triage(id, ack, "");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 401) << res->body;
+  res = Triage(id, ack, "wrong-token");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 401) << res->body;
+  res = Triage(id, {{"state", "fixd"}, {"note", "x"}, {"by", "alice"}}, "s3cret-token");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_NE(res->body.find("fixd"), std::string::npos) << res->body;
+  res = Triage(id, {{"state", "fixed"}, {"note", "reverted"}, {"by", "alice"}}, "s3cret-token");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400) << "fixed without a commit: " << res->body;
+  res = Triage(id, ack, "s3cret-token");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  res = Triage(id, {{"state", "fixed"}, {"note", "reverted the ring change"}, {"by", "bob"}, {"commit", "c41"}},
+               "s3cret-token");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+
+  // The CLI lists it and makes the last change, with the same token.
+  const std::string http = "127.0.0.1:" + std::to_string(coordinator_.http_port);
+  auto listed = testing::RunCommand({testing::Bin("cli/perfgate"), "regressions", "--http", http, "--state", "fixed"});
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  EXPECT_EQ(listed->exit_code, 0) << listed->output;
+  EXPECT_NE(listed->output.find(testing::kStepCase), std::string::npos) << listed->output;
+  EXPECT_NE(listed->output.find("c19 -> c20"), std::string::npos) << listed->output;
+  auto refused = testing::RunCommand({testing::Bin("cli/perfgate"), "triage", std::to_string(id), "--state",
+                                      "investigating", "--note", "regressed again", "--http", http});
+  ASSERT_TRUE(refused.ok()) << refused.status();
+  EXPECT_EQ(refused->exit_code, 2) << refused->output;
+  EXPECT_NE(refused->output.find("token"), std::string::npos) << refused->output;
+  auto triaged = testing::RunCommand({testing::Bin("cli/perfgate"), "triage", std::to_string(id), "--state",
+                                      "investigating", "--note", "regressed again", "--by", "carol", "--http",
+                                      http, "--token-file", token_file_});
+  ASSERT_TRUE(triaged.ok()) << triaged.status();
+  EXPECT_EQ(triaged->exit_code, 0) << triaged->output;
+  EXPECT_NE(triaged->output.find("investigating"), std::string::npos) << triaged->output;
+
+  pqxx::connection c(ConnInfo());
+  pqxx::work txn(c);
+  const pqxx::row reg = txn.exec_params1("SELECT state, fixed_by_commit FROM regressions WHERE id = $1", id);
+  EXPECT_EQ(reg[0].as<std::string>(), "investigating");
+  EXPECT_EQ(reg[1].as<std::string>(), "");
+  const pqxx::result events = txn.exec_params(
+      "SELECT from_state, to_state, actor, note, commit, at <= now() FROM regression_events "
+      "WHERE regression_id = $1 ORDER BY id",
+      id);
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[0][1].as<std::string>(), "new");
+  EXPECT_EQ(events[1][0].as<std::string>(), "new");
+  EXPECT_EQ(events[1][1].as<std::string>(), "acknowledged");
+  EXPECT_EQ(events[1][2].as<std::string>(), "alice");
+  EXPECT_EQ(events[1][3].as<std::string>(), "looking at NCCL 2.21");
+  EXPECT_EQ(events[2][2].as<std::string>(), "bob");
+  EXPECT_EQ(events[2][4].as<std::string>(), "c41");
+  EXPECT_TRUE(events[2][5].as<bool>());
+  EXPECT_EQ(events[3][0].as<std::string>(), "fixed");
+  EXPECT_EQ(events[3][2].as<std::string>(), "carol");
+}
+
+}  // namespace
+}  // namespace perfgate
