@@ -1,5 +1,6 @@
 // perfgate-coordinator: `serve` the gRPC services over PostgreSQL, or
-// `migrate` the schema and exit.
+// `migrate` the schema and exit, or run the `maintenance` a scheduler calls
+// (partitions ahead of time, retention).
 #include <CLI/CLI.hpp>
 
 #include <csignal>
@@ -7,6 +8,7 @@
 #include <thread>
 
 #include "common/token_file.h"
+#include "coordinator/maintenance.h"
 #include "coordinator/server.h"
 #include "coordinator/store.h"
 
@@ -17,6 +19,8 @@ struct Config {
   std::string listen = "127.0.0.1:50051";
   std::string token_file;
   int pool_size = 8;
+  perfgate::coordinator::MaintenanceRequest maintenance;
+  uint32_t expire_days = 0;
 };
 
 int Fail(const absl::Status& s, const char* what) {
@@ -44,6 +48,17 @@ int main(int argc, char** argv) {
                     "File with the bearer token agents must present (none: no check)")
       ->envname("PERFGATE_TOKEN_FILE");
   app.add_subcommand("migrate", "Apply pending schema migrations and exit");
+  CLI::App* maintenance = app.add_subcommand(
+      "maintenance", "Apply migrations, make the partitions of samples ahead of time, then remove expired runs");
+  maintenance->add_option("--months-ahead", config.maintenance.months_ahead,
+                          "Monthly partitions made beyond the current month")
+      ->check(CLI::Range(0, 120))->capture_default_str();
+  CLI::Option* expire_days = maintenance->add_option("--expire-days", config.expire_days,
+                          "Remove finished runs (samples, summaries, batches, reports) finished more than this many "
+                          "days ago")
+      ->check(CLI::Range(0, 1000000));
+  maintenance->add_option("--expire-branch", config.maintenance.expire_branch,
+                          "Remove only runs of this branch (alone: every finished run of it)");
   CLI11_PARSE(app, argc, argv);
 
   auto store = Store::Connect(config.database, config.pool_size);
@@ -52,7 +67,23 @@ int main(int argc, char** argv) {
   auto version = (*store)->SchemaVersion();
   if (!version.ok()) return Fail(version.status(), "cannot read the schema version");
   std::cout << "perfgate-coordinator: schema at version " << *version << std::endl;
+  if (maintenance->parsed()) {
+    if (expire_days->count() > 0) config.maintenance.expire_days = config.expire_days;
+    if (auto s = perfgate::coordinator::RunMaintenance(**store, config.maintenance, std::cout); !s.ok()) {
+      return Fail(s, "maintenance failed");
+    }
+    return 0;
+  }
   if (!serve->parsed()) return 0;
+  // Partitions of samples for this month and the next ones, made now (a
+  // failure stops the start: rows would pile up in the default partition)
+  // and every hour while serving.
+  if (auto made = (*store)->EnsurePartitions(std::chrono::system_clock::now(),
+                                             perfgate::coordinator::kPartitionMonthsAhead);
+      !made.ok()) {
+    return Fail(made.status(), "cannot make the partitions of samples");
+  }
+  perfgate::coordinator::PartitionKeeper partitions(**store);
 
   perfgate::coordinator::ServerConfig server_config;
   server_config.listen = config.listen;

@@ -9,7 +9,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libpqxx-dev libssl-dev libopenblas-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   libboost-math-dev libgloo-dev
-  postgresql slurm-wlm munge
+  postgresql postgresql-contrib slurm-wlm munge
   python3
 )
 
