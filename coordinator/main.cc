@@ -28,6 +28,22 @@ int Fail(const absl::Status& s, const char* what) {
   return 2;
 }
 
+// The `maintenance` subcommand; *expire_days is its --expire-days option.
+CLI::App* AddMaintenance(CLI::App& app, Config& config, CLI::Option** expire_days) {
+  CLI::App* maintenance = app.add_subcommand(
+      "maintenance", "Apply migrations, make the partitions of samples ahead of time, then remove expired runs");
+  maintenance->add_option("--months-ahead", config.maintenance.months_ahead,
+                          "Monthly partitions made beyond the current month")
+      ->check(CLI::Range(0, 120))->capture_default_str();
+  *expire_days = maintenance->add_option("--expire-days", config.expire_days,
+                          "Remove finished runs (samples, summaries, batches, reports) finished more than this many "
+                          "days ago")
+      ->check(CLI::Range(0, 1000000));
+  maintenance->add_option("--expire-branch", config.maintenance.expire_branch,
+                          "Remove only runs of this branch (alone: every finished run of it)");
+  return maintenance;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -48,17 +64,8 @@ int main(int argc, char** argv) {
                     "File with the bearer token agents must present (none: no check)")
       ->envname("PERFGATE_TOKEN_FILE");
   app.add_subcommand("migrate", "Apply pending schema migrations and exit");
-  CLI::App* maintenance = app.add_subcommand(
-      "maintenance", "Apply migrations, make the partitions of samples ahead of time, then remove expired runs");
-  maintenance->add_option("--months-ahead", config.maintenance.months_ahead,
-                          "Monthly partitions made beyond the current month")
-      ->check(CLI::Range(0, 120))->capture_default_str();
-  CLI::Option* expire_days = maintenance->add_option("--expire-days", config.expire_days,
-                          "Remove finished runs (samples, summaries, batches, reports) finished more than this many "
-                          "days ago")
-      ->check(CLI::Range(0, 1000000));
-  maintenance->add_option("--expire-branch", config.maintenance.expire_branch,
-                          "Remove only runs of this branch (alone: every finished run of it)");
+  CLI::Option* expire_days = nullptr;
+  CLI::App* maintenance = AddMaintenance(app, config, &expire_days);
   CLI11_PARSE(app, argc, argv);
 
   auto store = Store::Connect(config.database, config.pool_size);

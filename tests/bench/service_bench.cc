@@ -10,7 +10,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <pqxx/pqxx>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "client/coordinator_client.h"
 #include "client/upload.h"
 #include "common/identity.h"
@@ -28,6 +31,7 @@
 #include "coordinator/server.h"
 #include "coordinator/store.h"
 #include "tests/support/postgres.h"
+#include "tests/support/processes.h"
 
 namespace perfgate {
 namespace {
@@ -117,9 +121,26 @@ struct Service {
     return m;
   }
 
-  // Sends a run whole over gRPC (the path of `perfgate ingest`); returns
-  // the seconds of the whole upload and of its CloseRun.
-  std::pair<double, double> Ingest(const RunMeta& meta, const std::vector<CaseResult>& cases) {
+  // Stores a run of `cases` through the store (batches of 32 cases), then
+  // returns the seconds its CloseRun took.
+  double StoredThenClosed(const std::vector<CaseResult>& cases) {
+    const RunMeta meta = Meta("close");
+    if (!store->OpenRun(meta).ok()) std::exit(1);
+    uint64_t seq = 0;
+    for (size_t i = 0; i < cases.size(); i += 32) {
+      std::vector<CaseResult> part(cases.begin() + i, cases.begin() + std::min(cases.size(), i + 32));
+      if (!store->StoreBatch(meta.run_id, ++seq, part).ok()) std::exit(1);
+    }
+    const auto start = Clock::now();
+    auto closed = store->CloseRun(meta.run_id, RunStatus::kComplete, seq, "");
+    const double seconds = Seconds(start);
+    if (!closed.ok()) std::exit(1);
+    return seconds;
+  }
+
+  // Sends a run whole over gRPC (the path of `perfgate ingest`: OpenRun,
+  // batches, CloseRun); returns the seconds.
+  double Ingest(const RunMeta& meta, const std::vector<CaseResult>& cases) {
     auto upload = client::RunUpload::Create(*client, meta);
     if (!upload.ok() || !upload->Register("bench", "0").ok()) std::exit(1);
     const auto start = Clock::now();
@@ -129,10 +150,11 @@ struct Service {
       std::cerr << "ingest failed: " << stored.status() << "\n";
       std::exit(1);
     }
-    // CloseRun alone: the same run's summaries once more, through the store.
-    return {total, 0.0};
+    return total;
   }
 };
+
+std::string DoubleText(double v) { return absl::StrFormat("%.17g", v); }
 
 // The rows of `cases` as COPY text for run `run_id`, with the benchmark and
 // metric ids the store gave them.
@@ -151,91 +173,80 @@ std::string CopyText(pqxx::connection& c, const std::string& run_id, const std::
     for (const Sample& s : cr.samples) {
       for (size_t m = 0; m < metric_ids.size(); ++m) {
         absl::StrAppend(&text, run_id, "\t", bench_id, "\t", metric_ids[m], "\t", s.index, "\t",
-                        absl::StrFormat("%.17g", s.values[m]), "\tf\n");
+                        DoubleText(s.values[m]), "\tf\n");
       }
     }
   }
   return text;
 }
 
-// Raw COPY of `text` into samples in one transaction, as psql's \copy sends
-// it; returns the seconds.
-double RawCopy(pqxx::connection& c, const std::string& text) {
+// Raw COPY of `text` into samples: psql's \copy of a file holding it, in
+// one transaction, as an operator would load the rows; returns the seconds
+// psql took.
+double RawCopy(const Service& svc, const std::string& text) {
+  const std::string path = "/tmp/perfgate-bench-copy.tsv";
+  std::ofstream(path) << text;
   const auto start = Clock::now();
-  pqxx::work t(c);
-  pqxx::stream_to copy(t, "samples",
-                       std::vector<std::string>{"run_id", "benchmark_id", "metric_id", "idx", "value", "throttled"});
-  for (size_t at = 0; at < text.size();) {
-    size_t end = std::min(text.size(), at + 256 * 1024);
-    end = text.find('\n', end - 1);  // whole lines
-    copy.write_raw_line(text.substr(at, end - at));
-    at = end + 1;
+  auto ran = testing::RunCommand({svc.pg->bin_dir() + "/psql", "-q", "-v", "ON_ERROR_STOP=1", "-d",
+                                  svc.pg->ConnInfo(), "-c",
+                                  "\\copy samples (run_id, benchmark_id, metric_id, idx, value, throttled) FROM '" +
+                                      path + "'"});
+  const double seconds = Seconds(start);
+  if (!ran.ok() || ran->exit_code != 0) {
+    std::cerr << "psql \\copy failed: " << (ran.ok() ? ran->output : ran.status().ToString()) << "\n";
+    std::exit(1);
   }
-  copy.complete();
-  t.commit();
-  return Seconds(start);
+  std::remove(path.c_str());
+  return seconds;
 }
 
 // 200 cases x 2 metrics x 1000 samples: 400k values. Each repetition does a
-// raw COPY of the rows and then the end-to-end ingest of a run of them;
-// counters are the medians over the repetitions.
+// raw COPY of the rows, the end-to-end ingest of a run of them, and the
+// CloseRun alone of another such run stored through the store; counters
+// are the medians over the repetitions, ratios taken within one.
 void BM_IngestVsCopy(benchmark::State& state) {
   Service& svc = Service::Get();
   const std::vector<CaseResult> cases = Cases(200, 1000, 7);
   pqxx::connection c(svc.pg->ConnInfo());
   svc.Ingest(svc.Meta("warmup"), cases);  // registers benchmarks and metrics
-  std::vector<double> copy_s, ingest_s, ratio;
+  std::vector<double> copy_s, ingest_s, ratio, close_s, close_ratio;
   for (auto _ : state) {
     const RunMeta copy_run = svc.Meta("copy");
     if (!svc.store->OpenRun(copy_run).ok()) std::exit(1);
     const std::string text = CopyText(c, copy_run.run_id, cases);
-    copy_s.push_back(RawCopy(c, text));
-    ingest_s.push_back(svc.Ingest(svc.Meta("ingest"), cases).first);
+    copy_s.push_back(RawCopy(svc, text));
+    ingest_s.push_back(svc.Ingest(svc.Meta("ingest"), cases));
     ratio.push_back(ingest_s.back() / copy_s.back());
+    close_s.push_back(svc.StoredThenClosed(cases));
+    close_ratio.push_back(close_s.back() / copy_s.back());
     state.SetIterationTime(ingest_s.back());
   }
   state.counters["copy_s"] = MedianOf(copy_s);
   state.counters["ingest_s"] = MedianOf(ingest_s);
   state.counters["ingest_over_copy"] = MedianOf(ratio);
+  state.counters["close_s"] = MedianOf(close_s);
+  state.counters["close_over_copy"] = MedianOf(close_ratio);
   state.counters["values"] = 400000;
 }
 BENCHMARK(BM_IngestVsCopy)->Iterations(5)->UseManualTime()->Unit(benchmark::kMillisecond);
 
-// CloseRun of a run of 400k values, its batches stored beforehand.
-void BM_CloseRun(benchmark::State& state) {
-  Service& svc = Service::Get();
-  const std::vector<CaseResult> cases = Cases(200, 1000, 11);
-  for (auto _ : state) {
-    const RunMeta meta = svc.Meta("close");
-    if (!svc.store->RegisterAgent(meta.agent_name, "bench", "0").ok() || !svc.store->OpenRun(meta).ok()) std::exit(1);
-    uint64_t seq = 0;
-    for (size_t i = 0; i < cases.size(); i += 32) {
-      std::vector<CaseResult> part(cases.begin() + i, cases.begin() + std::min(cases.size(), i + 32));
-      if (!svc.store->StoreBatch(meta.run_id, ++seq, part).ok()) std::exit(1);
-    }
-    const auto start = Clock::now();
-    auto closed = svc.store->CloseRun(meta.run_id, RunStatus::kComplete, seq, "");
-    state.SetIterationTime(Seconds(start));
-    if (!closed.ok()) std::exit(1);
-  }
-}
-BENCHMARK(BM_CloseRun)->Iterations(5)->UseManualTime()->Unit(benchmark::kMillisecond);
-
 // The coordinator's gate of two stored runs of 250 cases x 2 metrics x 200
 // samples (500 metrics, 100k values a side): A/B with the sides' five
 // processes each (so both sides' samples are read), and history against
-// the five newest runs of the branch.
+// the five newest runs of the branch, the newest of them that A/B side
+// (both sides' samples read again, four runs' summaries).
 void BM_Gate500(benchmark::State& state) {
   Service& svc = Service::Get();
   const bool ab = state.range(0) == 1;
   static std::string base_id, cand_id;
   if (base_id.empty()) {
+    // Four older runs of one process each (their summaries suffice), then
+    // the A/B baseline side, then the candidate side.
+    for (int i = 0; i < 4; ++i) svc.Ingest(svc.Meta("gate-main"), Cases(250, 200, 100 + i));
     std::map<std::string, std::string> blocks = {{"ab_blocks", "5"}};
-    for (int i = 0; i < 5; ++i) {
-      const RunMeta base = svc.Meta("gate-main", blocks);
-      svc.Ingest(base, Cases(250, 200, 100 + i));
-      base_id = base.run_id;
-    }
+    const RunMeta base = svc.Meta("gate-main", blocks);
+    svc.Ingest(base, Cases(250, 200, 150));
+    base_id = base.run_id;
     const RunMeta cand = svc.Meta("gate-pr", blocks);
     svc.Ingest(cand, Cases(250, 200, 200));
     cand_id = cand.run_id;
@@ -281,7 +292,7 @@ void BM_History10M(benchmark::State& state) {
   std::vector<double> times;
   for (auto _ : state) {
     const auto start = Clock::now();
-    auto series = (*store)->GetHistory("fill/case_0{}", "time_ms", "", "main", static_cast<uint32_t>(state.range(0)));
+    auto series = (*store)->GetHistory("fill/case_0", "time_ms", "", "main", static_cast<uint32_t>(state.range(0)));
     times.push_back(Seconds(start));
     state.SetIterationTime(times.back());
     if (!series.ok() || series->points.empty()) {
