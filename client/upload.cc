@@ -69,9 +69,13 @@ absl::Status RunUpload::Open() {
 
 absl::Status RunUpload::Send(const CaseResult& c) {
   v1::ResultBatch batch;
+  wire::ToProto(c, batch.add_cases());
+  return SendBatch(std::move(batch));
+}
+
+absl::Status RunUpload::SendBatch(v1::ResultBatch batch) {
   batch.set_run_id(open_.run_id());
   batch.set_sequence(++sequence_);
-  wire::ToProto(c, batch.add_cases());
   if (spool_) {
     if (absl::Status s = spool_->Append(batch); !s.ok()) {
       Abandon(s);
@@ -123,8 +127,23 @@ absl::Status RunUpload::KeepInSpool() {
 
 absl::StatusOr<uint64_t> RunUpload::SendWhole(const std::vector<CaseResult>& cases) {
   if (absl::Status s = Open(); !s.ok()) return s;
+  // Cases go together until a batch holds kBatchValues sample values: one
+  // round trip and one transaction for many cases. A case larger than that
+  // travels alone.
+  v1::ResultBatch batch;
+  size_t values = 0;
   for (const CaseResult& c : cases) {
-    if (absl::Status s = Send(c); !s.ok()) return s;
+    const size_t n = c.samples.size() * std::max<size_t>(c.metrics.size(), 1);
+    if (batch.cases_size() > 0 && values + n > kBatchValues) {
+      if (absl::Status s = SendBatch(std::move(batch)); !s.ok()) return s;
+      batch = v1::ResultBatch();
+      values = 0;
+    }
+    wire::ToProto(c, batch.add_cases());
+    values += n;
+  }
+  if (batch.cases_size() > 0) {
+    if (absl::Status s = SendBatch(std::move(batch)); !s.ok()) return s;
   }
   auto stored = Close({});
   if (!stored.ok()) return stored.status();

@@ -33,6 +33,10 @@ bool Unreachable(const absl::Status& s);
 
 class RunUpload {
  public:
+  /// Sample values (samples x metrics) SendWhole puts in one batch at most,
+  /// unless a single case holds more: about 1 MB on the wire.
+  static constexpr size_t kBatchValues = 65536;
+
   /// An upload of the run `meta` over `client` (which must outlive it).
   /// With a non-empty `spool_dir` the run is spooled in <spool_dir>/<run_id>/
   /// (created here: the error is the spool's); empty, nothing is spooled.
@@ -63,8 +67,9 @@ class RunUpload {
   /// upload has ended.
   void Abandon(const absl::Status& why);
 
-  /// Open, one batch per case, Close: a run measured elsewhere sent whole.
-  /// Returns the samples stored.
+  /// Open, the cases in batches of up to kBatchValues sample values (many
+  /// cases a batch), Close: a run measured elsewhere sent whole. Returns the
+  /// samples stored.
   absl::StatusOr<uint64_t> SendWhole(const std::vector<CaseResult>& cases);
 
   bool online() const { return online_; }
@@ -89,6 +94,8 @@ class RunUpload {
  private:
   RunUpload(CoordinatorClient& client, v1::OpenRunRequest open, std::optional<SpooledRun> spool)
       : client_(&client), open_(std::move(open)), spool_(std::move(spool)) {}
+  // Numbers, spools and sends one batch of cases.
+  absl::Status SendBatch(v1::ResultBatch batch);
   // True when `s` takes the upload offline: the coordinator is unreachable
   // and there is a spool to measure on into.
   bool WentOffline(const absl::Status& s);

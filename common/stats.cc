@@ -17,16 +17,28 @@ double MedianInPlace(std::vector<double>& s) {
   const double lower = *std::max_element(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(mid));
   return lower + 0.5 * (upper - lower);
 }
+
+// Quantile() of values already sorted in increasing order.
+double SortedQuantile(const std::vector<double>& s, double q) {
+  const double pos = q * static_cast<double>(s.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, s.size() - 1);
+  return s[lo] + (pos - static_cast<double>(lo)) * (s[hi] - s[lo]);
+}
+
+// MedianCi() of values already sorted in increasing order.
+Interval SortedMedianCi(const std::vector<double>& s, double confidence) {
+  if (s.empty()) return {};
+  const size_t k = MedianCiRank(s.size(), confidence);
+  return {s[k], s[s.size() - 1 - k]};
+}
 }  // namespace
 
 double Quantile(std::span<const double> v, double q) {
   if (v.empty()) return kNaN;
   std::vector<double> s(v.begin(), v.end());
   std::sort(s.begin(), s.end());
-  const double pos = q * static_cast<double>(s.size() - 1);
-  const size_t lo = static_cast<size_t>(std::floor(pos));
-  const size_t hi = std::min(lo + 1, s.size() - 1);
-  return s[lo] + (pos - static_cast<double>(lo)) * (s[hi] - s[lo]);
+  return SortedQuantile(s, q);
 }
 
 double Median(std::span<const double> v) { return Quantile(v, 0.5); }
@@ -84,6 +96,33 @@ Interval BootstrapMedianCi(std::span<const double> v, double confidence, unsigne
   return {Quantile(medians, tail), Quantile(medians, 1.0 - tail)};
 }
 
+size_t MedianCiRank(size_t n, double confidence) {
+  if (n < 2) return 0;
+  const double tail = (1.0 - confidence) / 2.0;
+  // The true median lies below s[r] only when at most r values fall below
+  // it: P(B <= r), B ~ Binomial(n, 1/2). The rank is the largest r with
+  // P(B <= r) <= tail, summed term by term in log space (2^-n underflows
+  // for n > 1074); the loop stops at the first r past the tail, after about
+  // n/2 - sqrt(n) terms.
+  const double dn = static_cast<double>(n);
+  double log_pmf = -dn * std::log(2.0);
+  double cdf = 0.0;
+  size_t rank = 0;
+  for (size_t j = 0; j < n / 2; ++j) {
+    cdf += std::exp(log_pmf);
+    if (cdf > tail) break;
+    rank = j;
+    log_pmf += std::log((dn - static_cast<double>(j)) / static_cast<double>(j + 1));
+  }
+  return rank;
+}
+
+Interval MedianCi(std::span<const double> v, double confidence) {
+  std::vector<double> s(v.begin(), v.end());
+  std::sort(s.begin(), s.end());
+  return SortedMedianCi(s, confidence);
+}
+
 Summary Summarize(std::span<const double> v) {
   Summary s;
   s.n = static_cast<unsigned>(v.size());
@@ -92,17 +131,24 @@ Summary Summarize(std::span<const double> v) {
     s.mad = s.p5 = s.p95 = s.median_ci_low = s.median_ci_high = kNaN;
     return s;
   }
-  s.median = Median(v);
+  // One sort serves the median, the quantiles, min, max and the interval;
+  // the same arithmetic as Median(), Quantile() and Mad().
+  std::vector<double> sorted(v.begin(), v.end());
+  std::sort(sorted.begin(), sorted.end());
+  s.median = SortedQuantile(sorted, 0.5);
   s.mean = Mean(v);
   s.stdev = Stdev(v);
   s.noise = Noise(v);
-  const auto [mn, mx] = std::minmax_element(v.begin(), v.end());
-  s.min = *mn;
-  s.max = *mx;
-  s.mad = Mad(v);
-  s.p5 = Quantile(v, 0.05);
-  s.p95 = Quantile(v, 0.95);
-  const Interval ci = BootstrapMedianCi(v);
+  s.min = sorted.front();
+  s.max = sorted.back();
+  std::vector<double> dev;
+  dev.reserve(v.size());
+  for (double x : v) dev.push_back(std::fabs(x - s.median));
+  std::sort(dev.begin(), dev.end());
+  s.mad = SortedQuantile(dev, 0.5);
+  s.p5 = SortedQuantile(sorted, 0.05);
+  s.p95 = SortedQuantile(sorted, 0.95);
+  const Interval ci = SortedMedianCi(sorted, 0.95);
   s.median_ci_low = ci.low;
   s.median_ci_high = ci.high;
   return s;

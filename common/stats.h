@@ -2,6 +2,7 @@
 // summarizes; none of them filters throttled samples (callers do).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -38,6 +39,18 @@ uint64_t UniformIndex(std::mt19937_64& rng, uint64_t n);
 /// scratch is reused between calls to avoid an allocation per resample.
 double ResampledMedian(std::span<const double> v, std::mt19937_64& rng, std::vector<double>& scratch);
 
+/// Distribution-free interval of the median from order statistics: the
+/// k-th smallest and k-th largest values, k the largest rank with
+/// P(Binomial(n, 1/2) < k) <= (1 - confidence) / 2, so it covers the true
+/// median with at least `confidence` for any continuous distribution. Exact,
+/// no resampling: O(n log n) for the sort, O(n) for the ranks. Below the
+/// smallest n for which such an interval exists (6 at 95 %) it is [min, max].
+/// Empty v gives NaN ends; a single value gives [v, v].
+Interval MedianCi(std::span<const double> v, double confidence = 0.95);
+/// The 0-based rank k of MedianCi for n sorted values: the interval is
+/// [sorted[k], sorted[n-1-k]].
+size_t MedianCiRank(size_t n, double confidence = 0.95);
+
 /// Seeded percentile-bootstrap CI of the median (same data + seed → same CI).
 /// Empty v gives NaN ends; a single value gives [v, v].
 Interval BootstrapMedianCi(std::span<const double> v, double confidence = 0.95, unsigned resamples = 2000,
@@ -49,9 +62,9 @@ struct Summary {
   double median = 0, mean = 0, stdev = 0, min = 0, max = 0, noise = 0;
   double mad = 0;                                  // unscaled, as Mad()
   double p5 = 0, p95 = 0;                          // as Quantile()
-  double median_ci_low = 0, median_ci_high = 0;    // BootstrapMedianCi() with its defaults
+  double median_ci_low = 0, median_ci_high = 0;    // MedianCi() at 95 %
 };
-/// Summarizes v; an empty v gives n = 0 and NaN statistics.
+/// Summarizes v (one sort); an empty v gives n = 0 and NaN statistics.
 Summary Summarize(std::span<const double> v);
 
 }  // namespace perfgate::stats

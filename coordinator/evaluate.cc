@@ -1,6 +1,7 @@
 #include "coordinator/evaluate.h"
 
 #include <algorithm>
+#include <future>
 #include <map>
 #include <utility>
 
@@ -144,9 +145,9 @@ absl::Status CheckRequest(const GateRequest& request) {
 absl::Status LoadAbSides(Store& store, const GateRequest& request, GateEvaluation& ev,
                          gate::GateInput& input) {
   const std::string& sku = ev.candidate.meta.environment.sku;
-  auto cand_data = LoadRun(store, ev.candidate);
-  if (!cand_data.ok()) return cand_data.status();
-  input.candidate = std::move(*cand_data);
+  // The candidate is read while the baseline is looked up and read: two
+  // pooled connections, about half the wait. (An early return waits for it.)
+  auto cand_future = std::async(std::launch::async, [&] { return LoadRun(store, ev.candidate); });
   auto baseline = CompleteRun(store, request.baseline_run_id, "baseline");
   if (!baseline.ok()) return baseline.status();
   if (baseline->meta.environment.sku != sku) {
@@ -156,7 +157,10 @@ absl::Status LoadAbSides(Store& store, const GateRequest& request, GateEvaluatio
         "; the two sides of an A/B gate run on one node"));
   }
   auto data = LoadRun(store, *baseline);
+  auto cand_data = cand_future.get();
+  if (!cand_data.ok()) return cand_data.status();
   if (!data.ok()) return data.status();
+  input.candidate = std::move(*cand_data);
   input.baselines.push_back(std::move(*data));
   ev.baselines.push_back(std::move(*baseline));
   return absl::OkStatus();
@@ -201,12 +205,15 @@ absl::StatusOr<std::vector<RunRecord>> HistoryBaselines(Store& store, const Gate
 }
 
 // History: the candidate and the chosen baseline runs as the gate sees them.
+// The candidate is read on a thread of its own while the baselines are read.
 absl::Status LoadHistorySides(Store& store, const GateEvaluation& ev, gate::GateInput& input) {
-  auto cand_data = LoadRun(store, ev.candidate);
+  auto cand_future = std::async(std::launch::async, [&] { return LoadRun(store, ev.candidate); });
+  std::vector<absl::StatusOr<gate::RunData>> loaded;
+  for (const RunRecord& r : ev.baselines) loaded.push_back(LoadRun(store, r));
+  auto cand_data = cand_future.get();
   if (!cand_data.ok()) return cand_data.status();
   input.candidate = std::move(*cand_data);
-  for (const RunRecord& r : ev.baselines) {
-    auto data = LoadRun(store, r);
+  for (auto& data : loaded) {
     if (!data.ok()) return data.status();
     input.baselines.push_back(std::move(*data));
   }

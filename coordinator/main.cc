@@ -1,5 +1,6 @@
 // perfgate-coordinator: `serve` the gRPC services over PostgreSQL, `migrate`
-// the schema and exit, or manage the callers' `credentials`.
+// the schema and exit, manage the callers' `credentials`, or run the
+// `maintenance` a scheduler calls (partitions ahead of time, retention).
 #include <CLI/CLI.hpp>
 #include <fcntl.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include "common/token_file.h"
 #include "coordinator/credentials.h"
 #include "coordinator/http_server.h"
+#include "coordinator/maintenance.h"
 #include "coordinator/regression_watcher.h"
 #include "coordinator/server.h"
 #include "coordinator/store.h"
@@ -39,11 +41,29 @@ struct Config {
   std::string http_listen;  // empty: no HTTP
   std::vector<std::string> track_branches{"main"};
   std::string regression_policy;
+  perfgate::coordinator::MaintenanceRequest maintenance;
+  uint32_t expire_days = 0;
 };
 
 int Fail(const absl::Status& s, const char* what) {
   std::cerr << "perfgate-coordinator: " << what << ": " << s.message() << "\n";
   return 2;
+}
+
+// The `maintenance` subcommand; *expire_days is its --expire-days option.
+CLI::App* AddMaintenance(CLI::App& app, Config& config, CLI::Option** expire_days) {
+  CLI::App* maintenance = app.add_subcommand(
+      "maintenance", "Apply migrations, make the partitions of samples ahead of time, then remove expired runs");
+  maintenance->add_option("--months-ahead", config.maintenance.months_ahead,
+                          "Monthly partitions made beyond the current month")
+      ->check(CLI::Range(0, 120))->capture_default_str();
+  *expire_days = maintenance->add_option("--expire-days", config.expire_days,
+                          "Remove finished runs (samples, summaries, batches, reports) finished more than this many "
+                          "days ago")
+      ->check(CLI::Range(0, 1000000));
+  maintenance->add_option("--expire-branch", config.maintenance.expire_branch,
+                          "Remove only runs of this branch (alone: every finished run of it)");
+  return maintenance;
 }
 
 void AddServe(CLI::App& app, Config& c) {
@@ -189,6 +209,15 @@ int Serve(const Config& c, perfgate::coordinator::ServerConfig server_config, St
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  // Partitions of samples for this month and the next ones, made now (a
+  // failure stops the start: rows would pile up in the default partition)
+  // and every hour while serving.
+  if (auto made = store.EnsurePartitions(std::chrono::system_clock::now(),
+                                         perfgate::coordinator::kPartitionMonthsAhead);
+      !made.ok()) {
+    return Fail(made.status(), "cannot make the partitions of samples");
+  }
+  perfgate::coordinator::PartitionKeeper partitions(store);
   auto policy = perfgate::gate::ReadPolicyFile(c.regression_policy);
   if (!policy.ok()) return Fail(policy.status(), "bad --regression-policy");
   perfgate::coordinator::RegressionWatcher watcher(
@@ -233,6 +262,8 @@ int main(int argc, char** argv) {
   AddServe(app, config);
   app.add_subcommand("migrate", "Apply pending schema migrations and exit");
   AddCredentials(app, config);
+  CLI::Option* expire_days = nullptr;
+  CLI::App* maintenance = AddMaintenance(app, config, &expire_days);
   CLI11_PARSE(app, argc, argv);
 
   // Files first: a wrong one is told before the database is touched.
@@ -248,6 +279,13 @@ int main(int argc, char** argv) {
   if (!version.ok()) return Fail(version.status(), "cannot read the schema version");
   if (app.got_subcommand("credentials")) return Credentials(*app.get_subcommand("credentials"), config, **store);
   std::cout << "perfgate-coordinator: schema at version " << *version << std::endl;
+  if (maintenance->parsed()) {
+    if (expire_days->count() > 0) config.maintenance.expire_days = config.expire_days;
+    if (auto s = perfgate::coordinator::RunMaintenance(**store, config.maintenance, std::cout); !s.ok()) {
+      return Fail(s, "maintenance failed");
+    }
+    return 0;
+  }
   if (!serve) return 0;
   std::unique_ptr<Store> query_store;
   if (!config.query_database.empty()) {

@@ -1,12 +1,14 @@
 #include "coordinator/store.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <pqxx/pqxx>
 #include <set>
 #include <tuple>
@@ -58,9 +60,6 @@ TimePoint FromMicros(int64_t us) {
 uint32_t EffectiveLimit(uint32_t limit, uint32_t default_limit) {
   return limit == 0 ? default_limit : std::min(limit, kMaxLimit);
 }
-
-// Shortest text that parses back to the same double.
-std::string DoubleText(double v) { return absl::StrFormat("%.17g", v); }
 
 double NullableDouble(const pqxx::field& f) {
   return f.is_null() ? std::numeric_limits<double>::quiet_NaN() : f.as<double>();
@@ -201,6 +200,74 @@ int64_t EnvironmentId(pqxx::work& txn, const Environment& environment) {
   });
 }
 
+// The statements every batch and close runs, prepared once per connection
+// (libpqxx sends the PREPARE on first use): parsed and planned once instead
+// of once a batch.
+void PrepareStatements(pqxx::connection& c) {
+  c.prepare("run_for_share", "SELECT status FROM runs WHERE id = $1 FOR SHARE");
+  c.prepare("batch_insert",
+            "INSERT INTO batches (run_id, sequence, sample_count) VALUES ($1, $2, $3) "
+            "ON CONFLICT (run_id, sequence) DO NOTHING RETURNING 1");
+  c.prepare("benchmark_ids",
+            "SELECT key, id FROM benchmarks WHERE key IN (SELECT jsonb_array_elements_text($1::jsonb))");
+  c.prepare("benchmark_insert",
+            "INSERT INTO benchmarks (key, suite, name, params) "
+            "SELECT x->>'key', x->>'suite', x->>'name', x->'params' FROM jsonb_array_elements($1::jsonb) x "
+            "ON CONFLICT (key) DO NOTHING");
+  c.prepare("metric_ids",
+            "SELECT m.benchmark_id, m.name, m.id, m.unit, m.direction FROM metrics m "
+            "JOIN jsonb_array_elements($1::jsonb) x ON m.benchmark_id = (x->>'b')::bigint "
+            "AND m.name = x->>'name'");
+  c.prepare("metric_insert",
+            "INSERT INTO metrics (benchmark_id, name, unit, direction) "
+            "SELECT (x->>'b')::bigint, x->>'name', x->>'unit', x->>'direction' "
+            "FROM jsonb_array_elements($1::jsonb) x ON CONFLICT (benchmark_id, name) DO NOTHING");
+  c.prepare("run_cases_upsert",
+            "INSERT INTO run_cases (run_id, benchmark_id, status, reason, noise) "
+            "SELECT $1::uuid, (x->>'b')::bigint, x->>'status', x->>'reason', (x->>'noise')::float8 "
+            "FROM jsonb_array_elements($2::jsonb) x ON CONFLICT (run_id, benchmark_id) DO UPDATE "
+            "SET status = excluded.status, reason = excluded.reason, noise = excluded.noise "
+            "WHERE excluded.status <> 'unspecified'");
+  c.prepare("summary_placeholders",
+            "INSERT INTO summaries (run_id, metric_id) "
+            "SELECT $1::uuid, m::bigint FROM jsonb_array_elements_text($2::jsonb) m "
+            "ON CONFLICT (run_id, metric_id) DO NOTHING");
+  c.prepare("stored_counts",
+            "SELECT (SELECT count(*) FROM run_cases WHERE run_id = $1::uuid), "
+            "(SELECT coalesce(sum(sample_count), 0)::bigint FROM batches WHERE run_id = $1::uuid)");
+  // What identifies the set of a run's batches: count, samples, last sequence.
+  c.prepare("batch_print",
+            "SELECT concat_ws(' ', count(*), coalesce(sum(sample_count), 0), coalesce(max(sequence), 0)) "
+            "FROM batches WHERE run_id = $1");
+  // Per metric of a run with unthrottled samples: their indexes and values,
+  // in one order (sorted by the caller: a sort here would spill to disk at
+  // the default work_mem).
+  c.prepare("run_values",
+            "SELECT metric_id, array_agg(idx), array_agg(value) FROM samples "
+            "WHERE run_id = $1 AND received_at >= $2::timestamptz AND received_at <= $3::timestamptz "
+            "AND NOT throttled GROUP BY metric_id");
+  // Per metric of a run: throttled samples counted, the others' values.
+  c.prepare("close_values",
+            "SELECT metric_id, count(*) FILTER (WHERE throttled), "
+            "coalesce(array_agg(value) FILTER (WHERE NOT throttled), '{}') FROM samples "
+            "WHERE run_id = $1 AND received_at >= $2::timestamptz AND received_at <= $3::timestamptz "
+            "GROUP BY metric_id");
+  c.prepare("summaries_write",
+            "INSERT INTO summaries (run_id, metric_id, n, n_throttled, median, mean, stdev, min, max, "
+            "noise, mad, p5, p95, median_ci_low, median_ci_high) "
+            "SELECT $1::uuid, (x->>'metric_id')::bigint, (x->>'n')::int, (x->>'n_throttled')::int, "
+            "(x->>'median')::float8, (x->>'mean')::float8, (x->>'stdev')::float8, "
+            "(x->>'min')::float8, (x->>'max')::float8, (x->>'noise')::float8, "
+            "(x->>'mad')::float8, (x->>'p5')::float8, (x->>'p95')::float8, "
+            "(x->>'median_ci_low')::float8, (x->>'median_ci_high')::float8 "
+            "FROM jsonb_array_elements($2::jsonb) x "
+            "ON CONFLICT (run_id, metric_id) DO UPDATE SET n = excluded.n, "
+            "n_throttled = excluded.n_throttled, median = excluded.median, mean = excluded.mean, "
+            "stdev = excluded.stdev, min = excluded.min, max = excluded.max, noise = excluded.noise, "
+            "mad = excluded.mad, p5 = excluded.p5, p95 = excluded.p95, "
+            "median_ci_low = excluded.median_ci_low, median_ci_high = excluded.median_ci_high");
+}
+
 // Rejects a calibration that cannot be stored, before anything is written.
 absl::Status ValidateCalibration(const std::string& agent_name, const CalibrationSet& set) {
   if (agent_name.empty()) return absl::InvalidArgumentError("calibration has no agent name");
@@ -268,6 +335,7 @@ class Store::Pool {
       // NOTICEs (e.g. "relation already exists, skipping") would otherwise be
       // printed on stderr by libpqxx.
       pqxx::nontransaction(*conn).exec("SET client_min_messages TO warning");
+      PrepareStatements(*conn);
       return Lease(this, std::move(conn));
     } catch (const std::exception& e) {
       lock.lock();
@@ -460,10 +528,10 @@ absl::StatusOr<bool> Store::OpenRun(const RunMeta& meta) {
     pqxx::result inserted = txn.exec_params(
         absl::StrCat(
             "INSERT INTO runs (id, agent_id, environment_id, sku, repo, branch, commit, "
-            "parent_commits, trigger, ci_job, node, started_at, details) VALUES ($1, $2, $3, $4, "
-            "$5, $6, $7, ARRAY(SELECT jsonb_array_elements_text($8::jsonb)), $9, $10, $11, "
+            "parent_commits, trigger, ci_job, node, started_at, details, opened_at) VALUES ($1, $2, "
+            "$3, $4, $5, $6, $7, ARRAY(SELECT jsonb_array_elements_text($8::jsonb)), $9, $10, $11, "
             "CASE WHEN $12::bigint = 0 THEN now() ELSE ",
-            TimestampFromMicros(12), " END, $13::jsonb) ON CONFLICT (id) DO NOTHING RETURNING 1"),
+            TimestampFromMicros(12), " END, $13::jsonb, now()) ON CONFLICT (id) DO NOTHING RETURNING 1"),
         *run_id, agent_id, env_id, meta.environment.sku, meta.repo, meta.branch, meta.commit,
         Json(meta.parent_commits).dump(), std::string(ToString(meta.trigger)), meta.ci_job,
         meta.node, ToMicros(meta.started_at), Json(meta.details).dump());
@@ -501,63 +569,155 @@ absl::StatusOr<uint64_t> CheckBatch(uint64_t sequence, const std::vector<CaseRes
   return sample_count;
 }
 
-// The id of metric `m` of benchmark `bench_id` (key `key`), registered when
-// new; an error when it is stored with another unit or direction.
-absl::StatusOr<int64_t> MetricId(pqxx::work& txn, int64_t bench_id, const std::string& key,
-                                 const MetricSpec& m) {
-  const std::string direction = ToString(m.direction);
-  const char* kSelect =
-      "SELECT id, unit, direction FROM metrics WHERE benchmark_id = $1 AND name = $2";
-  pqxx::result r = txn.exec_params(kSelect, bench_id, m.name);
-  if (r.empty()) {
-    txn.exec_params(
-        "INSERT INTO metrics (benchmark_id, name, unit, direction) VALUES ($1, $2, $3, $4) "
-        "ON CONFLICT (benchmark_id, name) DO NOTHING",
-        bench_id, m.name, m.unit, direction);
-    r = txn.exec_params(kSelect, bench_id, m.name);
-  }
-  const std::string unit = r.at(0)[1].as<std::string>();
-  const std::string stored_direction = r.at(0)[2].as<std::string>();
-  if (unit != m.unit || stored_direction != direction) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "benchmark ", key, " metric '", m.name, "' is stored with unit '", unit, "' (",
-        stored_direction, ") but this batch says '", m.unit, "' (", direction,
-        "); a metric's unit and direction cannot change, give it a new name"));
-  }
-  return r[0][0].as<int64_t>();
+// Runs a statement prepared on every pooled connection (PrepareStatements).
+template <typename... Args>
+pqxx::result Prepared(pqxx::transaction_base& txn, const char* name, Args&&... args) {
+  return txn.exec_prepared(name, std::forward<Args>(args)...);
 }
 
-// Registers one case of a batch: its benchmark and metrics when new, and the
-// run's row for the case (with how it ended, once the batch says so).
-absl::StatusOr<CaseIds> StoreCase(pqxx::work& txn, const std::string& run_id, const CaseResult& cr) {
-  const std::string key = cr.benchmark.Key();
-  const int64_t bench_id =
-      LookupOrInsert(txn, "SELECT id FROM benchmarks WHERE key = $1", key, [&] {
-        txn.exec_params(
-            "INSERT INTO benchmarks (key, suite, name, params) VALUES ($1, $2, $3, $4::jsonb) "
-            "ON CONFLICT (key) DO NOTHING",
-            key, cr.benchmark.suite, cr.benchmark.name, Json(cr.benchmark.params).dump());
-      });
-  std::vector<int64_t> metric_ids;
+// The ids of the benchmarks `keys` (key -> JSON of the row to insert), those
+// not stored yet inserted first. Two statements when all exist: one.
+std::map<std::string, int64_t> BenchmarkIds(pqxx::work& txn, const std::map<std::string, Json>& rows) {
+  std::map<std::string, int64_t> ids;
+  auto select = [&](const Json& keys) {
+    for (const auto& row : Prepared(txn, "benchmark_ids", keys.dump())) {
+      ids[row[0].as<std::string>()] = row[1].as<int64_t>();
+    }
+  };
+  Json keys = Json::array();
+  for (const auto& [key, row] : rows) keys.push_back(key);
+  select(keys);
+  Json missing = Json::array(), missing_keys = Json::array();
+  for (const auto& [key, row] : rows) {
+    if (ids.count(key) == 0) {
+      missing.push_back(row);
+      missing_keys.push_back(key);
+    }
+  }
+  if (!missing.empty()) {
+    // ON CONFLICT DO NOTHING waits for a concurrent insert of the same key;
+    // the second SELECT (a new snapshot under READ COMMITTED) then sees it.
+    Prepared(txn, "benchmark_insert", missing.dump());
+    select(missing_keys);
+  }
+  return ids;
+}
+
+// One metric of a case as stored: id, unit and direction.
+struct StoredMetric {
+  int64_t id = 0;
+  std::string unit, direction;
+};
+
+// The stored metrics of `wanted` ((benchmark id, name) -> JSON of the row to
+// insert), those not stored yet inserted first.
+std::map<std::pair<int64_t, std::string>, StoredMetric> MetricRows(
+    pqxx::work& txn, const std::map<std::pair<int64_t, std::string>, Json>& wanted) {
+  std::map<std::pair<int64_t, std::string>, StoredMetric> stored;
+  auto select = [&](const Json& keys) {
+    for (const auto& row : Prepared(txn, "metric_ids", keys.dump())) {
+      stored[{row[0].as<int64_t>(), row[1].as<std::string>()}] =
+          StoredMetric{row[2].as<int64_t>(), row[3].as<std::string>(), row[4].as<std::string>()};
+    }
+  };
+  Json keys = Json::array();
+  for (const auto& [key, row] : wanted) keys.push_back(row);
+  select(keys);
+  Json missing = Json::array();
+  for (const auto& [key, row] : wanted) {
+    if (stored.count(key) == 0) missing.push_back(row);
+  }
+  if (!missing.empty()) {
+    Prepared(txn, "metric_insert", missing.dump());
+    select(missing);
+  }
+  return stored;
+}
+
+// The metric ids of case `cr` (benchmark id `bench_id`), or an error when a
+// metric is stored with another unit or direction.
+absl::StatusOr<std::vector<int64_t>> CaseMetricIds(
+    const CaseResult& cr, int64_t bench_id,
+    const std::map<std::pair<int64_t, std::string>, StoredMetric>& stored) {
+  std::vector<int64_t> ids;
   for (const MetricSpec& m : cr.metrics) {
-    auto id = MetricId(txn, bench_id, key, m);
-    if (!id.ok()) return id.status();
-    metric_ids.push_back(*id);
+    const StoredMetric& s = stored.at({bench_id, m.name});
+    const std::string direction = ToString(m.direction);
+    if (s.unit != m.unit || s.direction != direction) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "benchmark ", cr.benchmark.Key(), " metric '", m.name, "' is stored with unit '", s.unit,
+          "' (", s.direction, ") but this batch says '", m.unit, "' (", direction,
+          "); a metric's unit and direction cannot change, give it a new name"));
+    }
+    ids.push_back(s.id);
   }
-  if (cr.status == CaseStatus::kUnspecified) {
-    txn.exec_params(
-        "INSERT INTO run_cases (run_id, benchmark_id) VALUES ($1, $2) "
-        "ON CONFLICT (run_id, benchmark_id) DO NOTHING",
-        run_id, bench_id);
-  } else {
-    txn.exec_params(
-        "INSERT INTO run_cases (run_id, benchmark_id, status, reason, noise) "
-        "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (run_id, benchmark_id) DO UPDATE "
-        "SET status = excluded.status, reason = excluded.reason, noise = excluded.noise",
-        run_id, bench_id, std::string(ToString(cr.status)), cr.reason,
-        std::isfinite(cr.noise) ? cr.noise : 0.0);
+  return ids;
+}
+
+// The run's row of each case, with how it ended once a batch says so (the
+// last status a batch gives for a case wins, an unspecified one changes
+// nothing), and a summary row (statistics NULL) per metric, so CloseRun also
+// summarizes a case whose samples never came (n = 0).
+void RecordRunCases(pqxx::work& txn, const std::string& run_id, const std::vector<CaseResult>& cases,
+                    const std::vector<CaseIds>& ids) {
+  std::map<int64_t, Json> run_cases;
+  Json summary_metrics = Json::array();
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const CaseResult& cr = cases[i];
+    for (int64_t metric_id : ids[i].second) summary_metrics.push_back(metric_id);
+    Json& row = run_cases[ids[i].first];
+    if (cr.status != CaseStatus::kUnspecified) {
+      row = {{"b", ids[i].first}, {"status", ToString(cr.status)}, {"reason", cr.reason},
+             {"noise", std::isfinite(cr.noise) ? cr.noise : 0.0}};
+    } else if (row.is_null()) {
+      row = {{"b", ids[i].first}, {"status", "unspecified"}, {"reason", ""}, {"noise", 0.0}};
+    }
   }
-  return CaseIds(bench_id, std::move(metric_ids));
+  Json rows = Json::array();
+  for (auto& [bench_id, row] : run_cases) rows.push_back(std::move(row));
+  Prepared(txn, "run_cases_upsert", run_id, rows.dump());
+  Prepared(txn, "summary_placeholders", run_id, summary_metrics.dump());
+}
+
+// Registers the cases of a batch: benchmarks and metrics when new (a few
+// statements for the whole batch, not a few per case), the run's row per
+// case and the summary placeholders. Returns each case's ids.
+absl::StatusOr<std::vector<CaseIds>> StoreCases(pqxx::work& txn, const std::string& run_id,
+                                                const std::vector<CaseResult>& cases) {
+  std::map<std::string, Json> bench_rows;
+  for (const CaseResult& cr : cases) {
+    const std::string key = cr.benchmark.Key();
+    bench_rows.try_emplace(key, Json{{"key", key}, {"suite", cr.benchmark.suite},
+                                     {"name", cr.benchmark.name}, {"params", Json(cr.benchmark.params)}});
+  }
+  const std::map<std::string, int64_t> bench_ids = BenchmarkIds(txn, bench_rows);
+  std::map<std::pair<int64_t, std::string>, Json> metric_rows;
+  for (const CaseResult& cr : cases) {
+    const int64_t bench_id = bench_ids.at(cr.benchmark.Key());
+    for (const MetricSpec& m : cr.metrics) {
+      // The first case naming a metric registers it, as when cases came one by one.
+      metric_rows.try_emplace({bench_id, m.name}, Json{{"b", bench_id}, {"name", m.name}, {"unit", m.unit},
+                                                       {"direction", ToString(m.direction)}});
+    }
+  }
+  const auto stored = MetricRows(txn, metric_rows);
+  std::vector<CaseIds> ids;
+  for (const CaseResult& cr : cases) {
+    const int64_t bench_id = bench_ids.at(cr.benchmark.Key());
+    auto metric_ids = CaseMetricIds(cr, bench_id, stored);
+    if (!metric_ids.ok()) return metric_ids.status();
+    ids.emplace_back(bench_id, std::move(*metric_ids));
+  }
+  RecordRunCases(txn, run_id, cases, ids);
+  return ids;
+}
+
+// The shortest text that reads back as v (std::to_chars): libpqxx 6 would
+// print a double through a stream at 17 digits, the costliest part of COPY.
+std::string DoubleText(double v) {
+  char buf[32];
+  const auto res = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, res.ptr);
 }
 
 // The batch's samples, one row per sample and metric, through COPY.
@@ -579,21 +739,18 @@ void CopySamples(pqxx::work& txn, const std::string& run_id, const std::vector<C
 }
 
 // The cases and samples a run holds so far.
-CloseOutcome StoredCounts(pqxx::work& txn, const std::string& run_id) {
+CloseOutcome StoredCounts(pqxx::transaction_base& txn, const std::string& run_id) {
   CloseOutcome out;
-  out.cases = txn.exec_params1("SELECT count(*) FROM run_cases WHERE run_id = $1", run_id)[0]
-                  .as<uint32_t>();
-  out.samples =
-      txn.exec_params1(
-             "SELECT coalesce(sum(sample_count), 0)::bigint FROM batches WHERE run_id = $1",
-             run_id)[0]
-          .as<uint64_t>();
+  const pqxx::row row = Prepared(txn, "stored_counts", run_id).at(0);
+  out.cases = row[0].as<uint32_t>();
+  out.samples = row[1].as<uint64_t>();
   return out;
 }
 
 // Every batch the agent says it sent must be here, or the summaries would
 // silently leave samples out.
-absl::Status CheckBatchesArrived(pqxx::work& txn, const std::string& run_id, uint64_t last_sequence) {
+absl::Status CheckBatchesArrived(pqxx::transaction_base& txn, const std::string& run_id,
+                                 uint64_t last_sequence) {
   uint64_t expected = 1;
   for (const auto& row : txn.exec_params(
            "SELECT sequence FROM batches WHERE run_id = $1 AND sequence <= $2 ORDER BY sequence",
@@ -611,23 +768,83 @@ absl::Status CheckBatchesArrived(pqxx::work& txn, const std::string& run_id, uin
   return absl::OkStatus();
 }
 
+// Parses a number PostgreSQL printed (integer or float8 text), exactly.
+template <typename T>
+T ParseNumber(const pqxx::field& f) {
+  T v{};
+  const char* begin = f.c_str();
+  std::from_chars(begin, begin + f.size(), v);
+  return v;
+}
+
+// Appends the numbers of a float8[] PostgreSQL printed ("{1.5,2,...}") to out.
+void ParseFloatArray(const pqxx::field& f, std::vector<double>& out) {
+  const char* p = f.c_str();
+  const char* end = p + f.size();
+  while (p < end && (*p == '{' || *p == ',' || *p == '}')) ++p;
+  while (p < end) {
+    double v = 0;
+    const auto res = std::from_chars(p, end, v);
+    if (res.ec != std::errc()) break;
+    out.push_back(v);
+    p = res.ptr;
+    while (p < end && (*p == ',' || *p == '}')) ++p;
+  }
+}
+
+// The bounds of a run's received_at, as timestamptz text parameters that
+// let PostgreSQL read only the partitions the run can be in (see migration
+// 0007): [opened_at, finished_at], a day wider on each side for a server
+// clock that stepped; unbounded for a run opened before opened_at existed
+// or still running.
+constexpr const char* kRunBounds =
+    "coalesce(opened_at - interval '1 day', '-infinity')::text, "
+    "coalesce(finished_at + interval '1 day', 'infinity')::text";
+
+// Per metric: the unthrottled values, and how many throttled ones were left out.
+using MetricValues = std::map<int64_t, std::pair<std::vector<double>, uint32_t>>;
+
+// What CloseRun reads of a running run in one snapshot: its batches (to
+// tell later whether any arrived meanwhile) and its samples.
+struct CloseRead {
+  std::optional<CloseOutcome> already_closed;  // a resent CloseRun: nothing to do
+  std::string batches;                         // count, sum and max of the run's batches
+  MetricValues values;
+};
+
+absl::StatusOr<CloseRead> ReadForClose(pqxx::transaction_base& txn, const std::string& run_id,
+                                       const std::string& new_status, uint64_t last_sequence) {
+  CloseRead out;
+  pqxx::result run = txn.exec_params(absl::StrCat("SELECT status, ", kRunBounds, " FROM runs WHERE id = $1"), run_id);
+  if (run.empty()) return absl::NotFoundError(absl::StrCat("run ", run_id, " does not exist"));
+  const std::string current = run[0][0].as<std::string>();
+  if (current != "running") {
+    if (current != new_status) {
+      return absl::FailedPreconditionError(absl::StrCat("run ", run_id, " was already closed as ", current,
+                                                        "; it cannot be closed again as ", new_status));
+    }
+    out.already_closed = StoredCounts(txn, run_id);  // a resent CloseRun
+    return out;
+  }
+  if (absl::Status s = CheckBatchesArrived(txn, run_id, last_sequence); !s.ok()) return s;
+  out.batches = Prepared(txn, "batch_print", run_id).at(0)[0].as<std::string>();
+  for (const auto& row : txn.exec_params("SELECT metric_id FROM summaries WHERE run_id = $1", run_id)) {
+    out.values[row[0].as<int64_t>()];
+  }
+  // One row per metric, its values one array: 400 rows to take apart
+  // rather than 400k.
+  for (const auto& row : Prepared(txn, "close_values", run_id, run[0][1].as<std::string>(),
+                                  run[0][2].as<std::string>())) {
+    auto& [unthrottled, throttled] = out.values[ParseNumber<int64_t>(row[0])];
+    throttled = ParseNumber<uint32_t>(row[1]);
+    ParseFloatArray(row[2], unthrottled);
+  }
+  return out;
+}
+
 // One summary row (JSON) per metric the run reports, over its unthrottled
 // samples, with how many throttled ones were left out.
-Json SummaryRows(pqxx::work& txn, const std::string& run_id) {
-  // Per metric: unthrottled values, and how many throttled ones were left out.
-  std::map<int64_t, std::pair<std::vector<double>, uint32_t>> values;
-  for (const auto& row : txn.exec_params("SELECT metric_id FROM summaries WHERE run_id = $1", run_id)) {
-    values[row[0].as<int64_t>()];
-  }
-  for (const auto& row : txn.exec_params(
-           "SELECT metric_id, value, throttled FROM samples WHERE run_id = $1", run_id)) {
-    auto& [unthrottled, throttled] = values[row[0].as<int64_t>()];
-    if (row[2].as<bool>()) {
-      ++throttled;
-    } else {
-      unthrottled.push_back(row[1].as<double>());
-    }
-  }
+Json SummaryRows(const MetricValues& values) {
   Json rows = Json::array();
   for (const auto& [metric_id, v] : values) {
     const stats::Summary s = stats::Summarize(v.first);
@@ -651,23 +868,28 @@ Json SummaryRows(pqxx::work& txn, const std::string& run_id) {
   return rows;
 }
 
-// Writes the summary rows over the run's placeholders (or earlier ones).
-void WriteSummaries(pqxx::work& txn, const std::string& run_id, const Json& rows) {
+// Writes what ReadForClose saw and SummaryRows made, unless a batch arrived
+// in between (then nullopt: read again).
+absl::StatusOr<std::optional<CloseOutcome>> WriteClose(pqxx::work& txn, const std::string& run_id,
+                                                       const std::string& new_status, const CloseRead& read,
+                                                       const Json& rows, const std::string& reason,
+                                                       const std::vector<std::string>& invalid_reasons) {
+  // FOR UPDATE waits for batches being stored (they hold FOR SHARE) and
+  // keeps new ones out until the run is closed.
+  pqxx::result run = txn.exec_params("SELECT status FROM runs WHERE id = $1 FOR UPDATE", run_id);
+  if (run.empty()) return absl::NotFoundError(absl::StrCat("run ", run_id, " does not exist"));
+  if (run[0][0].as<std::string>() != "running" ||
+      Prepared(txn, "batch_print", run_id).at(0)[0].as<std::string>() != read.batches) {
+    return std::optional<CloseOutcome>();
+  }
+  Prepared(txn, "summaries_write", run_id, rows.dump());
   txn.exec_params(
-      "INSERT INTO summaries (run_id, metric_id, n, n_throttled, median, mean, stdev, min, max, "
-      "noise, mad, p5, p95, median_ci_low, median_ci_high) "
-      "SELECT $1, (x->>'metric_id')::bigint, (x->>'n')::int, (x->>'n_throttled')::int, "
-      "(x->>'median')::float8, (x->>'mean')::float8, (x->>'stdev')::float8, "
-      "(x->>'min')::float8, (x->>'max')::float8, (x->>'noise')::float8, "
-      "(x->>'mad')::float8, (x->>'p5')::float8, (x->>'p95')::float8, "
-      "(x->>'median_ci_low')::float8, (x->>'median_ci_high')::float8 "
-      "FROM jsonb_array_elements($2::jsonb) x "
-      "ON CONFLICT (run_id, metric_id) DO UPDATE SET n = excluded.n, "
-      "n_throttled = excluded.n_throttled, median = excluded.median, mean = excluded.mean, "
-      "stdev = excluded.stdev, min = excluded.min, max = excluded.max, noise = excluded.noise, "
-      "mad = excluded.mad, p5 = excluded.p5, p95 = excluded.p95, "
-      "median_ci_low = excluded.median_ci_low, median_ci_high = excluded.median_ci_high",
-      run_id, rows.dump());
+      "UPDATE runs SET status = $2, finished_at = now(), failure_reason = $3, "
+      "invalid_reasons = ARRAY(SELECT jsonb_array_elements_text($4::jsonb)) WHERE id = $1",
+      run_id, new_status, reason, Json(invalid_reasons).dump());
+  CloseOutcome out = StoredCounts(txn, run_id);
+  txn.commit();
+  return std::optional<CloseOutcome>(out);
 }
 
 }  // namespace
@@ -684,7 +906,7 @@ absl::StatusOr<BatchOutcome> Store::StoreBatch(const std::string& raw_run_id, ui
     pqxx::work txn(c);
     // FOR SHARE: batches of one run are stored concurrently, but CloseRun
     // (FOR UPDATE) waits for them, so it never summarizes half a batch.
-    pqxx::result run = txn.exec_params("SELECT status FROM runs WHERE id = $1 FOR SHARE", *run_id);
+    pqxx::result run = Prepared(txn, "run_for_share", *run_id);
     if (run.empty()) {
       return absl::NotFoundError(
           absl::StrCat("run ", *run_id, " does not exist; call OpenRun before sending results"));
@@ -694,8 +916,7 @@ absl::StatusOr<BatchOutcome> Store::StoreBatch(const std::string& raw_run_id, ui
     BatchOutcome outcome;
     if (status != "running") {
       // A resend of a batch stored before the run closed is still a duplicate.
-      if (!txn.exec_params("SELECT 1 FROM batches WHERE run_id = $1 AND sequence = $2", *run_id,
-                           seq)
+      if (!txn.exec_params("SELECT 1 FROM batches WHERE run_id = $1 AND sequence = $2", *run_id, seq)
                .empty()) {
         outcome.duplicate = true;
         return outcome;
@@ -703,32 +924,14 @@ absl::StatusOr<BatchOutcome> Store::StoreBatch(const std::string& raw_run_id, ui
       return absl::FailedPreconditionError(absl::StrCat(
           "run ", *run_id, " is ", status, "; results are accepted only while a run is running"));
     }
-    if (txn.exec_params("INSERT INTO batches (run_id, sequence, sample_count) VALUES ($1, $2, $3) "
-                        "ON CONFLICT (run_id, sequence) DO NOTHING RETURNING 1",
-                        *run_id, seq, static_cast<int64_t>(sample_count))
-            .empty()) {
+    if (Prepared(txn, "batch_insert", *run_id, seq, static_cast<int64_t>(sample_count)).empty()) {
       outcome.duplicate = true;
       txn.commit();
       return outcome;
     }
-
-    std::vector<CaseIds> ids;
-    Json summary_metrics = Json::array();
-    for (const CaseResult& cr : cases) {
-      auto case_ids = StoreCase(txn, *run_id, cr);
-      if (!case_ids.ok()) return case_ids.status();
-      for (int64_t metric_id : case_ids->second) summary_metrics.push_back(metric_id);
-      ids.push_back(std::move(*case_ids));
-    }
-    // A summary row per metric the run reports, so CloseRun also summarizes
-    // a case whose samples never came (n = 0).
-    txn.exec_params(
-        "INSERT INTO summaries (run_id, metric_id) "
-        "SELECT $1, m::bigint FROM jsonb_array_elements_text($2::jsonb) m "
-        "ON CONFLICT (run_id, metric_id) DO NOTHING",
-        *run_id, summary_metrics.dump());
-
-    if (sample_count > 0) CopySamples(txn, *run_id, cases, ids);
+    auto ids = StoreCases(txn, *run_id, cases);
+    if (!ids.ok()) return ids.status();
+    if (sample_count > 0) CopySamples(txn, *run_id, cases, *ids);
     txn.commit();
     outcome.samples_stored = static_cast<uint32_t>(sample_count);
     return outcome;
@@ -745,27 +948,29 @@ absl::StatusOr<CloseOutcome> Store::CloseRun(const std::string& raw_run_id, RunS
         absl::StrCat("a run is closed as complete or failed, not ", ToString(status)));
   }
   const std::string new_status = ToString(status);
-  return pool_->Run("closing a run", [&](pqxx::connection& c) -> absl::StatusOr<CloseOutcome> {
-    pqxx::work txn(c);
-    pqxx::result run = txn.exec_params("SELECT status FROM runs WHERE id = $1 FOR UPDATE", *run_id);
-    if (run.empty()) return absl::NotFoundError(absl::StrCat("run ", *run_id, " does not exist"));
-    const std::string current = run[0][0].as<std::string>();
-    if (current != "running") {
-      if (current == new_status) return StoredCounts(txn, *run_id);  // a resent CloseRun
-      return absl::FailedPreconditionError(absl::StrCat("run ", *run_id, " was already closed as ",
-                                                        current, "; it cannot be closed again as ",
-                                                        new_status));
-    }
-    if (absl::Status s = CheckBatchesArrived(txn, *run_id, last_sequence); !s.ok()) return s;
-    WriteSummaries(txn, *run_id, SummaryRows(txn, *run_id));
-    txn.exec_params(
-        "UPDATE runs SET status = $2, finished_at = now(), failure_reason = $3, "
-        "invalid_reasons = ARRAY(SELECT jsonb_array_elements_text($4::jsonb)) WHERE id = $1",
-        *run_id, new_status, reason, Json(invalid_reasons).dump());
-    CloseOutcome out = StoredCounts(txn, *run_id);
-    txn.commit();
-    return out;
-  });
+  // Read the samples in one snapshot, summarize them with no connection
+  // held and no lock taken, then write under the run's lock if no batch
+  // came in between. A batch arriving meanwhile (the agent still sending)
+  // means reading again; a few times at most.
+  constexpr int kAttempts = 4;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    auto read = pool_->Run("closing a run", [&](pqxx::connection& c) -> absl::StatusOr<CloseRead> {
+      pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> txn(c);
+      return ReadForClose(txn, *run_id, new_status, last_sequence);
+    });
+    if (!read.ok()) return read.status();
+    if (read->already_closed) return *read->already_closed;
+    const Json rows = SummaryRows(read->values);
+    read->values.clear();
+    auto written = pool_->Run("closing a run", [&](pqxx::connection& c) -> absl::StatusOr<std::optional<CloseOutcome>> {
+      pqxx::work txn(c);
+      return WriteClose(txn, *run_id, new_status, *read, rows, reason, invalid_reasons);
+    });
+    if (!written.ok()) return written.status();
+    if (written->has_value()) return **written;
+  }
+  return absl::AbortedError(absl::StrCat("run ", *run_id, " kept receiving batches while being closed (",
+                                         kAttempts, " attempts); close it once its batches are sent"));
 }
 
 absl::StatusOr<RunRecord> Store::GetRun(const std::string& raw_run_id) {
@@ -849,16 +1054,32 @@ absl::StatusOr<RunSamples> Store::GetSamples(const std::string& raw_run_id) {
   if (!run_id.ok()) return run_id.status();
   return pool_->Run("reading samples", [&](pqxx::connection& c) -> absl::StatusOr<RunSamples> {
     pqxx::read_transaction txn(c);
-    if (txn.exec_params("SELECT 1 FROM runs WHERE id = $1", *run_id).empty()) {
-      return absl::NotFoundError(absl::StrCat("run ", *run_id, " does not exist"));
-    }
-    RunSamples out;
+    pqxx::result run = txn.exec_params(absl::StrCat("SELECT ", kRunBounds, " FROM runs WHERE id = $1"), *run_id);
+    if (run.empty()) return absl::NotFoundError(absl::StrCat("run ", *run_id, " does not exist"));
+    std::map<int64_t, std::pair<std::string, std::string>> names;  // metric id -> (benchmark key, metric)
     for (const auto& row : txn.exec_params(
-             "SELECT b.key, m.name, s.value FROM samples s JOIN metrics m ON m.id = s.metric_id "
-             "JOIN benchmarks b ON b.id = s.benchmark_id "
-             "WHERE s.run_id = $1 AND NOT s.throttled ORDER BY s.metric_id, s.idx",
+             "SELECT m.id, b.key, m.name FROM summaries s JOIN metrics m ON m.id = s.metric_id "
+             "JOIN benchmarks b ON b.id = m.benchmark_id WHERE s.run_id = $1",
              *run_id)) {
-      out[{row[0].as<std::string>(), row[1].as<std::string>()}].push_back(row[2].as<double>());
+      names[row[0].as<int64_t>()] = {row[1].as<std::string>(), row[2].as<std::string>()};
+    }
+    // One row per metric, its unthrottled values in sample order as one
+    // array: a few hundred rows to take apart rather than a row per value.
+    RunSamples out;
+    for (const auto& row : Prepared(txn, "run_values", *run_id, run[0][0].as<std::string>(),
+                                    run[0][1].as<std::string>())) {
+      auto name = names.find(ParseNumber<int64_t>(row[0]));
+      if (name == names.end()) continue;
+      std::vector<double> idx, values;
+      ParseFloatArray(row[1], idx);  // integers below 2^31: exact as doubles
+      ParseFloatArray(row[2], values);
+      if (idx.size() != values.size()) idx.assign(values.size(), 0);  // never: one aggregation
+      std::vector<size_t> order(values.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return idx[a] < idx[b]; });
+      std::vector<double>& v = out[name->second];
+      v.reserve(values.size());
+      for (size_t i : order) v.push_back(values[i]);
     }
     return out;
   });
@@ -1029,6 +1250,150 @@ absl::StatusOr<std::vector<CalibrationRecord>> Store::GetCalibrations(
         }
         return out;
       });
+}
+
+namespace {
+
+// Key of the advisory lock under which partitions are made ("samplprt").
+constexpr int64_t kPartitionLockKey = 0x73616d706c707274;
+// Runs removed per transaction by ExpireRuns: a bounded time each.
+constexpr int kExpireChunk = 100;
+
+// The first day of a UTC month as text PostgreSQL reads, and the month's
+// partition name.
+struct Month {
+  std::chrono::year_month ym;
+  std::string Start() const {
+    return absl::StrFormat("%04d-%02u-01 00:00:00+00", static_cast<int>(ym.year()),
+                           static_cast<unsigned>(ym.month()));
+  }
+  std::string Name() const {
+    return absl::StrFormat("samples_%04d_%02u", static_cast<int>(ym.year()), static_cast<unsigned>(ym.month()));
+  }
+  Month Next() const { return Month{ym + std::chrono::months(1)}; }
+};
+
+Month MonthOf(TimePoint t) {
+  const std::chrono::year_month_day day{std::chrono::floor<std::chrono::days>(t)};
+  return Month{day.year() / day.month()};
+}
+
+// Creates the partition of `month`, moving rows of it out of the default
+// partition when some landed there. Returns false when it existed.
+bool CreatePartition(pqxx::work& txn, const Month& month) {
+  // A second coordinator making the same month waits here, then finds it.
+  txn.exec_params("SELECT pg_advisory_xact_lock($1)", kPartitionLockKey);
+  if (!txn.exec_params1("SELECT to_regclass($1) IS NULL", month.Name())[0].as<bool>()) return false;
+  // Literals of digits this code formatted: nothing to escape.
+  const std::string lo = absl::StrCat("'", month.Start(), "'"), hi = absl::StrCat("'", month.Next().Start(), "'");
+  const std::string range = absl::StrCat(" FROM (", lo, ") TO (", hi, ")");
+  const std::string in_range =
+      absl::StrCat(" WHERE received_at >= ", lo, "::timestamptz AND received_at < ", hi, "::timestamptz");
+  const std::string create =
+      absl::StrCat("CREATE TABLE ", txn.quote_name(month.Name()), " PARTITION OF samples FOR VALUES", range);
+  if (txn.exec(absl::StrCat("SELECT 1 FROM samples_default", in_range, " LIMIT 1")).empty()) {
+    txn.exec(create);
+    return true;
+  }
+  // Made too late: the month's rows sit in the default partition, and
+  // PostgreSQL refuses a partition that the default holds rows of.
+  txn.exec("ALTER TABLE samples DETACH PARTITION samples_default");
+  txn.exec(create);
+  txn.exec(absl::StrCat("INSERT INTO samples SELECT * FROM samples_default", in_range));
+  txn.exec(absl::StrCat("DELETE FROM samples_default", in_range));
+  txn.exec("ALTER TABLE samples ATTACH PARTITION samples_default DEFAULT");
+  return true;
+}
+
+// Removes up to kExpireChunk runs that `rule` matches; returns the runs and
+// sample rows removed (0 runs: none left).
+std::pair<uint64_t, uint64_t> ExpireChunk(pqxx::work& txn, const RetentionRule& rule) {
+  const int64_t cutoff = rule.finished_before ? ToMicros(*rule.finished_before) : 0;
+  Json ids = Json::array();
+  for (const auto& row : txn.exec_params(
+           absl::StrCat("SELECT id::text FROM runs WHERE status <> 'running' AND ($1 = '' OR branch = $1) "
+                        "AND (NOT $2 OR finished_at < ",
+                        TimestampFromMicros(3), ") ORDER BY finished_at LIMIT $4 FOR UPDATE SKIP LOCKED"),
+           rule.branch, rule.finished_before.has_value(), cutoff, kExpireChunk)) {
+    ids.push_back(row[0].as<std::string>());
+  }
+  if (ids.empty()) return {0, 0};
+  const std::string id_list = ids.dump();
+  constexpr const char* kIds = "(SELECT (jsonb_array_elements_text($1::jsonb))::uuid)";
+  // Every partition is searched, not only those of the runs' time span: a
+  // probe of the run_id index of a partition without them costs one
+  // descent, and no row may be left behind.
+  const pqxx::result samples =
+      txn.exec_params(absl::StrCat("DELETE FROM samples WHERE run_id IN ", kIds), id_list);
+  // Cases, batches, summaries and gate reports go with the run (ON DELETE CASCADE).
+  const pqxx::result runs = txn.exec_params(absl::StrCat("DELETE FROM runs WHERE id IN ", kIds), id_list);
+  return {runs.affected_rows(), samples.affected_rows()};
+}
+
+// Drops the monthly partitions of samples for months over more than a day
+// ago that hold no row; returns how many.
+uint32_t DropEmptyPartitions(pqxx::work& txn, TimePoint now) {
+  const std::string oldest_kept = MonthOf(now - std::chrono::hours(24)).Name();
+  uint32_t dropped = 0;
+  for (const auto& row : txn.exec(
+           "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+           "WHERE i.inhparent = 'samples'::regclass AND c.relname ~ '^samples_[0-9]{4}_[0-9]{2}$' "
+           "ORDER BY c.relname")) {
+    const std::string name = row[0].as<std::string>();
+    if (name >= oldest_kept) break;  // names sort by month
+    const std::string quoted = txn.quote_name(name);
+    if (!txn.exec(absl::StrCat("SELECT 1 FROM ", quoted, " LIMIT 1")).empty()) continue;
+    txn.exec(absl::StrCat("DROP TABLE ", quoted));
+    ++dropped;
+  }
+  return dropped;
+}
+
+}  // namespace
+
+absl::StatusOr<uint32_t> Store::EnsurePartitions(TimePoint now, uint32_t months_ahead) {
+  uint32_t created = 0;
+  Month month = MonthOf(now);
+  for (uint32_t i = 0; i <= months_ahead; ++i, month = month.Next()) {
+    absl::StatusOr<bool> made =
+        pool_->Run(absl::StrCat("creating partition ", month.Name()), [&](pqxx::connection& c) -> absl::StatusOr<bool> {
+          pqxx::work txn(c);
+          const bool made = CreatePartition(txn, month);
+          txn.commit();
+          return made;
+        });
+    if (!made.ok()) return made.status();
+    if (*made) ++created;
+  }
+  return created;
+}
+
+absl::StatusOr<RetentionOutcome> Store::ExpireRuns(const RetentionRule& rule) {
+  if (!rule.finished_before && rule.branch.empty()) {
+    return absl::InvalidArgumentError("a retention rule needs an age or a branch (or both)");
+  }
+  RetentionOutcome out;
+  for (;;) {
+    auto removed = pool_->Run("expiring runs", [&](pqxx::connection& c) -> absl::StatusOr<std::pair<uint64_t, uint64_t>> {
+      pqxx::work txn(c);
+      const auto counts = ExpireChunk(txn, rule);
+      txn.commit();
+      return counts;
+    });
+    if (!removed.ok()) return removed.status();
+    if (removed->first == 0) break;
+    out.runs += removed->first;
+    out.samples += removed->second;
+  }
+  auto dropped = pool_->Run("dropping empty partitions", [&](pqxx::connection& c) -> absl::StatusOr<uint32_t> {
+    pqxx::work txn(c);
+    const uint32_t n = DropEmptyPartitions(txn, std::chrono::system_clock::now());
+    txn.commit();
+    return n;
+  });
+  if (!dropped.ok()) return dropped.status();
+  out.partitions_dropped = *dropped;
+  return out;
 }
 
 absl::StatusOr<int64_t> Store::SaveGateReport(const std::string& candidate_run_id,

@@ -62,6 +62,20 @@ struct BaselineQuery {
   uint32_t limit = 5;                         // the newest K
 };
 
+/// Which runs ExpireRuns removes: finished runs (complete or failed) that
+/// match every field given. A run still running is never removed.
+struct RetentionRule {
+  std::optional<TimePoint> finished_before;  // finished before this (none: any time)
+  std::string branch;                        // of this branch (empty: any branch)
+};
+
+/// What ExpireRuns removed.
+struct RetentionOutcome {
+  uint64_t runs = 0;
+  uint64_t samples = 0;              // sample rows (one per sample and metric)
+  uint32_t partitions_dropped = 0;   // monthly partitions of samples left empty and dropped
+};
+
 /// A stored calibration of one metric of one case on one node.
 struct CalibrationRecord {
   std::string sku;
@@ -151,6 +165,19 @@ class Store {
   absl::StatusOr<std::vector<CalibrationRecord>> GetCalibrations(
       const std::string& sku, const std::string& node, const std::string& environment_hash,
       std::optional<std::chrono::seconds> max_age);
+
+  /// Creates the monthly partitions of samples (months in UTC) from the
+  /// month of `now` to `months_ahead` months after it, so that rows never
+  /// land in the default partition and a new month costs no scan of it.
+  /// Returns how many were created (0 when all exist). A month whose rows
+  /// already landed in the default partition (partitions made too late)
+  /// gets them moved into its new partition in the same transaction.
+  absl::StatusOr<uint32_t> EnsurePartitions(TimePoint now, uint32_t months_ahead = 2);
+  /// Removes the runs `rule` matches with everything stored for them
+  /// (samples, cases, batches, summaries, gate reports): at most 100 runs
+  /// per transaction, so each is short. Then drops the monthly partitions
+  /// of past months left empty. INVALID_ARGUMENT for a rule with neither an age nor a branch.
+  absl::StatusOr<RetentionOutcome> ExpireRuns(const RetentionRule& rule);
 
   /// Stores a gate report (its JSON form) and returns its id.
   absl::StatusOr<int64_t> SaveGateReport(const std::string& candidate_run_id,

@@ -100,9 +100,9 @@ uint64_t Mix(uint64_t x) {
 
 std::string CaseName(unsigned c) { return absl::StrCat("sim/case{i=", c, "}"); }
 
-// What the gate reads of a metric, without Summarize's bootstrap of the
-// median: the gate never looks at that interval, and the simulation builds
-// millions of metrics.
+// What the gate reads of a metric, without the rest of Summarize (MAD,
+// quantiles, the interval of the median): the gate never looks at them, and
+// the simulation builds millions of metrics.
 MetricData Metric(unsigned c, bool throughput, const std::vector<double>& times) {
   MetricData m;
   m.summary.benchmark = CaseName(c);

@@ -9,7 +9,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libpqxx-dev libssl-dev libopenblas-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   libboost-math-dev libgloo-dev
-  postgresql slurm-wlm munge
+  postgresql postgresql-contrib slurm-wlm munge
   openssl python3
   podman runc debootstrap docker-registry podman-compose
   # The coordinator's HTTP side; the dashboard's uPlot and the browser

@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <pqxx/pqxx>
+#include <string>
+#include <vector>
 
 #include "common/identity.h"
 #include "coordinator/server.h"
@@ -88,6 +91,34 @@ TEST_F(UploadTest, ARunSentWholeIsStoredComplete) {
   ASSERT_TRUE(stored.ok()) << stored.status();
   EXPECT_EQ(*stored, 5u);
   EXPECT_EQ(GetRun(client, meta.run_id).run().status(), v1::RUN_COMPLETE);
+}
+
+TEST_F(UploadTest, ARunSentWholePutsManyCasesInABatchAndSplitsAtTheValueLimit) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  CoordinatorClient client(Options(server_->port()));
+  const RunMeta meta = Meta();
+  auto upload = RunUpload::Create(client, meta);
+  ASSERT_TRUE(upload.ok()) << upload.status();
+  ASSERT_TRUE(upload->Register("node-1", "test").ok());
+  // 40 small cases, then two of 40 000 values: the small ones and the
+  // first large one fit one batch of 65 536 values, the second its own.
+  std::vector<CaseResult> cases;
+  for (int i = 0; i < 40; ++i) cases.push_back(Case(std::to_string(i), {1.0, 1.1}));
+  cases.push_back(Case("big1", std::vector<double>(40000, 2.0)));
+  cases.push_back(Case("big2", std::vector<double>(40000, 3.0)));
+  auto stored = upload->SendWhole(cases);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(*stored, 80080u);
+  pqxx::connection c(ConnInfo());
+  pqxx::nontransaction t(c);
+  const pqxx::result batches = t.exec_params(
+      "SELECT sample_count FROM batches WHERE run_id = $1 ORDER BY sequence", meta.run_id);
+  ASSERT_EQ(batches.size(), 2u);
+  EXPECT_EQ(batches[0][0].as<int64_t>(), 40080);
+  EXPECT_EQ(batches[1][0].as<int64_t>(), 40000);
+  auto samples = store_->GetSamples(meta.run_id);
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  EXPECT_EQ(samples->size(), 42u);
 }
 
 TEST_F(UploadTest, ARefusedBatchClosesTheRunAsFailedAndRemovesTheSpool) {

@@ -1,0 +1,49 @@
+#include "coordinator/maintenance.h"
+
+#include <iostream>
+
+namespace perfgate::coordinator {
+
+PartitionKeeper::PartitionKeeper(Store& store, std::chrono::seconds every)
+    : store_(store), every_(every), thread_([this] { Loop(); }) {}
+
+PartitionKeeper::~PartitionKeeper() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void PartitionKeeper::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_) {
+    lock.unlock();
+    auto made = store_.EnsurePartitions(std::chrono::system_clock::now(), kPartitionMonthsAhead);
+    if (!made.ok()) {
+      std::cerr << "perfgate-coordinator: cannot make the partitions of samples ahead of time: "
+                << made.status().message() << " (trying again in " << every_.count() << " s)" << std::endl;
+    }
+    lock.lock();
+    cv_.wait_for(lock, every_, [this] { return stop_; });
+  }
+}
+
+absl::Status RunMaintenance(Store& store, const MaintenanceRequest& request, std::ostream& out) {
+  const TimePoint now = std::chrono::system_clock::now();
+  auto made = store.EnsurePartitions(now, request.months_ahead);
+  if (!made.ok()) return made.status();
+  out << "partitions: " << *made << " created (this month and " << request.months_ahead << " ahead exist)\n";
+  if (!request.expire_days && request.expire_branch.empty()) return absl::OkStatus();
+  RetentionRule rule;
+  if (request.expire_days) rule.finished_before = now - std::chrono::hours(24) * *request.expire_days;
+  rule.branch = request.expire_branch;
+  auto expired = store.ExpireRuns(rule);
+  if (!expired.ok()) return expired.status();
+  out << "retention: " << expired->runs << " runs removed with " << expired->samples << " sample rows; "
+      << expired->partitions_dropped << " empty partitions dropped\n";
+  return absl::OkStatus();
+}
+
+}  // namespace perfgate::coordinator

@@ -1,0 +1,312 @@
+// Benchmarks of the service's hot paths (Google Benchmark; not run by CI):
+// the summary statistics, end-to-end ingest against raw COPY of the same
+// rows on the same private PostgreSQL, CloseRun, the coordinator's gate of
+// 500 metrics in A/B and history mode with two full runs' samples, and a
+// history query on a database filled by scripts/fill-samples.sh (given by
+// PERFGATE_BENCH_DATABASE; skipped without it). docs/performance.md records
+// the figures. Timings that share the machine are taken interleaved, and
+// medians reported, so that a busy neighbour slows both sides alike.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <pqxx/pqxx>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "client/coordinator_client.h"
+#include "client/upload.h"
+#include "common/identity.h"
+#include "common/stats.h"
+#include "coordinator/evaluate.h"
+#include "coordinator/maintenance.h"
+#include "coordinator/server.h"
+#include "coordinator/store.h"
+#include "tests/support/postgres.h"
+#include "tests/support/processes.h"
+
+namespace perfgate {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
+
+double MedianOf(std::vector<double> v) { return stats::Median(v); }
+
+std::vector<double> Lognormal(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::lognormal_distribution<double> d(0.0, 0.05);
+  std::vector<double> v(n);
+  for (double& x : v) x = 100.0 * d(rng);
+  return v;
+}
+
+void BM_Summarize(benchmark::State& state) {
+  const std::vector<double> v = Lognormal(static_cast<size_t>(state.range(0)), 1);
+  for (auto _ : state) benchmark::DoNotOptimize(stats::Summarize(v));
+}
+BENCHMARK(BM_Summarize)->Arg(200)->Arg(1000)->Unit(benchmark::kMicrosecond);
+
+// What each summary cost before: the 2000-resample bootstrap of the median.
+void BM_BootstrapMedianCi2000(benchmark::State& state) {
+  const std::vector<double> v = Lognormal(static_cast<size_t>(state.range(0)), 1);
+  for (auto _ : state) benchmark::DoNotOptimize(stats::BootstrapMedianCi(v));
+}
+BENCHMARK(BM_BootstrapMedianCi2000)->Arg(1000)->Unit(benchmark::kMicrosecond);
+
+// `cases` cases of two metrics with `samples` samples each.
+std::vector<CaseResult> Cases(int cases, int samples, uint64_t seed) {
+  std::vector<CaseResult> out;
+  for (int c = 0; c < cases; ++c) {
+    CaseResult cr;
+    cr.benchmark = {"bench", absl::StrCat("case_", c), {{"n", "4096"}}};
+    cr.metrics = {{"time_ms", "ms", Direction::kLowerIsBetter}, {"tflops", "TFLOP/s", Direction::kHigherIsBetter}};
+    const std::vector<double> a = Lognormal(samples, seed + 2 * c), b = Lognormal(samples, seed + 2 * c + 1);
+    for (int i = 0; i < samples; ++i) cr.samples.push_back(Sample{static_cast<uint32_t>(i), {a[i], b[i]}, false});
+    cr.status = CaseStatus::kOk;
+    out.push_back(std::move(cr));
+  }
+  return out;
+}
+
+// A private PostgreSQL with a coordinator in this process, shared by the
+// service benchmarks.
+struct Service {
+  std::unique_ptr<testing::PostgresServer> pg;
+  std::unique_ptr<coordinator::Store> store;
+  std::unique_ptr<coordinator::Server> server;
+  std::unique_ptr<client::CoordinatorClient> client;
+
+  static Service& Get() {
+    static Service* s = [] {
+      auto* svc = new Service;
+      auto pg = testing::PostgresServer::Start();
+      if (!pg.ok()) {
+        std::cerr << "cannot start PostgreSQL: " << pg.status() << "\n";
+        std::exit(1);
+      }
+      svc->pg = std::move(*pg);
+      svc->store = *coordinator::Store::Connect(svc->pg->ConnInfo(), 8);
+      if (!svc->store->Migrate().ok() || !svc->store->EnsurePartitions(std::chrono::system_clock::now()).ok()) std::exit(1);
+      coordinator::ServerConfig config;
+      config.listen = "127.0.0.1:0";
+      svc->server = *coordinator::Server::Start(config, *svc->store);
+      client::ClientOptions options;
+      options.address = absl::StrCat("127.0.0.1:", svc->server->port());
+      svc->client = std::make_unique<client::CoordinatorClient>(options);
+      return svc;
+    }();
+    return *s;
+  }
+
+  RunMeta Meta(const std::string& branch, std::map<std::string, std::string> details = {}) const {
+    RunMeta m;
+    m.run_id = NewUuid();
+    m.agent_name = "bench-agent";
+    m.environment.sku = "h100-sxm5-80gb";
+    m.branch = branch;
+    m.commit = NewUuid();
+    m.trigger = Trigger::kCi;
+    m.node = "node-1";
+    m.details = std::move(details);
+    return m;
+  }
+
+  // Stores a run of `cases` through the store (batches of 32 cases), then
+  // returns the seconds its CloseRun took.
+  double StoredThenClosed(const std::vector<CaseResult>& cases) {
+    const RunMeta meta = Meta("close");
+    if (!store->OpenRun(meta).ok()) std::exit(1);
+    uint64_t seq = 0;
+    for (size_t i = 0; i < cases.size(); i += 32) {
+      std::vector<CaseResult> part(cases.begin() + i, cases.begin() + std::min(cases.size(), i + 32));
+      if (!store->StoreBatch(meta.run_id, ++seq, part).ok()) std::exit(1);
+    }
+    const auto start = Clock::now();
+    auto closed = store->CloseRun(meta.run_id, RunStatus::kComplete, seq, "");
+    const double seconds = Seconds(start);
+    if (!closed.ok()) std::exit(1);
+    return seconds;
+  }
+
+  // Sends a run whole over gRPC (the path of `perfgate ingest`: OpenRun,
+  // batches, CloseRun); returns the seconds.
+  double Ingest(const RunMeta& meta, const std::vector<CaseResult>& cases) {
+    auto upload = client::RunUpload::Create(*client, meta);
+    if (!upload.ok() || !upload->Register("bench", "0").ok()) std::exit(1);
+    const auto start = Clock::now();
+    auto stored = upload->SendWhole(cases);
+    const double total = Seconds(start);
+    if (!stored.ok()) {
+      std::cerr << "ingest failed: " << stored.status() << "\n";
+      std::exit(1);
+    }
+    return total;
+  }
+};
+
+std::string DoubleText(double v) { return absl::StrFormat("%.17g", v); }
+
+// The rows of `cases` as COPY text for run `run_id`, with the benchmark and
+// metric ids the store gave them.
+std::string CopyText(pqxx::connection& c, const std::string& run_id, const std::vector<CaseResult>& cases) {
+  pqxx::nontransaction t(c);
+  std::map<std::string, std::pair<int64_t, std::vector<int64_t>>> ids;
+  for (const auto& row : t.exec("SELECT b.key, b.id, m.id FROM benchmarks b JOIN metrics m ON m.benchmark_id = b.id "
+                                "ORDER BY m.name = 'tflops'")) {
+    auto& e = ids[row[0].as<std::string>()];
+    e.first = row[1].as<int64_t>();
+    e.second.push_back(row[2].as<int64_t>());
+  }
+  std::string text;
+  for (const CaseResult& cr : cases) {
+    const auto& [bench_id, metric_ids] = ids.at(cr.benchmark.Key());
+    for (const Sample& s : cr.samples) {
+      for (size_t m = 0; m < metric_ids.size(); ++m) {
+        absl::StrAppend(&text, run_id, "\t", bench_id, "\t", metric_ids[m], "\t", s.index, "\t",
+                        DoubleText(s.values[m]), "\tf\n");
+      }
+    }
+  }
+  return text;
+}
+
+// Raw COPY of `text` into samples: psql's \copy of a file holding it, in
+// one transaction, as an operator would load the rows; returns the seconds
+// psql took.
+double RawCopy(const Service& svc, const std::string& text) {
+  const std::string path = "/tmp/perfgate-bench-copy.tsv";
+  std::ofstream(path) << text;
+  const auto start = Clock::now();
+  auto ran = testing::RunCommand({svc.pg->bin_dir() + "/psql", "-q", "-v", "ON_ERROR_STOP=1", "-d",
+                                  svc.pg->ConnInfo(), "-c",
+                                  "\\copy samples (run_id, benchmark_id, metric_id, idx, value, throttled) FROM '" +
+                                      path + "'"});
+  const double seconds = Seconds(start);
+  if (!ran.ok() || ran->exit_code != 0) {
+    std::cerr << "psql \\copy failed: " << (ran.ok() ? ran->output : ran.status().ToString()) << "\n";
+    std::exit(1);
+  }
+  std::remove(path.c_str());
+  return seconds;
+}
+
+// 200 cases x 2 metrics x 1000 samples: 400k values. Each repetition does a
+// raw COPY of the rows, the end-to-end ingest of a run of them, and the
+// CloseRun alone of another such run stored through the store; counters
+// are the medians over the repetitions, ratios taken within one.
+void BM_IngestVsCopy(benchmark::State& state) {
+  Service& svc = Service::Get();
+  const std::vector<CaseResult> cases = Cases(200, 1000, 7);
+  pqxx::connection c(svc.pg->ConnInfo());
+  svc.Ingest(svc.Meta("warmup"), cases);  // registers benchmarks and metrics
+  std::vector<double> copy_s, ingest_s, ratio, close_s, close_ratio;
+  for (auto _ : state) {
+    const RunMeta copy_run = svc.Meta("copy");
+    if (!svc.store->OpenRun(copy_run).ok()) std::exit(1);
+    const std::string text = CopyText(c, copy_run.run_id, cases);
+    copy_s.push_back(RawCopy(svc, text));
+    ingest_s.push_back(svc.Ingest(svc.Meta("ingest"), cases));
+    ratio.push_back(ingest_s.back() / copy_s.back());
+    close_s.push_back(svc.StoredThenClosed(cases));
+    close_ratio.push_back(close_s.back() / copy_s.back());
+    state.SetIterationTime(ingest_s.back());
+  }
+  state.counters["copy_s"] = MedianOf(copy_s);
+  state.counters["ingest_s"] = MedianOf(ingest_s);
+  state.counters["ingest_over_copy"] = MedianOf(ratio);
+  state.counters["close_s"] = MedianOf(close_s);
+  state.counters["close_over_copy"] = MedianOf(close_ratio);
+  state.counters["values"] = 400000;
+}
+BENCHMARK(BM_IngestVsCopy)->Iterations(5)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// The coordinator's gate of two stored runs of 250 cases x 2 metrics x 200
+// samples (500 metrics, 100k values a side): A/B with the sides' five
+// processes each (so both sides' samples are read), and history against
+// the five newest runs of the branch, the newest of them that A/B side
+// (both sides' samples read again, four runs' summaries).
+void BM_Gate500(benchmark::State& state) {
+  Service& svc = Service::Get();
+  const bool ab = state.range(0) == 1;
+  static std::string base_id, cand_id;
+  if (base_id.empty()) {
+    // Four older runs of one process each (their summaries suffice), then
+    // the A/B baseline side, then the candidate side.
+    for (int i = 0; i < 4; ++i) svc.Ingest(svc.Meta("gate-main"), Cases(250, 200, 100 + i));
+    std::map<std::string, std::string> blocks = {{"ab_blocks", "5"}};
+    const RunMeta base = svc.Meta("gate-main", blocks);
+    svc.Ingest(base, Cases(250, 200, 150));
+    base_id = base.run_id;
+    const RunMeta cand = svc.Meta("gate-pr", blocks);
+    svc.Ingest(cand, Cases(250, 200, 200));
+    cand_id = cand.run_id;
+  }
+  coordinator::GateRequest req;
+  req.candidate_run_id = cand_id;
+  req.policy_yaml = "version: 1\n";
+  if (ab) {
+    req.mode = gate::Mode::kAb;
+    req.baseline_run_id = base_id;
+  } else {
+    req.mode = gate::Mode::kHistory;
+    req.baseline_branch = "gate-main";
+  }
+  std::vector<double> times;
+  for (auto _ : state) {
+    const auto start = Clock::now();
+    auto eval = coordinator::EvaluateCandidate(*svc.store, req);
+    times.push_back(Seconds(start));
+    state.SetIterationTime(times.back());
+    if (!eval.ok()) {
+      state.SkipWithError(std::string(eval.status().message()).c_str());
+      return;
+    }
+    state.counters["metrics"] = static_cast<double>(eval->result.verdicts.size());
+  }
+  state.counters["median_ms"] = 1000 * MedianOf(times);
+}
+BENCHMARK(BM_Gate500)->Arg(1)->Arg(0)->ArgName("ab")->Iterations(15)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// History of one series of a database filled by scripts/fill-samples.sh.
+void BM_History10M(benchmark::State& state) {
+  const char* db = std::getenv("PERFGATE_BENCH_DATABASE");
+  if (db == nullptr) {
+    state.SkipWithError("PERFGATE_BENCH_DATABASE is not set (fill one with scripts/fill-samples.sh)");
+    return;
+  }
+  auto store = coordinator::Store::Connect(db, 1);
+  if (!store.ok()) {
+    state.SkipWithError(std::string(store.status().message()).c_str());
+    return;
+  }
+  std::vector<double> times;
+  for (auto _ : state) {
+    const auto start = Clock::now();
+    auto series = (*store)->GetHistory("fill/case_0", "time_ms", "", "main", static_cast<uint32_t>(state.range(0)));
+    times.push_back(Seconds(start));
+    state.SetIterationTime(times.back());
+    if (!series.ok() || series->points.empty()) {
+      state.SkipWithError("no history: was the database filled by scripts/fill-samples.sh?");
+      return;
+    }
+  }
+  std::sort(times.begin(), times.end());
+  state.counters["p50_ms"] = 1000 * times[times.size() / 2];
+  state.counters["p95_ms"] = 1000 * times[times.size() * 95 / 100];
+}
+BENCHMARK(BM_History10M)->Arg(100)->Arg(1000)->Iterations(200)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace perfgate
+
+BENCHMARK_MAIN();
