@@ -20,6 +20,9 @@ packages=(
 
 missing=()
 for p in "${packages[@]}"; do
+  # A Node.js that brings its own npm (NodeSource's nodejs package does, and
+  # conflicts with Debian's npm) needs no npm package.
+  if [ "$p" = npm ] && command -v npm >/dev/null; then continue; fi
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$p")
   fi
