@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "common/token_file.h"
+#include "coordinator/expiry.h"
 #include "coordinator/server.h"
 #include "coordinator/store.h"
 
@@ -17,6 +18,7 @@ struct Config {
   std::string listen = "127.0.0.1:50051";
   std::string token_file;
   int pool_size = 8;
+  double expire_runs_after_s = 24 * 3600;
 };
 
 int Fail(const absl::Status& s, const char* what) {
@@ -43,6 +45,10 @@ int main(int argc, char** argv) {
   serve->add_option("--token-file", config.token_file,
                     "File with the bearer token agents must present (none: no check)")
       ->envname("PERFGATE_TOKEN_FILE");
+  serve->add_option("--expire-runs-after", config.expire_runs_after_s,
+                    "Seconds without word from a running run's agent (OpenRun, a batch) after which the run "
+                    "is closed as failed; 0: never")
+      ->envname("PERFGATE_EXPIRE_RUNS_AFTER")->check(CLI::Range(0.0, 1e9))->capture_default_str();
   app.add_subcommand("migrate", "Apply pending schema migrations and exit");
   CLI11_PARSE(app, argc, argv);
 
@@ -73,6 +79,10 @@ int main(int argc, char** argv) {
   const std::string host = config.listen.substr(0, config.listen.rfind(':'));
   std::cout << "perfgate-coordinator: listening on " << host << ":" << (*server)->port() << std::endl;
 
+  std::unique_ptr<perfgate::coordinator::RunExpiry> expiry;
+  if (config.expire_runs_after_s > 0) {
+    expiry = std::make_unique<perfgate::coordinator::RunExpiry>(**store, config.expire_runs_after_s);
+  }
   std::thread waiter([&] {
     int sig = 0;
     sigwait(&signals, &sig);

@@ -18,6 +18,7 @@
 #include "absl/strings/strip.h"
 #include "common/identity.h"
 #include "common/stats.h"
+#include "coordinator/ingest_checks.h"
 #include "coordinator/migrations.h"
 #include "nlohmann/json.hpp"
 
@@ -327,6 +328,12 @@ class Store::Pool {
       lease.MarkBroken();
       return absl::UnavailableError(msg);
     }
+    // 57014: a statement cancelled (statement_timeout, pg_cancel_backend);
+    // class 53: out of resources; 55P03: a lock not available. Nothing was
+    // written and the same call can succeed later.
+    if (state == "57014" || absl::StartsWith(state, "53") || state == "55P03") {
+      return absl::UnavailableError(absl::StrCat(msg, "; nothing was written, retry"));
+    }
     // Class 22: the data sent cannot be represented (bad input).
     if (absl::StartsWith(state, "22")) return absl::InvalidArgumentError(msg);
     return absl::InternalError(msg);
@@ -444,10 +451,19 @@ absl::StatusOr<bool> Store::OpenRun(const RunMeta& meta) {
     }
     const int64_t agent_id = agent[0][0].as<int64_t>();
 
-    // A resend of OpenRun must not touch anything, so look before writing.
-    pqxx::result existing = txn.exec_params("SELECT status FROM runs WHERE id = $1", *run_id);
+    // A resend of OpenRun changes nothing but the time the run was last heard
+    // of, so look before writing; it must name the same run.
+    pqxx::result existing = txn.exec_params(
+        absl::StrCat("SELECT ", ingest::ReopenColumns(), " FROM runs WHERE id = $1"), *run_id);
     auto check_existing = [&](const std::string& status) -> absl::StatusOr<bool> {
-      if (status == "running") return true;
+      if (status == "running") {
+        pqxx::row row = txn.exec_params1(
+            absl::StrCat("UPDATE runs SET opened_at = now() WHERE id = $1 RETURNING ", ingest::ReopenColumns()),
+            *run_id);
+        if (absl::Status s = ingest::CheckReopen(row, agent_id, meta); !s.ok()) return s;
+        txn.commit();
+        return true;
+      }
       return absl::AlreadyExistsError(absl::StrCat("run ", *run_id, " already finished (", status,
                                                    "); a finished run cannot be reopened, start a "
                                                    "new run with a new id"));
@@ -471,7 +487,6 @@ absl::StatusOr<bool> Store::OpenRun(const RunMeta& meta) {
       // Opened concurrently by a resend that won the race.
       const std::string status =
           txn.exec_params1("SELECT status FROM runs WHERE id = $1", *run_id)[0].as<std::string>();
-      txn.commit();
       return check_existing(status);
     }
     txn.commit();
@@ -503,28 +518,24 @@ absl::StatusOr<uint64_t> CheckBatch(uint64_t sequence, const std::vector<CaseRes
 
 // The id of metric `m` of benchmark `bench_id` (key `key`), registered when
 // new; an error when it is stored with another unit or direction.
-absl::StatusOr<int64_t> MetricId(pqxx::work& txn, int64_t bench_id, const std::string& key,
-                                 const MetricSpec& m) {
+absl::StatusOr<int64_t> MetricId(pqxx::work& txn, const std::string& run_id, int64_t bench_id,
+                                 const std::string& key, const MetricSpec& m) {
+  // A metric is its name, unit and direction together (migration 0006): a
+  // definition nobody used before is a new row, never a conflict.
   const std::string direction = ToString(m.direction);
   const char* kSelect =
-      "SELECT id, unit, direction FROM metrics WHERE benchmark_id = $1 AND name = $2";
-  pqxx::result r = txn.exec_params(kSelect, bench_id, m.name);
+      "SELECT id FROM metrics WHERE benchmark_id = $1 AND name = $2 AND unit = $3 AND direction = $4";
+  pqxx::result r = txn.exec_params(kSelect, bench_id, m.name, m.unit, direction);
   if (r.empty()) {
     txn.exec_params(
         "INSERT INTO metrics (benchmark_id, name, unit, direction) VALUES ($1, $2, $3, $4) "
-        "ON CONFLICT (benchmark_id, name) DO NOTHING",
+        "ON CONFLICT (benchmark_id, name, unit, direction) DO NOTHING",
         bench_id, m.name, m.unit, direction);
-    r = txn.exec_params(kSelect, bench_id, m.name);
+    r = txn.exec_params(kSelect, bench_id, m.name, m.unit, direction);
   }
-  const std::string unit = r.at(0)[1].as<std::string>();
-  const std::string stored_direction = r.at(0)[2].as<std::string>();
-  if (unit != m.unit || stored_direction != direction) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "benchmark ", key, " metric '", m.name, "' is stored with unit '", unit, "' (",
-        stored_direction, ") but this batch says '", m.unit, "' (", direction,
-        "); a metric's unit and direction cannot change, give it a new name"));
-  }
-  return r[0][0].as<int64_t>();
+  const auto id = r.at(0)[0].as<int64_t>();
+  if (absl::Status s = ingest::CheckOneDefinition(txn, run_id, bench_id, id, key, m); !s.ok()) return s;
+  return id;
 }
 
 // Registers one case of a batch: its benchmark and metrics when new, and the
@@ -540,9 +551,12 @@ absl::StatusOr<CaseIds> StoreCase(pqxx::work& txn, const std::string& run_id, co
       });
   std::vector<int64_t> metric_ids;
   for (const MetricSpec& m : cr.metrics) {
-    auto id = MetricId(txn, bench_id, key, m);
+    auto id = MetricId(txn, run_id, bench_id, key, m);
     if (!id.ok()) return id.status();
     metric_ids.push_back(*id);
+  }
+  if (!metric_ids.empty()) {
+    if (absl::Status s = ingest::CheckNewIndices(txn, run_id, metric_ids.front(), cr); !s.ok()) return s;
   }
   if (cr.status == CaseStatus::kUnspecified) {
     txn.exec_params(
@@ -679,6 +693,7 @@ absl::StatusOr<BatchOutcome> Store::StoreBatch(const std::string& raw_run_id, ui
   auto checked = CheckBatch(sequence, cases);
   if (!checked.ok()) return checked.status();
   const uint64_t sample_count = *checked;
+  const std::string digest = ingest::BatchDigest(cases);
 
   return pool_->Run("storing a batch", [&](pqxx::connection& c) -> absl::StatusOr<BatchOutcome> {
     pqxx::work txn(c);
@@ -697,16 +712,18 @@ absl::StatusOr<BatchOutcome> Store::StoreBatch(const std::string& raw_run_id, ui
       if (!txn.exec_params("SELECT 1 FROM batches WHERE run_id = $1 AND sequence = $2", *run_id,
                            seq)
                .empty()) {
+        if (absl::Status s = ingest::CheckResentBatch(txn, *run_id, seq, digest); !s.ok()) return s;
         outcome.duplicate = true;
         return outcome;
       }
       return absl::FailedPreconditionError(absl::StrCat(
           "run ", *run_id, " is ", status, "; results are accepted only while a run is running"));
     }
-    if (txn.exec_params("INSERT INTO batches (run_id, sequence, sample_count) VALUES ($1, $2, $3) "
+    if (txn.exec_params("INSERT INTO batches (run_id, sequence, sample_count, digest) VALUES ($1, $2, $3, $4) "
                         "ON CONFLICT (run_id, sequence) DO NOTHING RETURNING 1",
-                        *run_id, seq, static_cast<int64_t>(sample_count))
+                        *run_id, seq, static_cast<int64_t>(sample_count), digest)
             .empty()) {
+      if (absl::Status s = ingest::CheckResentBatch(txn, *run_id, seq, digest); !s.ok()) return s;
       outcome.duplicate = true;
       txn.commit();
       return outcome;
@@ -756,7 +773,11 @@ absl::StatusOr<CloseOutcome> Store::CloseRun(const std::string& raw_run_id, RunS
                                                         current, "; it cannot be closed again as ",
                                                         new_status));
     }
-    if (absl::Status s = CheckBatchesArrived(txn, *run_id, last_sequence); !s.ok()) return s;
+    if (absl::Status s = ingest::CheckCloseAgainstStored(txn, *run_id, status, last_sequence); !s.ok()) return s;
+    // A failed run is closed with what it has, a missing batch included.
+    if (status == RunStatus::kComplete) {
+      if (absl::Status s = CheckBatchesArrived(txn, *run_id, last_sequence); !s.ok()) return s;
+    }
     WriteSummaries(txn, *run_id, SummaryRows(txn, *run_id));
     txn.exec_params(
         "UPDATE runs SET status = $2, finished_at = now(), failure_reason = $3, "
@@ -916,7 +937,10 @@ absl::StatusOr<HistorySeries> Store::GetHistory(const std::string& benchmark_key
     pqxx::result m = txn.exec_params(
         "SELECT m.id, m.unit, m.direction FROM metrics m JOIN benchmarks b ON b.id = "
         "m.benchmark_id "
-        "WHERE b.key = $1 AND m.name = $2",
+        "WHERE b.key = $1 AND m.name = $2 "
+        // Several definitions (units) under one name: the newest complete run's.
+        "ORDER BY (SELECT max(r.finished_at) FROM summaries s JOIN runs r ON r.id = s.run_id "
+        "WHERE s.metric_id = m.id AND r.status = 'complete') DESC NULLS LAST, m.id LIMIT 1",
         benchmark_key, metric);
     if (m.empty()) {
       return absl::NotFoundError(absl::StrCat("no results stored for benchmark ", benchmark_key,
@@ -1069,3 +1093,33 @@ absl::StatusOr<std::string> Store::GetGateReport(int64_t report_id) {
 }
 
 }  // namespace perfgate::coordinator
+
+absl::StatusOr<std::vector<std::string>> Store::ExpireRuns(double max_silence_s) {
+  auto idle = pool_->Run("finding silent runs", [&](pqxx::connection& c) -> absl::StatusOr<std::vector<std::string>> {
+    pqxx::read_transaction txn(c);
+    std::vector<std::string> ids;
+    for (const auto& row : txn.exec_params(
+             "SELECT r.id::text FROM runs r WHERE r.status = 'running' "
+             "AND r.opened_at < now() - make_interval(secs => $1) AND NOT EXISTS (SELECT 1 FROM batches b "
+             "WHERE b.run_id = r.id AND b.received_at >= now() - make_interval(secs => $1)) ORDER BY r.opened_at",
+             max_silence_s)) {
+      ids.push_back(row[0].as<std::string>());
+    }
+    return ids;
+  });
+  if (!idle.ok()) return idle.status();
+  std::vector<std::string> expired;
+  const std::string reason = absl::StrFormat(
+      "expired: no word from its agent for %.0f s (the agent stopped; `perfgate-agent replay` of its spool "
+      "cannot add to a closed run)", max_silence_s);
+  for (const std::string& id : *idle) {
+    auto closed = CloseRun(id, RunStatus::kFailed, static_cast<uint64_t>(std::numeric_limits<int64_t>::max()),
+                           reason, {});
+    if (closed.ok()) {
+      expired.push_back(id);
+    } else if (closed.status().code() != absl::StatusCode::kFailedPrecondition) {
+      return closed.status();  // FAILED_PRECONDITION: closed meanwhile by its agent
+    }
+  }
+  return expired;
+}

@@ -69,7 +69,7 @@ BenchmarkId GbenchId(const std::string& run_name) {
       std::string& timer = id.params["timer"];
       timer = timer.empty() ? part : absl::StrCat(timer, "+", part);
     } else if (colon != std::string::npos && colon > 0) {
-      id.params[Token(part.substr(0, colon))] = Token(part.substr(colon + 1));
+      id.params[NameToken(part.substr(0, colon))] = Token(part.substr(colon + 1));
     } else {
       id.params[absl::StrCat("a", positional++)] = Token(part);
     }

@@ -10,6 +10,7 @@ packages=(
   libpqxx-dev libssl-dev libopenblas-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   libboost-math-dev libgloo-dev
   postgresql slurm-wlm munge
+  clang-14 libfuzzer-14-dev libclang-rt-14-dev
   python3
 )
 
