@@ -1100,8 +1100,8 @@ absl::StatusOr<std::vector<std::string>> Store::ExpireRuns(double max_silence_s)
     std::vector<std::string> ids;
     for (const auto& row : txn.exec_params(
              "SELECT r.id::text FROM runs r WHERE r.status = 'running' "
-             "AND r.opened_at < now() - make_interval(secs => $1) AND NOT EXISTS (SELECT 1 FROM batches b "
-             "WHERE b.run_id = r.id AND b.received_at >= now() - make_interval(secs => $1)) ORDER BY r.opened_at",
+             "AND r.opened_at < now() - make_interval(secs => $1::float8) AND NOT EXISTS (SELECT 1 FROM batches b "
+             "WHERE b.run_id = r.id AND b.received_at >= now() - make_interval(secs => $1::float8)) ORDER BY r.opened_at",
              max_silence_s)) {
       ids.push_back(row[0].as<std::string>());
     }

@@ -115,6 +115,17 @@ TEST_F(StrictIngestTest, InvalidUtf8IsInvalidArgumentOnUnaryCallsAndOnTheStream)
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(s.error_message(), HasSubstr("branch: holds a NUL byte"));
 
+  // Too long for an index row: refused by name, not INTERNAL.
+  meta.branch = std::string(3000, 'b');
+  s = Open(meta);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("branch: is 3000 bytes"));
+  meta = Meta();
+  meta.started_at = TimePoint(std::chrono::seconds(-5'600'000'000LL));  // the year 1792
+  s = Open(meta);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("started_at"));
+
   meta = Meta();
   ASSERT_TRUE(Open(meta).ok());
   CaseResult c = Case({0});
