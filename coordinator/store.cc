@@ -457,14 +457,17 @@ absl::StatusOr<bool> Store::OpenRun(const RunMeta& meta) {
         absl::StrCat("SELECT ", ingest::ReopenColumns(), " FROM runs WHERE id = $1"), *run_id);
     auto check_existing = [&](const std::string& status) -> absl::StatusOr<bool> {
       if (status == "running") {
-        pqxx::row row = txn.exec_params1(
-            absl::StrCat("UPDATE runs SET opened_at = now() WHERE id = $1 RETURNING ", ingest::ReopenColumns()),
+        pqxx::result row = txn.exec_params(
+            absl::StrCat("UPDATE runs SET opened_at = now() WHERE id = $1 AND status = 'running' RETURNING ",
+                          ingest::ReopenColumns()),
             *run_id);
-        if (absl::Status s = ingest::CheckReopen(row, agent_id, meta); !s.ok()) return s;
-        txn.commit();
-        return true;
+        if (!row.empty()) {
+          if (absl::Status s = ingest::CheckReopen(row[0], agent_id, meta); !s.ok()) return s;
+          txn.commit();
+          return true;
+        }  // closed meanwhile
       }
-      return absl::AlreadyExistsError(absl::StrCat("run ", *run_id, " already finished (", status,
+      return absl::AlreadyExistsError(absl::StrCat("run ", *run_id, " already finished (", status == "running" ? "closed meanwhile" : status,
                                                    "); a finished run cannot be reopened, start a "
                                                    "new run with a new id"));
     };
@@ -1092,8 +1095,6 @@ absl::StatusOr<std::string> Store::GetGateReport(int64_t report_id) {
       });
 }
 
-}  // namespace perfgate::coordinator
-
 absl::StatusOr<std::vector<std::string>> Store::ExpireRuns(double max_silence_s) {
   auto idle = pool_->Run("finding silent runs", [&](pqxx::connection& c) -> absl::StatusOr<std::vector<std::string>> {
     pqxx::read_transaction txn(c);
@@ -1123,3 +1124,5 @@ absl::StatusOr<std::vector<std::string>> Store::ExpireRuns(double max_silence_s)
   }
   return expired;
 }
+
+}  // namespace perfgate::coordinator

@@ -112,7 +112,7 @@ void AddCounter(const std::string& key, double d, std::vector<MetricSpec>* metri
     metrics->push_back({key, key == "allocs_per_iter" ? "allocs" : "bytes", Direction::kLowerIsBetter});
     sample->values.push_back(d);
   } else {
-    metrics->push_back({Token(key), "counter", CounterDirection(key)});
+    metrics->push_back({MetricToken(key), "counter", CounterDirection(key)});
     sample->values.push_back(d);
   }
 }

@@ -132,7 +132,18 @@ std::string QuoteNonFinite(const std::string& text) {
 std::string Token(const std::string& s) {
   std::string out = s.substr(0, kMaxBenchmarkToken);
   for (char& c : out) {
-    if (!BenchmarkValueChar(c)) c = '_';
+    if (!BenchmarkValueChar(c) || c == '/') c = '_';
+  }
+  return out.empty() ? std::string("_") : out;
+}
+
+std::string MetricToken(const std::string& s) {
+  std::string out = s.substr(0, 128);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '/' || c == '{' || c == '}' || c == ',' ||
+        c == '=') {
+      c = '_';
+    }
   }
   return out.empty() ? std::string("_") : out;
 }
