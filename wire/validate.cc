@@ -191,6 +191,9 @@ absl::Status ValidateOpenRun(const v1::OpenRunRequest& r) {
     if (auto s = CheckText(l.value, l.field, l.max, l.required, true); !s.ok()) return s;
   }
   if (auto s = CheckEnvironment(r.environment(), "environment"); !s.ok()) return s;
+  if (r.trigger() != v1::TRIGGER_CI && r.trigger() != v1::TRIGGER_SWEEP && r.trigger() != v1::TRIGGER_MANUAL) {
+    return Bad("trigger", "must be TRIGGER_CI, TRIGGER_SWEEP or TRIGGER_MANUAL");
+  }
   if (!r.has_started_at()) return Bad("started_at", "must be set");
   if (auto s = CheckTimestamp(r.started_at(), "started_at"); !s.ok()) return s;
   if (static_cast<size_t>(r.parent_commits_size()) > kMaxParentCommits) {

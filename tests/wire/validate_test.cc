@@ -54,6 +54,14 @@ TEST(ValidateTest, AWellFormedRunAndBatchPass) {
   EXPECT_TRUE(ValidateBatch(Batch({0, 1, 2})).ok()) << ValidateBatch(Batch({0, 1, 2}));
 }
 
+TEST(ValidateTest, WhatTheConversionRefusesIsRefusedFirst) {
+  // Found by the ingest_request fuzz target: no trigger passed the checks
+  // and failed only in the conversion after them.
+  v1::OpenRunRequest r = Open();
+  r.set_trigger(v1::TRIGGER_UNSPECIFIED);
+  ExpectRefused(ValidateOpenRun(r), "trigger");
+}
+
 TEST(ValidateTest, ANulByteIsRefusedNotTruncated) {
   v1::OpenRunRequest r = Open();
   r.set_branch(std::string("ma\0in", 5));
