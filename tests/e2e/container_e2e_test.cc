@@ -249,7 +249,8 @@ class Containers : public ::testing::Test {
   }
 
   CommandResult Cli(std::vector<std::string> args) {
-    args.insert(args.begin(), {Bin("cli/perfgate"), "--coordinator", shared->coordinator_address});
+    args.insert(args.begin(), {Bin("cli/perfgate"), "--coordinator", shared->coordinator_address, "--token-file",
+                            shared->token_file});
     return Exec(args);
   }
 

@@ -73,12 +73,13 @@ TEST_F(RegressionsEndToEnd, PlantedStepIsOneRegressionAtItsCommitAndTheFlatSerie
   EXPECT_EQ(r["first_bad_run_id"], seeded_.main_runs[20]);
   EXPECT_NEAR(r["change"].get<double>(), 0.08, 0.02);
   EXPECT_EQ(r["state"], "new");
-  // The services counted what they did: 46 runs of two cases, one batch a case.
+  // The services counted what they did: 46 runs of two cases, each sent
+  // whole in one batch (client::RunUpload packs a run's cases together).
   httplib::Client http("127.0.0.1", coordinator_.http_port);
   auto metrics = http.Get("/metrics");
   ASSERT_TRUE(metrics);
-  EXPECT_NE(metrics->body.find("perfgate_ingest_batches_total 92\n"), std::string::npos) << metrics->body;
-  EXPECT_NE(metrics->body.find("perfgate_ingest_batch_seconds_count 92\n"), std::string::npos);
+  EXPECT_NE(metrics->body.find("perfgate_ingest_batches_total 46\n"), std::string::npos) << metrics->body;
+  EXPECT_NE(metrics->body.find("perfgate_ingest_batch_seconds_count 46\n"), std::string::npos);
   EXPECT_NE(metrics->body.find("perfgate_gates_total{outcome=\""), std::string::npos);
   EXPECT_NE(metrics->body.find("perfgate_regressions_detected_total 1\n"), std::string::npos);
   EXPECT_NE(metrics->body.find("perfgate_open_runs 0\n"), std::string::npos);
