@@ -1,5 +1,7 @@
 #include "coordinator/service.h"
 
+#include "coordinator/dashboard_queries.h"
+
 #include <google/protobuf/util/json_util.h>
 
 #include <atomic>
@@ -299,27 +301,9 @@ grpc::Status QueryService::Fleet(grpc::ServerContext* ctx, const v1::FleetReques
   if (!(options.k > 0) || !std::isfinite(options.k)) return Invalid("k: must be a positive number of MADs");
   options.benchmark_glob = req->benchmark();
   options.metric = req->metric();
-  auto runs = store_.FindSweepRuns(req->sku(), req->sweep());
-  if (!runs.ok()) return ToGrpc(runs.status(), "Fleet");
-  if (runs->empty()) {
-    return ToGrpc(absl::NotFoundError(absl::StrCat("no complete run of SKU ", req->sku(), " in sweep ",
-                                                   req->sweep())),
-                  "Fleet");
-  }
-  std::vector<gate::FleetRun> fleet;
-  for (const RunRecord& r : *runs) {
-    auto sums = store_.GetSummaries(r.meta.run_id);
-    if (!sums.ok()) return ToGrpc(sums.status(), "Fleet");
-    gate::FleetRun run;
-    run.run_id = r.meta.run_id;
-    // Runs ingested without a node are known by their agent.
-    run.node = r.meta.node.empty() ? r.meta.agent_name : r.meta.node;
-    run.finished_at = r.finished_at.value_or(r.meta.started_at);
-    run.fields = r.meta.environment.fields;
-    run.summaries = std::move(*sums);
-    fleet.push_back(std::move(run));
-  }
-  wire::ToProto(gate::FindFleetOutliers(fleet, options), resp);
+  auto fleet = LoadFleet(store_, req->sku(), req->sweep());
+  if (!fleet.ok()) return ToGrpc(fleet.status(), "Fleet");
+  wire::ToProto(gate::FindFleetOutliers(*fleet, options), resp);
   return grpc::Status::OK;
 }
 
