@@ -237,6 +237,10 @@ CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbO
       if (pooled.reason.empty() || pooled.reason == "sample_count") pooled.reason = block.reason;
       (is_base ? pair.baseline_blocks : pair.candidate_blocks)
           .push_back(static_cast<unsigned>(block.samples.size()));
+      // Numbered through the side, so each sample keeps its own index (the
+      // coordinator refuses an index twice) and blocks stay in order.
+      auto next = static_cast<uint32_t>(pooled.samples.size());
+      for (Sample& x : block.samples) x.index = next++;
       pooled.samples.insert(pooled.samples.end(), block.samples.begin(), block.samples.end());
     }
     pair.rounds = round + 1;

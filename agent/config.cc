@@ -38,6 +38,10 @@ void AddCoordinator(CLI::App* cmd, AgentConfig& c, const std::string& what) {
 void AddSpool(CLI::App* cmd, AgentConfig& c) {
   cmd->add_option("--spool", c.spool_dir, "Directory keeping each batch until the coordinator acknowledged it")
       ->envname("PERFGATE_SPOOL")->capture_default_str();
+  cmd->add_option("--reconnect-for", c.reconnect_s,
+                  "Seconds the agent keeps retrying an unreachable coordinator once the run has ended, before "
+                  "leaving the run in the spool for `replay` (during the run it retries with back-off throughout)")
+      ->envname("PERFGATE_RECONNECT_FOR")->capture_default_str()->check(CLI::NonNegativeNumber);
 }
 
 // What a run is of: --agent-name, --repo, --branch, --commit, --trigger, --ci-job.

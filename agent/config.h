@@ -29,6 +29,7 @@ struct AgentConfig {
   client::ConnectionFlags connection;  // --tls, --tls-ca, --tls-cert, --tls-key, --tls-server-name
   std::string spool_dir = "/var/tmp/perfgate/spool";
   double rpc_timeout_s = 30;
+  double reconnect_s = 300;  // --reconnect-for: retrying after the run, before leaving it in the spool
   std::string agent_name;
   std::string repo;
   std::string branch;

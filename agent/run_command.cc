@@ -83,8 +83,13 @@ int StartUpload(client::CoordinatorClient& client, const RunMeta& meta, const Ag
   auto upload = RunUpload::Create(client, meta, config.spool_dir);
   if (!upload.ok()) return Fail(upload.status(), "cannot write the spool (set --spool)");
   upload->OnOffline([](const absl::Status& s) {
-    std::cerr << "perfgate-agent: coordinator unreachable (" << s.message() << "); measuring on into the spool\n";
+    std::cerr << "perfgate-agent: coordinator or its database unavailable (" << s.message()
+              << "); measuring on into the spool and retrying with back-off\n";
   });
+  upload->OnOnline([] { std::cerr << "perfgate-agent: coordinator back; the spooled batches are sent\n"; });
+  upload->SetReconnectWindow(config.reconnect_s);
+  // A refusal does not stop the run: it is measured on into the spool and
+  // the result file, and Close reports it.
   if (auto s = upload->Register(meta.node, PERFGATE_VERSION); !s.ok()) {
     return Fail(s, "coordinator refused the agent");
   }
@@ -126,7 +131,10 @@ int Finish(const AgentConfig& config, const RunMeta& meta, const std::vector<std
   std::optional<uint64_t> stored;
   if (upload != nullptr) {
     auto closed = upload->Close(invalid);
-    if (!closed.ok()) return Fail(closed.status(), "coordinator refused to close the run");
+    if (!closed.ok()) {
+      if (!config.output_file.empty()) std::cerr << "perfgate-agent: every result is in " << config.output_file << "\n";
+      return Fail(closed.status(), "the coordinator refused the run");
+    }
     stored = *closed;
     if (stored) std::cout << "run_id: " << meta.run_id << "  (" << *stored << " samples stored)\n";
   }
@@ -177,9 +185,13 @@ int RunCommand(const AgentConfig& config) {
   RunUpload* sending = upload ? &*upload : nullptr;
   Measured m;
   if (absl::Status s = Measure(*cases, options, sending, &m); !s.ok()) {
+    // What was measured is written all the same; the spool keeps the batches.
+    if (!config.output_file.empty() && WriteResultFile(config.output_file, meta, m.done).ok()) {
+      std::cerr << "perfgate-agent: the results measured so far are in " << config.output_file << "\n";
+    }
     if (sending == nullptr) return Fail(s, "the run failed");
     sending->Abandon(s);  // a failed run never serves as a baseline
-    return Fail(s, "the run was refused");
+    return Fail(s, "the run failed");
   }
   // Read right after the last case, while the link still carries its load.
   const std::vector<std::string> invalid =

@@ -1,8 +1,13 @@
 #include "client/upload.h"
 
 #include <algorithm>
+#include <map>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
 
 #include "wire/convert.h"
+#include "wire/validate.h"
 
 namespace perfgate::client {
 namespace {
@@ -23,6 +28,21 @@ bool Unreachable(const absl::Status& s) {
   return s.code() == absl::StatusCode::kUnavailable || s.code() == absl::StatusCode::kDeadlineExceeded;
 }
 
+bool Transient(const absl::Status& s) {
+  switch (s.code()) {
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kDeadlineExceeded:
+    case absl::StatusCode::kAborted:
+    case absl::StatusCode::kInternal:
+    case absl::StatusCode::kUnknown:
+    case absl::StatusCode::kResourceExhausted:
+    case absl::StatusCode::kCancelled:
+      return true;
+    default:
+      return false;
+  }
+}
+
 absl::StatusOr<RunUpload> RunUpload::Create(CoordinatorClient& client, const RunMeta& meta,
                                             const std::string& spool_dir) {
   v1::OpenRunRequest open;
@@ -37,16 +57,22 @@ absl::StatusOr<RunUpload> RunUpload::Create(CoordinatorClient& client, const Run
 }
 
 bool RunUpload::WentOffline(const absl::Status& s) {
-  if (!spool_ || !Unreachable(s)) return false;
+  if (!spool_ || !Transient(s)) return false;
+  backoff_s_ = std::min(10.0, backoff_s_ == 0 ? 0.5 : 2 * backoff_s_);
+  next_try_ = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                      std::chrono::duration<double>(backoff_s_));
+  if (online_ && on_offline_) on_offline_(s);
   online_ = false;
-  if (on_offline_) on_offline_(s);
   return true;
 }
 
 absl::Status RunUpload::Refused(const absl::Status& s) {
-  ended_ = true;
-  RemoveSpool();  // a refused run would be refused again on replay
-  return s;
+  if (!spool_) {
+    ended_ = true;
+    return s;
+  }
+  if (!refused_) refused_ = s;
+  return absl::OkStatus();
 }
 
 void RunUpload::RemoveSpool() {
@@ -54,17 +80,59 @@ void RunUpload::RemoveSpool() {
 }
 
 absl::Status RunUpload::Register(const std::string& hostname, const std::string& version) {
+  hostname_ = hostname;
+  version_ = version;
   if (!online_) return absl::OkStatus();
   absl::Status s = client_->RegisterAgent(open_.agent_name(), hostname, version);
+  registered_ = s.ok();
   if (s.ok() || WentOffline(s)) return absl::OkStatus();
   return Refused(s);
 }
 
 absl::Status RunUpload::Open() {
-  if (!online_) return absl::OkStatus();
+  if (!online_ || refused_) return absl::OkStatus();
   absl::Status s = client_->OpenRun(open_);
   if (s.ok() || WentOffline(s)) return absl::OkStatus();
   return Refused(s);
+}
+
+bool RunUpload::TryReconnect() {
+  if (online_) return true;
+  if (refused_ || !spool_ || std::chrono::steady_clock::now() < next_try_) return false;
+  absl::Status s;
+  if (!registered_) {
+    s = client_->RegisterAgent(open_.agent_name(), hostname_, version_);
+    registered_ = s.ok();
+  }
+  if (s.ok()) {
+    s = client_->OpenRun(open_);
+    // Closed already (a close that timed out here but went through there):
+    // what the spool holds is resent below, and a batch the closed run
+    // lacks is refused rather than lost.
+    if (s.code() == absl::StatusCode::kAlreadyExists) s = absl::OkStatus();
+  }
+  auto pending = s.ok() ? spool_->ReadPending() : absl::StatusOr<std::map<uint64_t, v1::ResultBatch>>(s);
+  if (!pending.ok() && s.ok()) s = pending.status();
+  if (s.ok()) {
+    for (const auto& [seq, batch] : *pending) {
+      auto ack = client_->SendBatch(batch);
+      if (!ack.ok()) {
+        s = ack.status();
+        break;
+      }
+      acknowledged_ = std::max(acknowledged_, ack->sequence);
+      s = spool_->Acknowledge(seq);
+      if (!s.ok()) break;
+    }
+  }
+  if (s.ok()) {
+    online_ = true;
+    backoff_s_ = 0;
+    if (on_online_) on_online_();
+    return true;
+  }
+  if (!WentOffline(s)) Refused(s).IgnoreError();
+  return false;
 }
 
 absl::Status RunUpload::Send(const CaseResult& c) {
@@ -82,12 +150,19 @@ absl::Status RunUpload::SendBatch(v1::ResultBatch batch) {
       return s;
     }
   }
-  if (!online_) return absl::OkStatus();
+  // A batch the coordinator must refuse is known as such before it is sent.
+  if (absl::Status s = wire::ValidateBatch(batch); !s.ok()) {
+    return Refused(absl::InvalidArgumentError(absl::StrCat("batch ", sequence_, ": ", s.message())));
+  }
+  if (refused_) return absl::OkStatus();
+  if (!online_) {
+    TryReconnect();  // sends this batch too, from the spool
+    return absl::OkStatus();
+  }
   auto ack = client_->SendBatch(batch);
   if (!ack.ok()) {
     if (WentOffline(ack.status())) return absl::OkStatus();
-    Abandon(ack.status());
-    return ack.status();
+    return Refused(ack.status());
   }
   acknowledged_ = std::max(acknowledged_, ack->sequence);
   if (!spool_) return absl::OkStatus();
@@ -99,24 +174,51 @@ absl::Status RunUpload::SendBatch(v1::ResultBatch batch) {
 void RunUpload::Abandon(const absl::Status& why) {
   if (ended_) return;
   ended_ = true;
-  // Best effort: a failed run is never a baseline.
-  if (online_) client_->CloseRun(CloseRequest(open_.run_id(), v1::RUN_FAILED, acknowledged_,
-                                              std::string(why.message()))).ok();
-  RemoveSpool();
+  v1::CloseRunRequest failed = CloseRequest(open_.run_id(), v1::RUN_FAILED, sequence_, std::string(why.message()));
+  // Best effort: a failed run is never a baseline. The spool keeps the
+  // batches and this close, for Replay.
+  if (online_) client_->CloseRun(failed).ok();
+  if (spool_) spool_->Close(failed).IgnoreError();
+}
+
+absl::Status RunUpload::CloseRefused() {
+  const absl::Status why = *refused_;
+  close_ = CloseRequest(open_.run_id(), v1::RUN_FAILED, sequence_,
+                        absl::StrCat("the coordinator refused the run: ", why.message()));
+  // Best effort; a run the coordinator never opened has nothing to close.
+  client_->CloseRun(close_).ok();
+  ended_ = true;
+  if (spool_) spool_->Close(close_).IgnoreError();
+  return absl::Status(why.code(), absl::StrCat(why.message(), "; the run is closed as failed and every batch is kept in ",
+                                               spool_path()));
 }
 
 absl::StatusOr<std::optional<uint64_t>> RunUpload::Close(const std::vector<std::string>& invalid_reasons) {
   close_ = CloseRequest(open_.run_id(), v1::RUN_COMPLETE, sequence_, "");
   for (const std::string& reason : invalid_reasons) close_.add_invalid_reasons(reason);
-  if (!online_) return std::optional<uint64_t>();
-  auto closed = client_->CloseRun(close_);
-  if (!closed.ok()) {
-    if (WentOffline(closed.status())) return std::optional<uint64_t>();
-    return Refused(closed.status());
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(spool_ ? reconnect_s_ : 0));
+  while (!refused_) {
+    if (!online_ && !TryReconnect()) {
+      if (refused_ || std::chrono::steady_clock::now() >= deadline) break;
+      std::this_thread::sleep_until(std::min(next_try_, deadline));  // back-off before the next try
+      continue;
+    }
+    auto closed = client_->CloseRun(close_);
+    if (closed.ok()) {
+      ended_ = true;
+      RemoveSpool();
+      return std::optional<uint64_t>(*closed);
+    }
+    // A close that timed out or failed may pass: the run stays in the spool
+    // and the close is tried again (a close already applied is accepted again).
+    if (!WentOffline(closed.status())) {
+      if (absl::Status s = Refused(closed.status()); !s.ok()) return s;
+    }
   }
-  ended_ = true;
-  RemoveSpool();
-  return std::optional<uint64_t>(*closed);
+  if (refused_) return CloseRefused();
+  return std::optional<uint64_t>();
 }
 
 absl::Status RunUpload::KeepInSpool() {
@@ -175,19 +277,38 @@ absl::StatusOr<RunUpload::Replayed> RunUpload::Replay(CoordinatorClient& client,
   Replayed done;
   done.run_id = open->run_id();
   if (auto s = client.RegisterAgent(open->agent_name(), hostname, version); !s.ok()) return s;
+  bool closed_there = false;
   if (auto s = client.OpenRun(*open); !s.ok()) {
     if (s.code() != absl::StatusCode::kAlreadyExists) return s;
-    // Closed on the coordinator already: it has the whole run.
+    closed_there = true;  // closed on the coordinator: it must hold what is left here
+  }
+  for (const auto& [seq, batch] : *pending) {
+    auto ack = client.SendBatch(batch);
+    if (!ack.ok()) {
+      if (closed_there) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "run ", open->run_id(), " is closed on the coordinator without batch ", seq,
+            " of the spool (", ack.status().message(), "); the spool is kept"));
+      }
+      return ack.status();
+    }
+    if (auto s = spool->Acknowledge(seq); !s.ok()) return s;
+  }
+  if (closed_there) {
     done.already_stored = true;
     if (auto removed = spool->Remove(); !removed.ok()) return removed;
     return done;
   }
-  for (const auto& [seq, batch] : *pending) {
-    auto ack = client.SendBatch(batch);
-    if (!ack.ok()) return ack.status();
-    if (auto s = spool->Acknowledge(seq); !s.ok()) return s;
-  }
   auto stored = client.CloseRun(**close);
+  if (!stored.ok() && stored.status().code() == absl::StatusCode::kFailedPrecondition &&
+      (*close)->status() == v1::RUN_COMPLETE) {
+    // A batch is missing (its spool file was corrupt and deleted): the run
+    // is closed as failed with what it has, never left open for ever.
+    v1::CloseRunRequest failed = **close;
+    failed.set_status(v1::RUN_FAILED);
+    failed.set_reason(absl::StrCat("replayed without part of the run: ", stored.status().message()));
+    stored = client.CloseRun(failed);
+  }
   if (!stored.ok()) return stored.status();
   done.batches = pending->size();
   done.samples_stored = *stored;

@@ -1,18 +1,26 @@
 // The upload of one run to the coordinator: register the agent, OpenRun,
-// numbered ResultBatch messages each acknowledged, CloseRun complete; a run
-// whose batch is refused is closed as failed, so that it never serves as a
-// baseline. The one place this protocol is written: `perfgate-agent run`
-// (case by case, as they finish), `replay` (a spooled run), `ab` (both sides
-// whole) and `perfgate ingest` (result files whole) all use it.
+// numbered ResultBatch messages each acknowledged, CloseRun complete. The one
+// place this protocol is written: `perfgate-agent run` (case by case, as they
+// finish), `replay` (a spooled run), `ab` (both sides whole) and `perfgate
+// ingest` (result files whole) all use it.
 //
-// With a spool (spool.h) every batch is written to disk before the wire, and
-// a coordinator that cannot be reached (UNAVAILABLE, DEADLINE_EXCEEDED, once
-// the client's own retries are spent) takes the upload offline: the run goes
-// on into the spool, for Replay to send later. Without one, every failure is
-// the caller's error. A refusal (any other error) removes the spool: a
-// refused run would be refused again on replay.
+// With a spool (spool.h) every batch is written to disk before the wire and
+// nothing measured is ever given up:
+//  - an error that may pass (Transient: UNAVAILABLE, DEADLINE_EXCEEDED,
+//    ABORTED, INTERNAL, UNKNOWN, RESOURCE_EXHAUSTED, CANCELLED) takes the
+//    upload offline; the run goes on into the spool, and before each later
+//    batch the coordinator is tried again with doubling back-off (0.5 s to
+//    10 s); once it answers, the run is reopened, what the spool holds is
+//    sent and the upload is online again. Close keeps trying for the
+//    reconnect window, then leaves the run in the spool for Replay;
+//  - an error that can never succeed (a refusal: INVALID_ARGUMENT,
+//    FAILED_PRECONDITION, ...) ends the run: nothing more is sent, the run is
+//    closed as failed with the refusal as its reason, and the spool keeps
+//    every batch; Close returns the refusal. The caller measures on.
+// Without a spool, every failure is the caller's error, as it happens.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -30,6 +38,9 @@ namespace perfgate::client {
 
 /// The coordinator could not be reached, as opposed to refusing what it got.
 bool Unreachable(const absl::Status& s);
+/// The same call may succeed later: unreachable, or an error of the
+/// coordinator or its database (INTERNAL, ABORTED, ...), not a refusal.
+bool Transient(const absl::Status& s);
 
 class RunUpload {
  public:
@@ -48,23 +59,30 @@ class RunUpload {
   /// Called once when an unreachable coordinator takes a spooled upload
   /// offline, with the error that did.
   void OnOffline(std::function<void(const absl::Status&)> f) { on_offline_ = std::move(f); }
+  /// Called each time an offline upload gets back online.
+  void OnOnline(std::function<void()> f) { on_online_ = std::move(f); }
+  /// How long Close keeps retrying an unreachable coordinator (default 300 s).
+  void SetReconnectWindow(double seconds) { reconnect_s_ = seconds; }
 
   /// Registers (or updates) the run's agent.
   absl::Status Register(const std::string& hostname, const std::string& version);
   /// Opens the run on the coordinator.
   absl::Status Open();
   /// The next batch: one case, spooled first, then sent and acknowledged
-  /// while online. A refused batch closes the run as failed.
+  /// while online (offline: after a retry of the coordinator, when its
+  /// back-off allows). With a spool only a failure to write it is an error.
   absl::Status Send(const CaseResult& c);
   /// Closes the run complete, with the reasons it is invalid for gating.
   /// Returns the samples the coordinator stored (the spool is removed), or
-  /// nullopt when the upload is offline: then KeepInSpool() records the close.
+  /// nullopt when the coordinator stayed away for the reconnect window:
+  /// then KeepInSpool() records the close. A refused run is closed as
+  /// failed, its spool kept, and the refusal returned.
   absl::StatusOr<std::optional<uint64_t>> Close(const std::vector<std::string>& invalid_reasons);
   /// Records the close of an offline upload in its spool, for Replay.
   absl::Status KeepInSpool();
   /// Gives the run up after a failure outside the upload: closes it as failed
-  /// (best effort, when online) and removes the spool. Does nothing once the
-  /// upload has ended.
+  /// (best effort, when online) and records that close in the spool, which
+  /// keeps every batch. Does nothing once the upload has ended.
   void Abandon(const absl::Status& why);
 
   /// Open, the cases in batches of up to kBatchValues sample values (many
@@ -86,8 +104,11 @@ class RunUpload {
   };
   /// Sends one spooled run (measured while the coordinator was away, or by an
   /// agent that stopped): opens it again, sends what was never acknowledged,
-  /// closes it (as failed, when the agent never ended it) and removes it from
-  /// the spool. FAILED_PRECONDITION when an agent still holds it.
+  /// closes it (as failed, when the agent never ended it or a batch is
+  /// missing from the spool: then with what it has) and removes it from the
+  /// spool. A run the coordinator closed already is removed only when it
+  /// holds every batch left in the spool. FAILED_PRECONDITION when an agent
+  /// still holds it.
   static absl::StatusOr<Replayed> Replay(CoordinatorClient& client, const std::string& run_dir,
                                          const std::string& hostname, const std::string& version);
 
@@ -96,18 +117,30 @@ class RunUpload {
       : client_(&client), open_(std::move(open)), spool_(std::move(spool)) {}
   // Numbers, spools and sends one batch of cases.
   absl::Status SendBatch(v1::ResultBatch batch);
-  // True when `s` takes the upload offline: the coordinator is unreachable
-  // and there is a spool to measure on into.
+  // True when `s` takes the upload offline: it may pass and there is a
+  // spool to measure on into.
   bool WentOffline(const absl::Status& s);
-  // A step was refused: the upload ends, its spool removed; returns `s`.
+  // A step was refused: with a spool, nothing more is sent and the run will
+  // be closed as failed (returns OK); without one, returns `s`.
   absl::Status Refused(const absl::Status& s);
+  // Offline, once the back-off allows: reopen the run, send what the spool
+  // holds; true when back online.
+  bool TryReconnect();
   void RemoveSpool();
+  absl::Status CloseRefused();
 
   CoordinatorClient* client_;
   v1::OpenRunRequest open_;
   std::optional<SpooledRun> spool_;
   std::function<void(const absl::Status&)> on_offline_;
+  std::function<void()> on_online_;
   bool online_ = true;
+  bool registered_ = false;
+  std::optional<absl::Status> refused_;  // the refusal that ended the run
+  double reconnect_s_ = 300;
+  double backoff_s_ = 0;                 // the pause before the next retry
+  std::chrono::steady_clock::time_point next_try_{};
+  std::string hostname_, version_;       // for registering again
   bool ended_ = false;
   uint64_t sequence_ = 0;       // the last batch numbered
   uint64_t acknowledged_ = 0;   // the last batch the coordinator acknowledged

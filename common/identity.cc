@@ -2,6 +2,7 @@
 
 #include <openssl/sha.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <cmath>
@@ -31,8 +32,12 @@ std::string BenchmarkId::Key() const {
 std::string Environment::Hash() const {
   std::string canonical = absl::StrCat("sku=", sku, "\n");
   for (const auto& [k, v] : fields) absl::StrAppend(&canonical, k, "=", v, "\n");
+  return Sha256Hex(canonical);
+}
+
+std::string Sha256Hex(std::string_view data) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(canonical.data()), canonical.size(), digest);
+  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
   std::string hex;
   hex.reserve(2 * SHA256_DIGEST_LENGTH);
   static constexpr char kHex[] = "0123456789abcdef";
@@ -73,7 +78,10 @@ absl::StatusOr<BenchmarkId> ParseBenchmarkKey(std::string_view key_view) {
     return absl::InvalidArgumentError(absl::StrCat(
         "benchmark key '", key, "': suite and name must be non-empty [A-Za-z0-9_.-]"));
   }
-  if (brace == std::string_view::npos) return id;
+  if (brace == std::string_view::npos) {
+    if (absl::Status s = ValidateBenchmarkId(id, absl::StrCat("benchmark key '", key, "'")); !s.ok()) return s;
+    return id;
+  }
   if (rest.back() != '}') {
     return absl::InvalidArgumentError(absl::StrCat("benchmark key '", key, "' lacks a closing '}'"));
   }
@@ -86,11 +94,47 @@ absl::StatusOr<BenchmarkId> ParseBenchmarkKey(std::string_view key_view) {
       return absl::InvalidArgumentError(
           absl::StrCat("benchmark key '", key, "': parameter '", std::string(kv), "' is not k=v"));
     }
-    id.params[std::string(kv.substr(0, eq))] = std::string(kv.substr(eq + 1));
+    if (!id.params.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1))).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("benchmark key '", key, "': parameter '", std::string(kv.substr(0, eq)),
+                       "' appears twice"));
+    }
     if (comma == std::string_view::npos) break;
     body.remove_prefix(comma + 1);
   }
+  if (absl::Status s = ValidateBenchmarkId(id, absl::StrCat("benchmark key '", key, "'")); !s.ok()) return s;
+  if (id.Key() != key) {
+    return absl::InvalidArgumentError(absl::StrCat("benchmark key '", key, "' is not in canonical form; expected '",
+                                                   id.Key(), "' (parameters sorted by name)"));
+  }
   return id;
+}
+
+bool BenchmarkValueChar(char c) {
+  return c > 0x20 && c < 0x7f && c != '{' && c != '}' && c != ',' && c != '=' && c != '"' &&
+         c != '\'' && c != '\\';
+}
+
+absl::Status ValidateBenchmarkId(const BenchmarkId& id, std::string_view field) {
+  auto bad = [&](const std::string& what) {
+    return absl::InvalidArgumentError(absl::StrCat(std::string(field), ": ", what));
+  };
+  const std::string name_rule =
+      absl::StrCat("must be 1 to ", kMaxBenchmarkToken, " characters of [A-Za-z0-9_.-]");
+  if (!ValidName(id.suite) || id.suite.size() > kMaxBenchmarkToken) return bad("suite " + name_rule);
+  if (!ValidName(id.name) || id.name.size() > kMaxBenchmarkToken) return bad("name " + name_rule);
+  if (id.params.size() > kMaxBenchmarkParams) {
+    return bad(absl::StrCat(id.params.size(), " parameters; at most ", kMaxBenchmarkParams));
+  }
+  for (const auto& [k, v] : id.params) {
+    if (!ValidName(k) || k.size() > kMaxBenchmarkToken) return bad("parameter names " + name_rule);
+    if (v.empty() || v.size() > kMaxBenchmarkToken ||
+        !std::all_of(v.begin(), v.end(), BenchmarkValueChar)) {
+      return bad(absl::StrCat("parameter '", k, "' must be 1 to ", kMaxBenchmarkToken,
+                              " printable ASCII characters other than { } , = \" ' and backslash"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 std::string Slug(std::string_view text) {

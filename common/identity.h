@@ -13,7 +13,23 @@
 
 namespace perfgate {
 
-/// Parses "suite/name{k=v,...}" (the form BenchmarkId::Key() prints).
+/// The one grammar of benchmark identities, shared by ingest (every case a
+/// run sends), Query.History and the result-file readers:
+///   suite, name, parameter name: 1 to kMaxBenchmarkToken of [A-Za-z0-9_.-];
+///   parameter value: 1 to kMaxBenchmarkToken printable ASCII characters
+///   (0x21-0x7e) other than { } , = " ' and backslash;
+///   at most kMaxBenchmarkParams parameters.
+/// So a key BenchmarkId::Key() prints always parses back to the same id.
+inline constexpr size_t kMaxBenchmarkToken = 128;
+inline constexpr size_t kMaxBenchmarkParams = 32;
+/// True when `c` may appear in a parameter value.
+bool BenchmarkValueChar(char c);
+/// OK when `id` follows the grammar; otherwise INVALID_ARGUMENT naming the
+/// part (prefixed with `field`) that does not.
+absl::Status ValidateBenchmarkId(const BenchmarkId& id, std::string_view field = "benchmark");
+
+/// Parses "suite/name{k=v,...}" (the form BenchmarkId::Key() prints): the
+/// grammar above, parameters sorted by name and each named once.
 absl::StatusOr<BenchmarkId> ParseBenchmarkKey(std::string_view key);
 
 /// Lower-case, non-alphanumerics folded into single dashes, trimmed.
@@ -37,6 +53,9 @@ const std::vector<std::string>& KnownSkuExamples();
 
 /// Shell-style match: '*' any run of characters, '?' one character.
 bool GlobMatch(std::string_view pattern, std::string_view text);
+
+/// SHA-256 of `data` in lower-case hex.
+std::string Sha256Hex(std::string_view data);
 
 /// A fresh random (version 4) UUID in canonical text form.
 std::string NewUuid();

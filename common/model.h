@@ -33,6 +33,10 @@ struct BenchmarkId {
 };
 
 /// One timed sample: a value per metric (same order as the case's metrics).
+/// The largest sample index stored (PostgreSQL integer); readers and the
+/// coordinator refuse larger ones instead of wrapping them.
+inline constexpr uint32_t kMaxSampleIndex = 2147483647;
+
 struct Sample {
   uint32_t index = 0;
   std::vector<double> values;

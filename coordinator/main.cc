@@ -19,6 +19,7 @@
 #include "coordinator/http_server.h"
 #include "coordinator/maintenance.h"
 #include "coordinator/regression_watcher.h"
+#include "coordinator/expiry.h"
 #include "coordinator/server.h"
 #include "coordinator/store.h"
 #include "gate/policy.h"
@@ -43,6 +44,7 @@ struct Config {
   std::string regression_policy;
   perfgate::coordinator::MaintenanceRequest maintenance;
   uint32_t expire_days = 0;
+  double expire_runs_after_s = 24 * 3600;
 };
 
 int Fail(const absl::Status& s, const char* what) {
@@ -98,6 +100,10 @@ void AddServe(CLI::App& app, Config& c) {
       ->capture_default_str();
   serve->add_option("--regression-policy", c.regression_policy,
                     "Policy (YAML) whose tolerances a regression must exceed (none: the defaults)");
+  serve->add_option("--expire-runs-after", c.expire_runs_after_s,
+                    "Seconds without word from a running run's agent (OpenRun, a batch) after which the run "
+                    "is closed as failed; 0: never")
+      ->envname("PERFGATE_EXPIRE_RUNS_AFTER")->check(CLI::Range(0.0, 1e9))->capture_default_str();
 }
 
 void AddCredentials(CLI::App& app, Config& c) {
@@ -236,6 +242,10 @@ int Serve(const Config& c, perfgate::coordinator::ServerConfig server_config, St
             << (server_config.tls.cert.empty() ? "" : server_config.tls.ca.empty() ? " (TLS)" : " (mutual TLS)")
             << std::endl;
 
+  std::unique_ptr<perfgate::coordinator::RunExpiry> expiry;
+  if (c.expire_runs_after_s > 0) {
+    expiry = std::make_unique<perfgate::coordinator::RunExpiry>(store, c.expire_runs_after_s);
+  }
   std::thread waiter([&] {
     int sig = 0;
     sigwait(&signals, &sig);

@@ -20,6 +20,7 @@
 #include "wire/convert.h"
 #include "wire/gate_convert.h"
 #include "wire/query_convert.h"
+#include "wire/validate.h"
 
 namespace perfgate::coordinator {
 namespace {
@@ -69,8 +70,7 @@ grpc::Status IngestService::RegisterAgent(grpc::ServerContext* ctx,
                                           const v1::RegisterAgentRequest* req,
                                           v1::RegisterAgentResponse* resp) {
   if (auto s = auth_.CheckAgent(ctx, req->name()); !s.ok()) return s;
-  if (req->name().empty()) return Invalid("name: must not be empty");
-  if (req->name().size() > 200) return Invalid("name: longer than 200 characters");
+  if (auto s = wire::ValidateRegisterAgent(*req); !s.ok()) return ToGrpc(s, "RegisterAgent");
   auto id = store_.RegisterAgent(req->name(), req->hostname(), req->version());
   if (!id.ok()) return ToGrpc(id.status(), "RegisterAgent");
   resp->set_agent_id(*id);
@@ -80,6 +80,7 @@ grpc::Status IngestService::RegisterAgent(grpc::ServerContext* ctx,
 grpc::Status IngestService::OpenRun(grpc::ServerContext* ctx, const v1::OpenRunRequest* req,
                                     v1::OpenRunResponse* resp) {
   if (auto s = auth_.CheckAgent(ctx, req->agent_name()); !s.ok()) return s;
+  if (auto s = wire::ValidateOpenRun(*req); !s.ok()) return ToGrpc(s, "OpenRun");
   auto meta = wire::FromProto(*req);
   if (!meta.ok()) return ToGrpc(meta.status(), "OpenRun");
   auto reopened = store_.OpenRun(*meta);
@@ -97,6 +98,7 @@ grpc::Status IngestService::StreamResults(
   while (stream->Read(&batch)) {
     if (auto s = auth_.CheckRunOf(*caller, batch.run_id(), &writable_runs); !s.ok()) return s;
     const std::string where = absl::StrCat("batch ", batch.sequence(), ": ");
+    if (auto s = wire::ValidateBatch(batch); !s.ok()) return Invalid(where + std::string(s.message()));
     if (!IsUuid(batch.run_id())) return Invalid(where + "run_id: '" + batch.run_id() + "' is not a UUID");
     if (batch.sequence() == 0) return Invalid(where + "sequence: must start at 1");
     if (batch.cases().empty()) return Invalid(where + "cases: a batch carries at least one case");
@@ -132,7 +134,7 @@ grpc::Status IngestService::StreamResults(
 grpc::Status IngestService::CloseRun(grpc::ServerContext* ctx, const v1::CloseRunRequest* req,
                                      v1::CloseRunResponse* resp) {
   if (auto s = auth_.CheckRun(ctx, req->run_id()); !s.ok()) return s;
-  if (!IsUuid(req->run_id())) return Invalid("run_id: '" + req->run_id() + "' is not a UUID");
+  if (auto s = wire::ValidateCloseRun(*req); !s.ok()) return ToGrpc(s, "CloseRun");
   auto status = wire::FromProto(req->status(), "status");
   if (!status.ok()) return ToGrpc(status.status(), "CloseRun");
   if (*status == RunStatus::kRunning) return Invalid("status: a run is closed as RUN_COMPLETE or RUN_FAILED");
@@ -150,6 +152,7 @@ grpc::Status IngestService::PutCalibration(grpc::ServerContext* ctx,
                                            const v1::PutCalibrationRequest* req,
                                            v1::PutCalibrationResponse* resp) {
   if (auto s = auth_.CheckAgent(ctx, req->agent_name()); !s.ok()) return s;
+  if (auto s = wire::ValidatePutCalibration(*req); !s.ok()) return ToGrpc(s, "PutCalibration");
   auto set = wire::FromProto(*req);
   if (!set.ok()) return ToGrpc(set.status(), "PutCalibration");
   auto stored = store_.PutCalibration(req->agent_name(), *set);

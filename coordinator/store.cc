@@ -20,6 +20,7 @@
 #include "absl/strings/strip.h"
 #include "common/identity.h"
 #include "common/stats.h"
+#include "coordinator/ingest_checks.h"
 #include "coordinator/migrations.h"
 #include "nlohmann/json.hpp"
 
@@ -206,7 +207,7 @@ int64_t EnvironmentId(pqxx::work& txn, const Environment& environment) {
 void PrepareStatements(pqxx::connection& c) {
   c.prepare("run_for_share", "SELECT status FROM runs WHERE id = $1 FOR SHARE");
   c.prepare("batch_insert",
-            "INSERT INTO batches (run_id, sequence, sample_count) VALUES ($1, $2, $3) "
+            "INSERT INTO batches (run_id, sequence, sample_count, digest, ranges) VALUES ($1, $2, $3, $4, $5::jsonb) "
             "ON CONFLICT (run_id, sequence) DO NOTHING RETURNING 1");
   c.prepare("benchmark_ids",
             "SELECT key, id FROM benchmarks WHERE key IN (SELECT jsonb_array_elements_text($1::jsonb))");
@@ -217,11 +218,11 @@ void PrepareStatements(pqxx::connection& c) {
   c.prepare("metric_ids",
             "SELECT m.benchmark_id, m.name, m.id, m.unit, m.direction FROM metrics m "
             "JOIN jsonb_array_elements($1::jsonb) x ON m.benchmark_id = (x->>'b')::bigint "
-            "AND m.name = x->>'name'");
+            "AND m.name = x->>'name' AND m.unit = x->>'unit' AND m.direction = x->>'direction'");
   c.prepare("metric_insert",
             "INSERT INTO metrics (benchmark_id, name, unit, direction) "
             "SELECT (x->>'b')::bigint, x->>'name', x->>'unit', x->>'direction' "
-            "FROM jsonb_array_elements($1::jsonb) x ON CONFLICT (benchmark_id, name) DO NOTHING");
+            "FROM jsonb_array_elements($1::jsonb) x ON CONFLICT (benchmark_id, name, unit, direction) DO NOTHING");
   c.prepare("run_cases_upsert",
             "INSERT INTO run_cases (run_id, benchmark_id, status, reason, noise) "
             "SELECT $1::uuid, (x->>'b')::bigint, x->>'status', x->>'reason', (x->>'noise')::float8 "
@@ -395,6 +396,12 @@ class Store::Pool {
       lease.MarkBroken();
       return absl::UnavailableError(msg);
     }
+    // 57014: a statement cancelled (statement_timeout, pg_cancel_backend);
+    // class 53: out of resources; 55P03: a lock not available. Nothing was
+    // written and the same call can succeed later.
+    if (state == "57014" || absl::StartsWith(state, "53") || state == "55P03") {
+      return absl::UnavailableError(absl::StrCat(msg, "; nothing was written, retry"));
+    }
     // Class 22: the data sent cannot be represented (bad input).
     if (absl::StartsWith(state, "22")) return absl::InvalidArgumentError(msg);
     return absl::InternalError(msg);
@@ -512,11 +519,23 @@ absl::StatusOr<bool> Store::OpenRun(const RunMeta& meta) {
     }
     const int64_t agent_id = agent[0][0].as<int64_t>();
 
-    // A resend of OpenRun must not touch anything, so look before writing.
-    pqxx::result existing = txn.exec_params("SELECT status FROM runs WHERE id = $1", *run_id);
+    // A resend of OpenRun changes nothing but the time the run was last heard
+    // of, so look before writing; it must name the same run.
+    pqxx::result existing = txn.exec_params(
+        absl::StrCat("SELECT ", ingest::ReopenColumns(), " FROM runs WHERE id = $1"), *run_id);
     auto check_existing = [&](const std::string& status) -> absl::StatusOr<bool> {
-      if (status == "running") return true;
-      return absl::AlreadyExistsError(absl::StrCat("run ", *run_id, " already finished (", status,
+      if (status == "running") {
+        pqxx::result row = txn.exec_params(
+            absl::StrCat("UPDATE runs SET heard_at = now() WHERE id = $1 AND status = 'running' RETURNING ",
+                          ingest::ReopenColumns()),
+            *run_id);
+        if (!row.empty()) {
+          if (absl::Status s = ingest::CheckReopen(row[0], agent_id, meta); !s.ok()) return s;
+          txn.commit();
+          return true;
+        }  // closed meanwhile
+      }
+      return absl::AlreadyExistsError(absl::StrCat("run ", *run_id, " already finished (", status == "running" ? "closed meanwhile" : status,
                                                    "); a finished run cannot be reopened, start a "
                                                    "new run with a new id"));
     };
@@ -539,7 +558,6 @@ absl::StatusOr<bool> Store::OpenRun(const RunMeta& meta) {
       // Opened concurrently by a resend that won the race.
       const std::string status =
           txn.exec_params1("SELECT status FROM runs WHERE id = $1", *run_id)[0].as<std::string>();
-      txn.commit();
       return check_existing(status);
     }
     txn.commit();
@@ -603,21 +621,22 @@ std::map<std::string, int64_t> BenchmarkIds(pqxx::work& txn, const std::map<std:
   return ids;
 }
 
-// One metric of a case as stored: id, unit and direction.
-struct StoredMetric {
-  int64_t id = 0;
-  std::string unit, direction;
-};
+// A metric's definition: benchmark id, name, unit and direction (migration
+// 0006: a different unit or direction is another metric, never a conflict).
+using MetricDefinition = std::tuple<int64_t, std::string, std::string, std::string>;
 
-// The stored metrics of `wanted` ((benchmark id, name) -> JSON of the row to
-// insert), those not stored yet inserted first.
-std::map<std::pair<int64_t, std::string>, StoredMetric> MetricRows(
-    pqxx::work& txn, const std::map<std::pair<int64_t, std::string>, Json>& wanted) {
-  std::map<std::pair<int64_t, std::string>, StoredMetric> stored;
+MetricDefinition DefinitionOf(int64_t bench_id, const MetricSpec& m) {
+  return {bench_id, m.name, m.unit, std::string(ToString(m.direction))};
+}
+
+// The ids of the metric definitions `wanted` (definition -> JSON of the row
+// to insert), those not stored yet inserted first.
+std::map<MetricDefinition, int64_t> MetricRows(pqxx::work& txn, const std::map<MetricDefinition, Json>& wanted) {
+  std::map<MetricDefinition, int64_t> stored;
   auto select = [&](const Json& keys) {
     for (const auto& row : Prepared(txn, "metric_ids", keys.dump())) {
-      stored[{row[0].as<int64_t>(), row[1].as<std::string>()}] =
-          StoredMetric{row[2].as<int64_t>(), row[3].as<std::string>(), row[4].as<std::string>()};
+      stored[{row[0].as<int64_t>(), row[1].as<std::string>(), row[3].as<std::string>(),
+              row[4].as<std::string>()}] = row[2].as<int64_t>();
     }
   };
   Json keys = Json::array();
@@ -632,26 +651,6 @@ std::map<std::pair<int64_t, std::string>, StoredMetric> MetricRows(
     select(missing);
   }
   return stored;
-}
-
-// The metric ids of case `cr` (benchmark id `bench_id`), or an error when a
-// metric is stored with another unit or direction.
-absl::StatusOr<std::vector<int64_t>> CaseMetricIds(
-    const CaseResult& cr, int64_t bench_id,
-    const std::map<std::pair<int64_t, std::string>, StoredMetric>& stored) {
-  std::vector<int64_t> ids;
-  for (const MetricSpec& m : cr.metrics) {
-    const StoredMetric& s = stored.at({bench_id, m.name});
-    const std::string direction = ToString(m.direction);
-    if (s.unit != m.unit || s.direction != direction) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "benchmark ", cr.benchmark.Key(), " metric '", m.name, "' is stored with unit '", s.unit,
-          "' (", s.direction, ") but this batch says '", m.unit, "' (", direction,
-          "); a metric's unit and direction cannot change, give it a new name"));
-    }
-    ids.push_back(s.id);
-  }
-  return ids;
 }
 
 // The run's row of each case, with how it ended once a batch says so (the
@@ -679,10 +678,12 @@ void RecordRunCases(pqxx::work& txn, const std::string& run_id, const std::vecto
   Prepared(txn, "summary_placeholders", run_id, summary_metrics.dump());
 }
 
-// Registers the cases of a batch: benchmarks and metrics when new (a few
-// statements for the whole batch, not a few per case), the run's row per
-// case and the summary placeholders. Returns each case's ids.
-absl::StatusOr<std::vector<CaseIds>> StoreCases(pqxx::work& txn, const std::string& run_id,
+// Registers the cases of batch `sequence`: benchmarks and metrics when new
+// (a few statements for the whole batch, not a few per case), the run's row
+// per case and the summary placeholders, after the checks against what the
+// run holds (one definition per metric, no sample index twice). Returns
+// each case's ids.
+absl::StatusOr<std::vector<CaseIds>> StoreCases(pqxx::work& txn, const std::string& run_id, int64_t sequence,
                                                 const std::vector<CaseResult>& cases) {
   std::map<std::string, Json> bench_rows;
   for (const CaseResult& cr : cases) {
@@ -691,23 +692,28 @@ absl::StatusOr<std::vector<CaseIds>> StoreCases(pqxx::work& txn, const std::stri
                                      {"name", cr.benchmark.name}, {"params", Json(cr.benchmark.params)}});
   }
   const std::map<std::string, int64_t> bench_ids = BenchmarkIds(txn, bench_rows);
-  std::map<std::pair<int64_t, std::string>, Json> metric_rows;
+  std::map<MetricDefinition, Json> metric_rows;
   for (const CaseResult& cr : cases) {
     const int64_t bench_id = bench_ids.at(cr.benchmark.Key());
     for (const MetricSpec& m : cr.metrics) {
-      // The first case naming a metric registers it, as when cases came one by one.
-      metric_rows.try_emplace({bench_id, m.name}, Json{{"b", bench_id}, {"name", m.name}, {"unit", m.unit},
-                                                       {"direction", ToString(m.direction)}});
+      metric_rows.try_emplace(DefinitionOf(bench_id, m), Json{{"b", bench_id}, {"name", m.name}, {"unit", m.unit},
+                                                              {"direction", ToString(m.direction)}});
     }
   }
   const auto stored = MetricRows(txn, metric_rows);
   std::vector<CaseIds> ids;
+  std::vector<std::vector<int64_t>> metric_ids;
+  std::vector<int64_t> first_metric_ids;
   for (const CaseResult& cr : cases) {
     const int64_t bench_id = bench_ids.at(cr.benchmark.Key());
-    auto metric_ids = CaseMetricIds(cr, bench_id, stored);
-    if (!metric_ids.ok()) return metric_ids.status();
-    ids.emplace_back(bench_id, std::move(*metric_ids));
+    std::vector<int64_t> case_metrics;
+    for (const MetricSpec& m : cr.metrics) case_metrics.push_back(stored.at(DefinitionOf(bench_id, m)));
+    first_metric_ids.push_back(case_metrics.empty() ? 0 : case_metrics.front());
+    metric_ids.push_back(case_metrics);
+    ids.emplace_back(bench_id, std::move(case_metrics));
   }
+  if (absl::Status s = ingest::CheckOneDefinition(txn, run_id, cases, metric_ids); !s.ok()) return s;
+  if (absl::Status s = ingest::CheckNewIndices(txn, run_id, sequence, cases, first_metric_ids); !s.ok()) return s;
   RecordRunCases(txn, run_id, cases, ids);
   return ids;
 }
@@ -826,7 +832,12 @@ absl::StatusOr<CloseRead> ReadForClose(pqxx::transaction_base& txn, const std::s
     out.already_closed = StoredCounts(txn, run_id);  // a resent CloseRun
     return out;
   }
-  if (absl::Status s = CheckBatchesArrived(txn, run_id, last_sequence); !s.ok()) return s;
+  const RunStatus closing = new_status == ToString(RunStatus::kComplete) ? RunStatus::kComplete : RunStatus::kFailed;
+  if (absl::Status s = ingest::CheckCloseAgainstStored(txn, run_id, closing, last_sequence); !s.ok()) return s;
+  // A failed run is closed with what it has, a missing batch included.
+  if (closing == RunStatus::kComplete) {
+    if (absl::Status s = CheckBatchesArrived(txn, run_id, last_sequence); !s.ok()) return s;
+  }
   out.batches = Prepared(txn, "batch_print", run_id).at(0)[0].as<std::string>();
   for (const auto& row : txn.exec_params("SELECT metric_id FROM summaries WHERE run_id = $1", run_id)) {
     out.values[row[0].as<int64_t>()];
@@ -901,6 +912,7 @@ absl::StatusOr<BatchOutcome> Store::StoreBatch(const std::string& raw_run_id, ui
   auto checked = CheckBatch(sequence, cases);
   if (!checked.ok()) return checked.status();
   const uint64_t sample_count = *checked;
+  const std::string digest = ingest::BatchDigest(cases);
 
   return pool_->Run("storing a batch", [&](pqxx::connection& c) -> absl::StatusOr<BatchOutcome> {
     pqxx::work txn(c);
@@ -918,18 +930,22 @@ absl::StatusOr<BatchOutcome> Store::StoreBatch(const std::string& raw_run_id, ui
       // A resend of a batch stored before the run closed is still a duplicate.
       if (!txn.exec_params("SELECT 1 FROM batches WHERE run_id = $1 AND sequence = $2", *run_id, seq)
                .empty()) {
+        if (absl::Status s = ingest::CheckResentBatch(txn, *run_id, seq, digest); !s.ok()) return s;
         outcome.duplicate = true;
         return outcome;
       }
       return absl::FailedPreconditionError(absl::StrCat(
           "run ", *run_id, " is ", status, "; results are accepted only while a run is running"));
     }
-    if (Prepared(txn, "batch_insert", *run_id, seq, static_cast<int64_t>(sample_count)).empty()) {
+    if (Prepared(txn, "batch_insert", *run_id, seq, static_cast<int64_t>(sample_count), digest,
+                 ingest::IndexRanges(cases))
+            .empty()) {
+      if (absl::Status s = ingest::CheckResentBatch(txn, *run_id, seq, digest); !s.ok()) return s;
       outcome.duplicate = true;
       txn.commit();
       return outcome;
     }
-    auto ids = StoreCases(txn, *run_id, cases);
+    auto ids = StoreCases(txn, *run_id, seq, cases);
     if (!ids.ok()) return ids.status();
     if (sample_count > 0) CopySamples(txn, *run_id, cases, *ids);
     txn.commit();
@@ -1137,7 +1153,10 @@ absl::StatusOr<HistorySeries> Store::GetHistory(const std::string& benchmark_key
     pqxx::result m = txn.exec_params(
         "SELECT m.id, m.unit, m.direction FROM metrics m JOIN benchmarks b ON b.id = "
         "m.benchmark_id "
-        "WHERE b.key = $1 AND m.name = $2",
+        "WHERE b.key = $1 AND m.name = $2 "
+        // Several definitions (units) under one name: the newest complete run's.
+        "ORDER BY (SELECT max(r.finished_at) FROM summaries s JOIN runs r ON r.id = s.run_id "
+        "WHERE s.metric_id = m.id AND r.status = 'complete') DESC NULLS LAST, m.id LIMIT 1",
         benchmark_key, metric);
     if (m.empty()) {
       return absl::NotFoundError(absl::StrCat("no results stored for benchmark ", benchmark_key,
@@ -1436,6 +1455,36 @@ absl::StatusOr<std::string> Store::GetGateReport(int64_t report_id) {
 absl::Status Store::WithConnection(const std::string& what,
                                    const std::function<absl::Status(pqxx::connection&)>& fn) {
   return pool_->Run(what, fn);
+}
+
+absl::StatusOr<std::vector<std::string>> Store::ExpireSilentRuns(double max_silence_s) {
+  auto idle = pool_->Run("finding silent runs", [&](pqxx::connection& c) -> absl::StatusOr<std::vector<std::string>> {
+    pqxx::read_transaction txn(c);
+    std::vector<std::string> ids;
+    for (const auto& row : txn.exec_params(
+             "SELECT r.id::text FROM runs r WHERE r.status = 'running' "
+             "AND r.heard_at < now() - make_interval(secs => $1::float8) AND NOT EXISTS (SELECT 1 FROM batches b "
+             "WHERE b.run_id = r.id AND b.received_at >= now() - make_interval(secs => $1::float8)) ORDER BY r.heard_at",
+             max_silence_s)) {
+      ids.push_back(row[0].as<std::string>());
+    }
+    return ids;
+  });
+  if (!idle.ok()) return idle.status();
+  std::vector<std::string> expired;
+  const std::string reason = absl::StrFormat(
+      "expired: no word from its agent for %.0f s (the agent stopped; `perfgate-agent replay` of its spool "
+      "cannot add to a closed run)", max_silence_s);
+  for (const std::string& id : *idle) {
+    auto closed = CloseRun(id, RunStatus::kFailed, static_cast<uint64_t>(std::numeric_limits<int64_t>::max()),
+                           reason, {});
+    if (closed.ok()) {
+      expired.push_back(id);
+    } else if (closed.status().code() != absl::StatusCode::kFailedPrecondition) {
+      return closed.status();  // FAILED_PRECONDITION: closed meanwhile by its agent
+    }
+  }
+  return expired;
 }
 
 }  // namespace perfgate::coordinator

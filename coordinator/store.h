@@ -130,6 +130,10 @@ class Store {
                                         uint64_t last_sequence, const std::string& reason,
                                         const std::vector<std::string>& invalid_reasons = {});
 
+  /// Closes as failed every running run not heard of (OpenRun, a batch) for
+  /// max_silence_s: its agent is gone. Returns the ids closed.
+  absl::StatusOr<std::vector<std::string>> ExpireSilentRuns(double max_silence_s);
+
   /// One run. NOT_FOUND when unknown.
   absl::StatusOr<RunRecord> GetRun(const std::string& run_id);
   /// Newest first; empty filters match all.

@@ -69,7 +69,7 @@ BenchmarkId GbenchId(const std::string& run_name) {
       std::string& timer = id.params["timer"];
       timer = timer.empty() ? part : absl::StrCat(timer, "+", part);
     } else if (colon != std::string::npos && colon > 0) {
-      id.params[Token(part.substr(0, colon))] = Token(part.substr(colon + 1));
+      id.params[NameToken(part.substr(0, colon))] = Token(part.substr(colon + 1));
     } else {
       id.params[absl::StrCat("a", positional++)] = Token(part);
     }
@@ -112,7 +112,7 @@ void AddCounter(const std::string& key, double d, std::vector<MetricSpec>* metri
     metrics->push_back({key, key == "allocs_per_iter" ? "allocs" : "bytes", Direction::kLowerIsBetter});
     sample->values.push_back(d);
   } else {
-    metrics->push_back({Token(key), "counter", CounterDirection(key)});
+    metrics->push_back({MetricToken(key), "counter", CounterDirection(key)});
     sample->values.push_back(d);
   }
 }

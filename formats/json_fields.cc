@@ -7,6 +7,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/identity.h"
 #include "common/stats.h"
 
 namespace perfgate::formats {
@@ -129,15 +130,27 @@ std::string QuoteNonFinite(const std::string& text) {
 }
 
 std::string Token(const std::string& s) {
-  std::string out = s;
+  std::string out = s.substr(0, kMaxBenchmarkToken);
   for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == '/' || c == '{' || c == '}' || c == ',' || c == '=') c = '_';
+    if (!BenchmarkValueChar(c) || c == '/') c = '_';
   }
-  return out;
+  return out.empty() ? std::string("_") : out;
+}
+
+std::string MetricToken(const std::string& s) {
+  std::string out = s.substr(0, 128);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '/' || c == '{' || c == '}' || c == ',' ||
+        c == '=') {
+      c = '_';
+    }
+  }
+  return out.empty() ? std::string("_") : out;
 }
 
 std::string NameToken(const std::string& s) {
-  std::string out = s;
+  std::string out = s.substr(0, kMaxBenchmarkToken);
+  if (out.empty()) out = "_";
   for (char& c : out) {
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) c = '_';
   }

@@ -60,8 +60,11 @@ std::string Text(const json& v);
 /// marked strings, so the document parses and the field can be refused by name.
 std::string QuoteNonFinite(const std::string& text);
 
-/// Names on the wire may not hold / { } , = (they build benchmark keys).
+/// A parameter value in the key grammar (common/identity.h): characters
+/// outside it, and '/', become '_'; cut to 128 characters.
 std::string Token(const std::string& s);
+/// A metric name: control characters and / { } , = become '_'; cut to 128.
+std::string MetricToken(const std::string& s);
 /// Benchmark names additionally stay within what ParseBenchmarkKey accepts.
 std::string NameToken(const std::string& s);
 

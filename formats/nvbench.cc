@@ -233,7 +233,7 @@ CaseResult ReadState(const json& st, const std::string& path, const std::string&
   r.benchmark.name = NameToken(name);
   if (const json* axes = OptionalField(st, path, "axis_values")) {
     for (const auto& [axis, value] : NamedValues(*axes, Member(path, "axis_values"))) {
-      r.benchmark.params[Token(axis)] = Token(Text(*value));
+      r.benchmark.params[NameToken(axis)] = Token(Text(*value));
     }
   }
   if (device_param) r.benchmark.params["device"] = Text(Field(st, path, "device"));

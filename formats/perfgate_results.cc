@@ -5,6 +5,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "common/identity.h"
 #include "formats/json_fields.h"
 #include "formats/result_file.h"
 
@@ -27,6 +28,7 @@ BenchmarkId ReadBenchmark(const json& c, const std::string& path) {
     if (!params->is_object()) Throw(Member(bpath, "params"), "not an object");
     for (const auto& [k, v] : params->items()) id.params[k] = String(v, absl::StrCat(bpath, ".params.", k));
   }
+  if (absl::Status s = ValidateBenchmarkId(id, bpath); !s.ok()) Throw("", std::string(s.message()));
   return id;
 }
 
@@ -44,8 +46,11 @@ MetricSpec ReadMetric(const json& m, const std::string& mpath) {
 Sample ReadSample(const json& s, const std::string& spath, size_t metrics) {
   Sample sample;
   const json& index = Field(s, spath, "index");
-  if (!index.is_number_unsigned()) Throw(Member(spath, "index"), "not a non-negative integer");
-  sample.index = index.get<uint32_t>();
+  // Stored as a 32-bit signed integer: a larger index would wrap.
+  if (!index.is_number_unsigned() || index.get<uint64_t>() > kMaxSampleIndex) {
+    Throw(Member(spath, "index"), absl::StrCat("not an integer from 0 to ", kMaxSampleIndex));
+  }
+  sample.index = static_cast<uint32_t>(index.get<uint64_t>());
   if (const json* t = OptionalField(s, spath, "throttled")) sample.throttled = Bool(*t, Member(spath, "throttled"));
   const json& values = Array(Field(s, spath, "values"), Member(spath, "values"));
   if (values.size() != metrics) {

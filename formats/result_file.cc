@@ -25,6 +25,9 @@ absl::StatusOr<ResultSet> ParseResultJson(const std::string& text, const std::st
   } catch (const formats::json::parse_error& e) {
     return absl::InvalidArgumentError(absl::StrCat(
         name, ": not valid JSON", e.byte >= text.size() ? " (the file ends early: truncated?)" : "", ": ", e.what()));
+  } catch (const formats::json::exception& e) {
+    // out_of_range: a number beyond double's range (1e400) and the like.
+    return absl::InvalidArgumentError(absl::StrCat(name, ": not readable JSON: ", e.what()));
   }
   try {
     if (root.is_object()) {
@@ -49,6 +52,8 @@ absl::StatusOr<ResultSet> ParseResultJson(const std::string& text, const std::st
     return absl::InvalidArgumentError(absl::StrCat(name, ": ", e.path.empty() ? "" : e.path + ": ", e.what));
   } catch (const formats::json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": ", e.what()));
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": cannot be read: ", e.what()));
   }
 }
 

@@ -147,9 +147,11 @@ std::map<MetricKey, Entry> CollectEntries(const GateInput& input, GateResult& re
     // One entry per run: a run that repeats a metric counts once.
     std::set<MetricKey> seen;
     for (const MetricData& m : run.metrics) {
-      if (seen.insert({m.summary.benchmark, m.summary.metric}).second) {
-        entry_for(m).baseline.push_back(&m);
-      }
+      Entry& e = entry_for(m);
+      // Another unit or direction under the same name is another metric:
+      // never compared with the candidate's.
+      if (m.summary.unit != e.verdict.unit || m.summary.direction != e.verdict.direction) continue;
+      if (seen.insert({m.summary.benchmark, m.summary.metric}).second) e.baseline.push_back(&m);
     }
   }
   return entries;

@@ -16,6 +16,9 @@ packages=(
   # tests' playwright-core come from npm (lockfiles in the repository), the
   # browser from Debian.
   libcpp-httplib-dev nodejs npm chromium
+  postgresql slurm-wlm munge
+  clang-14 libfuzzer-14-dev libclang-rt-14-dev
+  python3
 )
 
 missing=()

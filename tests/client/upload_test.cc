@@ -1,11 +1,17 @@
 // A run's upload (client/upload.h) against the coordinator's services over
 // real gRPC on loopback, in process, with a private PostgreSQL: a refused
-// batch closes the run as failed; an unreachable coordinator leaves the run
-// in the spool, and replay sends it once one listens.
+// batch ends the run as failed with every batch kept in the spool; an
+// outage is retried with back-off and the run sent when the coordinator is
+// back; a close that times out costs nothing; an unreachable coordinator
+// leaves the run in the spool, and replay sends it once one listens.
 #include "client/upload.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <future>
 #include <limits>
 #include <pqxx/pqxx>
 #include <string>
@@ -121,7 +127,7 @@ TEST_F(UploadTest, ARunSentWholePutsManyCasesInABatchAndSplitsAtTheValueLimit) {
   EXPECT_EQ(samples->size(), 42u);
 }
 
-TEST_F(UploadTest, ARefusedBatchClosesTheRunAsFailedAndRemovesTheSpool) {
+TEST_F(UploadTest, ARefusedBatchEndsTheRunAsFailedAndKeepsEveryBatchInTheSpool) {
   ASSERT_NO_FATAL_FAILURE(StartServer());
   CoordinatorClient client(Options(server_->port()));
   const RunMeta meta = Meta();
@@ -130,14 +136,117 @@ TEST_F(UploadTest, ARefusedBatchClosesTheRunAsFailedAndRemovesTheSpool) {
   ASSERT_TRUE(upload->Register("node-1", "test").ok());
   ASSERT_TRUE(upload->Open().ok());
   ASSERT_TRUE(upload->Send(Case("1024", {1.0})).ok());
-  absl::Status refused = upload->Send(Case("2048", {std::numeric_limits<double>::quiet_NaN()}));
-  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument) << refused;
-  EXPECT_TRUE(upload->online());
-  const v1::RunDetail run = GetRun(client, meta.run_id);
-  EXPECT_EQ(run.run().status(), v1::RUN_FAILED);
+  // Refused by the coordinator: within one run a metric keeps one unit.
+  CaseResult other_unit = Case("1024", {2.0});
+  other_unit.samples[0].index = 1;
+  other_unit.metrics[0].unit = "us";
+  EXPECT_TRUE(upload->Send(other_unit).ok());
+  // Measuring goes on; nothing more is sent, everything is spooled.
+  EXPECT_TRUE(upload->Send(Case("2048", {3.0, 3.1})).ok());
+  auto closed = upload->Close({});
+  EXPECT_EQ(closed.status().code(), absl::StatusCode::kInvalidArgument) << closed.status();
+  EXPECT_THAT(std::string(closed.status().message()), ::testing::HasSubstr("every batch is kept in"));
+  auto run = store_->GetRun(meta.run_id);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->status, RunStatus::kFailed);
+  EXPECT_THAT(run->failure_reason, ::testing::HasSubstr("one run reports a metric in one unit"));
+  // Batches 2 and 3 (never stored) are in the spool, with the failed close.
+  const std::string run_dir = upload->spool_path();
+  upload = absl::FailedPreconditionError("released");
+  auto spooled = SpooledRun::Open(run_dir);
+  ASSERT_TRUE(spooled.ok()) << spooled.status();
+  auto pending = spooled->ReadPending();
+  ASSERT_TRUE(pending.ok());
+  EXPECT_EQ(pending->size(), 2u);
+  auto close = spooled->ReadClose();
+  ASSERT_TRUE(close.ok() && close->has_value());
+  EXPECT_EQ((*close)->status(), v1::RUN_FAILED);
+}
+
+TEST_F(UploadTest, AnOutageMidRunEndsWithTheRunStoredWithoutReplay) {
+  auto port = testing::FreeTcpPort();
+  ASSERT_TRUE(port.ok());
+  CoordinatorClient client(Options(*port));  // nothing listens there yet
+  const RunMeta meta = Meta();
+  auto upload = RunUpload::Create(client, meta, dir_->Join("spool"));
+  ASSERT_TRUE(upload.ok()) << upload.status();
+  int online_calls = 0;
+  upload->OnOnline([&] { ++online_calls; });
+  upload->SetReconnectWindow(60);
+  ASSERT_TRUE(upload->Register("node-1", "test").ok());
+  ASSERT_TRUE(upload->Open().ok());
+  ASSERT_TRUE(upload->Send(Case("1024", {1.0, 1.5})).ok());
+  EXPECT_FALSE(upload->online());
+  ASSERT_NO_FATAL_FAILURE(StartServer(*port));
+  ASSERT_TRUE(upload->Send(Case("2048", {2.0})).ok());
+  // Close retries with back-off until the coordinator answers.
+  auto closed = upload->Close({});
+  ASSERT_TRUE(closed.ok()) << closed.status();
+  ASSERT_TRUE(closed->has_value());
+  EXPECT_EQ(**closed, 3u);
+  EXPECT_EQ(online_calls, 1);
+  EXPECT_EQ(GetRun(client, meta.run_id).run().status(), v1::RUN_COMPLETE);
   auto spooled = ListSpool(dir_->Join("spool"));
   ASSERT_TRUE(spooled.ok());
   EXPECT_TRUE(spooled->empty());
+}
+
+TEST_F(UploadTest, ACloseThatTimesOutIsRetriedAndCostsNothing) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  CoordinatorClient client(Options(server_->port()));
+  const RunMeta meta = Meta();
+  auto upload = RunUpload::Create(client, meta, dir_->Join("spool"));
+  ASSERT_TRUE(upload.ok()) << upload.status();
+  std::atomic<int> offline_calls{0};
+  upload->OnOffline([&](const absl::Status&) { ++offline_calls; });
+  upload->SetReconnectWindow(60);
+  ASSERT_TRUE(upload->Register("node-1", "test").ok());
+  ASSERT_TRUE(upload->Open().ok());
+  ASSERT_TRUE(upload->Send(Case("1024", {1.0, 1.5})).ok());
+  // The run's row is held, so the close outlasts the client's 2 s deadline.
+  pqxx::connection holder(ConnInfo());
+  auto hold = std::make_unique<pqxx::work>(holder);
+  hold->exec_params("SELECT 1 FROM runs WHERE id = $1 FOR UPDATE", meta.run_id);
+  auto closing = std::async(std::launch::async, [&] { return upload->Close({}); });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (offline_calls == 0 && std::chrono::steady_clock::now() < deadline) {
+    closing.wait_for(std::chrono::milliseconds(50));  // polls the callback's count
+  }
+  EXPECT_EQ(offline_calls, 1);
+  hold->commit();
+  auto closed = closing.get();
+  ASSERT_TRUE(closed.ok()) << closed.status();
+  ASSERT_TRUE(closed->has_value());
+  EXPECT_EQ(**closed, 2u);
+  EXPECT_EQ(GetRun(client, meta.run_id).run().status(), v1::RUN_COMPLETE);
+}
+
+TEST_F(UploadTest, ASpoolMissingABatchIsReplayedAndClosedAsFailedWithWhatItHas) {
+  auto port = testing::FreeTcpPort();
+  ASSERT_TRUE(port.ok());
+  CoordinatorClient client(Options(*port));
+  const RunMeta meta = Meta();
+  auto upload = RunUpload::Create(client, meta, dir_->Join("spool"));
+  ASSERT_TRUE(upload.ok()) << upload.status();
+  upload->SetReconnectWindow(0);
+  ASSERT_TRUE(upload->Register("node-1", "test").ok());
+  ASSERT_TRUE(upload->Open().ok());
+  for (const char* bytes : {"1", "2", "3"}) ASSERT_TRUE(upload->Send(Case(bytes, {1.0})).ok());
+  auto closed = upload->Close({});
+  ASSERT_TRUE(closed.ok() && !closed->has_value());
+  ASSERT_TRUE(upload->KeepInSpool().ok());
+  const std::string run_dir = upload->spool_path();
+  upload = absl::FailedPreconditionError("released");
+  // Batch 2 was corrupt and deleted, as the DATA_LOSS message advises.
+  ASSERT_EQ(unlink((run_dir + "/batch-2.pb").c_str()), 0);
+  ASSERT_NO_FATAL_FAILURE(StartServer(*port));
+  auto replayed = RunUpload::Replay(client, run_dir, "node-1", "test");
+  ASSERT_TRUE(replayed.ok()) << replayed.status();
+  EXPECT_EQ(replayed->samples_stored, 2u);
+  auto run = store_->GetRun(meta.run_id);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->status, RunStatus::kFailed);
+  EXPECT_THAT(run->failure_reason, ::testing::HasSubstr("batch 2 of 3"));
 }
 
 TEST_F(UploadTest, AnUnreachableCoordinatorLeavesTheRunInTheSpoolAndReplaySendsIt) {
@@ -147,6 +256,7 @@ TEST_F(UploadTest, AnUnreachableCoordinatorLeavesTheRunInTheSpoolAndReplaySendsI
   const RunMeta meta = Meta();
   auto upload = RunUpload::Create(client, meta, dir_->Join("spool"));
   ASSERT_TRUE(upload.ok()) << upload.status();
+  upload->SetReconnectWindow(0);
   int offline_calls = 0;
   upload->OnOffline([&](const absl::Status& s) {
     ++offline_calls;

@@ -27,12 +27,15 @@ RunMeta NewRun(const std::string& branch) {
   return m;
 }
 
-// Case `name` with two metrics and `n` samples.
-CaseResult Case(const std::string& name, uint32_t n, CaseStatus status = CaseStatus::kUnspecified) {
+// Case `name` with two metrics and `n` samples, indexed from `first`.
+CaseResult Case(const std::string& name, uint32_t n, CaseStatus status = CaseStatus::kUnspecified,
+                uint32_t first = 0) {
   CaseResult c;
   c.benchmark = {"kernels", name, {{"n", "4096"}}};
   c.metrics = {{"time_ms", "ms", Direction::kLowerIsBetter}, {"tflops", "TFLOP/s", Direction::kHigherIsBetter}};
-  for (uint32_t i = 0; i < n; ++i) c.samples.push_back(Sample{i, {1.0 + 0.01 * i, 100.0 - 0.1 * i}, i == 3});
+  for (uint32_t i = first; i < first + n; ++i) {
+    c.samples.push_back(Sample{i, {1.0 + 0.01 * i, 100.0 - 0.1 * i}, i == 3});
+  }
   c.status = status;
   return c;
 }
@@ -74,7 +77,7 @@ class RetentionTest : public MigratedStoreTest {
     const RunMeta meta = NewRun(branch);
     EXPECT_TRUE(store_->OpenRun(meta).ok());
     EXPECT_TRUE(store_->StoreBatch(meta.run_id, 1, {Case("gemm", 20), Case("conv", 10)}).ok());
-    EXPECT_TRUE(store_->StoreBatch(meta.run_id, 2, {Case("gemm", 5, CaseStatus::kOk)}).ok());
+    EXPECT_TRUE(store_->StoreBatch(meta.run_id, 2, {Case("gemm", 5, CaseStatus::kOk, 20)}).ok());
     EXPECT_TRUE(store_->CloseRun(meta.run_id, RunStatus::kComplete, 2, "").ok());
     EXPECT_TRUE(store_->SaveGateReport(meta.run_id, "main", "pass", "{}").ok());
     return meta.run_id;

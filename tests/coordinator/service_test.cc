@@ -137,9 +137,18 @@ TEST_F(ServiceTest, DetailsAndInvalidReasonsTravelFromOpenAndCloseToGetRun) {
   v1::OpenRunResponse opened;
   ASSERT_TRUE(ingest_->OpenRun(Context().get(), open, &opened).ok());
 
+  auto ctx = Context();
+  auto stream = ingest_->StreamResults(ctx.get());
+  v1::BatchAck ack;
+  ASSERT_TRUE(stream->Write(Batch(meta.run_id, 1, {1.0})));
+  ASSERT_TRUE(stream->Read(&ack));
+  stream->WritesDone();
+  ASSERT_TRUE(stream->Finish().ok());
+
   v1::CloseRunRequest close;
   close.set_run_id(meta.run_id);
   close.set_status(v1::RUN_COMPLETE);
+  close.set_last_sequence(1);
   close.add_invalid_reasons("case kernels/copy: 9 of 10 samples throttled (more than half)");
   v1::CloseRunResponse closed;
   ASSERT_TRUE(ingest_->CloseRun(Context().get(), close, &closed).ok());

@@ -369,11 +369,12 @@ TEST_F(StoreTest, ClosingWithAMissingBatchIsRefusedNamingIt) {
 TEST_F(StoreTest, ReopeningARunningRunIsAResendButAClosedOneAlreadyExists) {
   RunMeta meta = MakeRun();
   ASSERT_TRUE(store_->OpenRun(meta).ok());
-  RunMeta resent = meta;
-  resent.branch = "changed";  // a resend changes nothing
-  auto again = store_->OpenRun(resent);
+  auto again = store_->OpenRun(meta);  // a resend changes nothing
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_TRUE(*again);
+  RunMeta other = meta;
+  other.branch = "changed";  // not a resend: another run under the same id
+  EXPECT_EQ(store_->OpenRun(other).status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(store_->GetRun(meta.run_id)->meta.branch, "main");
 
   ASSERT_TRUE(store_->CloseRun(meta.run_id, RunStatus::kFailed, 0, "device lost").ok());

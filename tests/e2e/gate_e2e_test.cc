@@ -254,7 +254,7 @@ TEST_F(GateEndToEnd, AgentWithoutACoordinatorSpoolsTheRunAndReplaySendsIt) {
   ASSERT_TRUE(port.ok());
   address_ = "127.0.0.1:" + std::to_string(*port);  // nothing listens there yet
   const std::string id_file = dir_->Join("offline.id");
-  auto offline = RunCommand(AgentArgv("main", "offline", {"--rpc-timeout", "1"}, id_file), {},
+  auto offline = RunCommand(AgentArgv("main", "offline", {"--rpc-timeout", "1", "--reconnect-for", "0"}, id_file), {},
                             std::chrono::minutes(3));
   ASSERT_TRUE(offline.ok());
   EXPECT_EQ(offline->exit_code, 2) << offline->output;

@@ -138,6 +138,36 @@ TEST(PerfgateResultFile, WithAnUnknownVersionIsRefusedNamingTheVersion) {
   EXPECT_THAT(set.status().message(), HasSubstr("future.json: version: 7"));
 }
 
+TEST(PerfgateResultFile, NumbersBeyondDoubleAreAClearErrorNotAnAbort) {
+  const std::string text = WriteResultJson(SomeMeta(), SomeCases());
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"\"version\": 1", "\"version\": 1e400"}, {"\"values\": [", "\"values\": [1e999, "}}) {
+    std::string bad = text;
+    const size_t at = bad.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    bad.replace(at, from.size(), to);
+    auto set = ParseResultJson(bad, "huge.json");
+    ASSERT_FALSE(set.ok()) << to;
+    EXPECT_THAT(set.status().message(), HasSubstr("huge.json")) << to;
+  }
+}
+
+TEST(PerfgateResultFile, ASampleIndexBeyondTheStoredRangeIsRefusedNotWrapped) {
+  json doc = json::parse(WriteResultJson(SomeMeta(), SomeCases()));
+  doc["cases"][0]["samples"][1]["index"] = 4294967296ULL;  // 2^32, wrapped to 0 before
+  auto set = ParseResultJson(doc.dump(), "wrap.json");
+  ASSERT_FALSE(set.ok());
+  EXPECT_THAT(set.status().message(), HasSubstr("index: not an integer from 0 to 2147483647"));
+}
+
+TEST(PerfgateResultFile, ABenchmarkOutsideTheKeyGrammarIsRefused) {
+  json doc = json::parse(WriteResultJson(SomeMeta(), SomeCases()));
+  doc["cases"][0]["benchmark"]["suite"] = "ünï";
+  auto set = ParseResultJson(doc.dump(), "key.json");
+  ASSERT_FALSE(set.ok());
+  EXPECT_THAT(set.status().message(), HasSubstr("suite must be 1 to 128 characters"));
+}
+
 // Iteration rows of a Google Benchmark file, by run_name, in file order.
 std::map<std::string, std::vector<json>> IterationRows(const json& doc) {
   std::map<std::string, std::vector<json>> rows;

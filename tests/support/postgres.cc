@@ -121,12 +121,15 @@ absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Start() {
   return server;
 }
 
-// Starts the server on a fresh port. UNAVAILABLE when the port was taken in
-// the meantime (the caller retries), another error with the log otherwise.
-absl::Status PostgresServer::Launch() {
-  auto port = FreeTcpPort();
-  if (!port.ok()) return port.status();
-  port_ = *port;
+// Starts the server on `port` (0: a fresh one). UNAVAILABLE when the port was
+// taken in the meantime (the caller retries), another error with the log otherwise.
+absl::Status PostgresServer::Launch(int port) {
+  if (port == 0) {
+    auto free = FreeTcpPort();
+    if (!free.ok()) return free.status();
+    port = *free;
+  }
+  port_ = port;
   const std::string log = dir_.Join("server.log");
   ProcessOptions opts;
   opts.user = user_;
@@ -176,6 +179,12 @@ void PostgresServer::Stop() {
   // SIGINT is PostgreSQL's fast shutdown: it does not wait for clients to
   // disconnect as SIGTERM (smart shutdown) would.
   process_->Stop(SIGINT, kShutdownGrace);
+}
+
+absl::Status PostgresServer::StartAgain() {
+  Stop();
+  process_.reset();
+  return Launch(port_);
 }
 
 std::string PostgresServer::ConnInfo(const std::string& dbname) const {

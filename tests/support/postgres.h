@@ -43,6 +43,9 @@ class PostgresServer {
   /// Stops the server with a fast shutdown (clients are disconnected). Safe to
   /// call twice; the data directory stays until destruction.
   void Stop();
+  /// Starts the stopped server again on the same port and data directory
+  /// (an outage ends); the error carries the log.
+  absl::Status StartAgain();
   /// The last lines of the server's log, for failure messages.
   std::string LogTail(int max_lines = 40) const;
   /// Directory holding the server binaries that were used.
@@ -51,7 +54,7 @@ class PostgresServer {
  private:
   PostgresServer(TempDir dir, std::string bin_dir)
       : dir_(std::move(dir)), bin_dir_(std::move(bin_dir)) {}
-  absl::Status Launch();
+  absl::Status Launch(int port = 0);
 
   TempDir dir_;  // data directory, socket and log; destroyed after process_
   std::string bin_dir_;
