@@ -42,10 +42,7 @@ absl::StatusOr<Series> GetSeries(Store& store, const SeriesQuery& q) {
   Series series;
   absl::Status s = store.WithConnection("reading a series", [&](pqxx::connection_base& c) {
     pqxx::read_transaction txn(c);
-    pqxx::result m = txn.exec_params(
-        "SELECT m.id, m.unit, m.direction FROM metrics m JOIN benchmarks b ON b.id = m.benchmark_id "
-        "WHERE b.key = $1 AND m.name = $2",
-        q.benchmark, q.metric);
+    pqxx::result m = Store::SeriesDefinition(txn, q.benchmark, q.metric);
     if (m.empty()) {
       return absl::NotFoundError(absl::StrCat("no results stored for benchmark ", q.benchmark,
                                               " metric '", q.metric, "'"));

@@ -1150,14 +1150,7 @@ absl::StatusOr<HistorySeries> Store::GetHistory(const std::string& benchmark_key
                                                 const std::string& branch, uint32_t limit) {
   return pool_->Run("reading history", [&](pqxx::connection& c) -> absl::StatusOr<HistorySeries> {
     pqxx::read_transaction txn(c);
-    pqxx::result m = txn.exec_params(
-        "SELECT m.id, m.unit, m.direction FROM metrics m JOIN benchmarks b ON b.id = "
-        "m.benchmark_id "
-        "WHERE b.key = $1 AND m.name = $2 "
-        // Several definitions (units) under one name: the newest complete run's.
-        "ORDER BY (SELECT max(r.finished_at) FROM summaries s JOIN runs r ON r.id = s.run_id "
-        "WHERE s.metric_id = m.id AND r.status = 'complete') DESC NULLS LAST, m.id LIMIT 1",
-        benchmark_key, metric);
+    pqxx::result m = SeriesDefinition(txn, benchmark_key, metric);
     if (m.empty()) {
       return absl::NotFoundError(absl::StrCat("no results stored for benchmark ", benchmark_key,
                                               " metric '", metric, "'"));
@@ -1455,6 +1448,21 @@ absl::StatusOr<std::string> Store::GetGateReport(int64_t report_id) {
 absl::Status Store::WithConnection(const std::string& what,
                                    const std::function<absl::Status(pqxx::connection&)>& fn) {
   return pool_->Run(what, fn);
+}
+
+pqxx::result Store::SeriesDefinition(pqxx::transaction_base& txn, const std::string& key,
+                                     const std::string& name) {
+  constexpr const char* kDefinitions =
+      "SELECT m.id, m.unit, m.direction FROM metrics m JOIN benchmarks b ON b.id = m.benchmark_id "
+      "WHERE b.key = $1 AND m.name = $2 ";
+  pqxx::result all = txn.exec_params(kDefinitions, key, name);
+  if (all.size() <= 1) return all;
+  // Several definitions (units) under one name: the newest complete run's.
+  return txn.exec_params(
+      absl::StrCat(kDefinitions,
+                   "ORDER BY (SELECT max(r.finished_at) FROM summaries s JOIN runs r ON r.id = s.run_id "
+                   "WHERE s.metric_id = m.id AND r.status = 'complete') DESC NULLS LAST, m.id LIMIT 1"),
+      key, name);
 }
 
 absl::StatusOr<std::vector<std::string>> Store::ExpireSilentRuns(double max_silence_s) {

@@ -197,6 +197,13 @@ class Store {
   absl::Status WithConnection(const std::string& what,
                               const std::function<absl::Status(pqxx::connection&)>& fn);
 
+  /// The definition a series of metric `name` of benchmark `key` follows:
+  /// rows (id, unit, direction), empty when none is stored. A metric is its
+  /// name, unit and direction together (migration 0006); when several
+  /// definitions share a name, the one of the newest complete run.
+  static pqxx::result SeriesDefinition(pqxx::transaction_base& txn, const std::string& key,
+                                       const std::string& name);
+
  private:
   class Pool;
   explicit Store(std::unique_ptr<Pool> pool);

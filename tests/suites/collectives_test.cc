@@ -313,7 +313,7 @@ TEST(CollectivesAgent, TwoRankProcessesFinishWithTheSameSampleCounts) {
         "--rendezvous", "file:" + dir->Join("rdzv"), "--transport-host", "127.0.0.1",
         "--coordinator", "127.0.0.1:" + std::to_string(*port), "--rpc-timeout", "2",
         "--spool", dir->Join("spool" + std::to_string(r)), "--min-samples", "5",
-        "--min-time", "0", "--max-noise", "1000", "--timeout", "5"};
+        "--min-time", "0", "--max-noise", "1000", "--timeout", "5", "--reconnect-for", "0"};
     auto child = perfgate::testing::ChildProcess::Start(argv, dir->Join("out" + std::to_string(r)));
     ASSERT_TRUE(child.ok()) << child.status();
     ranks.push_back(std::move(*child));
