@@ -6,7 +6,11 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <cmath>
+#include <ctime>
 #include <memory>
 
 #include "absl/strings/numbers.h"
@@ -82,6 +86,37 @@ absl::StatusOr<std::unique_ptr<httplib::ClientImpl>> Connect(const HttpClientOpt
   return c;
 }
 
+// A TLS write to a peer that has closed (a server refusing this client's
+// certificate after a TLS 1.3 handshake) raises SIGPIPE, which would kill
+// the process; here it is an error of the call. Blocked on this thread for
+// the call, and a SIGPIPE it raised is taken before unblocking.
+class NoSigpipe {
+ public:
+  NoSigpipe() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+  }
+  ~NoSigpipe() {
+    sigset_t pending;
+    sigpending(&pending);
+    if (!was_pending_ && sigismember(&pending, SIGPIPE) == 1) {
+      const timespec now{0, 0};
+      sigtimedwait(&pipe_, nullptr, &now);
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  NoSigpipe(const NoSigpipe&) = delete;
+  NoSigpipe& operator=(const NoSigpipe&) = delete;
+
+ private:
+  sigset_t pipe_, old_;
+  bool was_pending_ = false;
+};
+
 absl::StatusOr<nlohmann::json> Answer(const HttpClientOptions& o, const httplib::Result& res) {
   if (!res) {
     const std::string tls_error = LastTlsError();
@@ -112,6 +147,7 @@ absl::StatusOr<nlohmann::json> Answer(const HttpClientOptions& o, const httplib:
 absl::StatusOr<nlohmann::json> HttpGet(const HttpClientOptions& options, const std::string& path) {
   auto c = Connect(options);
   if (!c.ok()) return c.status();
+  NoSigpipe quiet;
   return Answer(options, (*c)->Get(path.c_str()));
 }
 
@@ -119,6 +155,7 @@ absl::StatusOr<nlohmann::json> HttpPost(const HttpClientOptions& options, const 
                                         const nlohmann::json& body) {
   auto c = Connect(options);
   if (!c.ok()) return c.status();
+  NoSigpipe quiet;
   return Answer(options, (*c)->Post(path.c_str(), body.dump(), "application/json"));
 }
 

@@ -26,13 +26,19 @@ absl::Status Refused(const char* what) {
 }  // namespace
 
 std::string LastTlsError() {
-  const unsigned long code = ERR_peek_last_error();
+  // The first error queued is the cause; later ones (a shutdown after a
+  // failed handshake) follow from it.
+  const unsigned long code = ERR_peek_error();
   std::string out;
   if (code != 0) {
-    char text[256];
-    ERR_error_string_n(code, text, sizeof text);
     const char* reason = ERR_reason_error_string(code);
-    out = reason != nullptr ? reason : text;
+    if (reason != nullptr) {
+      out = reason;
+    } else {
+      char text[256];
+      ERR_error_string_n(code, text, sizeof text);
+      out = text;
+    }
   }
   ERR_clear_error();
   return out;

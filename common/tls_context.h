@@ -20,8 +20,8 @@ absl::Status UseCertificateChain(ssl_ctx_st* ctx, const std::string& cert_pem, c
 /// peer's chain (the system's roots are not added).
 absl::Status TrustOnly(ssl_ctx_st* ctx, const std::string& ca_pem);
 
-/// The reason of OpenSSL's last error on this thread, or "" when none;
-/// clears the queue.
+/// The reason of the first OpenSSL error queued on this thread (the cause
+/// of a failed handshake), or "" when none; clears the queue.
 std::string LastTlsError();
 
 }  // namespace perfgate
