@@ -39,8 +39,9 @@ try {
   // Without a credential the page loads but its data is refused, and says so.
   await page.goto(`${facts.url}/#/runs`);
   await page.waitForSelector('[data-testid=auth-error][data-status="401"]', { timeout: 15000 });
-  assert.match(await page.textContent('[data-testid=auth-error]'), /needs a credential.*Authorization/);
+  assert.match(await page.textContent('[data-testid=auth-error]'), /needs a credential \(missing .authorization: Bearer <token>. header/);
   await page.waitForSelector('[data-testid=login] input[name=token]');
+  await shot('login');
   await signIn(facts.read_token);
   await page.waitForSelector('[data-testid=runs] tbody tr', { timeout: 15000 });
 
