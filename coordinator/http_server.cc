@@ -42,13 +42,16 @@ HttpServer::HttpServer(const HttpConfig& config, Store& store)
   // The gRPC side's certificate and key; with its client CA, a client
   // certificate is required in the handshake.
   const TlsPem pem = config.tls;
-  server_ = std::make_unique<httplib::SSLServer>([pem](SSL_CTX& ctx) {
+  // Called once, in the constructor; what OpenSSL refused is kept for Start.
+  server_ = std::make_unique<httplib::SSLServer>([this, &pem](SSL_CTX& ctx) {
     SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
-    if (auto s = UseCertificateChain(&ctx, pem.cert, pem.key); !s.ok()) return false;
-    if (pem.ca.empty()) return true;
-    if (auto s = TrustOnly(&ctx, pem.ca); !s.ok()) return false;
-    SSL_CTX_set_verify(&ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
-    return true;
+    absl::Status s = UseCertificateChain(&ctx, pem.cert, pem.key);
+    if (s.ok() && !pem.ca.empty()) {
+      s = TrustOnly(&ctx, pem.ca);
+      SSL_CTX_set_verify(&ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+    }
+    tls_error_ = std::string(s.message());
+    return s.ok();
   });
 }
 
@@ -66,7 +69,8 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpConfig& 
   if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   std::unique_ptr<HttpServer> s(new HttpServer(config, store));
   if (!s->server_->is_valid()) {
-    return absl::InvalidArgumentError(absl::StrCat("--tls-cert/--tls-key: refused for HTTPS: ", LastTlsError()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tls-cert/--tls-key/--tls-client-ca: refused for HTTPS: ", s->tls_error_));
   }
   s->server_->set_payload_max_length(kMaxBody);
   // Headers and body go out in separate writes; with Nagle's algorithm each

@@ -72,6 +72,7 @@ class HttpServer {
   std::thread thread_;
   int port_ = 0;
   bool tls_ = false;
+  std::string tls_error_;  // what OpenSSL refused of the TLS files
 };
 
 /// The stores the routes use: reads, and writes (triage).
