@@ -207,6 +207,9 @@ int Serve(const Config& c, perfgate::coordinator::ServerConfig server_config, St
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // OpenSSL writes HTTPS answers with write(): a client gone mid-answer must
+  // be an error of that answer, not a SIGPIPE that ends the process.
+  std::signal(SIGPIPE, SIG_IGN);
 
   // Partitions of samples for this month and the next ones, made now (a
   // failure stops the start: rows would pile up in the default partition)
