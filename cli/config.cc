@@ -269,7 +269,7 @@ absl::Status ReadConnection(Config& c) {
 
 CLI::App* AddRegressions(CLI::App& app, Config& c) {
   CLI::App* sub = app.add_subcommand("regressions", "List regressions found on tracked branches");
-  sub->add_option("--http", c.http, "The coordinator's HTTP address (its --http-listen)")
+  sub->add_option("--http", c.http, "The coordinator's HTTP address (its --http-listen); HTTPS with --tls or --tls-ca")
       ->envname("PERFGATE_HTTP")->capture_default_str();
   sub->add_option("--state", c.state, "Only this state: new, acknowledged, investigating, fixed, accepted, invalid");
   sub->add_option("--branch", c.branch, "Only this branch");
@@ -285,7 +285,7 @@ CLI::App* AddTriage(CLI::App& app, Config& c) {
   sub->add_option("--note", c.note, "Why")->required();
   sub->add_option("--commit", c.commit, "The fixing commit (with --state fixed)");
   sub->add_option("--by", c.by, "Who (default: $USER)")->envname("USER");
-  sub->add_option("--http", c.http, "The coordinator's HTTP address (its --http-listen)")
+  sub->add_option("--http", c.http, "The coordinator's HTTP address (its --http-listen); HTTPS with --tls or --tls-ca")
       ->envname("PERFGATE_HTTP")->capture_default_str();
   return sub;
 }

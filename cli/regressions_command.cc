@@ -1,20 +1,28 @@
 // `perfgate regressions` and `perfgate triage`, over the coordinator's HTTP
 // API (client/http_client.h): the list is the same the dashboard shows, and a
-// triage is the same write the page makes, with the same token.
+// triage is the same write the page makes. Both send the credential of
+// --token-file and speak HTTPS with the TLS options, as the gRPC commands do.
 #include <iostream>
 
 #include "absl/strings/str_format.h"
 #include "client/http_client.h"
 #include "cli/command_support.h"
 #include "cli/commands.h"
-#include "common/token_file.h"
 
 namespace perfgate::cli {
 namespace {
 
 int Failed(const absl::Status& s, const char* what) {
-  std::cerr << "perfgate: " << what << ": " << s.message() << "\n";
+  std::cerr << "perfgate: " << what << ": " << s.message();
+  if (absl::IsUnauthenticated(s)) std::cerr << " (refused: give --token-file with a credential's token)";
+  if (absl::IsPermissionDenied(s)) std::cerr << " (refused: the credential's role does not allow it)";
+  std::cerr << "\n";
   return kExitError;
+}
+
+// The HTTP client with the token and TLS options ValidateConfig read.
+client::HttpClientOptions HttpOptions(const Config& c) {
+  return client::HttpClientOptions{c.http, c.client.token, c.client.tls, c.timeout_s};
 }
 
 std::string Percent(const nlohmann::json& v) {
@@ -34,7 +42,7 @@ void PrintRegression(const nlohmann::json& r) {
 }  // namespace
 
 int RegressionsCommand(const Config& c) {
-  client::HttpClientOptions o{c.http, "", c.timeout_s};
+  const client::HttpClientOptions o = HttpOptions(c);
   const std::string path = absl::StrFormat(
       "/api/v1/regressions?state=%s&branch=%s&sku=%s&limit=%d", client::UrlEncode(c.state),
       client::UrlEncode(c.branch), client::UrlEncode(c.sku), c.limit == 0 ? 100 : c.limit);
@@ -51,12 +59,7 @@ int RegressionsCommand(const Config& c) {
 }
 
 int TriageCommand(const Config& c) {
-  client::HttpClientOptions o{c.http, "", c.timeout_s};
-  if (!c.connection.token_file.empty()) {
-    auto token = ReadTokenFile(c.connection.token_file);
-    if (!token.ok()) return Failed(token.status(), "--token-file");
-    o.token = *token;
-  }
+  const client::HttpClientOptions o = HttpOptions(c);
   nlohmann::json body = {{"state", c.state}, {"note", c.note}, {"by", c.by}};
   if (!c.commit.empty()) body["commit"] = c.commit;
   auto r = client::HttpPost(o, absl::StrFormat("/api/v1/regressions/%d/triage", c.regression_id), body);

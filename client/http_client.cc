@@ -2,10 +2,20 @@
 
 #include <httplib.h>
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include <pthread.h>
+#include <signal.h>
+
 #include <cmath>
+#include <ctime>
+#include <memory>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/tls_context.h"
 
 namespace perfgate::client {
 namespace {
@@ -22,27 +32,104 @@ absl::StatusCode FromHttp(int status) {
   }
 }
 
-absl::StatusOr<httplib::Client> Connect(const HttpClientOptions& o) {
+// Verification by OpenSSL in the handshake: the chain against the CA (the
+// system's roots without one) and the name (--tls-server-name, else the
+// host of the address; an IP address as such).
+absl::Status SetUpTls(httplib::SSLClient& c, const ClientTls& tls, const std::string& host) {
+  c.enable_server_certificate_verification(false);  // cpp-httplib's own check; OpenSSL's below
+  SSL_CTX* ctx = c.ssl_context();
+  if (ctx == nullptr) return absl::InternalError("cannot make a TLS context: " + LastTlsError());
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  if (!tls.ca_pem.empty()) {
+    if (auto s = TrustOnly(ctx, tls.ca_pem); !s.ok()) return s;
+  } else if (SSL_CTX_set_default_verify_paths(ctx) != 1) {
+    return absl::InternalError("cannot load the system's CA certificates: " + LastTlsError());
+  }
+  if (!tls.cert_pem.empty()) {
+    if (auto s = UseCertificateChain(ctx, tls.cert_pem, tls.key_pem); !s.ok()) return s;
+  }
+  SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+  const std::string name = tls.server_name.empty() ? host : tls.server_name;
+  X509_VERIFY_PARAM* param = SSL_CTX_get0_param(ctx);
+  if (X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str()) != 1) {
+    ERR_clear_error();  // not an IP address: a DNS name
+    if (X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size()) != 1) {
+      return absl::InvalidArgumentError("--tls-server-name: '" + name + "' is not a host name");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<httplib::ClientImpl>> Connect(const HttpClientOptions& o) {
   const size_t colon = o.address.rfind(':');
   int port = 0;
   if (colon == std::string::npos || !absl::SimpleAtoi(o.address.substr(colon + 1), &port) || port <= 0 ||
       port > 65535) {
     return absl::InvalidArgumentError(absl::StrCat("--http: '", o.address, "' is not host:port"));
   }
-  httplib::Client c(o.address.substr(0, colon), port);
+  std::string host = o.address.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  std::unique_ptr<httplib::ClientImpl> c;
+  if (o.tls.enabled) {
+    auto ssl = std::make_unique<httplib::SSLClient>(host, port);
+    if (auto s = SetUpTls(*ssl, o.tls, host); !s.ok()) return s;
+    c = std::move(ssl);
+  } else {
+    c = std::make_unique<httplib::ClientImpl>(host, port);
+  }
   const auto seconds = static_cast<time_t>(o.timeout_s);
   const auto micros = static_cast<time_t>((o.timeout_s - std::floor(o.timeout_s)) * 1e6);
-  c.set_connection_timeout(seconds, micros);
-  c.set_read_timeout(seconds, micros);
-  c.set_write_timeout(seconds, micros);
+  c->set_connection_timeout(seconds, micros);
+  c->set_read_timeout(seconds, micros);
+  c->set_write_timeout(seconds, micros);
+  if (!o.token.empty()) c->set_bearer_token_auth(o.token.c_str());
   return c;
 }
 
+// A TLS write to a peer that has closed (a server refusing this client's
+// certificate after a TLS 1.3 handshake) raises SIGPIPE, which would kill
+// the process; here it is an error of the call. Blocked on this thread for
+// the call, and a SIGPIPE it raised is taken before unblocking.
+class NoSigpipe {
+ public:
+  NoSigpipe() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+  }
+  ~NoSigpipe() {
+    sigset_t pending;
+    sigpending(&pending);
+    if (!was_pending_ && sigismember(&pending, SIGPIPE) == 1) {
+      const timespec now{0, 0};
+      sigtimedwait(&pipe_, nullptr, &now);
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  NoSigpipe(const NoSigpipe&) = delete;
+  NoSigpipe& operator=(const NoSigpipe&) = delete;
+
+ private:
+  sigset_t pipe_, old_;
+  bool was_pending_ = false;
+};
+
 absl::StatusOr<nlohmann::json> Answer(const HttpClientOptions& o, const httplib::Result& res) {
   if (!res) {
+    const std::string tls_error = LastTlsError();
+    if (res.error() == httplib::Error::SSLConnection || !tls_error.empty()) {
+      return absl::UnavailableError(absl::StrCat(
+          "TLS handshake with the coordinator's HTTP API at ", o.address, " failed: ",
+          tls_error.empty() ? httplib::to_string(res.error()) : tls_error,
+          " (does it serve HTTPS, with a certificate of --tls-ca for this host?)"));
+    }
     return absl::UnavailableError(absl::StrCat("cannot reach the coordinator's HTTP API at ", o.address, ": ",
                                                httplib::to_string(res.error()),
-                                               " (is it started with --http-listen?)"));
+                                               o.tls.enabled ? "" : " (is it started with --http-listen? over HTTPS, "
+                                                                    "give --tls-ca)"));
   }
   nlohmann::json body = nlohmann::json::parse(res->body, nullptr, false);
   if (res->status != 200) {
@@ -60,16 +147,16 @@ absl::StatusOr<nlohmann::json> Answer(const HttpClientOptions& o, const httplib:
 absl::StatusOr<nlohmann::json> HttpGet(const HttpClientOptions& options, const std::string& path) {
   auto c = Connect(options);
   if (!c.ok()) return c.status();
-  return Answer(options, c->Get(path.c_str()));
+  NoSigpipe quiet;
+  return Answer(options, (*c)->Get(path.c_str()));
 }
 
 absl::StatusOr<nlohmann::json> HttpPost(const HttpClientOptions& options, const std::string& path,
                                         const nlohmann::json& body) {
   auto c = Connect(options);
   if (!c.ok()) return c.status();
-  httplib::Headers headers;
-  if (!options.token.empty()) headers.emplace("Authorization", "Bearer " + options.token);
-  return Answer(options, c->Post(path.c_str(), headers, body.dump(), "application/json"));
+  NoSigpipe quiet;
+  return Answer(options, (*c)->Post(path.c_str(), body.dump(), "application/json"));
 }
 
 std::string UrlEncode(const std::string& value) { return httplib::detail::encode_query_param(value); }

@@ -23,7 +23,7 @@ inline void AddTlsOptions(CLI::App* app, ConnectionFlags& flags) {
   app->add_option("--tls-key", flags.tls_files.key_file, "PEM private key of --tls-cert")
       ->envname("PERFGATE_TLS_KEY");
   app->add_option("--tls-server-name", flags.tls_server_name,
-                  "Name the coordinator's certificate must carry (default: the host of --coordinator)")
+                  "Name the coordinator's certificate must carry (default: the host of --coordinator, or of --http)")
       ->envname("PERFGATE_TLS_SERVER_NAME");
 }
 

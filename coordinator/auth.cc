@@ -25,6 +25,8 @@ const char* ActionName(Action action) {
       return "read (Query.*, Gate.GetReport), which needs role read, gate or admin";
     case Action::kGate:
       return "evaluate gates (Gate.Evaluate), which needs role gate or admin";
+    case Action::kTriage:
+      return "triage regressions (POST /api/v1/regressions/ID/triage), which needs role gate or admin";
   }
   return "do this";
 }
@@ -42,6 +44,7 @@ bool RoleAllows(Role role, Action action) {
     case Action::kRead:
       return role == Role::kRead || role == Role::kGate || role == Role::kAdmin;
     case Action::kGate:
+    case Action::kTriage:
       return role == Role::kGate || role == Role::kAdmin;
   }
   return false;
@@ -94,20 +97,18 @@ void EvaluationLimiter::Release(const std::string& key) {
   if (it != buckets_.end() && it->second.running > 0) --it->second.running;
 }
 
-absl::StatusOr<Caller> Authenticator::Authenticate(const grpc::ServerContext* ctx) const {
-  if (!config_.enabled()) return Caller{Role::kAdmin, "anonymous", "peer " + PeerHost(ctx->peer())};
-  const auto& md = ctx->client_metadata();
-  auto it = md.find("authorization");
-  if (it == md.end()) {
-    return absl::UnauthenticatedError(
-        "missing 'authorization: Bearer <token>' metadata; give the client --token-file");
+absl::StatusOr<Caller> Authenticator::Authenticate(const std::optional<std::string>& authorization,
+                                                   const std::string& peer, const char* where) const {
+  if (!config_.enabled()) return Caller{Role::kAdmin, "anonymous", "peer " + peer};
+  if (!authorization.has_value()) {
+    return absl::UnauthenticatedError(absl::StrCat("missing 'authorization: Bearer <token>' ", where,
+                                                   "; give the client a credential's token (--token-file)"));
   }
-  const std::string value(it->second.data(), it->second.size());
   constexpr absl::string_view kBearer = "Bearer ";
-  if (!absl::StartsWith(value, kBearer)) {
-    return absl::UnauthenticatedError("the 'authorization' metadata is not 'Bearer <token>'");
+  if (!absl::StartsWith(*authorization, kBearer)) {
+    return absl::UnauthenticatedError(absl::StrCat("the 'authorization' ", where, " is not 'Bearer <token>'"));
   }
-  const std::string token = value.substr(kBearer.size());
+  const std::string token = authorization->substr(kBearer.size());
   if (!config_.shared_token.empty() && ConstantTimeEquals(token, config_.shared_token)) {
     return Caller{Role::kAdmin, "the shared token", "shared token"};
   }
@@ -122,13 +123,26 @@ absl::StatusOr<Caller> Authenticator::Authenticate(const grpc::ServerContext* ct
                 "credential " + c.key_id, c.role == Role::kAgent ? c.name : ""};
 }
 
-absl::StatusOr<Caller> Authenticator::Authorize(const grpc::ServerContext* ctx, Action action) const {
-  auto caller = Authenticate(ctx);
+absl::StatusOr<Caller> Authenticator::Check(absl::StatusOr<Caller> caller, Action action) const {
   if (!caller.ok()) return caller.status();
   if (!RoleAllows(caller->role, action)) {
     return absl::PermissionDeniedError(absl::StrCat(caller->name, " may not ", ActionName(action)));
   }
   return caller;
+}
+
+absl::StatusOr<Caller> Authenticator::Authorize(const grpc::ServerContext* ctx, Action action) const {
+  std::optional<std::string> authorization;
+  const auto& md = ctx->client_metadata();
+  if (auto it = md.find("authorization"); it != md.end()) {
+    authorization.emplace(it->second.data(), it->second.size());
+  }
+  return Check(Authenticate(authorization, PeerHost(ctx->peer()), "metadata"), action);
+}
+
+absl::StatusOr<Caller> Authenticator::AuthorizeHttp(const std::optional<std::string>& authorization,
+                                                    const std::string& peer, Action action) const {
+  return Check(Authenticate(authorization, peer, "header"), action);
 }
 
 grpc::Status Authenticator::CheckRead(const grpc::ServerContext* ctx) const {

@@ -1,8 +1,10 @@
 // Who may call what: the one check every handler of Ingest, Gate and Query
-// makes first (grpc.health.v1 alone is open), and the per-caller bound on
-// gate evaluations. docs/security.md describes the model.
+// makes first (grpc.health.v1 alone is open), the same check of every HTTP
+// route but /healthz and the dashboard's files (http_server.h), and the
+// per-caller bound on gate evaluations. docs/security.md describes the model.
 //
-// A caller presents "authorization: Bearer <token>". When authentication is
+// A caller presents "authorization: Bearer <token>" (gRPC metadata or the
+// HTTP Authorization header). When authentication is
 // on (a shared token or required credentials), the token is either the
 // shared one (--token-file: role admin) or a credential issued by
 // `perfgate-coordinator credentials issue` (credentials.h), whose role says
@@ -14,6 +16,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -28,6 +31,7 @@ enum class Action {
   kIngest,  // Ingest.*: register an agent, store runs and calibrations
   kRead,    // Query.*, Gate.GetReport
   kGate,    // Gate.Evaluate
+  kTriage,  // HTTP POST /api/v1/regressions/ID/triage
 };
 
 struct AuthConfig {
@@ -97,6 +101,12 @@ class Authenticator {
   /// malformed, unknown or revoked token, PERMISSION_DENIED for a role that
   /// does not allow the action.
   absl::StatusOr<Caller> Authorize(const grpc::ServerContext* ctx, Action action) const;
+  /// The same for an HTTP request: `authorization` is the value of its
+  /// Authorization header (nullopt when it has none), `peer` its address.
+  absl::StatusOr<Caller> AuthorizeHttp(const std::optional<std::string>& authorization, const std::string& peer,
+                                       Action action) const;
+  /// True when callers must authenticate (AuthConfig::enabled).
+  bool enabled() const { return config_.enabled(); }
 
   /// Authorize for a read.
   grpc::Status CheckRead(const grpc::ServerContext* ctx) const;
@@ -114,7 +124,11 @@ class Authenticator {
   absl::StatusOr<EvaluationLimiter::Permit> AdmitEvaluation(const grpc::ServerContext* ctx);
 
  private:
-  absl::StatusOr<Caller> Authenticate(const grpc::ServerContext* ctx) const;
+  // The caller presenting `authorization` (nullopt: nothing presented);
+  // `where` names what carries it in messages ("metadata", "header").
+  absl::StatusOr<Caller> Authenticate(const std::optional<std::string>& authorization, const std::string& peer,
+                                      const char* where) const;
+  absl::StatusOr<Caller> Check(absl::StatusOr<Caller> caller, Action action) const;
 
   const AuthConfig config_;
   Store& store_;

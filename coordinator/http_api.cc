@@ -1,6 +1,7 @@
-// The /api/v1/ routes of the HTTP server: each reads its parameters, asks
-// the store (or the queries beside it), and answers JSON; errors are
-// {"error": "..."} with the HTTP status of the store's status code.
+// The /api/v1/ routes of the HTTP server: each checks its caller (auth.h),
+// reads its parameters, asks the store (or the queries beside it), and
+// answers JSON; errors are {"error": "..."} with the HTTP status of the
+// status code (401 for no or a bad credential, 403 for a role that may not).
 #include <httplib.h>
 
 #include "absl/strings/numbers.h"
@@ -45,14 +46,19 @@ void Reply(httplib::Response& res, const absl::StatusOr<Json>& body, const char*
     DefaultMetrics().StoreError(what);
   }
   res.status = HttpStatus(code);
+  if (code == absl::StatusCode::kUnauthenticated) res.set_header("WWW-Authenticate", "Bearer");
   res.set_content(Json{{"error", std::string(body.status().message())}}.dump(), kJson);
 }
 
-// A route whose handler returns the JSON (or an error) to answer with.
+// A read route whose handler returns the JSON (or an error) to answer
+// with, once the caller may read.
 template <typename F>
-void Get(httplib::Server& server, const std::string& pattern, const char* what, F handler) {
-  server.Get(pattern, [handler, what](const httplib::Request& req, httplib::Response& res) {
+void Get(httplib::Server& server, const Authenticator& auth, const std::string& pattern, const char* what,
+         F handler) {
+  const Authenticator* a = &auth;
+  server.Get(pattern, [a, handler, what](const httplib::Request& req, httplib::Response& res) {
     res.set_header("Cache-Control", "no-store");
+    if (auto s = AuthorizeRequest(*a, req, Action::kRead); !s.ok()) return Reply(res, s, what);
     Reply(res, handler(req), what);
   });
 }
@@ -205,8 +211,9 @@ absl::StatusOr<int64_t> RegressionId(const std::string& text) {
   return id;
 }
 
-absl::StatusOr<Json> TriageRoute(Store& store, const std::string& token, const httplib::Request& req) {
-  if (auto s = CheckWriteAccess(req, token); !s.ok()) return s;
+absl::StatusOr<Json> TriageRoute(Store& store, const Authenticator& auth, const httplib::Request& req) {
+  if (auto s = AuthorizeRequest(auth, req, Action::kTriage); !s.ok()) return s;
+  if (auto s = CheckJsonBody(req); !s.ok()) return s;
   auto id = RegressionId(req.matches[1]);
   if (!id.ok()) return id.status();
   const Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
@@ -233,23 +240,25 @@ absl::StatusOr<Json> TriageRoute(Store& store, const std::string& token, const h
 
 }  // namespace
 
-void RegisterApi(httplib::Server& server, Store& store, const std::string& token) {
-  Store* s = &store;
-  Get(server, "/api/v1/runs", "http runs", [s](const httplib::Request& r) { return Runs(*s, r); });
-  Get(server, R"(/api/v1/runs/([^/]+))", "http run", [s](const httplib::Request& r) { return Run(*s, r); });
-  Get(server, "/api/v1/series", "http series",
+void RegisterApi(httplib::Server& server, ApiStores stores, const Authenticator& auth) {
+  Store* s = &stores.read;
+  Store* w = &stores.write;
+  const Authenticator* a = &auth;
+  Get(server, auth, "/api/v1/runs", "http runs", [s](const httplib::Request& r) { return Runs(*s, r); });
+  Get(server, auth, R"(/api/v1/runs/([^/]+))", "http run", [s](const httplib::Request& r) { return Run(*s, r); });
+  Get(server, auth, "/api/v1/series", "http series",
       [s](const httplib::Request& r) { return SeriesRoute(*s, r); });
-  Get(server, "/api/v1/catalog", "http catalog", [s](const httplib::Request&) -> absl::StatusOr<Json> {
+  Get(server, auth, "/api/v1/catalog", "http catalog", [s](const httplib::Request&) -> absl::StatusOr<Json> {
     auto c = GetCatalog(*s);
     if (!c.ok()) return c.status();
     return ToJson(*c);
   });
-  Get(server, "/api/v1/compare", "http compare", [s](const httplib::Request& r) { return Compare(*s, r); });
-  Get(server, "/api/v1/sweeps", "http sweeps", [s](const httplib::Request& r) { return Sweeps(*s, r); });
-  Get(server, "/api/v1/fleet", "http fleet", [s](const httplib::Request& r) { return Fleet(*s, r); });
-  Get(server, "/api/v1/regressions", "http regressions",
+  Get(server, auth, "/api/v1/compare", "http compare", [s](const httplib::Request& r) { return Compare(*s, r); });
+  Get(server, auth, "/api/v1/sweeps", "http sweeps", [s](const httplib::Request& r) { return Sweeps(*s, r); });
+  Get(server, auth, "/api/v1/fleet", "http fleet", [s](const httplib::Request& r) { return Fleet(*s, r); });
+  Get(server, auth, "/api/v1/regressions", "http regressions",
       [s](const httplib::Request& r) { return Regressions(*s, r); });
-  Get(server, R"(/api/v1/regressions/([^/]+))", "http regression",
+  Get(server, auth, R"(/api/v1/regressions/([^/]+))", "http regression",
       [s](const httplib::Request& r) -> absl::StatusOr<Json> {
         auto id = RegressionId(r.matches[1]);
         if (!id.ok()) return id.status();
@@ -258,7 +267,9 @@ void RegisterApi(httplib::Server& server, Store& store, const std::string& token
         return ToJson(*reg);
       });
   // A stored gate report is answered as stored: the JSON `perfgate gate --json` shows.
-  server.Get(R"(/api/v1/reports/([^/]+))", [s](const httplib::Request& r, httplib::Response& res) {
+  server.Get(R"(/api/v1/reports/([^/]+))", [s, a](const httplib::Request& r, httplib::Response& res) {
+    res.set_header("Cache-Control", "no-store");
+    if (auto st = AuthorizeRequest(*a, r, Action::kRead); !st.ok()) return Reply(res, st, "http report");
     int64_t id = 0;
     if (!absl::SimpleAtoi(std::string(r.matches[1]), &id) || id <= 0) {
       return Reply(res, absl::InvalidArgumentError(absl::StrCat("'", std::string(r.matches[1]),
@@ -269,8 +280,8 @@ void RegisterApi(httplib::Server& server, Store& store, const std::string& token
     res.set_content(*json, kJson);
   });
   server.Post(R"(/api/v1/regressions/([^/]+)/triage)",
-              [s, token](const httplib::Request& r, httplib::Response& res) {
-                Reply(res, TriageRoute(*s, token, r), "http triage");
+              [w, a](const httplib::Request& r, httplib::Response& res) {
+                Reply(res, TriageRoute(*w, *a, r), "http triage");
               });
 }
 

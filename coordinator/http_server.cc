@@ -2,11 +2,15 @@
 
 #include <httplib.h>
 
+#include <openssl/ssl.h>
+
 #include <chrono>
+#include <optional>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/tls_context.h"
 
 namespace perfgate::coordinator {
 namespace {
@@ -16,27 +20,40 @@ constexpr size_t kMaxBody = 64 * 1024;
 
 }  // namespace
 
-absl::Status CheckWriteAccess(const httplib::Request& req, const std::string& token) {
+absl::Status AuthorizeRequest(const Authenticator& auth, const httplib::Request& req, Action action) {
+  std::optional<std::string> authorization;
+  if (req.has_header("Authorization")) authorization = req.get_header_value("Authorization");
+  return auth.AuthorizeHttp(authorization, req.remote_addr, action).status();
+}
+
+absl::Status CheckJsonBody(const httplib::Request& req) {
   if (!absl::StartsWith(req.get_header_value("Content-Type"), "application/json")) {
     return absl::InvalidArgumentError("Content-Type: a write sends application/json");
   }
-  if (token.empty()) return absl::OkStatus();
-  const std::string value = req.get_header_value("Authorization");
-  if (value.empty()) {
-    return absl::UnauthenticatedError(
-        "missing 'Authorization: Bearer <token>'; writes need the coordinator's token");
-  }
-  const std::string expected = "Bearer " + token;
-  // Constant time, so the answer's latency says nothing of the token.
-  unsigned char diff = value.size() == expected.size() ? 0 : 1;
-  for (size_t i = 0; i < value.size() && i < expected.size(); ++i) {
-    diff |= static_cast<unsigned char>(value[i] ^ expected[i]);
-  }
-  if (diff != 0) return absl::UnauthenticatedError("the token does not match the coordinator's");
   return absl::OkStatus();
 }
 
-HttpServer::HttpServer() : server_(std::make_unique<httplib::Server>()) {}
+HttpServer::HttpServer(const HttpConfig& config, Store& store)
+    : auth_(std::make_unique<Authenticator>(config.auth, store)), tls_(!config.tls.cert.empty()) {
+  if (!tls_) {
+    server_ = std::make_unique<httplib::Server>();
+    return;
+  }
+  // The gRPC side's certificate and key; with its client CA, a client
+  // certificate is required in the handshake.
+  const TlsPem pem = config.tls;
+  // Called once, in the constructor; what OpenSSL refused is kept for Start.
+  server_ = std::make_unique<httplib::SSLServer>([this, &pem](SSL_CTX& ctx) {
+    SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
+    absl::Status s = UseCertificateChain(&ctx, pem.cert, pem.key);
+    if (s.ok() && !pem.ca.empty()) {
+      s = TrustOnly(&ctx, pem.ca);
+      SSL_CTX_set_verify(&ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+    }
+    tls_error_ = std::string(s.message());
+    return s.ok();
+  });
+}
 
 HttpServer::~HttpServer() { Stop(); }
 
@@ -50,7 +67,11 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpConfig& 
   }
   std::string host = config.listen.substr(0, colon);
   if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  std::unique_ptr<HttpServer> s(new HttpServer());
+  std::unique_ptr<HttpServer> s(new HttpServer(config, store));
+  if (!s->server_->is_valid()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tls-cert/--tls-key/--tls-client-ca: refused for HTTPS: ", s->tls_error_));
+  }
   s->server_->set_payload_max_length(kMaxBody);
   // Headers and body go out in separate writes; with Nagle's algorithm each
   // answer would wait for the client's delayed ACK (tens of milliseconds).
@@ -59,8 +80,9 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpConfig& 
   s->server_->set_keep_alive_max_count(100);
   s->server_->set_read_timeout(10, 0);
   s->server_->set_write_timeout(10, 0);
-  RegisterApi(*s->server_, store, config.token);
-  RegisterPages(*s->server_, store);
+  Store& reads = config.read_store != nullptr ? *config.read_store : store;
+  RegisterApi(*s->server_, ApiStores{reads, store}, *s->auth_);
+  RegisterPages(*s->server_, reads, *s->auth_);
   if (port == 0) {
     s->port_ = s->server_->bind_to_any_port(host);
   } else if (s->server_->bind_to_port(host, port)) {

@@ -1,8 +1,15 @@
 // The coordinator's HTTP side (docs/dashboard.md), on its own port beside
 // gRPC and served by cpp-httplib: the JSON API over the store under
 // /api/v1/, the dashboard's files (built into the binary) at /, Prometheus
-// metrics at /metrics and a health answer at /healthz. Reading needs no
-// credential; writing (triage) needs the coordinator's bearer token.
+// metrics at /metrics and a health answer at /healthz. Plain HTTP, or HTTPS
+// with the gRPC side's certificate (and client certificates with its client
+// CA).
+//
+// Who may call what is gRPC's rule (auth.h), with the same credentials: the
+// API's reads and /metrics need a role that may read, a triage needs gate
+// or admin; /healthz and the dashboard's files are open. When
+// authentication is off (no --token-file, no --require-credentials) every
+// caller may do everything, as on gRPC.
 #pragma once
 
 #include <memory>
@@ -11,6 +18,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/tls_files.h"
+#include "coordinator/auth.h"
 #include "coordinator/store.h"
 
 namespace httplib {
@@ -22,36 +31,59 @@ namespace perfgate::coordinator {
 
 struct HttpConfig {
   std::string listen = "127.0.0.1:8080";  // host:port; port 0 picks a free one
-  std::string token;                      // bearer token writes need; empty = no check
+  AuthConfig auth;                        // the gRPC side's (auth.h)
+  // With cert and key: HTTPS only; with ca too, every client must present a
+  // certificate that chains to it. Empty cert: plain HTTP.
+  TlsPem tls;
+  // The store the API's reads and /metrics use (a read-only database role,
+  // --query-database); null: `store`. Triage and credentials use `store`.
+  Store* read_store = nullptr;
 };
 
-/// The one check of a write request: "Authorization: Bearer <token>" equal
-/// to the configured token (compared in constant time), and a JSON body (so
-/// that a page of another origin cannot post a plain form). OK, or
-/// UNAUTHENTICATED / INVALID_ARGUMENT saying what is missing.
-absl::Status CheckWriteAccess(const httplib::Request& req, const std::string& token);
+/// The check of a request before its route runs: the caller of the
+/// "Authorization: Bearer <token>" header may do `action` (auth.h; the
+/// header is compared in constant time). OK, UNAUTHENTICATED (a missing,
+/// malformed, unknown or revoked token) or PERMISSION_DENIED (a role that
+/// does not allow it), the message naming what is wrong.
+absl::Status AuthorizeRequest(const Authenticator& auth, const httplib::Request& req, Action action);
+
+/// A write must send a JSON body (so that a page of another origin cannot
+/// post a plain form without a preflight): OK or INVALID_ARGUMENT.
+absl::Status CheckJsonBody(const httplib::Request& req);
 
 class HttpServer {
  public:
   /// Binds (UNAVAILABLE when the address cannot be bound, INVALID_ARGUMENT
-  /// when it is not host:port) and serves on a thread of its own.
+  /// when it is not host:port or the TLS material is refused) and serves on
+  /// a thread of its own.
   static absl::StatusOr<std::unique_ptr<HttpServer>> Start(const HttpConfig& config, Store& store);
   ~HttpServer();  // stops
 
   int port() const { return port_; }
+  /// "https" with TLS, else "http".
+  const char* scheme() const { return tls_ ? "https" : "http"; }
   /// Stops accepting and waits for the serving thread.
   void Stop();
 
  private:
-  HttpServer();
+  HttpServer(const HttpConfig& config, Store& store);
+  std::unique_ptr<Authenticator> auth_;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   int port_ = 0;
+  bool tls_ = false;
+  std::string tls_error_;  // what OpenSSL refused of the TLS files
+};
+
+/// The stores the routes use: reads, and writes (triage).
+struct ApiStores {
+  Store& read;
+  Store& write;
 };
 
 /// Registers the /api/v1/ routes (http_api.cc).
-void RegisterApi(httplib::Server& server, Store& store, const std::string& token);
+void RegisterApi(httplib::Server& server, ApiStores stores, const Authenticator& auth);
 /// Registers the dashboard's files, /metrics and /healthz (http_static.cc).
-void RegisterPages(httplib::Server& server, Store& store);
+void RegisterPages(httplib::Server& server, Store& read_store, const Authenticator& auth);
 
 }  // namespace perfgate::coordinator

@@ -1,4 +1,6 @@
-// The dashboard's embedded files, /metrics and /healthz.
+// The dashboard's embedded files and /healthz, open to anyone (the files
+// hold no data; the page's API calls carry the credential), and /metrics,
+// which needs a role that may read when callers must authenticate.
 #include <httplib.h>
 
 #include "absl/strings/str_cat.h"
@@ -19,7 +21,7 @@ uint64_t Fnv1a(const unsigned char* data, size_t size) {
 
 }  // namespace
 
-void RegisterPages(httplib::Server& server, Store& store) {
+void RegisterPages(httplib::Server& server, Store& read_store, const Authenticator& auth) {
   for (const DashboardAsset& asset : DashboardAssets()) {
     const DashboardAsset* a = &asset;
     // The browser revalidates each file and gets 304 while the binary is the
@@ -37,7 +39,8 @@ void RegisterPages(httplib::Server& server, Store& store) {
     server.Get(a->path, serve);
     if (std::string(a->path) == "/index.html") server.Get("/", serve);
   }
-  Store* s = &store;
+  Store* s = &read_store;
+  const Authenticator* a = &auth;
   server.Get("/healthz", [s](const httplib::Request&, httplib::Response& res) {
     auto version = s->SchemaVersion();
     if (!version.ok()) {
@@ -48,7 +51,15 @@ void RegisterPages(httplib::Server& server, Store& store) {
     }
     res.set_content("ok\n", "text/plain");
   });
-  server.Get("/metrics", [s](const httplib::Request&, httplib::Response& res) {
+  // Prometheus sends its bearer token (authorization.credentials_file): a
+  // credential with role read when callers must authenticate.
+  server.Get("/metrics", [s, a](const httplib::Request& req, httplib::Response& res) {
+    if (auto denied = AuthorizeRequest(*a, req, Action::kRead); !denied.ok()) {
+      res.status = absl::IsUnauthenticated(denied) ? 401 : 403;
+      if (res.status == 401) res.set_header("WWW-Authenticate", "Bearer");
+      res.set_content(absl::StrCat(denied.message(), "\n"), "text/plain");
+      return;
+    }
     auto open = CountOpenRuns(*s);
     if (!open.ok()) DefaultMetrics().StoreError("http metrics");
     res.set_content(DefaultMetrics().Render(open.ok() ? std::optional<int64_t>(*open) : std::nullopt),

@@ -181,11 +181,6 @@ absl::Status ReadServeFiles(const Config& c, perfgate::coordinator::ServerConfig
   auto tls = perfgate::LoadTlsFiles(c.tls, {"--tls-cert", "--tls-key", "--tls-client-ca"});
   if (!tls.ok()) return tls.status();
   out->tls = *std::move(tls);
-  if (!c.http_listen.empty() && c.auth.require_credentials && out->auth.shared_token.empty()) {
-    return absl::InvalidArgumentError(
-        "--http-listen with --require-credentials needs --token-file too: HTTP writes (triage) take the "
-        "shared token");
-  }
   return absl::OkStatus();
 }
 
@@ -194,10 +189,13 @@ absl::StatusOr<std::unique_ptr<perfgate::coordinator::HttpServer>> StartHttp(
     const Config& c, const perfgate::coordinator::ServerConfig& server_config, Store& store) {
   using perfgate::coordinator::HttpServer;
   if (c.http_listen.empty()) return std::unique_ptr<HttpServer>();
-  auto http = HttpServer::Start({c.http_listen, server_config.auth.shared_token}, store);
+  // The gRPC side's credentials, TLS files and read-only store (http_server.h).
+  auto http = HttpServer::Start(
+      {c.http_listen, server_config.auth, server_config.tls, server_config.query_store}, store);
   if (!http.ok()) return http.status();
   const std::string host = c.http_listen.substr(0, c.http_listen.rfind(':'));
-  std::cout << "perfgate-coordinator: dashboard at http://" << host << ":" << (*http)->port() << "/" << std::endl;
+  std::cout << "perfgate-coordinator: dashboard at " << (*http)->scheme() << "://" << host << ":" << (*http)->port()
+            << "/" << std::endl;
   return http;
 }
 
@@ -206,7 +204,8 @@ absl::StatusOr<std::unique_ptr<perfgate::coordinator::HttpServer>> StartHttp(
 int Serve(const Config& c, perfgate::coordinator::ServerConfig server_config, Store& store) {
   if (!server_config.auth.enabled()) {
     std::cerr << "perfgate-coordinator: warning: no --token-file and no --require-credentials: anyone who "
-                 "reaches " << server_config.listen << " may ingest, gate and read (docs/security.md)\n";
+                 "reaches " << server_config.listen << (c.http_listen.empty() ? "" : " or " + c.http_listen)
+              << " may ingest, gate, read and triage (docs/security.md)\n";
   }
   // Signals are taken by a thread of their own so shutdown runs outside a handler.
   sigset_t signals;
@@ -214,6 +213,9 @@ int Serve(const Config& c, perfgate::coordinator::ServerConfig server_config, St
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // OpenSSL writes HTTPS answers with write(): a client gone mid-answer must
+  // be an error of that answer, not a SIGPIPE that ends the process.
+  std::signal(SIGPIPE, SIG_IGN);
 
   // Partitions of samples for this month and the next ones, made now (a
   // failure stops the start: rows would pile up in the default partition)

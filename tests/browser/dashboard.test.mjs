@@ -1,8 +1,10 @@
 // Drives Debian's Chromium (headless, through playwright-core) through the
-// dashboard of a seeded coordinator. Argument: the planted facts as JSON
-// (dashboard_browser_test.cc). Each view is checked against what was
-// planted and saved as a screenshot in docs/dashboard/; a failed check
-// exits 1 with the reason.
+// dashboard of a seeded coordinator that requires credentials. Argument:
+// the planted facts as JSON (dashboard_browser_test.cc). The page is
+// refused until a token is entered in its box; each view is then checked
+// against what was planted and saved as a screenshot in facts.screenshots;
+// a triage is refused to a read credential and made with a gate one. A
+// failed check exits 1 with the reason.
 import { chromium } from 'playwright-core';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -19,15 +21,30 @@ async function open(hash) {
   const start = Date.now();
   await page.goto(`${facts.url}/${hash}`);
   await page.waitForSelector('body[data-ready=yes]', { timeout: 15000 });
-  const error = await page.$('[data-testid=error]');
+  const error = await page.$('[data-testid=error], [data-testid=auth-error]');
   assert.equal(error, null, `${hash}: ${error && (await error.textContent())}`);
   return Date.now() - start;
+}
+// Enters a token in the header's box; the view is drawn again with it.
+async function signIn(token) {
+  await page.fill('[data-testid=login] input[name=token]', token);
+  await page.click('[data-testid=login] button[type=submit]');
+  await page.waitForSelector('[data-testid=signed-in]');
 }
 const shot = (name) => page.screenshot({ path: path.join(facts.screenshots, `${name}.png`) });
 const q = (params) => new URLSearchParams(params).toString();
 const timings = {};
 
 try {
+  // Without a credential the page loads but its data is refused, and says so.
+  await page.goto(`${facts.url}/#/runs`);
+  await page.waitForSelector('[data-testid=auth-error][data-status="401"]', { timeout: 15000 });
+  assert.match(await page.textContent('[data-testid=auth-error]'), /needs a credential \(missing .authorization: Bearer <token>. header/);
+  await page.waitForSelector('[data-testid=login] input[name=token]');
+  await shot('login');
+  await signIn(facts.read_token);
+  await page.waitForSelector('[data-testid=runs] tbody tr', { timeout: 15000 });
+
   // Series: 40 points, one change point at the planted commit, drawn inside the plot.
   timings.series = await open(`#/series?${q({ benchmark: facts.step_case, metric: 'time', sku: facts.sku, branch: 'main' })}`);
   await page.waitForSelector('[data-testid=plot] canvas');
@@ -86,7 +103,18 @@ try {
   await page.selectOption(`${form} select[name=state]`, 'acknowledged');
   await page.fill(`${form} input[name=note]`, 'triaged from the page');
   await page.fill(`${form} input[name=by]`, 'browser-test');
-  await page.fill(`${form} input[name=token]`, facts.token);
+  await page.click(`${form} button[type=submit]`);
+  // A read credential may not triage: the row says why and stays new.
+  await page.waitForSelector(`${form} [data-testid=triage-status].error`, { timeout: 10000 });
+  assert.match(await page.textContent(`${form} [data-testid=triage-status]`), /role read\) may not triage/);
+  // Forget it, sign in with a gate credential, and triage.
+  await page.click('[data-testid=login] button');
+  await page.waitForSelector('[data-testid=auth-error][data-status="401"]');
+  await signIn(facts.gate_token);
+  await page.waitForSelector('[data-testid=regression][data-state=new]', { timeout: 15000 });
+  await page.selectOption(`${form} select[name=state]`, 'acknowledged');
+  await page.fill(`${form} input[name=note]`, 'triaged from the page');
+  await page.fill(`${form} input[name=by]`, 'browser-test');
   await page.click(`${form} button[type=submit]`);
   await page.waitForSelector('[data-testid=regression][data-state=acknowledged]', { timeout: 10000 });
   await shot('regressions');

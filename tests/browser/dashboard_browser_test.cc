@@ -1,14 +1,19 @@
 // The dashboard in a real browser: a private PostgreSQL, the coordinator
-// binary with HTTP on a loopback port, seeded history (40 runs of main with
-// an 8 % step at c20, a five-node sweep with one slow node, a gated pull
-// request), then dashboard.test.mjs drives Debian's Chromium through every
-// view and triages the regression from the page; this test then reads the
+// binary with HTTP on a loopback port and --require-credentials, seeded
+// history (40 runs of main with an 8 % step at c20, a five-node sweep with
+// one slow node, a gated pull request), then dashboard.test.mjs signs in
+// through the page's token box, drives Debian's Chromium through every view
+// and triages the regression from the page; this test then reads the
 // triage back from the database.
+//
+// Screenshots go to the build tree; PERFGATE_UPDATE_SCREENSHOTS=1 writes
+// them over docs/dashboard/*.png instead.
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <pqxx/pqxx>
@@ -22,6 +27,24 @@ namespace {
 
 constexpr char kChromium[] = "/usr/bin/chromium";
 
+std::string ScreenshotDir() {
+  const char* update = std::getenv("PERFGATE_UPDATE_SCREENSHOTS");
+  if (update != nullptr && std::string(update) == "1") return PERFGATE_DOCS_SCREENSHOT_DIR;
+  std::filesystem::create_directories(PERFGATE_SCREENSHOT_DIR);
+  return PERFGATE_SCREENSHOT_DIR;
+}
+
+// A credential of `role` issued by `perfgate-coordinator credentials issue`; its token.
+std::string Issue(const std::string& conninfo, const testing::TempDir& dir, const std::string& name,
+                  const std::string& role) {
+  const std::string path = dir.Join(name + ".token");
+  auto r = testing::RunCommand({testing::Bin("coordinator/perfgate-coordinator"), "--database", conninfo,
+                                "credentials", "issue", name, "--role", role, "--output", path});
+  EXPECT_TRUE(r.ok() && r->exit_code == 0) << (r.ok() ? r->output : r.status().ToString());
+  auto text = testing::ReadFile(path);
+  return text.ok() ? text->substr(0, text->find('\n')) : "";
+}
+
 class DashboardInBrowser : public testing::PostgresTest {};
 
 TEST_F(DashboardInBrowser, ViewsShowThePlantedFactsAndTriageReachesTheDatabase) {
@@ -32,17 +55,22 @@ TEST_F(DashboardInBrowser, ViewsShowThePlantedFactsAndTriageReachesTheDatabase) 
   ASSERT_TRUE(dir.ok()) << dir.status();
   const std::string token_file = dir->Join("token");
   std::ofstream(token_file) << "browser-token\n";
-  auto coordinator = testing::StartDashboardCoordinator(ConnInfo(), dir->Join("coordinator.log"), token_file);
+  const std::string read_token = Issue(ConnInfo(), *dir, "dashboard", "read");
+  const std::string gate_token = Issue(ConnInfo(), *dir, "triager", "gate");
+  ASSERT_FALSE(read_token.empty() || gate_token.empty());
+  auto coordinator = testing::StartDashboardCoordinator(ConnInfo(), dir->Join("coordinator.log"), token_file,
+                                                        {"--require-credentials"});
   ASSERT_TRUE(coordinator.ok()) << coordinator.status();
   auto seeded = testing::SeedDashboardHistory(coordinator->grpc.address, token_file);
   ASSERT_TRUE(seeded.ok()) << seeded.status();
-  ASSERT_TRUE(testing::WaitForRegressionChecks(coordinator->http_port, testing::kMainRuns + 6).ok());
+  ASSERT_TRUE(testing::WaitForRegressionChecks(coordinator->http_port, testing::kMainRuns + 6, read_token).ok());
 
   const nlohmann::json facts = {
       {"url", "http://127.0.0.1:" + std::to_string(coordinator->http_port)},
       {"chromium", kChromium},
-      {"screenshots", PERFGATE_SCREENSHOT_DIR},
-      {"token", "browser-token"},
+      {"screenshots", ScreenshotDir()},
+      {"read_token", read_token},
+      {"gate_token", gate_token},
       {"sku", testing::kSku},
       {"step_case", testing::kStepCase},
       {"step_commit", testing::kStepCommit},
@@ -116,7 +144,7 @@ TEST_F(DashboardInBrowser, DISABLED_PageLoadWithAMillionSamples) {
   ASSERT_TRUE(coordinator.ok()) << coordinator.status();
   auto seeded = testing::SeedDashboardHistory(coordinator->grpc.address, token_file);
   ASSERT_TRUE(seeded.ok()) << seeded.status();
-  ASSERT_TRUE(testing::WaitForRegressionChecks(coordinator->http_port, testing::kMainRuns + 6).ok());
+  ASSERT_TRUE(testing::WaitForRegressionChecks(coordinator->http_port, testing::kMainRuns + 6, "load-token").ok());
   {
     pqxx::connection c(ConnInfo());
     pqxx::work txn(c);
@@ -132,6 +160,7 @@ TEST_F(DashboardInBrowser, DISABLED_PageLoadWithAMillionSamples) {
   const nlohmann::json args = {
       {"url", "http://127.0.0.1:" + std::to_string(coordinator->http_port)},
       {"chromium", kChromium},
+      {"token", "load-token"},
       {"views",
        {{"runs", "#/runs"},
         {"series", series},
@@ -141,6 +170,7 @@ TEST_F(DashboardInBrowser, DISABLED_PageLoadWithAMillionSamples) {
         {"regressions", "#/regressions"}}}};
   // The API alone, as the views call it: median of five answers, milliseconds.
   httplib::Client http("127.0.0.1", coordinator->http_port);
+  http.set_bearer_token_auth("load-token");
   const std::string sweep_runs = seeded->sweep_runs[0] + "&cand=" + seeded->sweep_runs[3];
   for (const std::string path :
        {std::string("/api/v1/catalog"), std::string("/api/v1/runs?limit=200"),

@@ -3,12 +3,15 @@
 // drawn with its data, as the page itself measures it (performance.now()
 // when it has rendered: body[data-load-ms]). Each load starts from another
 // page of the same coordinator, as following a link does. Argument: JSON
-// with url, chromium and the views' hashes. Prints one JSON line.
+// with url, chromium, the views' hashes and the token the page sends.
+// Prints one JSON line.
 import { chromium } from 'playwright-core';
 
 const args = JSON.parse(process.argv[2]);
 const browser = await chromium.launch({ executablePath: args.chromium, args: ['--no-sandbox'] });
 const page = await browser.newPage({ viewport: { width: 1280, height: 760 } });
+// The token as the page's box keeps it, in every page of this tab.
+if (args.token) await page.addInitScript((t) => sessionStorage.setItem('perfgate.token', t), args.token);
 const out = {};
 for (const [name, hash] of Object.entries(args.views)) {
   const times = [];
@@ -16,7 +19,8 @@ for (const [name, hash] of Object.entries(args.views)) {
     await page.goto(`${args.url}/healthz`);
     await page.goto(`${args.url}/${hash}`);
     await page.waitForSelector('body[data-ready=yes]', { timeout: 30000 });
-    if (await page.$('[data-testid=error]')) throw new Error(`${name}: ${await page.textContent('[data-testid=error]')}`);
+    const error = await page.$('[data-testid=error], [data-testid=auth-error]');
+    if (error) throw new Error(`${name}: ${await error.textContent()}`);
     const ms = Number(await page.getAttribute('body', 'data-load-ms'));
     if (i > 0) times.push(ms);  // the first load warms the caches
   }

@@ -1,7 +1,11 @@
-// TLS files read and checked before any connection: each wrong file named.
+// TLS files read and checked before any connection: each wrong file named;
+// and put on an OpenSSL context (tls_context.h).
 #include "common/tls_files.h"
 
 #include <gtest/gtest.h>
+#include <openssl/ssl.h>
+
+#include "common/tls_context.h"
 
 #include <fstream>
 
@@ -59,6 +63,23 @@ TEST_F(TlsFilesTest, EachWrongFileIsNamed) {
   auto renamed = LoadTlsFiles({"", "", missing}, {"--a", "--b", "--tls-client-ca"});
   ASSERT_FALSE(renamed.ok());
   EXPECT_EQ(renamed.status().message().rfind("--tls-client-ca " + missing, 0), 0u) << renamed.status();
+}
+
+TEST_F(TlsFilesTest, ContextTakesAMatchingChainAndRefusesAForeignKey) {
+  auto server = LoadTlsFiles({pki_.server_cert, pki_.server_key, pki_.ca_cert});
+  auto client = LoadTlsFiles({pki_.client_cert, pki_.client_key, ""});
+  ASSERT_TRUE(server.ok() && client.ok());
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_method()), &SSL_CTX_free);
+  ASSERT_NE(ctx, nullptr);
+  EXPECT_TRUE(UseCertificateChain(ctx.get(), server->cert, server->key).ok());
+  EXPECT_TRUE(TrustOnly(ctx.get(), server->ca).ok());
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> other(SSL_CTX_new(TLS_method()), &SSL_CTX_free);
+  absl::Status foreign = UseCertificateChain(other.get(), server->cert, client->key);
+  EXPECT_EQ(foreign.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(foreign.message().find("the private key: "), std::string::npos) << foreign;
+  EXPECT_GT(foreign.message().size(), std::string("the private key: ").size()) << "OpenSSL's reason is named";
+  EXPECT_EQ(TrustOnly(other.get(), "not PEM").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(LastTlsError(), "") << "the error queue is left empty";
 }
 
 }  // namespace

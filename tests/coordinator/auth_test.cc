@@ -68,7 +68,13 @@ TEST(Auth, EachRoleMayDoWhatTheTableSays) {
   EXPECT_FALSE(RoleAllows(Role::kGate, Action::kIngest));
   EXPECT_TRUE(RoleAllows(Role::kGate, Action::kRead));
   EXPECT_TRUE(RoleAllows(Role::kGate, Action::kGate));
-  for (Action a : {Action::kIngest, Action::kRead, Action::kGate}) EXPECT_TRUE(RoleAllows(Role::kAdmin, a));
+  // A triage of a regression (HTTP) is a gate's decision.
+  EXPECT_FALSE(RoleAllows(Role::kAgent, Action::kTriage));
+  EXPECT_FALSE(RoleAllows(Role::kRead, Action::kTriage));
+  EXPECT_TRUE(RoleAllows(Role::kGate, Action::kTriage));
+  for (Action a : {Action::kIngest, Action::kRead, Action::kGate, Action::kTriage}) {
+    EXPECT_TRUE(RoleAllows(Role::kAdmin, a));
+  }
 }
 
 TEST(EvaluationLimiter, BoundsRunningEvaluationsPerCaller) {

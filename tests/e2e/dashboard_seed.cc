@@ -60,9 +60,11 @@ absl::Status Send(client::CoordinatorClient& client, const RunMeta& meta, const 
 
 absl::StatusOr<DashboardCoordinator> StartDashboardCoordinator(const std::string& conninfo,
                                                                const std::string& log_path,
-                                                               const std::string& token_file) {
-  auto grpc = StartCoordinator(conninfo, log_path,
-                               {"--http-listen", "127.0.0.1:0", "--token-file", token_file});
+                                                               const std::string& token_file,
+                                                               const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {"--http-listen", "127.0.0.1:0", "--token-file", token_file};
+  args.insert(args.end(), extra.begin(), extra.end());
+  auto grpc = StartCoordinator(conninfo, log_path, args);
   if (!grpc.ok()) return grpc.status();
   // The HTTP address is printed before "listening on", which StartCoordinator waited for.
   const std::string log = grpc->process->Output();
@@ -76,8 +78,9 @@ absl::StatusOr<DashboardCoordinator> StartDashboardCoordinator(const std::string
   return out;
 }
 
-absl::Status WaitForRegressionChecks(int http_port, int runs) {
+absl::Status WaitForRegressionChecks(int http_port, int runs, const std::string& token) {
   httplib::Client http("127.0.0.1", http_port);
+  http.set_bearer_token_auth(token);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   std::string last;
   while (std::chrono::steady_clock::now() < deadline) {

@@ -33,18 +33,20 @@ struct Seeded {
   long long report_id = 0;
 };
 
-/// The coordinator with HTTP on a free loopback port and a bearer token.
+/// The coordinator with HTTP on a free loopback port and a shared bearer
+/// token (role admin), with `extra` options (e.g. --require-credentials).
 struct DashboardCoordinator {
   RunningCoordinator grpc;
   int http_port = 0;
 };
 absl::StatusOr<DashboardCoordinator> StartDashboardCoordinator(const std::string& conninfo,
                                                                const std::string& log_path,
-                                                               const std::string& token_file);
+                                                               const std::string& token_file,
+                                                               const std::vector<std::string>& extra = {});
 
-/// Polls GET /metrics until perfgate_regression_checks_total reaches `runs`
-/// (every closed run checked) or 60 s pass.
-absl::Status WaitForRegressionChecks(int http_port, int runs);
+/// Polls GET /metrics (sending `token`) until perfgate_regression_checks_total
+/// reaches `runs` (every closed run checked) or 60 s pass.
+absl::Status WaitForRegressionChecks(int http_port, int runs, const std::string& token);
 
 /// Sends everything above to the coordinator at `address`.
 absl::StatusOr<Seeded> SeedDashboardHistory(const std::string& address, const std::string& token_file);

@@ -17,6 +17,8 @@ namespace {
 
 using Json = nlohmann::json;
 
+constexpr char kToken[] = "s3cret-token";
+
 class RegressionsEndToEnd : public testing::PostgresTest {
  protected:
   void SetUp() override {
@@ -26,7 +28,7 @@ class RegressionsEndToEnd : public testing::PostgresTest {
     ASSERT_TRUE(dir.ok()) << dir.status();
     dir_ = std::make_unique<testing::TempDir>(std::move(*dir));
     token_file_ = dir_->Join("token");
-    std::ofstream(token_file_) << "s3cret-token\n";
+    std::ofstream(token_file_) << kToken << "\n";
     auto started = testing::StartDashboardCoordinator(ConnInfo(), dir_->Join("coordinator.log"), token_file_);
     ASSERT_TRUE(started.ok()) << started.status();
     coordinator_ = std::move(*started);
@@ -34,11 +36,12 @@ class RegressionsEndToEnd : public testing::PostgresTest {
     ASSERT_TRUE(seeded.ok()) << seeded.status() << "\n" << coordinator_.grpc.process->OutputTail();
     seeded_ = *seeded;
     // 40 + 5 runs of main and one of a pull request closed complete.
-    ASSERT_TRUE(testing::WaitForRegressionChecks(coordinator_.http_port, testing::kMainRuns + 6).ok());
+    ASSERT_TRUE(testing::WaitForRegressionChecks(coordinator_.http_port, testing::kMainRuns + 6, kToken).ok());
   }
 
   Json GetJson(const std::string& path) {
     httplib::Client http("127.0.0.1", coordinator_.http_port);
+    http.set_bearer_token_auth(kToken);
     auto res = http.Get(path.c_str());
     EXPECT_TRUE(res) << path;
     if (!res) return {};
@@ -76,6 +79,7 @@ TEST_F(RegressionsEndToEnd, PlantedStepIsOneRegressionAtItsCommitAndTheFlatSerie
   // The services counted what they did: 46 runs of two cases, each sent
   // whole in one batch (client::RunUpload packs a run's cases together).
   httplib::Client http("127.0.0.1", coordinator_.http_port);
+  http.set_bearer_token_auth(kToken);
   auto metrics = http.Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_NE(metrics->body.find("perfgate_ingest_batches_total 46\n"), std::string::npos) << metrics->body;
@@ -97,24 +101,25 @@ TEST_F(RegressionsEndToEnd, TriageNeedsTheTokenAndKeepsWhoWhenAndWhy) {
   res = Triage(id, ack, "wrong-token");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 401) << res->body;
-  res = Triage(id, {{"state", "fixd"}, {"note", "x"}, {"by", "alice"}}, "s3cret-token");
+  res = Triage(id, {{"state", "fixd"}, {"note", "x"}, {"by", "alice"}}, kToken);
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 400);
   EXPECT_NE(res->body.find("fixd"), std::string::npos) << res->body;
-  res = Triage(id, {{"state", "fixed"}, {"note", "reverted"}, {"by", "alice"}}, "s3cret-token");
+  res = Triage(id, {{"state", "fixed"}, {"note", "reverted"}, {"by", "alice"}}, kToken);
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 400) << "fixed without a commit: " << res->body;
-  res = Triage(id, ack, "s3cret-token");
+  res = Triage(id, ack, kToken);
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 200) << res->body;
   res = Triage(id, {{"state", "fixed"}, {"note", "reverted the ring change"}, {"by", "bob"}, {"commit", "c41"}},
-               "s3cret-token");
+               kToken);
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 200) << res->body;
 
   // The CLI lists it and makes the last change, with the same token.
   const std::string http = "127.0.0.1:" + std::to_string(coordinator_.http_port);
-  auto listed = testing::RunCommand({testing::Bin("cli/perfgate"), "regressions", "--http", http, "--state", "fixed"});
+  auto listed = testing::RunCommand({testing::Bin("cli/perfgate"), "regressions", "--http", http, "--state", "fixed",
+                                     "--token-file", token_file_});
   ASSERT_TRUE(listed.ok()) << listed.status();
   EXPECT_EQ(listed->exit_code, 0) << listed->output;
   EXPECT_NE(listed->output.find(testing::kStepCase), std::string::npos) << listed->output;

@@ -1,5 +1,6 @@
 // Regressions found on tracked branches and their triage. A change of state
-// needs the coordinator's token when it has one (kept in this tab only).
+// is sent with the tab's credential (the token box), which needs role gate
+// or admin when the coordinator checks credentials.
 import { get, post } from './api.js';
 import { h, link, num, pct, select, short, table, when } from './dom.js';
 import { navigate } from './app.js';
@@ -11,11 +12,10 @@ function triageForm(r, onDone) {
   const form = h('form', { class: 'triage', 'data-testid': 'triage', onsubmit: async (e) => {
     e.preventDefault();
     const f = e.target;
-    sessionStorage.setItem('perfgate.token', f.token.value);
     localStorage.setItem('perfgate.by', f.by.value);
     try {
       await post(`regressions/${r.id}/triage`, { state: f.state.value, note: f.note.value, by: f.by.value,
-        ...(f.state.value === 'fixed' ? { commit: f.commit.value } : {}) }, f.token.value);
+        ...(f.state.value === 'fixed' ? { commit: f.commit.value } : {}) });
       onDone();
     } catch (err) { status.textContent = err.message; status.className = 'error'; }
   } },
@@ -23,7 +23,6 @@ function triageForm(r, onDone) {
   h('input', { name: 'note', placeholder: 'note (why)', required: true }),
   h('input', { name: 'commit', placeholder: 'fixing commit', size: 12 }),
   h('input', { name: 'by', placeholder: 'your name', size: 10, value: localStorage.getItem('perfgate.by') || '' }),
-  h('input', { name: 'token', type: 'password', placeholder: 'token', size: 10, value: sessionStorage.getItem('perfgate.token') || '' }),
   h('button', { type: 'submit' }, 'Change'), status);
   return form;
 }

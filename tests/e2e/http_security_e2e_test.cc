@@ -1,0 +1,275 @@
+// The HTTP side's security over real processes: the coordinator binary with
+// --require-credentials and --http-listen over a private PostgreSQL,
+// credentials issued and revoked with `perfgate-coordinator credentials`;
+// every kind of route asked with no, a malformed, an unknown, a revoked and
+// a wrong-role token; reads through the read-only database role of
+// --query-database and triage through the main one; `perfgate regressions`
+// and `perfgate triage` sending the credential; HTTPS with the gRPC
+// certificate and mutual TLS with a throwaway CA (real handshakes).
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <pqxx/pqxx>
+#include <regex>
+
+#include "tests/support/coordinator.h"
+#include "tests/support/postgres.h"
+#include "tests/support/processes.h"
+#include "tests/support/tls.h"
+
+namespace perfgate {
+namespace {
+
+using Json = nlohmann::json;
+using testing::Bin;
+using testing::CommandResult;
+using testing::RunCommand;
+using testing::TempDir;
+
+class HttpSecurityEndToEnd : public testing::PostgresTest {
+ protected:
+  void SetUp() override {
+    testing::PostgresTest::SetUp();
+    if (HasFatalFailure()) return;
+    auto dir = TempDir::Create("perfgate-http-security-");
+    ASSERT_TRUE(dir.ok()) << dir.status();
+    dir_ = std::make_unique<TempDir>(std::move(*dir));
+  }
+
+  CommandResult Run(std::vector<std::string> args) {
+    auto r = RunCommand(args);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : CommandResult{};
+  }
+
+  // A credential issued by `perfgate-coordinator credentials issue`: the
+  // path of the file holding its token.
+  std::string Issue(const std::string& name, const std::string& role) {
+    const std::string path = dir_->Join(name + ".token");
+    CommandResult r = Run({Bin("coordinator/perfgate-coordinator"), "--database", ConnInfo(), "credentials",
+                           "issue", name, "--role", role, "--output", path});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return path;
+  }
+
+  std::string Token(const std::string& path) {
+    auto text = testing::ReadFile(path);
+    EXPECT_TRUE(text.ok()) << text.status();
+    return text.ok() ? text->substr(0, text->find('\n')) : "";
+  }
+
+  // Starts the coordinator with HTTP on a free port; `scheme` is what its
+  // dashboard line must print.
+  void Start(std::vector<std::string> extra, const std::string& scheme) {
+    coordinator_.reset();
+    extra.insert(extra.end(), {"--http-listen", "127.0.0.1:0"});
+    auto started = testing::StartCoordinator(ConnInfo(), dir_->Join("coordinator.log"), extra);
+    ASSERT_TRUE(started.ok()) << started.status();
+    coordinator_ = std::move(started->process);
+    address_ = started->address;
+    std::smatch m;
+    const std::string log = coordinator_->Output();
+    ASSERT_TRUE(std::regex_search(log, m, std::regex("dashboard at " + scheme + R"(://127\.0\.0\.1:(\d+)/)")))
+        << log;
+    http_ = "127.0.0.1:" + m[1].str();
+    port_ = std::stoi(m[1]);
+  }
+
+  httplib::Result Get(const std::string& path, const std::string& authorization) {
+    httplib::Client c("127.0.0.1", port_);
+    httplib::Headers headers;
+    if (!authorization.empty()) headers.emplace("Authorization", authorization);
+    return c.Get(path.c_str(), headers);
+  }
+
+  httplib::Result Triage(int64_t id, const std::string& token, const std::string& type = "application/json") {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_bearer_token_auth(token);
+    const Json body = {{"state", "acknowledged"}, {"note", "seen"}, {"by", "alice"}};
+    return c.Post(("/api/v1/regressions/" + std::to_string(id) + "/triage").c_str(), body.dump(), type.c_str());
+  }
+
+  // `perfgate ARGS...` against the HTTP address.
+  CommandResult Perfgate(std::vector<std::string> args) {
+    args.insert(args.begin(), {Bin("cli/perfgate"), "--coordinator", address_, "--timeout", "5"});
+    args.insert(args.end(), {"--http", http_});
+    return Run(args);
+  }
+
+  std::unique_ptr<TempDir> dir_;
+  std::unique_ptr<testing::ChildProcess> coordinator_;
+  std::string address_, http_;
+  int port_ = 0;
+};
+
+// The error of an answer: its status and the JSON body's "error".
+std::string Error(const httplib::Result& res) {
+  if (!res) return "no answer: " + httplib::to_string(res.error());
+  const Json body = Json::parse(res->body, nullptr, false);
+  return body.is_object() && body.contains("error") ? body["error"].get<std::string>() : res->body;
+}
+
+TEST_F(HttpSecurityEndToEnd, RoutesNeedTheRoleTheyReadOrWriteWithAndReadsUseTheReadOnlyRole) {
+  const std::string reader = Issue("dashboard", "read");
+  const std::string agent = Issue("bench-host-3", "agent");
+  const std::string ci = Issue("ci", "gate");
+  const std::string old = Issue("old-dashboard", "read");
+  ASSERT_EQ(Run({Bin("coordinator/perfgate-coordinator"), "--database", ConnInfo(), "credentials", "revoke",
+                 "old-dashboard"}).exit_code, 0);
+  // The read-only role of docs/security.md (credentials migrated the schema).
+  std::string readonly = ConnInfo();
+  readonly.replace(readonly.find("user=perfgate"), 13, "user=perfgate_read");
+  {
+    pqxx::connection conn(ConnInfo());
+    pqxx::work txn(conn);
+    txn.exec("CREATE ROLE perfgate_read LOGIN");
+    txn.exec("GRANT CONNECT ON DATABASE " + txn.quote_name(conn.dbname()) + " TO perfgate_read");
+    txn.exec("GRANT USAGE ON SCHEMA public TO perfgate_read");
+    txn.exec("GRANT SELECT ON ALL TABLES IN SCHEMA public TO perfgate_read");
+    txn.exec("REVOKE SELECT ON credentials FROM perfgate_read");
+    txn.commit();
+  }
+  // --require-credentials with HTTP and no shared token.
+  ASSERT_NO_FATAL_FAILURE(Start({"--require-credentials", "--query-database", readonly}, "http"));
+  CommandResult ingested = Run({Bin("cli/perfgate"), "--coordinator", address_, "--token-file", agent, "ingest",
+                                std::string(PERFGATE_FORMATS_DIR) + "/gbench_repetitions.json", "--branch", "main",
+                                "--commit", "c0ffee", "--sku", "cpu-test", "--node", "bench-host-3"});
+  ASSERT_EQ(ingested.exit_code, 0) << ingested.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(ingested.output, m, std::regex("run_id: ([0-9a-f-]{36})"))) << ingested.output;
+  const std::string run_id = m[1];
+
+  // Open: the health check and the page's files.
+  auto health = Get("/healthz", "");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  auto page = Get("/", "");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_NE(page->body.find("data-testid=\"login\""), std::string::npos);
+
+  // Refused reads: 401 with what is wrong, 403 for the agent's role.
+  auto none = Get("/api/v1/runs", "");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->status, 401);
+  EXPECT_EQ(none->get_header_value("WWW-Authenticate"), "Bearer");
+  EXPECT_NE(Error(none).find("missing 'authorization: Bearer <token>' header"), std::string::npos) << Error(none);
+  auto basic = Get("/api/v1/runs", "Basic " + Token(reader));
+  EXPECT_EQ(basic->status, 401);
+  EXPECT_NE(Error(basic).find("is not 'Bearer <token>'"), std::string::npos) << Error(basic);
+  const std::string unknown = "perfgate_0123456789abcdef_" + std::string(64, 'a');
+  for (const std::string& token : {unknown, Token(old), Token(reader) + "x"}) {
+    auto res = Get("/api/v1/runs", "Bearer " + token);
+    EXPECT_EQ(res->status, 401) << token;
+    EXPECT_NE(Error(res).find("does not match any valid credential"), std::string::npos) << Error(res);
+  }
+  auto wrong_role = Get("/api/v1/runs/" + run_id, "Bearer " + Token(agent));
+  EXPECT_EQ(wrong_role->status, 403);
+  EXPECT_NE(Error(wrong_role).find("credential 'bench-host-3' (role agent) may not read"), std::string::npos)
+      << Error(wrong_role);
+
+  // Reads with role read (and gate), through the read-only database role.
+  auto runs = Get("/api/v1/runs", "Bearer " + Token(reader));
+  ASSERT_EQ(runs->status, 200) << runs->body;
+  EXPECT_EQ(Json::parse(runs->body)["runs"][0]["id"], run_id) << runs->body;
+  EXPECT_EQ(Get("/api/v1/runs/" + run_id, "Bearer " + Token(ci))->status, 200);
+  auto report = Get("/api/v1/reports/424242", "Bearer " + Token(reader));
+  EXPECT_EQ(report->status, 404) << report->body;
+  // The read goes through perfgate_read: without its grant the same read fails.
+  {
+    pqxx::connection conn(ConnInfo());
+    pqxx::work txn(conn);
+    txn.exec("REVOKE SELECT ON gate_reports FROM perfgate_read");
+    txn.commit();
+  }
+  report = Get("/api/v1/reports/424242", "Bearer " + Token(reader));
+  EXPECT_EQ(report->status, 500) << report->body;
+  EXPECT_NE(Error(report).find("permission denied for table gate_reports"), std::string::npos) << Error(report);
+
+  // /metrics: a read credential, as a Prometheus scraper sends it.
+  EXPECT_EQ(Get("/metrics", "")->status, 401);
+  EXPECT_EQ(Get("/metrics", "Bearer " + Token(agent))->status, 403);
+  auto metrics = Get("/metrics", "Bearer " + Token(reader));
+  EXPECT_EQ(metrics->status, 200);
+  EXPECT_NE(metrics->body.find("perfgate_ingest_batches_total 1\n"), std::string::npos) << metrics->body;
+
+  // Triage: gate or admin, through the main role (the read-only one may not
+  // lock the row: the 404 is the main role's answer).
+  auto refused = Triage(1, Token(reader));
+  EXPECT_EQ(refused->status, 403);
+  EXPECT_NE(Error(refused).find("(role read) may not triage regressions"), std::string::npos) << Error(refused);
+  EXPECT_EQ(Triage(1, "")->status, 401);
+  EXPECT_EQ(Triage(1, Token(ci), "text/plain")->status, 400);
+  auto missing = Triage(424242, Token(ci));
+  EXPECT_EQ(missing->status, 404) << missing->body;
+  EXPECT_NE(Error(missing).find("regression 424242 does not exist"), std::string::npos) << Error(missing);
+
+  // The CLI sends --token-file's credential and prints the server's refusal.
+  CommandResult anonymous = Perfgate({"regressions"});
+  EXPECT_EQ(anonymous.exit_code, 2) << anonymous.output;
+  EXPECT_NE(anonymous.output.find("missing 'authorization: Bearer <token>' header"), std::string::npos)
+      << anonymous.output;
+  CommandResult listed = Perfgate({"--token-file", reader, "regressions"});
+  EXPECT_EQ(listed.exit_code, 0) << listed.output;
+  EXPECT_NE(listed.output.find("no regressions"), std::string::npos) << listed.output;
+  CommandResult denied = Perfgate({"--token-file", reader, "triage", "7", "--state", "acknowledged", "--note", "x",
+                                   "--by", "bob"});
+  EXPECT_EQ(denied.exit_code, 2) << denied.output;
+  EXPECT_NE(denied.output.find("(role read) may not triage regressions"), std::string::npos) << denied.output;
+  CommandResult allowed = Perfgate({"--token-file", ci, "triage", "7", "--state", "acknowledged", "--note", "x",
+                                    "--by", "bob"});
+  EXPECT_EQ(allowed.exit_code, 2) << allowed.output;
+  EXPECT_NE(allowed.output.find("regression 7 does not exist"), std::string::npos) << allowed.output;
+}
+
+TEST_F(HttpSecurityEndToEnd, HttpsWithTheGrpcCertificateAndMutualTls) {
+  auto pki = testing::MakeTestPki(dir_->path());
+  ASSERT_TRUE(pki.ok()) << pki.status();
+  const std::string reader = Issue("dashboard", "read");
+  ASSERT_NO_FATAL_FAILURE(
+      Start({"--require-credentials", "--tls-cert", pki->server_cert, "--tls-key", pki->server_key}, "https"));
+
+  // A plain-HTTP client gets no answer; a TLS client that trusts the CA does.
+  httplib::Client plain("127.0.0.1", port_);
+  plain.set_connection_timeout(5);
+  plain.set_read_timeout(5);
+  auto clear = plain.Get("/healthz");
+  EXPECT_FALSE(clear && clear->status == 200) << "HTTPS answered plain HTTP";
+  httplib::SSLClient tls("127.0.0.1", port_);
+  tls.set_ca_cert_path(pki->ca_cert.c_str());
+  tls.enable_server_certificate_verification(true);
+  tls.set_bearer_token_auth(Token(reader));
+  auto over_tls = tls.Get("/api/v1/runs");
+  ASSERT_TRUE(over_tls) << httplib::to_string(over_tls.error());
+  EXPECT_EQ(over_tls->status, 200) << over_tls->body;
+
+  // The CLI: the CA of --tls-ca and the credential; a wrong CA, a wrong name
+  // and plain HTTP are refused.
+  CommandResult ok = Perfgate({"--tls-ca", pki->ca_cert, "--token-file", reader, "regressions"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("no regressions"), std::string::npos) << ok.output;
+  CommandResult stranger = Perfgate({"--tls-ca", pki->other_ca_cert, "--token-file", reader, "regressions"});
+  EXPECT_EQ(stranger.exit_code, 2) << stranger.output;
+  EXPECT_NE(stranger.output.find("certificate verify failed"), std::string::npos) << stranger.output;
+  CommandResult renamed = Perfgate({"--tls-ca", pki->ca_cert, "--tls-server-name", "elsewhere.example",
+                                    "--token-file", reader, "regressions"});
+  EXPECT_EQ(renamed.exit_code, 2) << renamed.output;
+  CommandResult unencrypted = Perfgate({"--token-file", reader, "regressions"});
+  EXPECT_EQ(unencrypted.exit_code, 2) << unencrypted.output;
+
+  // Mutual TLS: a client certificate of the site CA is required on HTTPS too.
+  ASSERT_NO_FATAL_FAILURE(Start({"--require-credentials", "--tls-cert", pki->server_cert, "--tls-key",
+                                 pki->server_key, "--tls-client-ca", pki->ca_cert},
+                                "https"));
+  CommandResult no_cert = Perfgate({"--tls-ca", pki->ca_cert, "--token-file", reader, "regressions"});
+  EXPECT_EQ(no_cert.exit_code, 2) << no_cert.output;
+  EXPECT_NE(no_cert.output.find("perfgate: regressions: "), std::string::npos) << no_cert.output;
+  CommandResult with_cert = Perfgate({"--tls-ca", pki->ca_cert, "--tls-cert", pki->client_cert, "--tls-key",
+                                      pki->client_key, "--token-file", reader, "regressions"});
+  EXPECT_EQ(with_cert.exit_code, 0) << with_cert.output;
+  EXPECT_NE(with_cert.output.find("no regressions"), std::string::npos) << with_cert.output;
+}
+
+}  // namespace
+}  // namespace perfgate
