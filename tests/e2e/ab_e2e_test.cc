@@ -89,9 +89,11 @@ TEST_F(AbEndToEnd, CatchesAFiftyPercentSlowdownInjectedIntoTheCandidateSide) {
     if (v.at("verdict") != "regression") continue;
     ++regressions;
     const double change = v.at("change");
-    // 50 % more time is a third less throughput.
+    // 50 % more time is a third less throughput. A busy neighbour slows the
+    // injected spin too (+117 % measured with one core kept busy), so the
+    // upper bound only catches a unit or sign error.
     EXPECT_GT(change, 0.2) << key << " " << v.at("metric");
-    EXPECT_LT(change, 1.0) << key << " " << v.at("metric");
+    EXPECT_LT(change, 4.0) << key << " " << v.at("metric");
     EXPECT_NE(v.at("note").get<std::string>().find("confirmed by a second interleaved measurement"),
               std::string::npos)
         << v.at("note");
