@@ -4,10 +4,7 @@
 // (perfgate-coordinator serve --expire-runs-after).
 #pragma once
 
-#include <condition_variable>
-#include <mutex>
-#include <thread>
-
+#include "common/periodic.h"
 #include "coordinator/store.h"
 
 namespace perfgate::coordinator {
@@ -16,20 +13,14 @@ class RunExpiry {
  public:
   /// Starts checking `store` every max_silence_s / 4 (from 0.2 s to 60 s).
   RunExpiry(Store& store, double max_silence_s);
-  /// Stops the thread (waits for a check under way).
-  ~RunExpiry();
-  RunExpiry(const RunExpiry&) = delete;
-  RunExpiry& operator=(const RunExpiry&) = delete;
+  /// Destroying it stops the checks (waits for one under way).
 
  private:
-  void Loop();
+  void Check();
 
   Store& store_;
   const double max_silence_s_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;  // guarded by mu_
-  std::thread thread_;
+  Periodic periodic_;  // last: it starts calling Check() once built
 };
 
 }  // namespace perfgate::coordinator

@@ -5,28 +5,13 @@
 namespace perfgate::coordinator {
 
 PartitionKeeper::PartitionKeeper(Store& store, std::chrono::seconds every)
-    : store_(store), every_(every), thread_([this] { Loop(); }) {}
+    : store_(store), every_(every), periodic_(every, Periodic::Start::kNow, [this] { Ensure(); }) {}
 
-PartitionKeeper::~PartitionKeeper() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
-}
-
-void PartitionKeeper::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stop_) {
-    lock.unlock();
-    auto made = store_.EnsurePartitions(std::chrono::system_clock::now(), kPartitionMonthsAhead);
-    if (!made.ok()) {
-      std::cerr << "perfgate-coordinator: cannot make the partitions of samples ahead of time: "
-                << made.status().message() << " (trying again in " << every_.count() << " s)" << std::endl;
-    }
-    lock.lock();
-    cv_.wait_for(lock, every_, [this] { return stop_; });
+void PartitionKeeper::Ensure() {
+  auto made = store_.EnsurePartitions(std::chrono::system_clock::now(), kPartitionMonthsAhead);
+  if (!made.ok()) {
+    std::cerr << "perfgate-coordinator: cannot make the partitions of samples ahead of time: "
+              << made.status().message() << " (trying again in " << every_.count() << " s)" << std::endl;
   }
 }
 

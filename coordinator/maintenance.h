@@ -6,16 +6,14 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <ostream>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "absl/status/status.h"
+#include "common/periodic.h"
 #include "coordinator/store.h"
 
 namespace perfgate::coordinator {
@@ -29,19 +27,14 @@ inline constexpr uint32_t kPartitionMonthsAhead = 2;
 class PartitionKeeper {
  public:
   PartitionKeeper(Store& store, std::chrono::seconds every = std::chrono::hours(1));
-  ~PartitionKeeper();
-  PartitionKeeper(const PartitionKeeper&) = delete;
-  PartitionKeeper& operator=(const PartitionKeeper&) = delete;
+  /// Destroying it stops the thread (waits for a turn under way).
 
  private:
-  void Loop();
+  void Ensure();
 
   Store& store_;
   const std::chrono::seconds every_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;  // guarded by mu_
-  std::thread thread_;
+  Periodic periodic_;  // last: it starts calling Ensure() once built
 };
 
 /// What one `maintenance` run does.
