@@ -821,8 +821,8 @@ void ParseFloatArray(const pqxx::field& f, std::vector<double>& out) {
   }
 }
 
-// The big-endian numbers of `Bytes` bytes each that one bytea holds (the
-// float8send or int4send of each value, joined), in order, as doubles.
+// The big-endian numbers of type T (double for float8send, int32_t for
+// int4send) that one bytea holds joined, in order, as doubles.
 template <typename T>
 std::vector<double> ParseBinaryNumbers(const pqxx::field& f) {
   using Bits = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
@@ -879,7 +879,7 @@ struct CloseRead {
 };
 
 // Reads the run's unthrottled values per metric into out.metrics, one row
-// per metric, its values one array: 400 rows to take apart rather than
+// per metric, its values one bytea: 400 rows to take apart rather than
 // 400k. For a run with process blocks, in sample order (the order
 // GetSamples gives the gate).
 void ReadCloseValues(pqxx::transaction_base& txn, const std::string& run_id, const std::string& from,
