@@ -5,11 +5,9 @@
 #include <map>
 #include <utility>
 
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/str_cat.h"
 #include "common/identity.h"
+#include "coordinator/process_medians.h"
 #include "gate/calibration.h"
 
 namespace perfgate::coordinator {
@@ -27,60 +25,35 @@ bool Comparable(const RunRecord& candidate, const RunRecord& other,
   return true;
 }
 
-// How a stored side of `perfgate-agent ab` divided its samples into
-// processes: per case "ab_blocks:KEY" = the sample count of each block
-// (comma-separated), else one "ab_blocks" = N equal blocks for every case.
-// Empty for a run of one process.
-gate::CaseBlocks StoredBlocks(const RunRecord& run, const std::string& benchmark) {
-  gate::CaseBlocks out;
-  const auto& d = run.meta.details;
-  if (auto it = d.find("ab_blocks:" + benchmark); it != d.end()) {
-    for (absl::string_view part : absl::StrSplit(it->second, ',')) {
-      unsigned n = 0;
-      if (!absl::SimpleAtoi(part, &n) || n == 0) return {};
-      out.sizes.push_back(n);
-    }
-    out.rounds = true;
-    return out;
-  }
-  unsigned blocks = 0;
-  if (auto it = d.find("ab_blocks"); it != d.end() && absl::SimpleAtoi(it->second, &blocks) && blocks > 1) {
-    out.sizes.assign(blocks, 0);  // equal blocks; sizes filled from the sample count
-    out.rounds = true;
-  }
-  return out;
-}
-
-// A run's summaries, with their unthrottled samples where the run's samples
+// A run's summaries, with the medians of its processes where its samples
 // came from several processes (a side of an A/B job): the gate then counts
-// those processes. A run of one process is one value, its median, which the
-// summary holds.
+// those processes. CloseRun stored those medians; for a run closed before
+// it did, they are computed here from the run's unthrottled samples. A run
+// of one process is one value, its median, which the summary holds.
 absl::StatusOr<gate::RunData> LoadRun(Store& store, const RunRecord& run) {
   gate::RunData data;
   data.run_id = run.meta.run_id;
   data.invalid_reasons = run.invalid_reasons;
-  auto summaries = store.GetSummaries(run.meta.run_id);
+  auto summaries = store.GetGateSummaries(run.meta.run_id);
   if (!summaries.ok()) return summaries.status();
-  const bool blocked = std::any_of(run.meta.details.begin(), run.meta.details.end(),
-                                   [](const auto& kv) { return absl::StartsWith(kv.first, "ab_blocks"); });
+  const bool blocked = HasProcessBlocks(run.meta.details);
+  const bool stored = std::all_of(summaries->begin(), summaries->end(),
+                                  [](const StoredSummary& s) { return s.process_medians.has_value(); });
   RunSamples samples;
-  if (blocked) {
+  if (blocked && !stored) {
     auto read = store.GetSamples(run.meta.run_id);
     if (!read.ok()) return read.status();
     samples = std::move(*read);
   }
-  for (MetricSummary& s : *summaries) {
+  for (StoredSummary& s : *summaries) {
     gate::MetricData m;
-    auto it = samples.find({s.benchmark, s.metric});
-    if (it != samples.end()) m.samples = std::move(it->second);
-    const gate::CaseBlocks blocks = StoredBlocks(run, s.benchmark);
-    if (!blocks.sizes.empty() && blocks.sizes.front() == 0) {
-      m.blocks = static_cast<unsigned>(blocks.sizes.size());
-    } else {
-      m.block_sizes = blocks.sizes;
+    SetStoredBlocks(run.meta.details, s.summary.benchmark, m);
+    if (blocked && stored) {
+      m.process_medians = std::move(s.process_medians);
+    } else if (auto it = samples.find({s.summary.benchmark, s.summary.metric}); it != samples.end()) {
+      m.samples = std::move(it->second);
     }
-    m.rounds = blocks.rounds;
-    m.summary = std::move(s);
+    m.summary = std::move(s.summary);
     data.metrics.push_back(std::move(m));
   }
   return data;
@@ -205,11 +178,17 @@ absl::StatusOr<std::vector<RunRecord>> HistoryBaselines(Store& store, const Gate
 }
 
 // History: the candidate and the chosen baseline runs as the gate sees them.
-// The candidate is read on a thread of its own while the baselines are read.
+// Three pooled connections read at once: the candidate, the older half of
+// the baselines and the newer half.
 absl::Status LoadHistorySides(Store& store, const GateEvaluation& ev, gate::GateInput& input) {
   auto cand_future = std::async(std::launch::async, [&] { return LoadRun(store, ev.candidate); });
-  std::vector<absl::StatusOr<gate::RunData>> loaded;
-  for (const RunRecord& r : ev.baselines) loaded.push_back(LoadRun(store, r));
+  const size_t half = ev.baselines.size() / 2;
+  std::vector<absl::StatusOr<gate::RunData>> loaded(ev.baselines.size(), absl::UnknownError("not read"));
+  auto older = std::async(std::launch::async, [&] {
+    for (size_t i = half; i < ev.baselines.size(); ++i) loaded[i] = LoadRun(store, ev.baselines[i]);
+  });
+  for (size_t i = 0; i < half; ++i) loaded[i] = LoadRun(store, ev.baselines[i]);
+  older.get();
   auto cand_data = cand_future.get();
   if (!cand_data.ok()) return cand_data.status();
   input.candidate = std::move(*cand_data);

@@ -1,10 +1,12 @@
 #include "coordinator/store.h"
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <future>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -12,6 +14,7 @@
 #include <pqxx/pqxx>
 #include <set>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -22,6 +25,7 @@
 #include "common/stats.h"
 #include "coordinator/ingest_checks.h"
 #include "coordinator/migrations.h"
+#include "coordinator/process_medians.h"
 #include "nlohmann/json.hpp"
 
 namespace perfgate::coordinator {
@@ -98,6 +102,15 @@ constexpr const char* kRunJoins =
     " FROM runs r JOIN agents a ON a.id = r.agent_id JOIN environments e ON e.id = "
     "r.environment_id ";
 
+// Run details as stored (a JSON object): strings as they are, anything
+// else as its JSON text.
+RunDetails ParseDetails(const std::string& json) {
+  RunDetails out;
+  const Json parsed = Json::parse(json);
+  for (const auto& [k, v] : parsed.items()) out[k] = v.is_string() ? v.get<std::string>() : v.dump();
+  return out;
+}
+
 RunRecord RowToRun(const pqxx::row& row) {
   RunRecord rec;
   RunMeta& m = rec.meta;
@@ -120,10 +133,7 @@ RunRecord RowToRun(const pqxx::row& row) {
   if (!row[13].is_null()) rec.finished_at = FromMicros(row[13].as<int64_t>());
   rec.failure_reason = row[14].as<std::string>();
   rec.samples = row[15].as<uint64_t>();
-  const Json details = Json::parse(row[16].as<std::string>());
-  for (const auto& [k, v] : details.items()) {
-    m.details[k] = v.is_string() ? v.get<std::string>() : v.dump();
-  }
+  m.details = ParseDetails(row[16].as<std::string>());
   rec.invalid_reasons = Json::parse(row[17].as<std::string>()).get<std::vector<std::string>>();
   return rec;
 }
@@ -247,26 +257,39 @@ void PrepareStatements(pqxx::connection& c) {
             "SELECT metric_id, array_agg(idx), array_agg(value) FROM samples "
             "WHERE run_id = $1 AND received_at >= $2::timestamptz AND received_at <= $3::timestamptz "
             "AND NOT throttled GROUP BY metric_id");
-  // Per metric of a run: throttled samples counted, the others' values.
+  // Per metric of a run: throttled samples counted, the others' values in
+  // their binary form (float8send, 8 bytes each) joined into one bytea:
+  // cheaper to print and to read back than a float8[] in text.
   c.prepare("close_values",
             "SELECT metric_id, count(*) FILTER (WHERE throttled), "
-            "coalesce(array_agg(value) FILTER (WHERE NOT throttled), '{}') FROM samples "
+            "coalesce(string_agg(float8send(value), '') FILTER (WHERE NOT throttled), ''::bytea) FROM samples "
+            "WHERE run_id = $1 AND received_at >= $2::timestamptz AND received_at <= $3::timestamptz "
+            "GROUP BY metric_id");
+  // The same with the values' sample indexes (int4send), in the values'
+  // order, for a run whose processes' medians are computed at close.
+  c.prepare("close_values_indexed",
+            "SELECT metric_id, count(*) FILTER (WHERE throttled), "
+            "coalesce(string_agg(float8send(value), '') FILTER (WHERE NOT throttled), ''::bytea), "
+            "coalesce(string_agg(int4send(idx), '') FILTER (WHERE NOT throttled), ''::bytea) FROM samples "
             "WHERE run_id = $1 AND received_at >= $2::timestamptz AND received_at <= $3::timestamptz "
             "GROUP BY metric_id");
   c.prepare("summaries_write",
             "INSERT INTO summaries (run_id, metric_id, n, n_throttled, median, mean, stdev, min, max, "
-            "noise, mad, p5, p95, median_ci_low, median_ci_high) "
+            "noise, mad, p5, p95, median_ci_low, median_ci_high, process_medians) "
             "SELECT $1::uuid, (x->>'metric_id')::bigint, (x->>'n')::int, (x->>'n_throttled')::int, "
             "(x->>'median')::float8, (x->>'mean')::float8, (x->>'stdev')::float8, "
             "(x->>'min')::float8, (x->>'max')::float8, (x->>'noise')::float8, "
             "(x->>'mad')::float8, (x->>'p5')::float8, (x->>'p95')::float8, "
-            "(x->>'median_ci_low')::float8, (x->>'median_ci_high')::float8 "
+            "(x->>'median_ci_low')::float8, (x->>'median_ci_high')::float8, "
+            "CASE WHEN jsonb_typeof(x->'process_medians') = 'array' THEN ARRAY(SELECT p.v::float8 "
+            "FROM jsonb_array_elements_text(x->'process_medians') WITH ORDINALITY p(v, i) ORDER BY p.i) END "
             "FROM jsonb_array_elements($2::jsonb) x "
             "ON CONFLICT (run_id, metric_id) DO UPDATE SET n = excluded.n, "
             "n_throttled = excluded.n_throttled, median = excluded.median, mean = excluded.mean, "
             "stdev = excluded.stdev, min = excluded.min, max = excluded.max, noise = excluded.noise, "
             "mad = excluded.mad, p5 = excluded.p5, p95 = excluded.p95, "
-            "median_ci_low = excluded.median_ci_low, median_ci_high = excluded.median_ci_high");
+            "median_ci_low = excluded.median_ci_low, median_ci_high = excluded.median_ci_high, "
+            "process_medians = excluded.process_medians");
 }
 
 // Rejects a calibration that cannot be stored, before anything is written.
@@ -798,6 +821,35 @@ void ParseFloatArray(const pqxx::field& f, std::vector<double>& out) {
   }
 }
 
+// The big-endian numbers of type T (double for float8send, int32_t for
+// int4send) that one bytea holds joined, in order, as doubles.
+template <typename T>
+std::vector<double> ParseBinaryNumbers(const pqxx::field& f) {
+  using Bits = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+  const pqxx::binarystring bytes(f);
+  std::vector<double> out;
+  out.reserve(bytes.size() / sizeof(T));
+  for (size_t at = 0; at + sizeof(T) <= bytes.size(); at += sizeof(T)) {
+    Bits bits = 0;
+    for (size_t i = 0; i < sizeof(T); ++i) bits = static_cast<Bits>(bits << 8 | bytes.data()[at + i]);
+    out.push_back(static_cast<double>(std::bit_cast<T>(bits)));
+  }
+  return out;
+}
+
+// The values of one aggregation's values and their sample indexes (exact
+// as doubles: integers below 2^31), sorted by sample index.
+std::vector<double> InSampleOrder(std::vector<double> values, std::vector<double> idx) {
+  if (idx.size() != values.size()) idx.assign(values.size(), 0);  // never: one aggregation
+  std::vector<size_t> order(values.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return idx[a] < idx[b]; });
+  std::vector<double> out;
+  out.reserve(values.size());
+  for (size_t i : order) out.push_back(values[i]);
+  return out;
+}
+
 // The bounds of a run's received_at, as timestamptz text parameters that
 // let PostgreSQL read only the partitions the run can be in (see migration
 // 0007): [opened_at, finished_at], a day wider on each side for a server
@@ -807,21 +859,51 @@ constexpr const char* kRunBounds =
     "coalesce(opened_at - interval '1 day', '-infinity')::text, "
     "coalesce(finished_at + interval '1 day', 'infinity')::text";
 
-// Per metric: the unthrottled values, and how many throttled ones were left out.
-using MetricValues = std::map<int64_t, std::pair<std::vector<double>, uint32_t>>;
+// One metric of a run being closed: its case, its unthrottled values (in
+// sample order where the run has process blocks), and how many throttled
+// ones were left out.
+struct MetricValues {
+  std::string benchmark;
+  std::vector<double> values;
+  uint32_t throttled = 0;
+};
 
 // What CloseRun reads of a running run in one snapshot: its batches (to
-// tell later whether any arrived meanwhile) and its samples.
+// tell later whether any arrived meanwhile), its details and its samples.
 struct CloseRead {
   std::optional<CloseOutcome> already_closed;  // a resent CloseRun: nothing to do
   std::string batches;                         // count, sum and max of the run's batches
-  MetricValues values;
+  RunDetails details;
+  bool blocked = false;  // several processes took the samples: their medians are stored too
+  std::map<int64_t, MetricValues> metrics;     // by metric id
 };
+
+// Reads the run's unthrottled values per metric into out.metrics, one row
+// per metric, its values one bytea: 400 rows to take apart rather than
+// 400k. For a run with process blocks, in sample order (the order
+// GetSamples gives the gate).
+void ReadCloseValues(pqxx::transaction_base& txn, const std::string& run_id, const std::string& from,
+                     const std::string& to, CloseRead& out) {
+  if (!out.blocked) {
+    for (const auto& row : Prepared(txn, "close_values", run_id, from, to)) {
+      MetricValues& m = out.metrics[ParseNumber<int64_t>(row[0])];
+      m.throttled = ParseNumber<uint32_t>(row[1]);
+      m.values = ParseBinaryNumbers<double>(row[2]);
+    }
+    return;
+  }
+  for (const auto& row : Prepared(txn, "close_values_indexed", run_id, from, to)) {
+    MetricValues& m = out.metrics[ParseNumber<int64_t>(row[0])];
+    m.throttled = ParseNumber<uint32_t>(row[1]);
+    m.values = InSampleOrder(ParseBinaryNumbers<double>(row[2]), ParseBinaryNumbers<int32_t>(row[3]));
+  }
+}
 
 absl::StatusOr<CloseRead> ReadForClose(pqxx::transaction_base& txn, const std::string& run_id,
                                        const std::string& new_status, uint64_t last_sequence) {
   CloseRead out;
-  pqxx::result run = txn.exec_params(absl::StrCat("SELECT status, ", kRunBounds, " FROM runs WHERE id = $1"), run_id);
+  pqxx::result run =
+      txn.exec_params(absl::StrCat("SELECT status, ", kRunBounds, ", details::text FROM runs WHERE id = $1"), run_id);
   if (run.empty()) return absl::NotFoundError(absl::StrCat("run ", run_id, " does not exist"));
   const std::string current = run[0][0].as<std::string>();
   if (current != "running") {
@@ -839,43 +921,66 @@ absl::StatusOr<CloseRead> ReadForClose(pqxx::transaction_base& txn, const std::s
     if (absl::Status s = CheckBatchesArrived(txn, run_id, last_sequence); !s.ok()) return s;
   }
   out.batches = Prepared(txn, "batch_print", run_id).at(0)[0].as<std::string>();
-  for (const auto& row : txn.exec_params("SELECT metric_id FROM summaries WHERE run_id = $1", run_id)) {
-    out.values[row[0].as<int64_t>()];
+  out.details = ParseDetails(run[0][3].as<std::string>());
+  out.blocked = HasProcessBlocks(out.details);
+  for (const auto& row : txn.exec_params(
+           "SELECT s.metric_id, b.key FROM summaries s JOIN metrics m ON m.id = s.metric_id "
+           "JOIN benchmarks b ON b.id = m.benchmark_id WHERE s.run_id = $1",
+           run_id)) {
+    out.metrics[row[0].as<int64_t>()].benchmark = row[1].as<std::string>();
   }
-  // One row per metric, its values one array: 400 rows to take apart
-  // rather than 400k.
-  for (const auto& row : Prepared(txn, "close_values", run_id, run[0][1].as<std::string>(),
-                                  run[0][2].as<std::string>())) {
-    auto& [unthrottled, throttled] = out.values[ParseNumber<int64_t>(row[0])];
-    throttled = ParseNumber<uint32_t>(row[1]);
-    ParseFloatArray(row[2], unthrottled);
-  }
+  ReadCloseValues(txn, run_id, run[0][1].as<std::string>(), run[0][2].as<std::string>(), out);
   return out;
 }
 
-// One summary row (JSON) per metric the run reports, over its unthrottled
-// samples, with how many throttled ones were left out.
-Json SummaryRows(const MetricValues& values) {
-  Json rows = Json::array();
-  for (const auto& [metric_id, v] : values) {
-    const stats::Summary s = stats::Summarize(v.first);
-    // JSON has no NaN: statistics of an empty set are stored as NULL.
-    auto num = [&](double x) { return std::isfinite(x) && s.n > 0 ? Json(x) : Json(nullptr); };
-    rows.push_back({{"metric_id", metric_id},
-                    {"n", s.n},
-                    {"n_throttled", v.second},
-                    {"median", num(s.median)},
-                    {"mean", num(s.mean)},
-                    {"stdev", num(s.stdev)},
-                    {"min", num(s.min)},
-                    {"max", num(s.max)},
-                    {"noise", num(s.noise)},
-                    {"mad", num(s.mad)},
-                    {"p5", num(s.p5)},
-                    {"p95", num(s.p95)},
-                    {"median_ci_low", num(s.median_ci_low)},
-                    {"median_ci_high", num(s.median_ci_high)}});
-  }
+// The medians of a metric's processes as a JSON array (null when a
+// median is not finite: the gate then reads the samples).
+Json ProcessMediansRow(const CloseRead& read, const MetricValues& v, const stats::Summary& s) {
+  const std::vector<double> medians = ComputeProcessMedians(read.details, v.benchmark, v.values, s.n, s.median);
+  if (!std::all_of(medians.begin(), medians.end(), [](double x) { return std::isfinite(x); })) return nullptr;
+  return Json(medians);
+}
+
+// The summary row (JSON) of one metric, over its unthrottled samples, with
+// how many throttled ones were left out and, for a run of several
+// processes, the processes' medians.
+Json SummaryRow(const CloseRead& read, int64_t metric_id, const MetricValues& v) {
+  const stats::Summary s = stats::Summarize(v.values);
+  // JSON has no NaN: statistics of an empty set are stored as NULL.
+  auto num = [&](double x) { return std::isfinite(x) && s.n > 0 ? Json(x) : Json(nullptr); };
+  return {{"metric_id", metric_id},
+          {"n", s.n},
+          {"n_throttled", v.throttled},
+          {"process_medians", read.blocked ? ProcessMediansRow(read, v, s) : Json(nullptr)},
+          {"median", num(s.median)},
+          {"mean", num(s.mean)},
+          {"stdev", num(s.stdev)},
+          {"min", num(s.min)},
+          {"max", num(s.max)},
+          {"noise", num(s.noise)},
+          {"mad", num(s.mad)},
+          {"p5", num(s.p5)},
+          {"p95", num(s.p95)},
+          {"median_ci_low", num(s.median_ci_low)},
+          {"median_ci_high", num(s.median_ci_high)}};
+}
+
+// The summary rows of every metric of the run, a large run's on two
+// threads (no connection is held meanwhile).
+Json SummaryRows(const CloseRead& read) {
+  std::vector<std::pair<int64_t, const MetricValues*>> metrics;
+  for (const auto& [id, v] : read.metrics) metrics.emplace_back(id, &v);
+  auto rows_of = [&](size_t from, size_t to) {
+    Json rows = Json::array();
+    for (size_t i = from; i < to; ++i) rows.push_back(SummaryRow(read, metrics[i].first, *metrics[i].second));
+    return rows;
+  };
+  constexpr size_t kParallelFrom = 64;  // metrics; fewer are summarized in well under a millisecond
+  if (metrics.size() < kParallelFrom) return rows_of(0, metrics.size());
+  const size_t half = metrics.size() / 2;
+  auto second = std::async(std::launch::async, rows_of, half, metrics.size());
+  Json rows = rows_of(0, half);
+  for (Json& row : second.get()) rows.push_back(std::move(row));
   return rows;
 }
 
@@ -976,8 +1081,8 @@ absl::StatusOr<CloseOutcome> Store::CloseRun(const std::string& raw_run_id, RunS
     });
     if (!read.ok()) return read.status();
     if (read->already_closed) return *read->already_closed;
-    const Json rows = SummaryRows(read->values);
-    read->values.clear();
+    const Json rows = SummaryRows(*read);
+    read->metrics.clear();
     auto written = pool_->Run("closing a run", [&](pqxx::connection& c) -> absl::StatusOr<std::optional<CloseOutcome>> {
       pqxx::work txn(c);
       return WriteClose(txn, *run_id, new_status, *read, rows, reason, invalid_reasons);
@@ -1018,28 +1123,39 @@ absl::StatusOr<std::vector<RunRecord>> Store::ListRuns(const std::string& branch
       });
 }
 
-absl::StatusOr<std::vector<MetricSummary>> Store::GetSummaries(const std::string& raw_run_id) {
+absl::StatusOr<std::vector<MetricSummary>> Store::GetSummaries(const std::string& run_id) {
+  auto stored = GetGateSummaries(run_id);
+  if (!stored.ok()) return stored.status();
+  std::vector<MetricSummary> out;
+  out.reserve(stored->size());
+  for (StoredSummary& s : *stored) out.push_back(std::move(s.summary));
+  return out;
+}
+
+absl::StatusOr<std::vector<StoredSummary>> Store::GetGateSummaries(const std::string& raw_run_id) {
   auto run_id = NormalizeRunId(raw_run_id);
   if (!run_id.ok()) return run_id.status();
   return pool_->Run(
-      "reading summaries", [&](pqxx::connection& c) -> absl::StatusOr<std::vector<MetricSummary>> {
+      "reading summaries", [&](pqxx::connection& c) -> absl::StatusOr<std::vector<StoredSummary>> {
         pqxx::read_transaction txn(c);
         if (txn.exec_params("SELECT 1 FROM runs WHERE id = $1", *run_id).empty()) {
           return absl::NotFoundError(absl::StrCat("run ", *run_id, " does not exist"));
         }
-        std::vector<MetricSummary> out;
+        std::vector<StoredSummary> out;
         // COLLATE "C": byte order, the order std::string comparison gives, on any
         // database locale.
         for (const auto& row : txn.exec_params(
                  "SELECT b.key, m.name, m.unit, m.direction, s.n, s.n_throttled, s.median, s.mean, "
                  "s.stdev, s.min, s.max, s.noise, coalesce(rc.status, 'unspecified'), "
-                 "coalesce(rc.reason, ''), s.mad, s.p5, s.p95, s.median_ci_low, s.median_ci_high "
+                 "coalesce(rc.reason, ''), s.mad, s.p5, s.p95, s.median_ci_low, s.median_ci_high, "
+                 "s.process_medians "
                  "FROM summaries s JOIN metrics m ON m.id = s.metric_id "
                  "JOIN benchmarks b ON b.id = m.benchmark_id "
                  "LEFT JOIN run_cases rc ON rc.run_id = s.run_id AND rc.benchmark_id = b.id "
                  "WHERE s.run_id = $1 ORDER BY b.key COLLATE \"C\", m.name COLLATE \"C\"",
                  *run_id)) {
-          MetricSummary ms;
+          StoredSummary stored;
+          MetricSummary& ms = stored.summary;
           ms.benchmark = row[0].as<std::string>();
           ms.metric = row[1].as<std::string>();
           ms.unit = row[2].as<std::string>();
@@ -1059,7 +1175,8 @@ absl::StatusOr<std::vector<MetricSummary>> Store::GetSummaries(const std::string
           ms.p95 = NullableDouble(row[16]);
           ms.median_ci_low = NullableDouble(row[17]);
           ms.median_ci_high = NullableDouble(row[18]);
-          out.push_back(std::move(ms));
+          if (!row[19].is_null()) ParseFloatArray(row[19], stored.process_medians.emplace());
+          out.push_back(std::move(stored));
         }
         return out;
       });
@@ -1087,15 +1204,9 @@ absl::StatusOr<RunSamples> Store::GetSamples(const std::string& raw_run_id) {
       auto name = names.find(ParseNumber<int64_t>(row[0]));
       if (name == names.end()) continue;
       std::vector<double> idx, values;
-      ParseFloatArray(row[1], idx);  // integers below 2^31: exact as doubles
+      ParseFloatArray(row[1], idx);
       ParseFloatArray(row[2], values);
-      if (idx.size() != values.size()) idx.assign(values.size(), 0);  // never: one aggregation
-      std::vector<size_t> order(values.size());
-      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return idx[a] < idx[b]; });
-      std::vector<double>& v = out[name->second];
-      v.reserve(values.size());
-      for (size_t i : order) v.push_back(values[i]);
+      out[name->second] = InSampleOrder(std::move(values), std::move(idx));
     }
     return out;
   });

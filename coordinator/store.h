@@ -38,6 +38,15 @@ struct RunRecord {
   std::vector<std::string> invalid_reasons;  // why it may not gate; empty when valid
 };
 
+/// A metric's summary as a gate reads it: with the medians of its processes
+/// where CloseRun stored them (a run of several processes, see
+/// process_medians.h); nullopt for a run of one process or one closed
+/// before they were stored.
+struct StoredSummary {
+  MetricSummary summary;
+  std::optional<std::vector<double>> process_medians;
+};
+
 /// Unthrottled sample values by (benchmark key, metric name).
 using RunSamples = std::map<std::pair<std::string, std::string>, std::vector<double>>;
 
@@ -122,7 +131,8 @@ class Store {
 
   /// Finishes a run: checks batches 1..last_sequence are all stored
   /// (FAILED_PRECONDITION naming the first missing one otherwise), computes
-  /// per-metric summaries over unthrottled samples with common/stats, records
+  /// per-metric summaries over unthrottled samples with common/stats (and,
+  /// for a run of several processes, their medians), records
   /// each case's final status, sets status and finished_at, and stores the
   /// reasons the run is invalid for gating (none: valid). Closing an already
   /// closed run with the same status is accepted and changes nothing.
@@ -141,6 +151,8 @@ class Store {
                                                   uint32_t limit);
   /// Per-metric summaries of a run, ordered by benchmark key then metric.
   absl::StatusOr<std::vector<MetricSummary>> GetSummaries(const std::string& run_id);
+  /// The same with each metric's stored process medians.
+  absl::StatusOr<std::vector<StoredSummary>> GetGateSummaries(const std::string& run_id);
   /// The unthrottled sample values of every metric of a run, in sample order.
   absl::StatusOr<RunSamples> GetSamples(const std::string& run_id);
   /// Complete runs matching q, newest finished first.

@@ -27,6 +27,7 @@
 
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,11 +83,16 @@ struct MetricData {
   /// block i of either side was measured next to block i of the other, so
   /// the test pairs them (which cancels drift both blocks of a round share).
   bool rounds = false;
+  /// The process medians themselves, where they were computed when the run
+  /// was stored (ProcessMedians of its samples then): used instead of the
+  /// samples and blocks above.
+  std::optional<std::vector<double>> process_medians;
 };
 
-/// The medians of the processes behind one metric of one run: one per block
-/// (block_sizes, else `blocks` equal blocks), or the summary's median for a
-/// run of one process. Empty when the metric has no usable value.
+/// The medians of the processes behind one metric of one run: the stored
+/// process_medians, else one per block (block_sizes, else `blocks` equal
+/// blocks), or the summary's median for a run of one process. Empty when
+/// the metric has no usable value.
 std::vector<double> ProcessMedians(const MetricData& m);
 
 /// A measured run-to-run spread of one metric on one node: the standard

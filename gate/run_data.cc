@@ -109,6 +109,7 @@ MetricSummary Summarize(const Joined& j, const std::string& key, size_t m) {
 
 std::vector<double> ProcessMedians(const MetricData& m) {
   if (!internal::Usable(&m)) return {};
+  if (m.process_medians) return *m.process_medians;
   size_t total = 0;
   for (unsigned n : m.block_sizes) total += n;
   std::vector<double> out;

@@ -232,9 +232,9 @@ BENCHMARK(BM_IngestVsCopy)->Iterations(5)->UseManualTime()->Unit(benchmark::kMil
 
 // The coordinator's gate of two stored runs of 250 cases x 2 metrics x 200
 // samples (500 metrics, 100k values a side): A/B with the sides' five
-// processes each (so both sides' samples are read), and history against
-// the five newest runs of the branch, the newest of them that A/B side
-// (both sides' samples read again, four runs' summaries).
+// processes each (the gate counts their medians, stored at close), and
+// history against the five newest runs of the branch, the newest of them
+// that A/B side (four more runs' summaries).
 void BM_Gate500(benchmark::State& state) {
   Service& svc = Service::Get();
   const bool ab = state.range(0) == 1;

@@ -5,6 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <pqxx/pqxx>
+
+#include "absl/strings/str_join.h"
 #include "common/identity.h"
 #include "coordinator/store.h"
 #include "tests/coordinator/migrated_store_test.h"
@@ -74,6 +77,40 @@ class EvaluateTest : public MigratedStoreTest {
     set.entries.push_back({"kernels/sgemm{m=512}", "time", "ms", Direction::kLowerIsBetter, spread, 10});
     auto stored = store_->PutCalibration("agent", set);
     ASSERT_TRUE(stored.ok()) << stored.status();
+  }
+
+  // Stores a complete side of an A/B job: one case whose samples came from
+  // one process per entry of `processes` (run details "ab_blocks:KEY", the
+  // samples each took), sent in two batches, the later samples first.
+  std::string StoreSide(const std::string& branch, const std::vector<std::vector<double>>& processes) {
+    RunMeta meta;
+    meta.run_id = NewUuid();
+    meta.agent_name = "agent";
+    meta.environment = {"cpu-amd-epyc", {{"kernel", "6.1"}}};
+    meta.branch = branch;
+    meta.commit = "c1";
+    meta.node = "node-a";
+    meta.started_at = std::chrono::system_clock::now();
+    CaseResult first, second;
+    first.benchmark = second.benchmark = {"kernels", "sgemm", {{"m", "512"}}};
+    first.metrics = second.metrics = {{"time", "ms", Direction::kLowerIsBetter}};
+    std::vector<size_t> sizes;
+    std::vector<double> all;
+    for (const auto& p : processes) {
+      sizes.push_back(p.size());
+      all.insert(all.end(), p.begin(), p.end());
+    }
+    for (uint32_t i = 0; i < all.size(); ++i) {
+      (i < all.size() / 2 ? second : first).samples.push_back({i, {all[i]}, false});
+    }
+    second.status = CaseStatus::kOk;
+    meta.details["ab_blocks:" + first.benchmark.Key()] = absl::StrJoin(sizes, ",");
+    EXPECT_TRUE(store_->OpenRun(meta).ok());
+    EXPECT_TRUE(store_->StoreBatch(meta.run_id, 1, {first}).ok());
+    EXPECT_TRUE(store_->StoreBatch(meta.run_id, 2, {second}).ok());
+    auto closed = store_->CloseRun(meta.run_id, RunStatus::kComplete, 2, "");
+    EXPECT_TRUE(closed.ok()) << closed.status();
+    return meta.run_id;
   }
 
   static std::vector<std::string> Ids(const GateEvaluation& ev) {
@@ -227,6 +264,77 @@ TEST_F(EvaluateTest, AStaleCalibrationOrOneOfAnotherEnvironmentOrNodeIsNotUsed) 
   // Age alone kept it out: a policy that accepts 60 days uses it.
   EXPECT_EQ(verdict("version: 1\ndefaults:\n  history: 1\n  calibration_max_age: 60d\n"),
             gate::Verdict::kRegression);
+}
+
+// A side of an A/B job keeps the medians of its processes with its summary
+// (in sample order, whatever order the batches came in); a run of one
+// process keeps none.
+TEST_F(EvaluateTest, CloseStoresTheMediansOfTheProcessesOfAnAbSide) {
+  const std::string side = StoreSide("ab", {{3, 1, 2}, {7, 5}, {9, 8, 30}});
+  auto stored = store_->GetGateSummaries(side);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_EQ(stored->size(), 1u);
+  ASSERT_TRUE((*stored)[0].process_medians.has_value());
+  EXPECT_EQ(*(*stored)[0].process_medians, (std::vector<double>{2, 6, 9}));
+  EXPECT_EQ((*stored)[0].summary.median, 6);
+
+  const std::string single = Store({.commit = "one"});
+  auto plain = store_->GetGateSummaries(single);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  ASSERT_EQ(plain->size(), 1u);
+  EXPECT_FALSE((*plain)[0].process_medians.has_value());
+}
+
+// The gate of A/B sides gives the same verdict, to the last bit, from the
+// stored process medians as from the samples (what it reads for a run
+// closed before the medians were stored).
+TEST_F(EvaluateTest, StoredProcessMediansJudgeAsTheSamplesDo) {
+  std::vector<std::vector<double>> base, cand;
+  for (int round = 0; round < 6; ++round) {
+    std::vector<double> b, c;
+    for (int i = 0; i < 5; ++i) {
+      b.push_back(10.0 + 0.05 * ((round * 7 + i * 3) % 5) + 0.01 * round);
+      c.push_back(10.6 + 0.05 * ((round * 3 + i * 2) % 5) + 0.01 * round);
+    }
+    base.push_back(b);
+    cand.push_back(c);
+  }
+  const std::string base_id = StoreSide("ab-baseline", base);
+  const std::string cand_id = StoreSide("pr", cand);
+  GateRequest req;
+  req.candidate_run_id = cand_id;
+  req.mode = gate::Mode::kAb;
+  req.baseline_run_id = base_id;
+  req.policy_yaml = "version: 1\n";
+  auto from_medians = EvaluateCandidate(*store_, req);
+  ASSERT_TRUE(from_medians.ok()) << from_medians.status();
+  {
+    pqxx::connection conn(ConnInfo());
+    pqxx::work txn(conn);
+    EXPECT_EQ(txn.exec("UPDATE summaries SET process_medians = NULL WHERE process_medians IS NOT NULL")
+                  .affected_rows(),
+              2);
+    txn.commit();
+  }
+  auto from_samples = EvaluateCandidate(*store_, req);
+  ASSERT_TRUE(from_samples.ok()) << from_samples.status();
+  ASSERT_EQ(from_medians->result.verdicts.size(), 1u);
+  ASSERT_EQ(from_samples->result.verdicts.size(), 1u);
+  const gate::MetricVerdict& a = from_medians->result.verdicts[0];
+  const gate::MetricVerdict& b = from_samples->result.verdicts[0];
+  // Six processes a side, paired by round: a 6 % regression.
+  EXPECT_EQ(a.method, gate::Method::kBlocks);
+  EXPECT_EQ(a.blocks, 6u);
+  EXPECT_EQ(a.verdict, gate::Verdict::kRegression) << a.note;
+  EXPECT_EQ(a.verdict, b.verdict);
+  EXPECT_EQ(a.method, b.method);
+  EXPECT_EQ(a.blocks, b.blocks);
+  EXPECT_EQ(a.change, b.change);
+  EXPECT_EQ(a.change_ci_low, b.change_ci_low);
+  EXPECT_EQ(a.change_ci_high, b.change_ci_high);
+  EXPECT_EQ(a.p_value, b.p_value);
+  EXPECT_EQ(a.note, b.note);
+  EXPECT_EQ(from_medians->result.outcome, from_samples->result.outcome);
 }
 
 }  // namespace
