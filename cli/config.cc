@@ -94,6 +94,9 @@ CLI::App* AddSimulate(CLI::App& app, Config& c) {
   simulate->add_option("--burst-processes", c.sim_burst_process_pct,
                        "Percent of processes slowed 20-60 % for a stretch")
       ->check(CLI::Range(0.0, 100.0))->capture_default_str();
+  simulate->add_flag("--no-confirm{false}", c.sim.confirm,
+                     "Decide on the first measurement: no second A/B measurement of a suspected "
+                     "case, no second candidate run of an unconfirmed history case");
   simulate->add_option("--aa-trials", c.sim.aa_trials, "A/A gates per row")->capture_default_str();
   simulate->add_option("--power-trials", c.sim.power_trials, "Gates per slowdown per row")
       ->capture_default_str();

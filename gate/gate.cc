@@ -31,6 +31,27 @@ std::vector<double> Logs(const std::vector<double>& v) {
   return out;
 }
 
+// History: the candidate's further runs of the same commit join it as
+// processes; the candidate's median becomes the median of its runs', and
+// each run's own change is kept for the confirmation rule (Decide).
+void AddRepeats(Entry& e, std::vector<double>& cand) {
+  MetricVerdict& out = e.verdict;
+  const bool higher = out.direction == Direction::kHigherIsBetter;
+  std::vector<double> run_medians = {e.candidate->summary.median};
+  for (const MetricData* r : e.repeats) {
+    if (!Usable(r)) continue;
+    const std::vector<double> p = ProcessMedians(*r);
+    cand.insert(cand.end(), p.begin(), p.end());
+    run_medians.push_back(r->summary.median);
+    out.candidate_samples += r->summary.n;
+  }
+  out.candidate_runs = static_cast<unsigned>(run_medians.size());
+  if (run_medians.size() > 1) out.candidate_median = stats::Median(run_medians);
+  for (double m : run_medians) {
+    e.run_changes.push_back(stats::RelativeChange(out.baseline_median, m, higher));
+  }
+}
+
 }  // namespace
 
 void SetShift(MetricVerdict& out, const stats::ShiftEstimate& s) {
@@ -53,7 +74,9 @@ bool Test(Entry& e, Mode mode, const Calibration* calibration) {
     base.insert(base.end(), p.begin(), p.end());
     out.baseline_samples += run->summary.n;
   }
-  const std::vector<double> cand = ProcessMedians(*e.candidate);
+  std::vector<double> cand = ProcessMedians(*e.candidate);
+  if (mode == Mode::kHistory) AddRepeats(e, cand);
+  e.candidate_processes = static_cast<unsigned>(cand.size());
   const std::vector<double> lb = Logs(base), lc = Logs(cand);
   if (lb.empty() || lc.empty()) {
     // Zero or negative values: no log scale, no test; the change alone.
@@ -63,7 +86,9 @@ bool Test(Entry& e, Mode mode, const Calibration* calibration) {
     return true;
   }
   out.blocks = static_cast<unsigned>(std::min(lb.size(), lc.size()));
-  if (TestBlocks(e, lb, lc)) return true;
+  // Runs of one commit against a history are few on both sides: the t test
+  // over their spread, never ranks (3 runs against 5 cannot reach q by ranks).
+  if (out.candidate_runs < 2 && TestBlocks(e, lb, lc)) return true;
   return TestSpread(e, mode, calibration, lb, lc);
 }
 
@@ -83,6 +108,7 @@ int Rank(Verdict v) {
     case Verdict::kMissing:
       return 0;
     case Verdict::kInvalidEnvironment:
+    case Verdict::kUnconfirmed:
       return 1;
     case Verdict::kTooNoisy:
     case Verdict::kTooFewRuns:
@@ -138,6 +164,16 @@ std::map<MetricKey, Entry> CollectEntries(const GateInput& input, GateResult& re
   for (const MetricData& m : input.candidate.metrics) {
     Entry& e = entry_for(m);
     if (e.candidate == nullptr) e.candidate = &m;
+  }
+  for (const RunData& run : input.candidate_repeats) {
+    std::set<MetricKey> seen;
+    for (const MetricData& m : run.metrics) {
+      auto it = entries.find({m.summary.benchmark, m.summary.metric});
+      if (it == entries.end() || it->second.candidate == nullptr) continue;
+      Entry& e = it->second;
+      if (m.summary.unit != e.verdict.unit || m.summary.direction != e.verdict.direction) continue;
+      if (seen.insert(it->first).second) e.repeats.push_back(&m);
+    }
   }
   result.invalid_reasons = input.candidate.invalid_reasons;
   for (const RunData& run : input.baselines) {
@@ -271,6 +307,8 @@ const char* ToString(Verdict v) {
       return "invalid_environment";
     case Verdict::kTooFewRuns:
       return "too_few_runs";
+    case Verdict::kUnconfirmed:
+      return "unconfirmed";
   }
   return "unknown";
 }
@@ -309,7 +347,8 @@ bool Fails(Verdict v) {
 
 bool Inconclusive(Verdict v) {
   return v == Verdict::kTooNoisy || v == Verdict::kNoBaseline ||
-         v == Verdict::kInvalidEnvironment || v == Verdict::kTooFewRuns;
+         v == Verdict::kInvalidEnvironment || v == Verdict::kTooFewRuns ||
+         v == Verdict::kUnconfirmed;
 }
 
 bool Undecided(const MetricVerdict& v) {
