@@ -40,7 +40,10 @@ void AddReportFiles(CLI::App* sub, std::string& markdown, std::string& junit, st
 CLI::App* AddGate(CLI::App& app, Config& c) {
   CLI::App* gate = app.add_subcommand(
       "gate", "Judge a candidate run against its baseline; exit 0 pass, 1 regression, 2 error, 3 inconclusive");
-  gate->add_option("--run", c.run_id, "Candidate run id (perfgate-agent prints it)")->required();
+  gate->add_option("--run", c.run_id,
+                   "Candidate run id (perfgate-agent prints it); in history mode the other complete "
+                   "runs of its branch and commit on comparable nodes are judged with it")
+      ->required();
   gate->add_option("--baseline-branch", c.baseline_branch, "Branch whose runs form the baseline")
       ->envname("PERFGATE_BASELINE_BRANCH")->capture_default_str();
   gate->add_option("--baseline-commit", c.baseline_commit,
