@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -31,24 +32,42 @@ std::vector<double> Logs(const std::vector<double>& v) {
   return out;
 }
 
+// A run's best sample (its fastest time, its highest throughput), where its
+// summary has one: interference only ever slows, so a neighbour over part of
+// a run leaves its best sample where it was, while a real slowdown moves it.
+double Best(const MetricData& m, bool higher) {
+  const double best = higher ? m.summary.max : m.summary.min;
+  return std::isfinite(best) && best > 0 ? best : std::numeric_limits<double>::quiet_NaN();
+}
+
 // History: the candidate's further runs of the same commit join it as
-// processes; the candidate's median becomes the median of its runs', and
-// each run's own change is kept for the confirmation rule (Decide).
+// processes; the candidate's median becomes the median of its runs'. For
+// the confirmation rule, each run's best sample against the history's level
+// (the median of its runs' medians) is kept: a real slowdown moves every
+// sample of every run, a neighbour only the samples it overlaps. A run
+// whose summary has no best sample is taken by its median.
 void AddRepeats(Entry& e, std::vector<double>& cand) {
   MetricVerdict& out = e.verdict;
   const bool higher = out.direction == Direction::kHigherIsBetter;
-  std::vector<double> run_medians = {e.candidate->summary.median};
+  std::vector<const MetricData*> runs = {e.candidate};
   for (const MetricData* r : e.repeats) {
     if (!Usable(r)) continue;
     const std::vector<double> p = ProcessMedians(*r);
     cand.insert(cand.end(), p.begin(), p.end());
-    run_medians.push_back(r->summary.median);
+    runs.push_back(r);
     out.candidate_samples += r->summary.n;
   }
-  out.candidate_runs = static_cast<unsigned>(run_medians.size());
-  if (run_medians.size() > 1) out.candidate_median = stats::Median(run_medians);
-  for (double m : run_medians) {
-    e.run_changes.push_back(stats::RelativeChange(out.baseline_median, m, higher));
+  out.candidate_runs = static_cast<unsigned>(runs.size());
+  if (runs.size() < 2) return;
+  std::vector<double> medians;
+  for (const MetricData* r : runs) medians.push_back(r->summary.median);
+  out.candidate_median = stats::Median(medians);
+  e.run_changes_by_best = std::all_of(runs.begin(), runs.end(), [&](const MetricData* r) {
+    return std::isfinite(Best(*r, higher));
+  });
+  for (const MetricData* r : runs) {
+    e.run_changes.push_back(stats::RelativeChange(
+        out.baseline_median, e.run_changes_by_best ? Best(*r, higher) : r->summary.median, higher));
   }
 }
 

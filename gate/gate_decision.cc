@@ -194,11 +194,11 @@ bool Unconfirmed(Entry& e, const std::string& numbers) {
   if (within.empty()) return false;
   out.verdict = Verdict::kUnconfirmed;
   out.note = absl::StrCat(
-      numbers, "; not confirmed: ", absl::StrJoin(within, ", "), " of the candidate's ",
-      e.run_changes.size(), " runs (run 1 the one gated) ", within.size() == 1 ? "is" : "are",
-      " within the tolerance of ", tol,
-      ", so the runs disagree, as when a neighbour slowed one of them. A real slowdown slows "
-      "every run: measure the commit again, or gate it with perfgate-agent ab");
+      numbers, "; not confirmed: ", e.run_changes_by_best ? "in its best sample, " : "",
+      absl::StrJoin(within, ", "), " of the candidate's ", e.run_changes.size(),
+      " runs (run 1 the one gated) ", within.size() == 1 ? "is" : "are", " within the tolerance of ",
+      tol, ", as when a neighbour slowed part or all of a run; a real slowdown slows every sample "
+      "of every run. Measure the commit again, or gate it with perfgate-agent ab");
   return true;
 }
 

@@ -30,7 +30,8 @@ struct Entry {
   bool paired = false;             // the blocks were tested as rounds
   unsigned set_aside = 0;          // A/B rounds set aside as interference bursts
   unsigned candidate_processes = 0;  // the candidate side's processes, repeats included
-  std::vector<double> run_changes;   // history: each candidate run's change, > 0 worse
+  std::vector<double> run_changes;   // history, 2+ runs: each candidate run's change, > 0 worse
+  bool run_changes_by_best = false;  // of best samples (else of medians)
 };
 
 /// Four significant digits and the unit: enough to see a few-percent

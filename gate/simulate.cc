@@ -117,6 +117,16 @@ MetricData Metric(unsigned c, bool throughput, const std::vector<double>& times)
   m.summary.n = static_cast<uint32_t>(m.samples.size());
   m.summary.median = stats::Median(m.samples);
   m.summary.mean = stats::Mean(m.samples);
+  if (!m.samples.empty()) {  // the best sample, which history confirmation reads
+    const auto [lo, hi] = std::minmax_element(m.samples.begin(), m.samples.end());
+    m.summary.min = *lo;
+    m.summary.max = *hi;
+  }
+  if (!m.samples.empty()) {
+    const auto [lo, hi] = std::minmax_element(m.samples.begin(), m.samples.end());
+    m.summary.min = *lo;
+    m.summary.max = *hi;
+  }
   m.summary.noise = stats::Noise(m.samples);
   m.summary.status = CaseStatus::kOk;
   return m;

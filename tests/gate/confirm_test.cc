@@ -104,8 +104,26 @@ TEST(HistoryConfirmation, EveryRunMustBeBeyondTheToleranceOnItsOwn) {
   EXPECT_GT(v.change, 0.20);
   EXPECT_EQ(v.verdict, Verdict::kUnconfirmed);
   EXPECT_THAT(v.note, HasSubstr("run 2 +15.0 %"));
-  EXPECT_THAT(v.note, HasSubstr("the runs disagree"));
+  EXPECT_THAT(v.note, HasSubstr("of the candidate's 2 runs (run 1 the one gated) is within the tolerance"));
   EXPECT_EQ(r.outcome, Outcome::kInconclusive);
+}
+
+TEST(HistoryConfirmation, ARunWhoseBestSampleDidNotMoveDoesNotConfirm) {
+  // Both runs' medians +30 %, but the first run's fastest sample is where
+  // the history is: a neighbour slowed most of that run, not all of it. A
+  // real slowdown moves every sample.
+  GateInput in = History({13.0, 13.1});
+  in.candidate.metrics[0].summary.min = 10.05;
+  in.candidate.metrics[0].summary.max = 13.9;
+  in.candidate_repeats[0].metrics[0].summary.min = 12.8;
+  in.candidate_repeats[0].metrics[0].summary.max = 13.6;
+  const GateResult r = EvaluateGate(in, Tolerance(0.03));
+  ASSERT_EQ(r.verdicts.size(), 1u);
+  EXPECT_EQ(r.verdicts[0].verdict, Verdict::kUnconfirmed);
+  EXPECT_THAT(r.verdicts[0].note, HasSubstr("in its best sample, run 1 +0.5 %"));
+  // The same runs with the first one slowed throughout: a regression.
+  in.candidate.metrics[0].summary.min = 12.7;
+  EXPECT_EQ(EvaluateGate(in, Tolerance(0.03)).verdicts[0].verdict, Verdict::kRegression);
 }
 
 TEST(HistoryConfirmation, AnImprovementOnOneRunStaysAnImprovement) {
