@@ -147,9 +147,9 @@ TEST(Simulate, AZeroToleranceGateWithoutCorrectionShowsFalseAlarms) {
 }
 
 TEST(Simulate, HistoryGatesConfirmBeforeTheyFail) {
-  // Bursts on, σ = 1 %, τ = 2σ, K = 5: one candidate run alone would fail
-  // about half of the unchanged gates; confirmed by a second run of the
-  // cases it flags, under 2 % of 200 (the table measures 0.6 % of 500).
+  // Bursts on, σ = 0.5 %, τ = σ, K = 5: one candidate run alone would fail
+  // more than half of the unchanged gates; confirmed by a second run of the
+  // cases it flags, at most 2 % of 200 (docs/statistics.md: 0.2 % of 500).
   SimulationOptions o = OneRow(SimMode::kHistory, 200, 0);
   o.noise_levels = {0.005};
   o.tau_ratios = {1};
