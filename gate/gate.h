@@ -21,6 +21,10 @@
 //     calibration of this node and case (perfgate-agent calibrate).
 //   - none: values that cannot be put on a log scale; the change alone.
 // With none of those, the metric is "too few runs": it says what to run.
+// A history gate confirms before it blocks: a regression on one candidate
+// run is "unconfirmed" (inconclusive, saying what to run), and runs of the
+// candidate's commit (GateInput::candidate_repeats) decide together only
+// when every one of them is beyond the tolerance in its best sample.
 // The p-values of all metrics of one gate are corrected together with
 // Benjamini–Hochberg before any verdict is given.
 #pragma once
