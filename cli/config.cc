@@ -40,7 +40,10 @@ void AddReportFiles(CLI::App* sub, std::string& markdown, std::string& junit, st
 CLI::App* AddGate(CLI::App& app, Config& c) {
   CLI::App* gate = app.add_subcommand(
       "gate", "Judge a candidate run against its baseline; exit 0 pass, 1 regression, 2 error, 3 inconclusive");
-  gate->add_option("--run", c.run_id, "Candidate run id (perfgate-agent prints it)")->required();
+  gate->add_option("--run", c.run_id,
+                   "Candidate run id (perfgate-agent prints it); in history mode the other complete "
+                   "runs of its branch and commit on comparable nodes are judged with it")
+      ->required();
   gate->add_option("--baseline-branch", c.baseline_branch, "Branch whose runs form the baseline")
       ->envname("PERFGATE_BASELINE_BRANCH")->capture_default_str();
   gate->add_option("--baseline-commit", c.baseline_commit,
@@ -94,6 +97,9 @@ CLI::App* AddSimulate(CLI::App& app, Config& c) {
   simulate->add_option("--burst-processes", c.sim_burst_process_pct,
                        "Percent of processes slowed 20-60 % for a stretch")
       ->check(CLI::Range(0.0, 100.0))->capture_default_str();
+  simulate->add_flag("--no-confirm{false}", c.sim.confirm,
+                     "Decide on the first measurement: no second A/B measurement of a suspected "
+                     "case, no second candidate run of an unconfirmed history case");
   simulate->add_option("--aa-trials", c.sim.aa_trials, "A/A gates per row")->capture_default_str();
   simulate->add_option("--power-trials", c.sim.power_trials, "Gates per slowdown per row")
       ->capture_default_str();

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/identity.h"
 #include "coordinator/process_medians.h"
 #include "gate/calibration.h"
@@ -165,7 +166,10 @@ absl::StatusOr<std::vector<RunRecord>> HistoryBaselines(Store& store, const Gate
   std::vector<RunRecord> comparable;
   for (RunRecord& r : *runs) {
     // A run measured on an unfit node is stored and shown, never a baseline.
-    if (r.invalid_reasons.empty() && Comparable(candidate, r, fields)) {
+    // Runs of the candidate's own commit are more of the candidate, not
+    // its baseline (CandidateRepeats).
+    const bool same_code = !candidate.meta.commit.empty() && r.meta.commit == candidate.meta.commit;
+    if (r.invalid_reasons.empty() && !same_code && Comparable(candidate, r, fields)) {
       comparable.push_back(std::move(r));
     }
   }
@@ -175,6 +179,34 @@ absl::StatusOr<std::vector<RunRecord>> HistoryBaselines(Store& store, const Gate
   });
   if (comparable.size() > policy.history) comparable.resize(policy.history);
   return comparable;
+}
+
+// History: the other complete runs of the candidate's branch and commit on
+// its SKU, fit and matching its environment, newest first, at most
+// kMaxCandidateRepeats: each one more candidate process, so that one run
+// slowed by a neighbour cannot decide the gate alone (gate::kUnconfirmed).
+constexpr uint32_t kMaxCandidateRepeats = 4;
+absl::StatusOr<std::vector<RunRecord>> CandidateRepeats(Store& store, const RunRecord& candidate,
+                                                        const gate::Policy& policy) {
+  const RunMeta& meta = candidate.meta;
+  if (meta.commit.empty() || meta.branch.empty()) return std::vector<RunRecord>{};
+  BaselineQuery q;
+  q.branch = meta.branch;
+  q.sku = meta.environment.sku;
+  q.exclude_run_id = meta.run_id;
+  q.allowed_commits = {meta.commit};
+  q.limit = kMaxCandidateRepeats * 4;
+  auto runs = store.FindBaselineRuns(q);
+  if (!runs.ok()) return runs.status();
+  const std::vector<std::string> fields = policy.MatchFields(meta.environment.sku);
+  std::vector<RunRecord> out;
+  for (RunRecord& r : *runs) {
+    if (out.size() < kMaxCandidateRepeats && r.invalid_reasons.empty() &&
+        Comparable(candidate, r, fields)) {
+      out.push_back(std::move(r));
+    }
+  }
+  return out;
 }
 
 // History: the candidate and the chosen baseline runs as the gate sees them.
@@ -189,12 +221,18 @@ absl::Status LoadHistorySides(Store& store, const GateEvaluation& ev, gate::Gate
   });
   for (size_t i = 0; i < half; ++i) loaded[i] = LoadRun(store, ev.baselines[i]);
   older.get();
+  std::vector<absl::StatusOr<gate::RunData>> repeats;
+  for (const RunRecord& r : ev.candidate_repeats) repeats.push_back(LoadRun(store, r));
   auto cand_data = cand_future.get();
   if (!cand_data.ok()) return cand_data.status();
   input.candidate = std::move(*cand_data);
   for (auto& data : loaded) {
     if (!data.ok()) return data.status();
     input.baselines.push_back(std::move(*data));
+  }
+  for (auto& data : repeats) {
+    if (!data.ok()) return data.status();
+    input.candidate_repeats.push_back(std::move(*data));
   }
   return absl::OkStatus();
 }
@@ -224,9 +262,18 @@ absl::StatusOr<GateEvaluation> EvaluateCandidate(Store& store, const GateRequest
     auto baselines = HistoryBaselines(store, request, ev.candidate, *policy);
     if (!baselines.ok()) return baselines.status();
     ev.baselines = std::move(*baselines);
+    auto repeats = CandidateRepeats(store, ev.candidate, *policy);
+    if (!repeats.ok()) return repeats.status();
+    ev.candidate_repeats = std::move(*repeats);
     if (absl::Status s = LoadHistorySides(store, ev, input); !s.ok()) return s;
   }
   ev.result = gate::EvaluateGate(input, *policy);
+  if (!ev.candidate_repeats.empty()) {
+    std::vector<std::string> ids;
+    for (const RunRecord& r : ev.candidate_repeats) ids.push_back(r.meta.run_id);
+    absl::StrAppend(&ev.result.summary, "; the candidate's commit ", ev.candidate.meta.commit,
+                    " judged over ", ids.size() + 1, " runs (also ", absl::StrJoin(ids, ", "), ")");
+  }
   return ev;
 }
 

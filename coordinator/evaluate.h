@@ -27,6 +27,8 @@ struct GateRequest {
 struct GateEvaluation {
   RunRecord candidate;
   std::vector<RunRecord> baselines;  // newest first
+  /// History: other runs of the candidate's commit judged with it, newest first.
+  std::vector<RunRecord> candidate_repeats;
   gate::Policy policy;
   gate::GateResult result;
 };

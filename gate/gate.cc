@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -31,6 +32,45 @@ std::vector<double> Logs(const std::vector<double>& v) {
   return out;
 }
 
+// A run's best sample (its fastest time, its highest throughput), where its
+// summary has one: interference only ever slows, so a neighbour over part of
+// a run leaves its best sample where it was, while a real slowdown moves it.
+double Best(const MetricData& m, bool higher) {
+  const double best = higher ? m.summary.max : m.summary.min;
+  return std::isfinite(best) && best > 0 ? best : std::numeric_limits<double>::quiet_NaN();
+}
+
+// History: the candidate's further runs of the same commit join it as
+// processes; the candidate's median becomes the median of its runs'. For
+// the confirmation rule, each run's best sample against the history's level
+// (the median of its runs' medians) is kept: a real slowdown moves every
+// sample of every run, a neighbour only the samples it overlaps. A run
+// whose summary has no best sample is taken by its median.
+void AddRepeats(Entry& e, std::vector<double>& cand) {
+  MetricVerdict& out = e.verdict;
+  const bool higher = out.direction == Direction::kHigherIsBetter;
+  std::vector<const MetricData*> runs = {e.candidate};
+  for (const MetricData* r : e.repeats) {
+    if (!Usable(r)) continue;
+    const std::vector<double> p = ProcessMedians(*r);
+    cand.insert(cand.end(), p.begin(), p.end());
+    runs.push_back(r);
+    out.candidate_samples += r->summary.n;
+  }
+  out.candidate_runs = static_cast<unsigned>(runs.size());
+  if (runs.size() < 2) return;
+  std::vector<double> medians;
+  for (const MetricData* r : runs) medians.push_back(r->summary.median);
+  out.candidate_median = stats::Median(medians);
+  e.run_changes_by_best = std::all_of(runs.begin(), runs.end(), [&](const MetricData* r) {
+    return std::isfinite(Best(*r, higher));
+  });
+  for (const MetricData* r : runs) {
+    e.run_changes.push_back(stats::RelativeChange(
+        out.baseline_median, e.run_changes_by_best ? Best(*r, higher) : r->summary.median, higher));
+  }
+}
+
 }  // namespace
 
 void SetShift(MetricVerdict& out, const stats::ShiftEstimate& s) {
@@ -53,7 +93,9 @@ bool Test(Entry& e, Mode mode, const Calibration* calibration) {
     base.insert(base.end(), p.begin(), p.end());
     out.baseline_samples += run->summary.n;
   }
-  const std::vector<double> cand = ProcessMedians(*e.candidate);
+  std::vector<double> cand = ProcessMedians(*e.candidate);
+  if (mode == Mode::kHistory) AddRepeats(e, cand);
+  e.candidate_processes = static_cast<unsigned>(cand.size());
   const std::vector<double> lb = Logs(base), lc = Logs(cand);
   if (lb.empty() || lc.empty()) {
     // Zero or negative values: no log scale, no test; the change alone.
@@ -63,7 +105,9 @@ bool Test(Entry& e, Mode mode, const Calibration* calibration) {
     return true;
   }
   out.blocks = static_cast<unsigned>(std::min(lb.size(), lc.size()));
-  if (TestBlocks(e, lb, lc)) return true;
+  // Runs of one commit against a history are few on both sides: the t test
+  // over their spread, never ranks (3 runs against 5 cannot reach q by ranks).
+  if (out.candidate_runs < 2 && TestBlocks(e, lb, lc)) return true;
   return TestSpread(e, mode, calibration, lb, lc);
 }
 
@@ -83,6 +127,7 @@ int Rank(Verdict v) {
     case Verdict::kMissing:
       return 0;
     case Verdict::kInvalidEnvironment:
+    case Verdict::kUnconfirmed:
       return 1;
     case Verdict::kTooNoisy:
     case Verdict::kTooFewRuns:
@@ -138,6 +183,16 @@ std::map<MetricKey, Entry> CollectEntries(const GateInput& input, GateResult& re
   for (const MetricData& m : input.candidate.metrics) {
     Entry& e = entry_for(m);
     if (e.candidate == nullptr) e.candidate = &m;
+  }
+  for (const RunData& run : input.candidate_repeats) {
+    std::set<MetricKey> seen;
+    for (const MetricData& m : run.metrics) {
+      auto it = entries.find({m.summary.benchmark, m.summary.metric});
+      if (it == entries.end() || it->second.candidate == nullptr) continue;
+      Entry& e = it->second;
+      if (m.summary.unit != e.verdict.unit || m.summary.direction != e.verdict.direction) continue;
+      if (seen.insert(it->first).second) e.repeats.push_back(&m);
+    }
   }
   result.invalid_reasons = input.candidate.invalid_reasons;
   for (const RunData& run : input.baselines) {
@@ -271,6 +326,8 @@ const char* ToString(Verdict v) {
       return "invalid_environment";
     case Verdict::kTooFewRuns:
       return "too_few_runs";
+    case Verdict::kUnconfirmed:
+      return "unconfirmed";
   }
   return "unknown";
 }
@@ -309,7 +366,8 @@ bool Fails(Verdict v) {
 
 bool Inconclusive(Verdict v) {
   return v == Verdict::kTooNoisy || v == Verdict::kNoBaseline ||
-         v == Verdict::kInvalidEnvironment || v == Verdict::kTooFewRuns;
+         v == Verdict::kInvalidEnvironment || v == Verdict::kTooFewRuns ||
+         v == Verdict::kUnconfirmed;
 }
 
 bool Undecided(const MetricVerdict& v) {

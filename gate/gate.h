@@ -21,6 +21,10 @@
 //     calibration of this node and case (perfgate-agent calibrate).
 //   - none: values that cannot be put on a log scale; the change alone.
 // With none of those, the metric is "too few runs": it says what to run.
+// A history gate confirms before it blocks: a regression on one candidate
+// run is "unconfirmed" (inconclusive, saying what to run), and runs of the
+// candidate's commit (GateInput::candidate_repeats) decide together only
+// when every one of them is beyond the tolerance in its best sample.
 // The p-values of all metrics of one gate are corrected together with
 // Benjamini–Hochberg before any verdict is given.
 #pragma once
@@ -47,6 +51,10 @@ enum class Verdict {
   kTooNoisy,
   kInvalidEnvironment,
   kTooFewRuns,  // fewer processes than any test of between-process spread needs
+  /// History mode: one candidate run would regress, but one run cannot tell
+  /// a regression from a neighbour's burst over that run. Inconclusive until
+  /// a second run of the same commit confirms it (docs/statistics.md).
+  kUnconfirmed,
 };
 
 /// Lower-case name: "pass", "regression", "improvement", "below_floor", ...
@@ -136,6 +144,12 @@ struct GateInput {
   /// History: comparable runs, same node first, newest first. A/B: one run,
   /// the baseline side measured interleaved with the candidate.
   std::vector<RunData> baselines;
+  /// History only: further runs of the candidate's commit, comparable with
+  /// it (same SKU and match fields), newest first. Each is one more
+  /// candidate process; with one or more, a regression is confirmed only
+  /// when the candidate's runs together are significant and every one of
+  /// them is beyond the tolerance on its own.
+  std::vector<RunData> candidate_repeats;
   /// Calibrated run-to-run spreads, by (benchmark key, metric name), of the
   /// node the candidate ran on; used where too few processes show their own.
   std::map<std::pair<std::string, std::string>, Calibration> calibrations;
@@ -162,6 +176,7 @@ struct MetricVerdict {
   unsigned baseline_samples = 0;
   unsigned blocks = 0;  // processes a side the test counted (the fewer side's)
   unsigned baseline_runs = 0;
+  unsigned candidate_runs = 1;  // history: runs of the candidate's commit judged
   std::string note;
 };
 
@@ -189,7 +204,7 @@ GateResult EvaluateGate(const GateInput& input, const Policy& policy);
 /// Whether a verdict fails a gate when the metric is gating.
 bool Fails(Verdict v);
 /// Whether a verdict leaves a gating metric undecided (too noisy, too few
-/// runs, no baseline, invalid environment).
+/// runs, unconfirmed, no baseline, invalid environment).
 bool Inconclusive(Verdict v);
 
 /// Whether more processes could change what the gate says about this metric:

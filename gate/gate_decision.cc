@@ -120,6 +120,11 @@ std::string SetAside(const Entry& e) {
                           : absl::StrCat(", ", e.set_aside, " rounds set aside as interference bursts");
 }
 
+// "2 candidate runs " where the candidate's commit ran more than once.
+std::string CandidateRuns(const MetricVerdict& out) {
+  return out.candidate_runs > 1 ? absl::StrCat(out.candidate_runs, " candidate runs ") : "";
+}
+
 // What a tested change rests on: the processes, the runs or the calibration.
 std::string Basis(const Entry& e, Mode mode) {
   const MetricVerdict& out = e.verdict;
@@ -130,11 +135,11 @@ std::string Basis(const Entry& e, Mode mode) {
                           SetAside(e));
     case Method::kHistory:
       return mode == Mode::kHistory
-                 ? absl::StrCat("against ", out.baseline_runs, " runs")
+                 ? absl::StrCat(CandidateRuns(out), "against ", out.baseline_runs, " runs")
                  : absl::StrCat(out.blocks, " processes a side, t over their spread");
     case Method::kCalibrated:
-      return absl::StrCat("against ", out.baseline_runs, out.baseline_runs == 1 ? " run" : " runs",
-                          ", run-to-run spread from the calibration of ", e.calibration_source);
+      return absl::StrCat(CandidateRuns(out), "against ", out.baseline_runs,
+                          out.baseline_runs == 1 ? " run" : " runs", ", run-to-run spread from the calibration of ", e.calibration_source);
     case Method::kNone:
       return absl::StrCat("against ", out.baseline_runs, out.baseline_runs == 1 ? " run" : " runs",
                           ", no test on this scale");
@@ -160,6 +165,41 @@ std::string Numbers(const MetricVerdict& out, bool tested, const std::string& ba
   }
   absl::StrAppend(&numbers, ", ", basis);
   return numbers;
+}
+
+// History mode, a change that would be a regression: is it confirmed?
+// One candidate run cannot tell a regression from a neighbour that slowed
+// that run (interference only ever slows), so it is `unconfirmed` and says
+// what to run; with several runs of the candidate's commit, every one must
+// be beyond the tolerance on its own. False when the regression stands.
+bool Unconfirmed(Entry& e, const std::string& numbers) {
+  MetricVerdict& out = e.verdict;
+  const std::string tol = Percent(out.tolerance);
+  if (e.candidate_processes < 2) {
+    out.verdict = Verdict::kUnconfirmed;
+    out.note = absl::StrCat(
+        numbers, "; worse than the tolerance of ", tol,
+        " in one candidate run, which a neighbour slowing that run would also give: not a "
+        "verdict until a second run confirms it. Measure the same commit again on a comparable "
+        "node (perfgate-agent run with the same --branch and --commit, --filter '",
+        out.benchmark, "') and gate again: the gate then judges every run of the commit");
+    return true;
+  }
+  std::vector<std::string> within;
+  for (size_t i = 0; i < e.run_changes.size(); ++i) {
+    if (!(e.run_changes[i] > out.tolerance)) {
+      within.push_back(absl::StrCat("run ", i + 1, " ", SignedPercent(e.run_changes[i])));
+    }
+  }
+  if (within.empty()) return false;
+  out.verdict = Verdict::kUnconfirmed;
+  out.note = absl::StrCat(
+      numbers, "; not confirmed: ", e.run_changes_by_best ? "in its best sample, " : "",
+      absl::StrJoin(within, ", "), " of the candidate's ", e.run_changes.size(),
+      " runs (run 1 the one gated) ", within.size() == 1 ? "is" : "are", " within the tolerance of ",
+      tol, ", as when a neighbour slowed part or all of a run; a real slowdown slows every sample "
+      "of every run. Measure the commit again, or gate it with perfgate-agent ab");
+  return true;
 }
 
 }  // namespace
@@ -213,6 +253,9 @@ void Decide(Entry& e, Mode mode, double fdr) {
   const double width = out.change_ci_high - out.change_ci_low;
   const std::string numbers = Numbers(out, tested, Basis(e, mode));
 
+  if (significant && out.change > tol && mode == Mode::kHistory && Unconfirmed(e, numbers)) {
+    return;
+  }
   if (significant && out.change > tol) {
     out.verdict = Verdict::kRegression;
     out.note = absl::StrCat(numbers, "; worse than the tolerance of ", Percent(tol));

@@ -20,6 +20,7 @@ namespace perfgate::gate::internal {
 struct Entry {
   MetricVerdict verdict;
   const MetricData* candidate = nullptr;
+  std::vector<const MetricData*> repeats;   // history: further runs of the candidate's commit
   std::vector<const MetricData*> baseline;  // one per baseline run having it
   ResolvedRule rule;
   bool decided = false;  // verdict final before the statistics
@@ -28,6 +29,9 @@ struct Entry {
   std::string calibration_source;  // the calibration a t test used, if any
   bool paired = false;             // the blocks were tested as rounds
   unsigned set_aside = 0;          // A/B rounds set aside as interference bursts
+  unsigned candidate_processes = 0;  // the candidate side's processes, repeats included
+  std::vector<double> run_changes;   // history, 2+ runs: each candidate run's change, > 0 worse
+  bool run_changes_by_best = false;  // of best samples (else of medians)
 };
 
 /// Four significant digits and the unit: enough to see a few-percent

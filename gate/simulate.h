@@ -27,7 +27,8 @@ namespace perfgate::gate {
 /// How the two sides reach the gate.
 enum class SimMode {
   kSingle,   // one run a side (compare a.json b.json, the quickstart's two runs)
-  kHistory,  // a candidate run against K runs of the baseline branch
+  kHistory,  // a candidate run against K runs of the baseline branch; confirmation on:
+             // a second candidate run of the cases the first left unconfirmed
   kAb,       // perfgate-agent ab: adaptive rounds, then the confirmation pass
   kAbFixed,  // perfgate-agent ab --rounds 30: no looks, then the confirmation pass
   kFiles,    // compare --baseline F... --candidate F...: N processes a side, unpaired
@@ -97,7 +98,7 @@ struct SimulationOptions {
   unsigned min_rounds = 5, max_rounds = 30, fixed_rounds = 30;
   double case_budget_s = 60;
   double drift_period_s = 60;   // A/B: one swing per case budget; runs and files: one over the gate
-  bool confirm = true;
+  bool confirm = true;          // A/B and history: measure suspects again before failing
   uint64_t seed = 0x5eed;
   unsigned threads = 0;         // rows run in parallel; 0: one thread per core
 };
@@ -108,7 +109,8 @@ struct SimulationRow {
   unsigned history_runs = 0;  // K, history rows only
   double noise = 0, tau = 0;
   double false_alarm = 0;       // share of A/A gates failed (exit 1)
-  double first_false_alarm = 0; // A/B: share failed before the confirmation pass
+  double first_false_alarm = 0; // A/B and history: share failed (history: unconfirmed) before
+                                // the confirmation pass; in history, the share that needs a second run
   double inconclusive = 0;      // share of A/A gates inconclusive (exit 3)
   std::vector<double> detection;  // per slowdown: share of gates judging metric 0 a regression
   double mean_rounds = 0;       // A/B: rounds per case of the first measurement, A/A

@@ -234,17 +234,49 @@ constexpr char kOneRunPolicy[] = "version: 1\ndefaults:\n  history: 1\n";
 
 TEST_F(EvaluateTest, OneBaselineRunAndACalibrationOfTheNodeJudgeAThirtyPercentSlowerCandidate) {
   Store({.commit = "b1"});
-  const std::string cand = Store({.branch = "pr", .commit = "c1", .time_ms = 13});
+  const std::string first = Store({.branch = "pr", .commit = "c1", .time_ms = 13});
   ASSERT_NO_FATAL_FAILURE(Calibrate(kDay));
-  auto ev = Gate(cand, kOneRunPolicy);
+  // One run of the candidate: a neighbour could have slowed it; unconfirmed.
+  auto once = Gate(first, kOneRunPolicy);
+  ASSERT_TRUE(once.ok()) << once.status();
+  ASSERT_EQ(once->result.verdicts.size(), 1u);
+  EXPECT_EQ(once->result.verdicts[0].method, gate::Method::kCalibrated);
+  EXPECT_EQ(once->result.verdicts[0].verdict, gate::Verdict::kUnconfirmed) << once->result.verdicts[0].note;
+  EXPECT_THAT(once->result.verdicts[0].note, ::testing::HasSubstr("--filter 'kernels/sgemm{m=512}'"));
+  EXPECT_EQ(once->result.outcome, gate::Outcome::kInconclusive);
+  EXPECT_TRUE(once->candidate_repeats.empty());
+
+  // The same commit measured again: both runs are judged, and both are slower.
+  Store({.branch = "pr", .commit = "c2", .time_ms = 10});       // another commit: not a repeat
+  Store({.branch = "pr", .commit = "c1", .sku = "h100-sxm5-80gb", .time_ms = 13});  // another SKU
+  const std::string again = Store({.branch = "pr", .commit = "c1", .time_ms = 13});
+  auto ev = Gate(again, kOneRunPolicy);
   ASSERT_TRUE(ev.ok()) << ev.status();
+  ASSERT_EQ(ev->candidate_repeats.size(), 1u);
+  EXPECT_EQ(ev->candidate_repeats[0].meta.run_id, first);
   ASSERT_EQ(ev->result.verdicts.size(), 1u);
   const gate::MetricVerdict& v = ev->result.verdicts[0];
   EXPECT_EQ(v.method, gate::Method::kCalibrated);
   EXPECT_EQ(v.verdict, gate::Verdict::kRegression) << v.note;
+  EXPECT_EQ(v.candidate_runs, 2u);
   EXPECT_NEAR(v.change, 0.3, 1e-9);
   EXPECT_THAT(v.note, ::testing::HasSubstr("calibration of node node-a"));
+  EXPECT_THAT(ev->result.summary, ::testing::HasSubstr("judged over 2 runs (also " + first + ")"));
   EXPECT_EQ(ev->result.outcome, gate::Outcome::kRegression);
+}
+
+TEST_F(EvaluateTest, RunsOfTheCandidatesCommitAreNeverItsBaseline) {
+  Store({.commit = "m1"});
+  Store({.commit = "m2"});
+  Store({.commit = "m3"});
+  const std::string earlier = Store({.commit = "m4", .time_ms = 10.1});
+  const std::string cand = Store({.commit = "m4", .time_ms = 10.2});  // main gated against itself
+  auto ev = Gate(cand, "version: 1\n");
+  ASSERT_TRUE(ev.ok()) << ev.status();
+  EXPECT_EQ(ev->baselines.size(), 3u);
+  for (const RunRecord& r : ev->baselines) EXPECT_NE(r.meta.commit, "m4");
+  ASSERT_EQ(ev->candidate_repeats.size(), 1u);
+  EXPECT_EQ(ev->candidate_repeats[0].meta.run_id, earlier);
 }
 
 TEST_F(EvaluateTest, AStaleCalibrationOrOneOfAnotherEnvironmentOrNodeIsNotUsed) {
@@ -262,8 +294,9 @@ TEST_F(EvaluateTest, AStaleCalibrationOrOneOfAnotherEnvironmentOrNodeIsNotUsed) 
   ASSERT_NO_FATAL_FAILURE(Calibrate(40 * kDay));  // this node and environment, but stale
   EXPECT_EQ(verdict(kOneRunPolicy), gate::Verdict::kTooFewRuns);
   // Age alone kept it out: a policy that accepts 60 days uses it.
+  // (One candidate run, so a change it would fail is unconfirmed.)
   EXPECT_EQ(verdict("version: 1\ndefaults:\n  history: 1\n  calibration_max_age: 60d\n"),
-            gate::Verdict::kRegression);
+            gate::Verdict::kUnconfirmed);
 }
 
 // A side of an A/B job keeps the medians of its processes with its summary

@@ -112,6 +112,9 @@ TEST_F(CalibrationEndToEnd, ACalibratedNodeJudgesOneRunAgainstOneAndCatchesAnInj
   EXPECT_NE(listed.output.find(", 0 stale;"), std::string::npos) << listed.output;
 
   AgentRun("main", {});
+  // Two runs of the candidate's commit: a history gate does not fail a case
+  // on one run (a neighbour could have slowed it), and judges both.
+  ASSERT_FALSE(AgentRun("pr-1", {"--inject-slowdown", "kernels/sgemm{k=512,*=900"}).empty());
   const std::string candidate = AgentRun("pr-1", {"--inject-slowdown", "kernels/sgemm{k=512,*=900"});
   ASSERT_FALSE(candidate.empty());
   const std::string json_path = dir_->Join("gate.json");
@@ -123,7 +126,7 @@ TEST_F(CalibrationEndToEnd, ACalibratedNodeJudgesOneRunAgainstOneAndCatchesAnInj
   const nlohmann::json j = nlohmann::json::parse(*report);
   ASSERT_FALSE(j.at("verdicts").empty()) << gate.output;
   for (const auto& v : j.at("verdicts")) {
-    // One run a side: only the calibration can show how far runs move.
+    // One baseline run: only the calibration can show how far runs move.
     EXPECT_EQ(v.at("method"), "calibrated") << v.dump();
     EXPECT_EQ(v.at("baseline_runs"), 1) << v.dump();
     if (v.at("benchmark").get<std::string>().rfind("kernels/sgemm{k=512,m=512,", 0) == 0) {

@@ -136,14 +136,41 @@ TEST_F(GateEndToEnd, CatchesAnInjectedSlowdownOnExactlyThatCaseAndPassesACleanCa
     ASSERT_EQ(base.exit_code, 0) << base.output;
   }
 
+  // One slowed run of the candidate: a neighbour over that run would look
+  // the same, so the history gate does not fail it on its own. It calls the
+  // case unconfirmed (inconclusive, exit 3) and says what to run.
   std::string slow_run;
   CommandResult slow = Agent("pr-1", "cand1", {"--inject-slowdown", "kernels/sgemm{k=512,*=900"}, &slow_run);
   ASSERT_EQ(slow.exit_code, 0) << slow.output;
   ASSERT_FALSE(slow_run.empty());
+  const std::string first_json = dir_->Join("slow-first.json");
+  CommandResult first_gate = Gate(slow_run, first_json);
+  EXPECT_EQ(first_gate.exit_code, 3) << first_gate.output;
+  EXPECT_NE(first_gate.output.find("perfgate-agent run with the same --branch and --commit"),
+            std::string::npos) << first_gate.output;
+  auto first = VerdictsByBenchmark(first_json);
+  ASSERT_EQ(first.size(), 4u) << first_gate.output;
+  for (const auto& [benchmark, kinds] : first) {
+    EXPECT_EQ(kinds.count("regression"), 0u) << benchmark << "\n" << first_gate.output;
+    if (benchmark.rfind("kernels/sgemm{k=512,", 0) == 0) {
+      EXPECT_EQ(kinds, std::set<std::string>{"unconfirmed"}) << first_gate.output;
+    }
+  }
+
+  // The same commit measured again, as the note says: both runs of the
+  // commit are judged together, and the slowdown in both is a regression.
+  std::string again_run;
+  CommandResult again = Agent("pr-1", "cand1", {"--inject-slowdown", "kernels/sgemm{k=512,*=900"}, &again_run);
+  ASSERT_EQ(again.exit_code, 0) << again.output;
   const std::string slow_json = dir_->Join("slow.json");
-  CommandResult slow_gate = Gate(slow_run, slow_json);
+  CommandResult slow_gate = Gate(again_run, slow_json);
   EXPECT_EQ(slow_gate.exit_code, 1) << slow_gate.output;
   EXPECT_NE(slow_gate.output.find("REGRESSION"), std::string::npos) << slow_gate.output;
+  {
+    std::ifstream in(slow_json);
+    const std::string summary = nlohmann::json::parse(in).at("summary").get<std::string>();
+    EXPECT_NE(summary.find("judged over 2 runs (also " + slow_run + ")"), std::string::npos) << summary;
+  }
   auto verdicts = VerdictsByBenchmark(slow_json);
   ASSERT_EQ(verdicts.size(), 4u) << slow_gate.output;
   for (const auto& [benchmark, kinds] : verdicts) {
@@ -160,7 +187,8 @@ TEST_F(GateEndToEnd, CatchesAnInjectedSlowdownOnExactlyThatCaseAndPassesACleanCa
   ASSERT_EQ(clean.exit_code, 0) << clean.output;
   CommandResult clean_gate = Gate(clean_run, dir_->Join("clean.json"));
   // Never a regression. With a busy neighbour the five runs of main can move
-  // so far that a case is too noisy to judge (exit 3), which is the truth.
+  // so far that a case is too noisy to judge, or one run so far that it is
+  // unconfirmed (exit 3), which is the truth.
   EXPECT_TRUE(clean_gate.exit_code == 0 || clean_gate.exit_code == 3) << clean_gate.output;
   auto clean_verdicts = VerdictsByBenchmark(dir_->Join("clean.json"));
   EXPECT_EQ(clean_verdicts.size(), 4u) << clean_gate.output;

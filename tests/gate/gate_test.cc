@@ -97,13 +97,22 @@ GateInput Input(std::vector<MetricData> candidate, std::vector<std::vector<Metri
   return in;
 }
 
+// A history gate whose candidate commit ran twice alike: the second run
+// confirms what the first shows (a single run's regression is only
+// unconfirmed; tests/gate/confirm_test.cc).
+GateInput Confirmed(GateInput in) {
+  if (in.mode == Mode::kHistory) in.candidate_repeats.push_back(in.candidate);
+  return in;
+}
+
 Policy PolicyWithTolerance(double tolerance) {
   Policy p;
   p.tolerance = tolerance;
   return p;
 }
 
-// Judges one metric alone, on a node calibrated with kTightSpread.
+// Judges one metric alone, on a node calibrated with kTightSpread, over two
+// alike runs of the candidate (Confirmed).
 MetricVerdict DecideOne(std::optional<MetricData> candidate, std::vector<MetricData> baseline,
                         double tolerance, std::optional<double> floor = std::nullopt) {
   std::vector<MetricData> cand;
@@ -116,7 +125,7 @@ MetricVerdict DecideOne(std::optional<MetricData> candidate, std::vector<MetricD
     rule.floor = floor;
     policy.rules.push_back(rule);
   }
-  GateResult r = EvaluateGate(Input(cand, runs), policy);
+  GateResult r = EvaluateGate(Confirmed(Input(cand, runs)), policy);
   EXPECT_EQ(r.verdicts.size(), 1u);
   return r.verdicts.empty() ? MetricVerdict{} : r.verdicts.front();
 }
@@ -129,7 +138,7 @@ TEST(GateDecider, LowerIsBetterMetric25PercentSlowerRegressesAtTenPercentToleran
   EXPECT_DOUBLE_EQ(v.baseline_median, 10.0);
   EXPECT_DOUBLE_EQ(v.candidate_median, 12.5);
   EXPECT_EQ(v.baseline_runs, 1u);
-  EXPECT_EQ(v.candidate_samples, 20u);
+  EXPECT_EQ(v.candidate_samples, 40u);  // two runs of 20
   EXPECT_EQ(v.method, Method::kCalibrated);  // one run a side: the calibration's spread
   EXPECT_THAT(v.note, HasSubstr("median 12.5 ms vs 10 ms, +25.0 %"));
   EXPECT_THAT(v.note, HasSubstr("against 1 run, run-to-run spread from the calibration of node n1"));
@@ -295,7 +304,7 @@ TEST(GateVerdict, NamesAreLowerCase) {
 
 TEST(EvaluateGate, GatingRegressionFailsTheGate) {
   const GateResult r =
-      EvaluateGate(Input({Summary(kCopy, "time", 12.5)}, {{Summary(kCopy, "time", 10.0)}}),
+      EvaluateGate(Confirmed(Input({Summary(kCopy, "time", 12.5)}, {{Summary(kCopy, "time", 10.0)}})),
                    PolicyWithTolerance(0.10));
   ASSERT_EQ(r.verdicts.size(), 1u);
   EXPECT_EQ(r.verdicts[0].verdict, Verdict::kRegression);
@@ -309,7 +318,7 @@ TEST(EvaluateGate, AdvisoryRegressionDoesNotFailTheGate) {
   Policy policy = PolicyWithTolerance(0.10);
   policy.gating = false;
   const GateResult r =
-      EvaluateGate(Input({Summary(kCopy, "time", 12.5)}, {{Summary(kCopy, "time", 10.0)}}), policy);
+      EvaluateGate(Confirmed(Input({Summary(kCopy, "time", 12.5)}, {{Summary(kCopy, "time", 10.0)}})), policy);
   ASSERT_EQ(r.verdicts.size(), 1u);
   EXPECT_EQ(r.verdicts[0].verdict, Verdict::kRegression);
   EXPECT_FALSE(r.verdicts[0].gating);
@@ -370,10 +379,10 @@ skus:
   ASSERT_TRUE(policy.ok()) << policy.status();
   const std::vector<MetricData> candidate = {Summary(kCopy, "time", 12.5)};
   const std::vector<std::vector<MetricData>> baseline = {{Summary(kCopy, "time", 10.0)}};
-  const GateResult h100 = EvaluateGate(Input(candidate, baseline), *policy);
+  const GateResult h100 = EvaluateGate(Confirmed(Input(candidate, baseline)), *policy);
   EXPECT_TRUE(h100.outcome == Outcome::kRegression);
   EXPECT_DOUBLE_EQ(h100.verdicts[0].tolerance, 0.10);
-  GateInput on_a100 = Input(candidate, baseline);
+  GateInput on_a100 = Confirmed(Input(candidate, baseline));
   on_a100.sku = "a100-sxm4-80gb";
   const GateResult a100 = EvaluateGate(on_a100, *policy);
   EXPECT_FALSE(a100.outcome == Outcome::kRegression);
@@ -384,10 +393,10 @@ TEST(EvaluateGate, VerdictsAreSortedWorstFirst) {
   const auto s = [](const std::string& name, double median) {
     return Summary("kernels/" + name, "time", median);
   };
-  const GateResult r = EvaluateGate(Input({s("pass_small", 10.1), s("improve_big", 5.0), s("regress_small", 11.5), s("pass_zero", 10.0),
+  const GateResult r = EvaluateGate(Confirmed(Input({s("pass_small", 10.1), s("improve_big", 5.0), s("regress_small", 11.5), s("pass_zero", 10.0),
        s("regress_big", 20.0), s("new", 1.0), s("improve_small", 8.0)},
       {{s("pass_small", 10.0), s("improve_big", 10.0), s("regress_small", 10.0),
-        s("pass_zero", 10.0), s("regress_big", 10.0), s("gone", 10.0), s("improve_small", 10.0)}}),
+        s("pass_zero", 10.0), s("regress_big", 10.0), s("gone", 10.0), s("improve_small", 10.0)}})),
       PolicyWithTolerance(0.10));
   std::vector<std::string> order;
   for (const MetricVerdict& v : r.verdicts) order.push_back(v.benchmark.substr(8));
@@ -527,7 +536,7 @@ TEST(HistoryGate, TwoRunsAndACalibrationOfTheNodeDecide) {
                        Mode::kHistory, /*calibrated=*/false);
   // Runs of this case on this node move by 1 % (log stdev 0.01, 10 A/A processes).
   in.calibrations[{kCopy, "time"}] = {0.01, 10, "node n1"};
-  const GateResult r = EvaluateGate(in, PolicyWithTolerance(0.03));
+  const GateResult r = EvaluateGate(Confirmed(in), PolicyWithTolerance(0.03));
   ASSERT_EQ(r.verdicts.size(), 1u);
   EXPECT_EQ(r.verdicts[0].method, Method::kCalibrated);
   EXPECT_EQ(r.verdicts[0].verdict, Verdict::kRegression);
@@ -641,7 +650,7 @@ TEST(HistoryGate, BetweenRunNoiseDecidesWithFiveRuns) {
   EXPECT_EQ(same.verdicts[0].method, Method::kHistory);
   EXPECT_EQ(same.verdicts[0].verdict, Verdict::kPass);
   EXPECT_GT(same.verdicts[0].p_value, 0.05);
-  const GateResult slow = EvaluateGate(Input({Summary(kCopy, "time", 12.0)}, history, Mode::kHistory, false),
+  const GateResult slow = EvaluateGate(Confirmed(Input({Summary(kCopy, "time", 12.0)}, history, Mode::kHistory, false)),
                                        PolicyWithTolerance(0.03));
   EXPECT_EQ(slow.verdicts[0].verdict, Verdict::kRegression);
   EXPECT_LT(slow.verdicts[0].p_value, 0.01);
