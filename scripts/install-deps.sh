@@ -4,21 +4,24 @@
 set -euo pipefail
 
 packages=(
-  g++ cmake make pkg-config git ca-certificates
+  g++ cmake make pkg-config git ca-certificates ccache
   libgtest-dev libgmock-dev libbenchmark-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libpqxx-dev libssl-dev libopenblas-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   libboost-math-dev libgloo-dev
   postgresql postgresql-contrib slurm-wlm munge
-  openssl python3
-  podman runc debootstrap docker-registry podman-compose
+  openssl
+  # Containers: podman runs perfgate's images by digest, a local registry
+  # serves them; buildah and skopeo are what podman builds and copies with.
+  podman runc buildah skopeo debootstrap docker-registry podman-compose
   # The coordinator's HTTP side; the dashboard's uPlot and the browser
   # tests' playwright-core come from npm (lockfiles in the repository), the
   # browser from Debian.
   libcpp-httplib-dev nodejs npm chromium
-  postgresql slurm-wlm munge
   clang-14 libfuzzer-14-dev libclang-rt-14-dev
-  python3
+  # tests/data/make_stats_reference.py computes the statistics' reference
+  # values with SciPy.
+  python3 python3-scipy
 )
 
 missing=()
