@@ -373,7 +373,11 @@ bool Inconclusive(Verdict v) {
 bool Undecided(const MetricVerdict& v) {
   if (!v.gating) return false;
   if (v.verdict == Verdict::kTooNoisy || v.verdict == Verdict::kTooFewRuns) return true;
-  return v.verdict == Verdict::kPass && std::isfinite(v.change) && v.change > v.tolerance;
+  if (v.verdict != Verdict::kPass) return false;
+  // A pass whose interval still reaches past the tolerance on the worse side
+  // has not ruled out a regression of that size: more rounds can.
+  return (std::isfinite(v.change) && v.change > v.tolerance) ||
+         (std::isfinite(v.change_ci_high) && v.change_ci_high > v.tolerance);
 }
 
 unsigned StopRuleLooks(unsigned min_rounds, unsigned max_rounds) {

@@ -208,8 +208,9 @@ bool Fails(Verdict v);
 bool Inconclusive(Verdict v);
 
 /// Whether more processes could change what the gate says about this metric:
-/// it is gating and too noisy, has too few runs, or changed by more than its
-/// tolerance without being significant yet. The stop rule of adaptive A/B
+/// it is gating and too noisy, has too few runs, or passes while its change,
+/// or the worse end of its interval, is beyond its tolerance (a regression
+/// that size is not ruled out yet). The stop rule of adaptive A/B
 /// (agent/ab.h) and of its simulation (gate/simulate.h).
 bool Undecided(const MetricVerdict& v);
 

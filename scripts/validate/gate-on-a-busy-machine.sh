@@ -6,11 +6,15 @@
 # interleaved), (3) the quickstart (QUICKSTART=1 only: minutes a run).
 # Prints one line per trial and a table of outcomes (exit 0 pass, 1
 # regression, 3 inconclusive). Usage: gate-on-a-busy-machine.sh [N] [OUT_DIR]
+# SETS picks the sets (default "ab compare", or "ab compare quickstart" with
+# QUICKSTART=1), e.g. SETS=quickstart to run that one alone.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${PERFGATE_BUILD_DIR:-$root/build}
 n=${1:-20}
 out=${2:-$(mktemp -d)}
+sets=" ${SETS:-ab compare$([ "${QUICKSTART:-0}" = 1 ] && echo ' quickstart')} "
+wants() { [[ "$sets" == *" $1 "* ]]; }
 mkdir -p "$out"
 agent="$build/agent/perfgate-agent"
 perfgate="$build/cli/perfgate"
@@ -28,33 +32,37 @@ record() {  # set trial exit seconds
 
 for i in $(seq 1 "$n"); do
   for kind in same slow; do
-    cand=("$agent")
-    [ "$kind" = slow ] && cand+=(--inject-slowdown 'kernels/sgemm{k=512*=10')
-    start=$(date +%s)
-    set +e
-    "$agent" ab --offline --suite kernels --filter 'sgemm{k=512,m=512,*' --set k=512 --policy "$policy" \
-      --baseline "$agent" --candidate "$(printf "'%s' " "${cand[@]}")" --json "$out/ab-$kind-$i.json" \
-      >"$out/ab-$kind-$i.log" 2>&1
-    rc=$?
-    set -e
-    record "ab-$kind" "$i" "$rc" "$(( $(date +%s) - start ))"
+    if wants ab; then
+      cand=("$agent")
+      [ "$kind" = slow ] && cand+=(--inject-slowdown 'kernels/sgemm{k=512*=10')
+      start=$(date +%s)
+      set +e
+      "$agent" ab --offline --suite kernels --filter 'sgemm{k=512,m=512,*' --set k=512 --policy "$policy" \
+        --baseline "$agent" --candidate "$(printf "'%s' " "${cand[@]}")" --json "$out/ab-$kind-$i.json" \
+        >"$out/ab-$kind-$i.log" 2>&1
+      rc=$?
+      set -e
+      record "ab-$kind" "$i" "$rc" "$(( $(date +%s) - start ))"
+    fi
 
-    start=$(date +%s)
-    for k in 1 2 3 4 5; do
-      "$out/work_bench" --benchmark_repetitions=10 --benchmark_min_time=0.02 --benchmark_format=json \
-        >"$out/a-$k.json" 2>/dev/null
-      slow=0; [ "$kind" = slow ] && slow=10
-      PERFGATE_WORK_SLOWDOWN=$slow "$out/work_bench" --benchmark_repetitions=10 --benchmark_min_time=0.02 \
-        --benchmark_format=json >"$out/b-$k.json" 2>/dev/null
-    done
-    set +e
-    "$perfgate" compare --baseline "$out"/a-?.json --candidate "$out"/b-?.json --policy "$policy" \
-      --sku cpu-validation >"$out/compare-$kind-$i.log" 2>&1
-    rc=$?
-    set -e
-    record "compare-$kind" "$i" "$rc" "$(( $(date +%s) - start ))"
+    if wants compare; then
+      start=$(date +%s)
+      for k in 1 2 3 4 5; do
+        "$out/work_bench" --benchmark_repetitions=10 --benchmark_min_time=0.02 --benchmark_format=json \
+          >"$out/a-$k.json" 2>/dev/null
+        slow=0; [ "$kind" = slow ] && slow=10
+        PERFGATE_WORK_SLOWDOWN=$slow "$out/work_bench" --benchmark_repetitions=10 --benchmark_min_time=0.02 \
+          --benchmark_format=json >"$out/b-$k.json" 2>/dev/null
+      done
+      set +e
+      "$perfgate" compare --baseline "$out"/a-?.json --candidate "$out"/b-?.json --policy "$policy" \
+        --sku cpu-validation >"$out/compare-$kind-$i.log" 2>&1
+      rc=$?
+      set -e
+      record "compare-$kind" "$i" "$rc" "$(( $(date +%s) - start ))"
+    fi
 
-    if [ "${QUICKSTART:-0}" = 1 ]; then
+    if wants quickstart; then
       start=$(date +%s)
       set +e
       if [ "$kind" = slow ]; then

@@ -172,7 +172,7 @@ TEST_F(DashboardInBrowser, DISABLED_PageLoadWithAMillionSamples) {
   httplib::Client http("127.0.0.1", coordinator->http_port);
   http.set_bearer_token_auth("load-token");
   const std::string sweep_runs = seeded->sweep_runs[0] + "&cand=" + seeded->sweep_runs[3];
-  for (const std::string path :
+  for (const std::string& path :
        {std::string("/api/v1/catalog"), std::string("/api/v1/runs?limit=200"),
         std::string("/api/v1/series?benchmark=collectives%2Fall_reduce%7Bbytes%3D268435456%7D&metric=time&sku=") +
             testing::kSku + "&branch=main&limit=100",

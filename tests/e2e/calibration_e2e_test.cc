@@ -40,14 +40,11 @@ defaults:
   fdr: 20%
 )";
 
-class CalibrationEndToEnd : public testing::PostgresTest {
+class CalibrationEndToEnd : public testing::PostgresDirTest {
  protected:
   void SetUp() override {
-    testing::PostgresTest::SetUp();
+    testing::PostgresDirTest::SetUp();
     if (HasFatalFailure()) return;
-    auto dir = TempDir::Create("perfgate-calibration-e2e-");
-    ASSERT_TRUE(dir.ok()) << dir.status();
-    dir_ = std::make_unique<TempDir>(std::move(*dir));
     policy_ = dir_->Join("policy.yaml");
     std::ofstream(policy_) << kPolicy;
     auto started = testing::StartCoordinator(ConnInfo(), dir_->Join("coordinator.log"));
@@ -82,7 +79,6 @@ class CalibrationEndToEnd : public testing::PostgresTest {
     return run_id;
   }
 
-  std::unique_ptr<TempDir> dir_;
   std::string policy_;
   std::unique_ptr<ChildProcess> coordinator_;
   std::string address_;

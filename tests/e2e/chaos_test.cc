@@ -30,16 +30,8 @@ using Clock = std::chrono::steady_clock;
 const std::vector<std::string> kCases = {"--filter", "kernels/copy*", "--set", "bytes=65536,262144,1048576,4194304",
                                          "--min-time", "0.2", "--timeout", "0.6"};
 
-class ChaosTest : public testing::PostgresTest {
+class ChaosTest : public testing::PostgresDirTest {
  protected:
-  void SetUp() override {
-    testing::PostgresTest::SetUp();
-    if (HasFatalFailure()) return;
-    auto dir = TempDir::Create("perfgate-chaos-");
-    ASSERT_TRUE(dir.ok()) << dir.status();
-    dir_ = std::make_unique<TempDir>(std::move(*dir));
-  }
-
   void StartCoordinator(const std::vector<std::string>& extra = {}, int port = 0) {
     auto started = testing::StartCoordinator(ConnInfo(), dir_->Join("coordinator-" + std::to_string(++starts_) + ".log"),
                                              extra, port);
@@ -102,7 +94,6 @@ class ChaosTest : public testing::PostgresTest {
     EXPECT_FALSE(left.ok()) << "the run is still in the spool";
   }
 
-  std::unique_ptr<TempDir> dir_;
   std::unique_ptr<ChildProcess> coordinator_;
   std::unique_ptr<ChildProcess> agent_;
   std::string address_;

@@ -51,14 +51,11 @@ skus:
         gating: false
 )";
 
-class GateEndToEnd : public testing::PostgresTest {
+class GateEndToEnd : public testing::PostgresDirTest {
  protected:
   void SetUp() override {
-    testing::PostgresTest::SetUp();
+    testing::PostgresDirTest::SetUp();
     if (HasFatalFailure()) return;
-    auto dir = TempDir::Create("perfgate-e2e-");
-    ASSERT_TRUE(dir.ok()) << dir.status();
-    dir_ = std::make_unique<TempDir>(std::move(*dir));
     policy_ = dir_->Join("policy.yaml");
     std::ofstream(policy_) << kPolicy;
   }
@@ -107,7 +104,6 @@ class GateEndToEnd : public testing::PostgresTest {
     return r.ok() ? *r : CommandResult{};
   }
 
-  std::unique_ptr<TempDir> dir_;
   std::string policy_;
   std::unique_ptr<ChildProcess> coordinator_;
   std::string address_;

@@ -27,16 +27,8 @@ using testing::CommandResult;
 using testing::RunCommand;
 using testing::TempDir;
 
-class HttpSecurityEndToEnd : public testing::PostgresTest {
+class HttpSecurityEndToEnd : public testing::PostgresDirTest {
  protected:
-  void SetUp() override {
-    testing::PostgresTest::SetUp();
-    if (HasFatalFailure()) return;
-    auto dir = TempDir::Create("perfgate-http-security-");
-    ASSERT_TRUE(dir.ok()) << dir.status();
-    dir_ = std::make_unique<TempDir>(std::move(*dir));
-  }
-
   CommandResult Run(std::vector<std::string> args) {
     auto r = RunCommand(args);
     EXPECT_TRUE(r.ok()) << r.status();
@@ -97,7 +89,6 @@ class HttpSecurityEndToEnd : public testing::PostgresTest {
     return Run(args);
   }
 
-  std::unique_ptr<TempDir> dir_;
   std::unique_ptr<testing::ChildProcess> coordinator_;
   std::string address_, http_;
   int port_ = 0;

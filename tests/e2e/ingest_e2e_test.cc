@@ -29,16 +29,8 @@ using testing::Bin;
 
 std::string Fixture(const std::string& name) { return std::string(PERFGATE_FORMATS_DIR) + "/" + name; }
 
-class IngestEndToEnd : public testing::PostgresTest {
+class IngestEndToEnd : public testing::PostgresDirTest {
  protected:
-  void SetUp() override {
-    testing::PostgresTest::SetUp();
-    if (HasFatalFailure()) return;
-    auto dir = TempDir::Create("perfgate-ingest-e2e-");
-    ASSERT_TRUE(dir.ok()) << dir.status();
-    dir_ = std::make_unique<TempDir>(std::move(*dir));
-  }
-
   void StartCoordinator() {
     auto started = testing::StartCoordinator(ConnInfo(), dir_->Join("coordinator.log"));
     ASSERT_TRUE(started.ok()) << started.status();
@@ -73,7 +65,6 @@ class IngestEndToEnd : public testing::PostgresTest {
     return r->output;
   }
 
-  std::unique_ptr<TempDir> dir_;
   std::unique_ptr<ChildProcess> coordinator_;
   std::string address_;
 };

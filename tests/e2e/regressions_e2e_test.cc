@@ -19,14 +19,11 @@ using Json = nlohmann::json;
 
 constexpr char kToken[] = "s3cret-token";
 
-class RegressionsEndToEnd : public testing::PostgresTest {
+class RegressionsEndToEnd : public testing::PostgresDirTest {
  protected:
   void SetUp() override {
-    testing::PostgresTest::SetUp();
+    testing::PostgresDirTest::SetUp();
     if (HasFatalFailure()) return;
-    auto dir = testing::TempDir::Create("perfgate-regressions-");
-    ASSERT_TRUE(dir.ok()) << dir.status();
-    dir_ = std::make_unique<testing::TempDir>(std::move(*dir));
     token_file_ = dir_->Join("token");
     std::ofstream(token_file_) << kToken << "\n";
     auto started = testing::StartDashboardCoordinator(ConnInfo(), dir_->Join("coordinator.log"), token_file_);
@@ -57,7 +54,6 @@ class RegressionsEndToEnd : public testing::PostgresTest {
                      body.dump(), "application/json");
   }
 
-  std::unique_ptr<testing::TempDir> dir_;
   std::string token_file_;
   testing::DashboardCoordinator coordinator_;
   testing::Seeded seeded_;

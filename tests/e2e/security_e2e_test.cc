@@ -71,16 +71,8 @@ v1::ResultBatch Batch(const std::string& run_id) {
 // One RPC, called with whatever metadata the context carries.
 using Call = std::function<grpc::Status(grpc::ClientContext*)>;
 
-class SecurityEndToEnd : public testing::PostgresTest {
+class SecurityEndToEnd : public testing::PostgresDirTest {
  protected:
-  void SetUp() override {
-    testing::PostgresTest::SetUp();
-    if (HasFatalFailure()) return;
-    auto dir = TempDir::Create("perfgate-security-e2e-");
-    ASSERT_TRUE(dir.ok()) << dir.status();
-    dir_ = std::make_unique<TempDir>(std::move(*dir));
-  }
-
   CommandResult Coordinator(std::vector<std::string> args) {
     args.insert(args.begin(), {Bin("coordinator/perfgate-coordinator"), "--database", ConnInfo()});
     auto r = RunCommand(args);
@@ -124,7 +116,6 @@ class SecurityEndToEnd : public testing::PostgresTest {
     return client::CoordinatorClient(*options);
   }
 
-  std::unique_ptr<TempDir> dir_;
   std::unique_ptr<testing::ChildProcess> coordinator_;
   std::string address_;
 };

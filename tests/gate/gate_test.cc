@@ -615,6 +615,39 @@ TEST(AbGate, ABurstThatSlowsOneBlockIsNotARegression) {
   EXPECT_THAT(r.verdicts[0].note, HasSubstr("2 rounds set aside as interference bursts"));
 }
 
+TEST(StopRule, APassIsUndecidedWhileItsIntervalReachesPastTheTolerance) {
+  MetricVerdict v;
+  v.verdict = Verdict::kPass;
+  v.tolerance = 0.05;
+  // A 10 % slowdown measured at +4.9 % [+0.4 %, +9.7 %]: not significant,
+  // under the tolerance, but a 9 % regression could hide in it.
+  v.change = 0.049;
+  v.change_ci_low = 0.004;
+  v.change_ci_high = 0.097;
+  EXPECT_TRUE(Undecided(v));
+  // The interval below the tolerance: a pass that more rounds cannot undo.
+  v.change_ci_high = 0.045;
+  EXPECT_FALSE(Undecided(v));
+  // Past the tolerance on the better side only: an improvement is not awaited.
+  v.change = -0.04;
+  v.change_ci_low = -0.09;
+  v.change_ci_high = 0.01;
+  EXPECT_FALSE(Undecided(v));
+  // The change itself beyond the tolerance, interval unknown.
+  v.change = 0.06;
+  v.change_ci_low = v.change_ci_high = MetricVerdict::kNaN;
+  EXPECT_TRUE(Undecided(v));
+  // Decided verdicts and metrics that do not gate never wait.
+  v.verdict = Verdict::kRegression;
+  EXPECT_FALSE(Undecided(v));
+  v.verdict = Verdict::kPass;
+  v.gating = false;
+  EXPECT_FALSE(Undecided(v));
+  v.gating = true;
+  v.verdict = Verdict::kTooNoisy;
+  EXPECT_TRUE(Undecided(v));
+}
+
 TEST(StopRule, LooksOncePerRoundFromTheFirstLookToTheLast) {
   EXPECT_EQ(StopRuleLooks(5, 30), 26u);
   EXPECT_EQ(StopRuleLooks(5, 5), 1u);

@@ -249,4 +249,13 @@ void PostgresTest::SetUp() {
   conninfo_ = server_->ConnInfo(name);
 }
 
+void PostgresDirTest::SetUp() {
+  PostgresTest::SetUp();
+  if (HasFatalFailure()) return;
+  const std::string suite = ::testing::UnitTest::GetInstance()->current_test_info()->test_suite_name();
+  auto dir = TempDir::Create("perfgate-" + suite + "-");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  dir_ = std::make_unique<TempDir>(std::move(*dir));
+}
+
 }  // namespace perfgate::testing

@@ -92,4 +92,14 @@ class PostgresTest : public ::testing::Test {
   std::string conninfo_;
 };
 
+/// PostgresTest plus a temporary directory of the test's own (named after its
+/// suite) for the logs, policies and tokens an end-to-end test writes;
+/// removed with the fixture.
+class PostgresDirTest : public PostgresTest {
+ protected:
+  void SetUp() override;
+
+  std::unique_ptr<TempDir> dir_;
+};
+
 }  // namespace perfgate::testing
