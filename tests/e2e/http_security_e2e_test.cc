@@ -108,19 +108,11 @@ TEST_F(HttpSecurityEndToEnd, RoutesNeedTheRoleTheyReadOrWriteWithAndReadsUseTheR
   const std::string old = Issue("old-dashboard", "read");
   ASSERT_EQ(Run({Bin("coordinator/perfgate-coordinator"), "--database", ConnInfo(), "credentials", "revoke",
                  "old-dashboard"}).exit_code, 0);
-  // The read-only role of docs/security.md (credentials migrated the schema).
-  std::string readonly = ConnInfo();
-  readonly.replace(readonly.find("user=perfgate"), 13, "user=perfgate_read");
-  {
-    pqxx::connection conn(ConnInfo());
-    pqxx::work txn(conn);
-    txn.exec("CREATE ROLE perfgate_read LOGIN");
-    txn.exec("GRANT CONNECT ON DATABASE " + txn.quote_name(conn.dbname()) + " TO perfgate_read");
-    txn.exec("GRANT USAGE ON SCHEMA public TO perfgate_read");
-    txn.exec("GRANT SELECT ON ALL TABLES IN SCHEMA public TO perfgate_read");
-    txn.exec("REVOKE SELECT ON credentials FROM perfgate_read");
-    txn.commit();
-  }
+  // Reads go through the read-only role (the credentials above migrated the
+  // schema it is granted on).
+  auto role = CreateReadOnlyRole();
+  ASSERT_TRUE(role.ok()) << role.status();
+  const std::string readonly = *role;
   // --require-credentials with HTTP and no shared token.
   ASSERT_NO_FATAL_FAILURE(Start({"--require-credentials", "--query-database", readonly}, "http"));
   CommandResult ingested = Run({Bin("cli/perfgate"), "--coordinator", address_, "--token-file", agent, "ingest",

@@ -260,20 +260,11 @@ TEST_F(SecurityEndToEnd, RolesAndAgentNamesBindWhatACredentialMayDo) {
   const std::string reader = Issue("dashboard", "read");
   const std::string ci = Issue("ci", "gate");
   const std::string ci2 = Issue("ci-other", "gate");
-  // Query reads as the read-only role of docs/security.md (the credentials
-  // above migrated the schema it is granted on).
-  std::string readonly = ConnInfo();
-  readonly.replace(readonly.find("user=perfgate"), 13, "user=perfgate_read");
-  {
-    pqxx::connection conn(ConnInfo());
-    pqxx::work txn(conn);
-    txn.exec("CREATE ROLE perfgate_read LOGIN");
-    txn.exec("GRANT CONNECT ON DATABASE " + txn.quote_name(conn.dbname()) + " TO perfgate_read");
-    txn.exec("GRANT USAGE ON SCHEMA public TO perfgate_read");
-    txn.exec("GRANT SELECT ON ALL TABLES IN SCHEMA public TO perfgate_read");
-    txn.exec("REVOKE SELECT ON credentials FROM perfgate_read");
-    txn.commit();
-  }
+  // Reads go through the read-only role (the credentials above migrated the
+  // schema it is granted on).
+  auto role = CreateReadOnlyRole();
+  ASSERT_TRUE(role.ok()) << role.status();
+  const std::string readonly = *role;
   ASSERT_NO_FATAL_FAILURE(
       Start({"--require-credentials", "--evaluations-per-minute", "1", "--query-database", readonly}));
 

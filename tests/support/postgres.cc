@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
+#include <pqxx/pqxx>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -247,6 +248,25 @@ void PostgresTest::SetUp() {
   const absl::Status created = server_->CreateDatabase(name);
   ASSERT_TRUE(created.ok()) << created.message();
   conninfo_ = server_->ConnInfo(name);
+}
+
+absl::StatusOr<std::string> PostgresTest::CreateReadOnlyRole() {
+  try {
+    pqxx::connection conn(conninfo_);
+    pqxx::work txn(conn);
+    txn.exec("CREATE ROLE perfgate_read LOGIN");
+    txn.exec("GRANT CONNECT ON DATABASE " + txn.quote_name(conn.dbname()) + " TO perfgate_read");
+    txn.exec("GRANT USAGE ON SCHEMA public TO perfgate_read");
+    txn.exec("GRANT SELECT ON ALL TABLES IN SCHEMA public TO perfgate_read");
+    txn.exec("REVOKE SELECT ON credentials FROM perfgate_read");
+    txn.commit();
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("creating perfgate_read: ", e.what()));
+  }
+  std::string readonly = conninfo_;
+  const std::string user = absl::StrCat("user=", PostgresServer::kUser);
+  readonly.replace(readonly.find(user), user.size(), "user=perfgate_read");
+  return readonly;
 }
 
 void PostgresDirTest::SetUp() {

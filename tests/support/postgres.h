@@ -84,6 +84,10 @@ class PostgresTest : public ::testing::Test {
 
   /// libpq connection string of this test's database.
   const std::string& ConnInfo() const { return conninfo_; }
+  /// Creates the read-only role of docs/security.md (perfgate_read: SELECT on
+  /// every table but credentials) in this test's database, whose schema must
+  /// be migrated already; its connection string.
+  absl::StatusOr<std::string> CreateReadOnlyRole();
   /// The server behind it.
   PostgresServer& server() { return *server_; }
 
