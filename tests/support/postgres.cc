@@ -265,7 +265,9 @@ absl::StatusOr<std::string> PostgresTest::CreateReadOnlyRole() {
   }
   std::string readonly = conninfo_;
   const std::string user = absl::StrCat("user=", PostgresServer::kUser);
-  readonly.replace(readonly.find(user), user.size(), "user=perfgate_read");
+  const size_t at = readonly.find(user);
+  if (at == std::string::npos) return absl::InternalError(absl::StrCat("no '", user, "' in ", readonly));
+  readonly.replace(at, user.size(), "user=perfgate_read");
   return readonly;
 }
 
