@@ -140,14 +140,16 @@ using Clock = std::chrono::steady_clock;
 
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// Seconds one sample of a block took: the case's own wall time (warm-up
-// included, so it errs toward smaller blocks) over its samples where the
-// side reports it, else the block's wall time over its samples, which
-// counts the process start too. A metric's value is no guide: a decode
-// case's "time" is per token, not per sample.
+// Seconds one sample of a block took: the wall time of the timed samples
+// alone over their count where the side reports it; else the case's own
+// wall time (set-up and warm-up included, so it errs toward smaller
+// blocks), else the block's wall time, which counts the process start too.
+// A metric's value is no guide: a decode case's "time" is per token, not
+// per sample.
 double SecondsPerSample(const CaseResult& block, double wall_s) {
   if (block.samples.empty()) return wall_s;
   const double n = static_cast<double>(block.samples.size());
+  if (block.sample_seconds > 0) return block.sample_seconds / n;
   return block.seconds > 0 ? block.seconds / n : wall_s / n;
 }
 

@@ -55,8 +55,13 @@ struct CaseResult {
   std::string reason;
   double noise = 0.0;
   /// Wall seconds the case took on the agent, warm-up included; 0 when not
-  /// known. Sizes the blocks of an A/B job.
+  /// known. Sizes the blocks of an A/B job when sample_seconds is not known.
   double seconds = 0.0;
+  /// Wall seconds of the timed samples alone (set-up, warm-up and throttle
+  /// back-offs excluded); 0 when not known. Sizes the blocks of an A/B job:
+  /// a case whose set-up is long next to its samples would otherwise get
+  /// blocks far shorter than asked for.
+  double sample_seconds = 0.0;
 };
 
 /// Every field that can move a number, plus the normalized SKU key.

@@ -72,6 +72,9 @@ CaseResult ReadCase(const json& c, const std::string& path) {
   if (const json* v = OptionalField(c, path, "reason")) r.reason = String(*v, Member(path, "reason"));
   if (const json* v = OptionalField(c, path, "noise")) r.noise = Number(*v, Member(path, "noise"));
   if (const json* v = OptionalField(c, path, "seconds")) r.seconds = Number(*v, Member(path, "seconds"));
+  if (const json* v = OptionalField(c, path, "sample_seconds")) {
+    r.sample_seconds = Number(*v, Member(path, "sample_seconds"));
+  }
   const json& metrics = Array(Field(c, path, "metrics"), Member(path, "metrics"));
   for (size_t m = 0; m < metrics.size(); ++m) r.metrics.push_back(ReadMetric(metrics[m], Index(Member(path, "metrics"), m)));
   const json& samples = Array(Field(c, path, "samples"), Member(path, "samples"));
@@ -124,6 +127,7 @@ ojson ToJson(const CaseResult& c) {
   out["reason"] = c.reason;
   out["noise"] = c.noise;
   if (c.seconds > 0) out["seconds"] = c.seconds;
+  if (c.sample_seconds > 0) out["sample_seconds"] = c.sample_seconds;
   ojson metrics = ojson::array();
   for (const MetricSpec& m : c.metrics) {
     metrics.push_back({{"name", m.name}, {"unit", m.unit}, {"direction", ToString(m.direction)}});

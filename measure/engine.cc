@@ -1,5 +1,6 @@
 #include "measure/engine.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <thread>
@@ -113,6 +114,8 @@ Measurement MeasureSamples(const std::function<void()>& warmup,
   StoppingRule rule(options);
   const double default_mhz = throttle != nullptr ? throttle->DefaultSmClockMhz() : 0.0;
   unsigned throttled_in_a_row = 0;
+  const double sampling_start = clock.Now();
+  double backed_off = 0;
   while (true) {
     const ThrottleReading before = throttle != nullptr ? throttle->Read() : ThrottleReading{};
     const double t = sample();
@@ -126,6 +129,7 @@ Measurement MeasureSamples(const std::function<void()>& warmup,
       // power cap; sampling straight on would only collect more marked samples.
       if (++throttled_in_a_row >= 3) {
         clock.Sleep(backoff_s);
+        backed_off += backoff_s;
         throttled_in_a_row = 0;
       }
     } else {
@@ -135,6 +139,7 @@ Measurement MeasureSamples(const std::function<void()>& warmup,
     if (m.reason != StopReason::kContinue) break;
   }
   m.noise = rule.noise();
+  m.sampling_s = std::max(0.0, clock.Now() - sampling_start - backed_off);
   return m;
 }
 

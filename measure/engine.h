@@ -112,6 +112,9 @@ struct Measurement {
   StopReason reason = StopReason::kContinue;
   double noise = 0;
   unsigned throttled_count = 0;
+  /// Wall seconds of the timed samples alone, from the first sample to the
+  /// last (warm-up and back-offs excluded); 0 when not known.
+  double sampling_s = 0;
 };
 
 /// The sampling loop every timing strategy shares: `warmup` once per

@@ -93,6 +93,7 @@ void State::Record(const Measurement& m) {
     samples_.push_back(std::move(s));
   }
   noise_ = m.noise;
+  sampling_s_ += m.sampling_s;
   if (status_ == CaseStatus::kUnspecified) {
     if (m.reason == StopReason::kTimeout) {
       status_ = CaseStatus::kTimedOut;
@@ -128,6 +129,7 @@ CaseResult State::TakeResult() {
   r.status = status_;
   r.reason = reason_;
   r.noise = noise_;
+  r.sample_seconds = sampling_s_;
   return r;
 }
 

@@ -106,6 +106,7 @@ class State {
   CaseStatus status_ = CaseStatus::kUnspecified;
   std::string reason_;
   double noise_ = 0;
+  double sampling_s_ = 0;  // summed over Record calls
   ThrottleSource* throttle_ = nullptr;
 };
 

@@ -132,6 +132,36 @@ TEST(MeasurePair, APilotBlockSizesTheBlocksByTimeAndIsNotKept) {
   EXPECT_EQ(p.candidate.samples.size(), 150u);
 }
 
+// A side whose case spends a second on set-up (a peak measurement, a model
+// built) before 2 ms samples: blocks are sized from the samples' own time,
+// not from the case's, or they would hold a tenth of what was asked.
+class SlowSetUpSide final : public Side {
+ public:
+  CaseResult Measure(const std::string& key, unsigned samples) override {
+    CaseResult r;
+    r.benchmark.suite = "test";
+    r.benchmark.name = key.substr(5);
+    r.metrics.push_back({"time", "ms", Direction::kLowerIsBetter});
+    r.status = CaseStatus::kOk;
+    for (unsigned i = 0; i < samples; ++i) r.samples.push_back({i, {Jitter(2, calls, i)}, false});
+    ++calls;
+    r.seconds = 1.0 + 0.002 * samples;
+    r.sample_seconds = 0.002 * samples;
+    return r;
+  }
+  unsigned calls = 0;
+};
+
+TEST(MeasurePair, BlocksAreSizedFromTheSamplesTimeNotTheCaseSetUp) {
+  SlowSetUpSide base, cand;
+  AbOptions o;
+  o.fixed_rounds = 2;
+  o.block_seconds = 0.1;
+  const CasePair p = MeasurePair(TimeCase("a"), base, cand, o);
+  EXPECT_EQ(p.baseline_blocks, (std::vector<unsigned>{50, 50}));
+  EXPECT_EQ(p.candidate_blocks, (std::vector<unsigned>{50, 50}));
+}
+
 TEST(MeasurePair, AddsRoundsUntilTheStopRuleIsSatisfied) {
   std::vector<std::pair<AbRole, std::string>> journal;
   ScriptedSide base(AbRole::kBaseline, [](auto&, unsigned c, unsigned i) { return Jitter(10, c, i); }, &journal);

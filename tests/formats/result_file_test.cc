@@ -78,6 +78,8 @@ std::vector<CaseResult> SomeCases() {
                 {2, {0.33, 3001.0}, false}};
   ok.status = CaseStatus::kOk;
   ok.noise = 0.0123;
+  ok.seconds = 1.75;
+  ok.sample_seconds = 1.0;
   CaseResult skipped;
   skipped.benchmark = {"kernels", "fp8_gemm", {}};
   skipped.metrics = {{"time", "ms", Direction::kLowerIsBetter}};
@@ -102,6 +104,8 @@ TEST(PerfgateResultFile, ReadsBackEveryCaseMetricAndSampleItWrote) {
     EXPECT_EQ(got.status, want.status);
     EXPECT_EQ(got.reason, want.reason);
     EXPECT_EQ(got.noise, want.noise);
+    EXPECT_EQ(got.seconds, want.seconds);
+    EXPECT_EQ(got.sample_seconds, want.sample_seconds);
     ASSERT_EQ(got.samples.size(), want.samples.size());
     for (size_t s = 0; s < want.samples.size(); ++s) {
       EXPECT_EQ(got.samples[s].index, want.samples[s].index);

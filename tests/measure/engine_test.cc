@@ -232,5 +232,23 @@ TEST(MeasureSamples, BacksOffAfterThreeThrottledSamplesInARow) {
   EXPECT_DOUBLE_EQ(clock.slept(), 0.25);
 }
 
+TEST(MeasureSamples, ReportsTheWallTimeOfTheSamplesAloneWithoutWarmUpOrBackOff) {
+  FakeClock clock;
+  const ThrottleReading hot{true, 1200, 0x20};
+  ScriptedThrottle throttle(std::vector<ThrottleReading>(6, hot));  // three throttled samples
+  EngineOptions o = Defaults();
+  o.sample_count = 10;
+  o.warmup_runs = 1;
+  const Measurement m = MeasureSamples([&] { clock.Advance(2.0); },  // a long set-up
+                                       [&] {
+                                         clock.Advance(0.01);
+                                         return 0.01;
+                                       },
+                                       o, clock, &throttle, 0.25);
+  EXPECT_EQ(clock.slept(), 0.25);
+  ASSERT_EQ(m.sample_s.size(), 10u);
+  EXPECT_NEAR(m.sampling_s, 0.1, 1e-9);  // not 2.35 with the warm-up and the back-off
+}
+
 }  // namespace
 }  // namespace perfgate
