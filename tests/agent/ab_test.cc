@@ -78,9 +78,15 @@ class ScriptedSide final : public Side {
     r.status = CaseStatus::kOk;
     for (unsigned i = 0; i < samples; ++i) r.samples.push_back({i, {script_(key, call, i)}, false});
     r.seconds = 0.002 * samples;  // the wall time a side reports: 2 ms a sample
+    if (setup_s_ > 0) {  // a case with a set-up also reports its samples' own time
+      r.seconds += setup_s_;
+      r.sample_seconds = 0.002 * samples;
+    }
     return r;
   }
   void FailOnCall(unsigned call) { fail_on_call_ = call; }
+  /// Each call's case spends this long on set-up before its samples.
+  void SetUpSeconds(double s) { setup_s_ = s; }
 
  private:
   AbRole role_;
@@ -88,6 +94,7 @@ class ScriptedSide final : public Side {
   std::vector<std::pair<AbRole, std::string>>* journal_;
   std::map<std::string, unsigned> calls_;
   std::optional<unsigned> fail_on_call_;
+  double setup_s_ = 0;
 };
 
 // A level with a little deterministic spread, so that the tests have noise.
@@ -132,28 +139,15 @@ TEST(MeasurePair, APilotBlockSizesTheBlocksByTimeAndIsNotKept) {
   EXPECT_EQ(p.candidate.samples.size(), 150u);
 }
 
-// A side whose case spends a second on set-up (a peak measurement, a model
-// built) before 2 ms samples: blocks are sized from the samples' own time,
-// not from the case's, or they would hold a tenth of what was asked.
-class SlowSetUpSide final : public Side {
- public:
-  CaseResult Measure(const std::string& key, unsigned samples) override {
-    CaseResult r;
-    r.benchmark.suite = "test";
-    r.benchmark.name = key.substr(5);
-    r.metrics.push_back({"time", "ms", Direction::kLowerIsBetter});
-    r.status = CaseStatus::kOk;
-    for (unsigned i = 0; i < samples; ++i) r.samples.push_back({i, {Jitter(2, calls, i)}, false});
-    ++calls;
-    r.seconds = 1.0 + 0.002 * samples;
-    r.sample_seconds = 0.002 * samples;
-    return r;
-  }
-  unsigned calls = 0;
-};
-
+// A case that spends a second on set-up (a peak measurement, a model built)
+// before 2 ms samples: blocks are sized from the samples' own time, not from
+// the case's, or they would hold a tenth of what was asked.
 TEST(MeasurePair, BlocksAreSizedFromTheSamplesTimeNotTheCaseSetUp) {
-  SlowSetUpSide base, cand;
+  std::vector<std::pair<AbRole, std::string>> journal;
+  ScriptedSide base(AbRole::kBaseline, [](auto&, unsigned c, unsigned i) { return Jitter(2, c, i); }, &journal);
+  ScriptedSide cand(AbRole::kCandidate, [](auto&, unsigned c, unsigned i) { return Jitter(2, c, i); }, &journal);
+  base.SetUpSeconds(1.0);
+  cand.SetUpSeconds(1.0);
   AbOptions o;
   o.fixed_rounds = 2;
   o.block_seconds = 0.1;

@@ -113,6 +113,19 @@ TEST(State, RoofFractionDividesTheBandwidthByTheRoof) {
   EXPECT_EQ(r.metrics[1].direction, Direction::kHigherIsBetter);
 }
 
+TEST(State, ReportsTheSamplingTimeOfAllItsMeasurementsAsTheSamplesSeconds) {
+  State s(BenchmarkId{"s", "n", {}}, {MetricKind::kTime}, EngineOptions{}, 0);
+  Measurement m;
+  m.sample_s = {0.002, 0.003};
+  m.throttled = {false, false};
+  m.reason = StopReason::kSampleCount;
+  m.sampling_s = 0.25;
+  s.Record(m);
+  m.sampling_s = 0.5;
+  s.Record(m);
+  EXPECT_DOUBLE_EQ(s.TakeResult().sample_seconds, 0.75);
+}
+
 TEST(Registry, RegistrationTouchesNoCaseBody) {
   int ran = 0;
   Registry r;
