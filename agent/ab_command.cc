@@ -158,6 +158,8 @@ int Report(const AgentConfig& config, const ProbeResult& probe, AbResult ab) {
   if (!ab.error.empty()) {
     ab.gate.summary = absl::StrCat("Measuring stopped early: ", ab.error,
                                    ". The verdicts rest on the blocks measured before. ", ab.gate.summary);
+    std::cout << "\nmeasuring stopped early (exit 2): " << ab.error
+              << "\nthe verdicts below rest on the rounds measured before it\n";
   }
   const SideRuns runs = RunsOf(config, probe, ab);
   const gate::GateReport report = ReportOf(runs, config.policy, ab);

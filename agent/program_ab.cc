@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -66,12 +67,16 @@ absl::StatusOr<ResultSet> CommandProgram::Run(unsigned samples) {
     }
     return ParseResultJson(ran->out, absl::StrCat("stdout of '", shown, "'"));
   }
+  std::error_code size_error;
+  const auto size = std::filesystem::file_size(out, size_error);
+  if (size_error || size == 0) {
+    std::remove(out.c_str());
+    return absl::FailedPreconditionError(absl::StrCat("'", shown, "' exited with 0 but wrote no result ",
+                                                      size_error ? "file" : "(an empty file)", " where ",
+                                                      kOutPlaceholder, " said (", out, ")"));
+  }
   auto set = ReadResultFile(out);
   std::remove(out.c_str());
-  if (!set.ok() && set.status().code() == absl::StatusCode::kNotFound) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("'", shown, "' exited with 0 but wrote no result file where ", kOutPlaceholder, " said (", out, ")"));
-  }
   if (!set.ok()) {
     return absl::Status(set.status().code(), absl::StrCat("the result file of '", shown, "': ", set.status().message()));
   }
@@ -171,6 +176,12 @@ class ProgramPass {
       if (!out.error.empty()) {
         p.stopped = "error";
         DropUnpairedBlock(&p);
+        // Not one round of this case: nothing to judge it by but the error.
+        if (p.baseline_blocks.empty()) {
+          FailPair(&p, AbRole::kBaseline, CaseStatus::kFailed, "");
+          for (CaseResult* r : {&p.baseline, &p.candidate}) r->reason = out.error;
+          continue;
+        }
       }
       FinishPair(&p, Since(start));
     }

@@ -277,6 +277,12 @@ TEST_F(CommandProgramTest, NamesTheCommandAndHowItEndedWhenItFailsHangsOrWritesN
   ASSERT_FALSE(d.ok());
   EXPECT_NE(d.status().message().find("exited with 0 but wrote no result file"), std::string::npos) << d.status();
 
+  CommandProgram empty({"touch", "{out}"}, 30, dir_->path());
+  auto f = empty.Run(1);
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.status().message().find("exited with 0 but wrote no result (an empty file)"), std::string::npos)
+      << f.status();
+
   CommandProgram garbled({"echo", "not a result"}, 30, dir_->path());
   auto e = garbled.Run(1);
   ASSERT_FALSE(e.ok());
