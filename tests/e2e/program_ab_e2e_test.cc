@@ -13,7 +13,10 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <regex>
 
+#include "tests/support/coordinator.h"
+#include "tests/support/postgres.h"
 #include "tests/support/processes.h"
 
 namespace perfgate {
@@ -180,6 +183,47 @@ TEST_F(ProgramAbEndToEnd, ASideThatWritesNothingIsAnErrorNamingTheSideAndItsComm
             std::string::npos)
       << r.output;
   EXPECT_NE(Report().at("summary").get<std::string>().find("Measuring stopped early"), std::string::npos);
+}
+
+// With a coordinator, both sides are stored as runs, and the coordinator
+// judges the stored pair as the job did: by round, the same verdict.
+class ProgramAbStoredEndToEnd : public testing::PostgresDirTest {};
+
+TEST_F(ProgramAbStoredEndToEnd, BothSidesAreStoredAndTheCoordinatorJudgesThePairAlike) {
+  auto started = testing::StartCoordinator(ConnInfo(), dir_->Join("coordinator.log"));
+  ASSERT_TRUE(started.ok()) << started.status();
+  const std::string policy = dir_->Join("policy.yaml");
+  std::ofstream(policy) << kPolicy;
+  auto ab = RunCommand({Bin("agent/perfgate-agent"), "ab", "--coordinator", started->address, "--baseline-cmd",
+                        GbenchCommand("tests/work_bench_0"), "--candidate-cmd", GbenchCommand("tests/work_bench_30"),
+                        "--rounds", "5", "--block-samples", "5", "--no-confirm", "--policy", policy, "--branch",
+                        "pr-prog", "--commit", "c0ffee"},
+                       {}, std::chrono::minutes(3));
+  ASSERT_TRUE(ab.ok()) << ab.status();
+  ASSERT_EQ(ab->exit_code, 1) << ab->output << "\n--- coordinator ---\n" << started->process->OutputTail();
+  const std::regex ids("baseline run_id: ([0-9a-f-]{36})\ncandidate run_id: ([0-9a-f-]{36})");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(ab->output, m, ids)) << ab->output;
+
+  const std::string json = dir_->Join("stored.json");
+  auto gate = RunCommand({Bin("cli/perfgate"), "--coordinator", started->address, "gate", "--run", m[2].str(),
+                          "--mode", "ab", "--baseline-run", m[1].str(), "--policy", policy, "--json", json});
+  ASSERT_TRUE(gate.ok()) << gate.status();
+  EXPECT_EQ(gate->exit_code, 1) << gate->output;
+  auto report = testing::ReadFile(json);
+  ASSERT_TRUE(report.ok()) << report.status();
+  const nlohmann::json j = nlohmann::json::parse(*report);
+  ASSERT_EQ(j.at("verdicts").size(), 2u) << gate->output;  // real_time and cpu_time
+  for (const auto& v : j.at("verdicts")) {
+    EXPECT_EQ(v.at("benchmark"), "gbench/BM_Work{a0=200000}");
+    EXPECT_EQ(v.at("verdict"), "regression") << v.dump();
+    EXPECT_EQ(v.at("candidate_samples"), 25) << v.dump();
+    EXPECT_NE(v.at("note").get<std::string>().find("5 processes a side, paired by round"), std::string::npos)
+        << v.dump();
+  }
+  auto shown = RunCommand({Bin("cli/perfgate"), "--coordinator", started->address, "run", m[2].str()});
+  ASSERT_TRUE(shown.ok()) << shown.status();
+  EXPECT_NE(shown->output.find("status RUN_COMPLETE, 25 samples"), std::string::npos) << shown->output;
 }
 
 }  // namespace
