@@ -155,6 +155,10 @@ int SendSides(const AgentConfig& config, const ProbeResult& probe, const SideRun
 // The measured job's report, printed and written, its runs sent; the exit
 // code: an error when a side stopped working, else the gate's.
 int Report(const AgentConfig& config, const ProbeResult& probe, AbResult ab) {
+  if (!ab.error.empty() && ab.pairs.empty()) {
+    // Not one block was measured: there is nothing to report or send.
+    return Fail(absl::FailedPreconditionError(ab.error), "ab");
+  }
   if (!ab.error.empty()) {
     ab.gate.summary = absl::StrCat("Measuring stopped early: ", ab.error,
                                    ". The verdicts rest on the blocks measured before. ", ab.gate.summary);

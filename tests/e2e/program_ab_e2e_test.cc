@@ -185,6 +185,15 @@ TEST_F(ProgramAbEndToEnd, ASideThatWritesNothingIsAnErrorNamingTheSideAndItsComm
   EXPECT_NE(Report().at("summary").get<std::string>().find("Measuring stopped early"), std::string::npos);
 }
 
+TEST_F(ProgramAbEndToEnd, AProgramThatCannotStartIsAnErrorBeforeAnyBlockWithNoVerdict) {
+  const CommandResult r = Ab(dir_->Join("no-such-bench") + " --benchmark_out={out}", GbenchCommand("tests/work_bench_0"));
+  ASSERT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("baseline side, pilot: cannot start '" + dir_->Join("no-such-bench") + "'"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("PASS"), std::string::npos) << r.output;
+}
+
 // With a coordinator, both sides are stored as runs, and the coordinator
 // judges the stored pair as the job did: by round, the same verdict.
 class ProgramAbStoredEndToEnd : public testing::PostgresDirTest {};
