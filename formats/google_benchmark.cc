@@ -268,7 +268,7 @@ bool UseAggregate(GbenchCase* c) {
     }
   }
   std::vector<std::string> names;
-  for (const auto& [name, entry] : c->aggregates) names.push_back(name.empty() ? "(unnamed)" : name);
+  for (const auto& [name, entry] : c->aggregates) names.push_back(name.empty() ? "unnamed" : name);
   c->result.status = CaseStatus::kSkipped;
   c->result.reason = absl::StrCat("only aggregates (", absl::StrJoin(names, ", "), ") and no median or mean");
   return false;

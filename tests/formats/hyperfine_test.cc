@@ -16,16 +16,9 @@ using ::testing::HasSubstr;
 using nlohmann::json;
 using perfgate::testing::FindCase;
 using perfgate::testing::MetricIndex;
-using perfgate::testing::MustRun;
+using perfgate::testing::RunHyperfine;
 using perfgate::testing::Scratch;
 using perfgate::testing::Slurp;
-
-std::string RunHyperfine(const perfgate::testing::TempDir& dir) {
-  const std::string out = dir.Join("hyperfine.json");
-  MustRun({"hyperfine", "--runs", "5", "--style", "none", "--export-json", out, "-N", "true",
-           "--parameter-list", "n", "1,2", "seq {n}"});
-  return out;
-}
 
 TEST(HyperfineFile, OfARealRunHasOneCasePerCommandAndOneSamplePerRun) {
   const auto dir = Scratch();

@@ -18,54 +18,10 @@ namespace {
 using ::testing::HasSubstr;
 using perfgate::testing::FindCase;
 using perfgate::testing::MetricIndex;
-
-struct Side {
-  double time_us, algbw, busbw;
-  std::string wrong;  // "0", "3" or "N/A"
-};
-struct NcclRow {
-  long bytes, count;
-  std::string type, redop;
-  int root;
-  Side out, in;
-};
-
-std::string Printf(const char* format, auto... args) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf, format, args...);
-  return buf;
-}
-
-constexpr char kDevice[] = "NVIDIA H100 80GB HBM3";
-
-// The stdout of `all_reduce_perf -b 8 -e 128M -f 2 -g 1` as nccl-tests 2.17 prints it.
-std::string Output(const std::vector<NcclRow>& rows, bool name_the_collective = true) {
-  std::string out = "# nccl-tests version 2.17.6 nccl-headers=22803 nccl-library=22803\n";
-  if (name_the_collective) out += "# Collective test starting: all_reduce_perf\n";
-  out += "# nThread 1 nGpus 1 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
-         "validation: 1 graph: 0\n#\n# Using devices\n";
-  out += Printf("#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s\n", 0, 0, 4242, "node-1", 0, 0,
-                0x19, 0, kDevice);
-  out += "my-host:4242:4242 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n";  // NCCL_DEBUG=INFO interleaves
-  out += "#\n";
-  out += Printf("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "",
-                "", "", "", "");
-  out += Printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "size", "count", "type",
-                "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", 0, "");
-  out += Printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "(B)", "(elements)", "",
-                "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", 0, "");
-  for (const NcclRow& r : rows) {
-    out += Printf("%12li  %12li  %8s  %6s  %6i", r.bytes, r.count, r.type.c_str(), r.redop.c_str(), r.root);
-    for (const Side& s : {r.out, r.in}) {
-      out += s.wrong == "N/A" ? Printf("  %7.2f  %6.2f  %6.2f    N/A", s.time_us, s.algbw, s.busbw)
-                              : Printf("  %7.2f  %6.2f  %6.2f  %6s", s.time_us, s.algbw, s.busbw, s.wrong.c_str());
-    }
-    out += "\n";
-  }
-  out += "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 12.5 \n#\n";
-  out += "# Collective test concluded: all_reduce_perf\n";
-  return out;
-}
+using perfgate::testing::NcclRow;
+using perfgate::testing::Printf;
+using perfgate::testing::NcclOutput;
+using perfgate::testing::kNcclDevice;
 
 const std::vector<NcclRow> kRows = {
     {8, 2, "float", "sum", -1, {10.25, 0.01, 0.01, "0"}, {9.5, 0.01, 0.01, "0"}},
@@ -79,7 +35,7 @@ std::string Key(const NcclRow& r, const char* place) {
 }
 
 TEST(NcclTestsOutput, GivesOneCasePerRowAndSideWithTimeAndBandwidths) {
-  auto set = ParseResultText(Output(kRows), "ar.txt");
+  auto set = ParseResultText(NcclOutput(kRows), "ar.txt");
   ASSERT_TRUE(set.ok()) << set.status();
   EXPECT_EQ(set->format, "nccl-tests");
   ASSERT_EQ(set->cases.size(), 2 * kRows.size());
@@ -97,8 +53,8 @@ TEST(NcclTestsOutput, GivesOneCasePerRowAndSideWithTimeAndBandwidths) {
       EXPECT_EQ(c->metrics[MetricIndex(*c, "busbw")].direction, Direction::kHigherIsBetter);
     }
   }
-  EXPECT_EQ(set->sku, GpuSkuKey(kDevice, 80ull << 30));
-  EXPECT_EQ(set->context["gpu_name"], kDevice);
+  EXPECT_EQ(set->sku, GpuSkuKey(kNcclDevice, 80ull << 30));
+  EXPECT_EQ(set->context["gpu_name"], kNcclDevice);
   EXPECT_EQ(set->context["host_name"], "node-1");
   EXPECT_EQ(set->context["avg_bus_bandwidth"], "12.5");
   EXPECT_TRUE(set->notes.empty());
@@ -108,7 +64,7 @@ TEST(NcclTestsOutput, AWrongResultFailsItsCaseAndUncheckedResultsAreNoted) {
   std::vector<NcclRow> rows = kRows;
   rows[1].in.wrong = "7";
   rows[2].out.wrong = "N/A";
-  auto set = ParseResultText(Output(rows), "ar.txt");
+  auto set = ParseResultText(NcclOutput(rows), "ar.txt");
   ASSERT_TRUE(set.ok()) << set.status();
   const CaseResult* wrong = FindCase(*set, Key(rows[1], "in-place"));
   ASSERT_NE(wrong, nullptr);
@@ -121,7 +77,7 @@ TEST(NcclTestsOutput, AWrongResultFailsItsCaseAndUncheckedResultsAreNoted) {
 }
 
 TEST(NcclTestsOutput, WithoutTheCollectiveLineNamesTheCasesCollectiveAndSaysSo) {
-  auto set = ParseResultText(Output(kRows, false), "old.txt");
+  auto set = ParseResultText(NcclOutput(kRows, false), "old.txt");
   ASSERT_TRUE(set.ok()) << set.status();
   EXPECT_EQ(set->cases[0].benchmark.name, "collective");
   ASSERT_EQ(set->notes.size(), 1u);
@@ -147,7 +103,7 @@ TEST(NcclTestsOutput, OfTheOldLayoutConvertsMillisecondsAndReadsTheRoot) {
 }
 
 TEST(NcclTestsOutput, ATruncatedRowIsRefusedNamingItsLine) {
-  std::string text = Output(kRows);
+  std::string text = NcclOutput(kRows);
   const size_t at = text.find(Printf("%12li  %12li", 8L, 2L));
   ASSERT_NE(at, std::string::npos);
   const size_t end = text.find('\n', at);
@@ -159,7 +115,7 @@ TEST(NcclTestsOutput, ATruncatedRowIsRefusedNamingItsLine) {
 }
 
 TEST(NcclTestsOutput, ATextTimeIsRefusedNamingItsLine) {
-  std::string text = Output(kRows);
+  std::string text = NcclOutput(kRows);
   const size_t at = text.find("1520.25");
   ASSERT_NE(at, std::string::npos);
   text.replace(at, 7, "   fast");

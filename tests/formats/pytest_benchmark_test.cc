@@ -17,44 +17,21 @@ namespace {
 using ::testing::HasSubstr;
 using nlohmann::json;
 using perfgate::testing::FindCase;
-using perfgate::testing::MustRun;
+using perfgate::testing::RunPytest;
 using perfgate::testing::Scratch;
 using perfgate::testing::Slurp;
-using perfgate::testing::WriteText;
-
-constexpr char kTests[] = R"(import pytest
-
-def work(n):
-    return sum(range(n))
-
-@pytest.mark.parametrize("n", [100, 1000])
-def test_sum(benchmark, n):
-    assert benchmark(work, n) == n * (n - 1) // 2
-
-def test_plain(benchmark):
-    benchmark(work, 10)
-)";
-
-// Runs pytest-benchmark on kTests in `dir`; the JSON file it wrote.
-std::string RunPytest(const perfgate::testing::TempDir& dir) {
-  WriteText(dir.Join("test_tiny.py"), kTests);
-  const std::string out = dir.Join("bench.json");
-  MustRun({PERFGATE_SYSTEM_PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_tiny.py",
-           "--benchmark-json=" + out, "--benchmark-min-rounds=5", "--benchmark-max-time=0.01"},
-          {.env = {}, .working_dir = dir.path(), .user = ""});
-  return out;
-}
 
 TEST(PytestBenchmarkFile, OfARealRunHasOneSamplePerRoundAndTheParametersAsParameters) {
   const auto dir = Scratch();
-  const std::string file = RunPytest(dir);
+  const std::string file = RunPytest(dir, PERFGATE_SYSTEM_PYTHON);
   auto set = ReadResultFile(file);
   ASSERT_TRUE(set.ok()) << set.status();
   EXPECT_EQ(set->format, "pytest-benchmark");
   const json doc = json::parse(Slurp(file));
   ASSERT_EQ(set->cases.size(), doc["benchmarks"].size());
   for (const json& b : doc["benchmarks"]) {
-    BenchmarkId id{"pytest", "test_tiny.py__" + b["name"].get<std::string>().substr(0, b["name"].get<std::string>().find('[')), {}};
+    const std::string name = b["name"];
+    BenchmarkId id{"pytest", "test_tiny.py__" + name.substr(0, name.find('[')), {}};
     if (b["params"].is_object()) {
       for (const auto& [k, v] : b["params"].items()) id.params[k] = v.dump();
     }
@@ -73,12 +50,14 @@ TEST(PytestBenchmarkFile, OfARealRunHasOneSamplePerRoundAndTheParametersAsParame
   EXPECT_EQ(set->context["host_name"], doc["machine_info"]["node"].get<std::string>());
   const json& cpu = doc["machine_info"]["cpu"];
   const std::string brand = cpu.value("brand_raw", cpu.value("brand", ""));
-  if (!brand.empty()) EXPECT_EQ(set->sku, CpuSkuKey(cpu.value("vendor_id_raw", cpu.value("vendor_id", "")), brand));
+  if (!brand.empty()) {
+    EXPECT_EQ(set->sku, CpuSkuKey(cpu.value("vendor_id_raw", cpu.value("vendor_id", "")), brand));
+  }
 }
 
 TEST(PytestBenchmarkFile, WithoutPerRoundDataGivesTheMedianAsOneSampleAndSaysSo) {
   const auto dir = Scratch();
-  json doc = json::parse(Slurp(RunPytest(dir)));
+  json doc = json::parse(Slurp(RunPytest(dir, PERFGATE_SYSTEM_PYTHON)));
   for (json& b : doc["benchmarks"]) b["stats"].erase("data");
   auto set = ParseResultText(doc.dump(), "saved.json");
   ASSERT_TRUE(set.ok()) << set.status();
@@ -92,7 +71,7 @@ TEST(PytestBenchmarkFile, WithoutPerRoundDataGivesTheMedianAsOneSampleAndSaysSo)
 
 TEST(PytestBenchmarkFile, ANegativeRoundTimeIsRefusedNamingTheField) {
   const auto dir = Scratch();
-  json doc = json::parse(Slurp(RunPytest(dir)));
+  json doc = json::parse(Slurp(RunPytest(dir, PERFGATE_SYSTEM_PYTHON)));
   doc["benchmarks"][1]["stats"]["data"][2] = -1.0;
   auto set = ParseResultText(doc.dump(), "bad.json");
   ASSERT_FALSE(set.ok());
