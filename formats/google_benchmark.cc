@@ -327,8 +327,7 @@ ResultSet ReadGoogleBenchmark(const json& root) {
   ResultSet set;
   set.format = kFormatGoogleBenchmark;
   ReadContext(root, &set);
-  const json& benchmarks = Array(Field(root, "", "benchmarks"), "benchmarks");
-  if (benchmarks.empty()) Throw("benchmarks", "empty: the file holds no results");
+  const json& benchmarks = ResultList(root, "benchmarks");
   std::set<std::string> names;
   for (size_t i = 0; i < benchmarks.size(); ++i) {
     const std::string path = Index("benchmarks", i);

@@ -104,8 +104,7 @@ CaseResult ReadCommand(const json& r, const std::string& path, size_t* summary_o
 ResultSet ReadHyperfine(const json& root) {
   ResultSet set;
   set.format = kFormatHyperfine;
-  const json& results = Array(Field(root, "", "results"), "results");
-  if (results.empty()) Throw("results", "empty: the file holds no results");
+  const json& results = ResultList(root, "results");
   std::set<std::string> keys;
   size_t summary_only = 0;
   for (size_t i = 0; i < results.size(); ++i) {

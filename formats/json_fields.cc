@@ -34,6 +34,12 @@ const json* OptionalField(const json& obj, const std::string& path, const std::s
   return it == obj.end() ? nullptr : &*it;
 }
 
+const json& ResultList(const json& root, const std::string& key) {
+  const json& list = Array(Field(root, "", key), key);
+  if (list.empty()) Throw(key, "empty: the file holds no results");
+  return list;
+}
+
 std::string String(const json& v, const std::string& path) {
   if (!v.is_string()) Throw(path, absl::StrCat("not a string (", v.type_name(), ")"));
   return v.get<std::string>();

@@ -39,6 +39,10 @@ std::string Index(const std::string& path, size_t i);
 const json& Field(const json& obj, const std::string& path, const std::string& key);
 const json* OptionalField(const json& obj, const std::string& path, const std::string& key);
 
+/// The root's list `key` (a result file's "benchmarks", "results"): an array
+/// with at least one entry, or FormatError saying the file holds no results.
+const json& ResultList(const json& root, const std::string& key);
+
 /// Values of one type, or FormatError naming the path and what was there.
 std::string String(const json& v, const std::string& path);
 const json& Array(const json& v, const std::string& path);

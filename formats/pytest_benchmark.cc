@@ -92,8 +92,7 @@ ResultSet ReadPytestBenchmark(const json& root) {
   ResultSet set;
   set.format = kFormatPytestBenchmark;
   ReadContext(root, &set);
-  const json& benchmarks = Array(Field(root, "", "benchmarks"), "benchmarks");
-  if (benchmarks.empty()) Throw("benchmarks", "empty: the file holds no results");
+  const json& benchmarks = ResultList(root, "benchmarks");
   std::set<std::string> keys;
   size_t summary_only = 0;
   for (size_t i = 0; i < benchmarks.size(); ++i) {

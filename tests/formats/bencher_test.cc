@@ -16,8 +16,6 @@ namespace {
 
 using ::testing::HasSubstr;
 using nlohmann::json;
-using perfgate::testing::FindCase;
-using perfgate::testing::MetricIndex;
 
 TEST(BencherFile, GivesOneCasePerBenchmarkAndOneSamplePerMeasureWithKnownDirections) {
   const json doc = {
@@ -29,19 +27,19 @@ TEST(BencherFile, GivesOneCasePerBenchmarkAndOneSamplePerMeasureWithKnownDirecti
   ASSERT_TRUE(set.ok()) << set.status();
   EXPECT_EQ(set->format, "bencher-bmf");
   ASSERT_EQ(set->cases.size(), 2u);
-  const CaseResult* sort = FindCase(*set, "bencher/sort__quick");
+  const CaseResult* sort = testing::FindCase(*set, "bencher/sort__quick");
   ASSERT_NE(sort, nullptr);
   ASSERT_EQ(sort->samples.size(), 1u);
-  const int latency = MetricIndex(*sort, "latency");
-  const int throughput = MetricIndex(*sort, "throughput");
+  const int latency = testing::MetricIndex(*sort, "latency");
+  const int throughput = testing::MetricIndex(*sort, "throughput");
   EXPECT_EQ(sort->samples[0].values[latency], doc["sort::quick"]["latency"]["value"].get<double>());
   EXPECT_EQ(sort->metrics[latency].direction, Direction::kLowerIsBetter);
   EXPECT_EQ(sort->metrics[latency].unit, "ns");
   EXPECT_EQ(sort->metrics[throughput].direction, Direction::kHigherIsBetter);
-  const CaseResult* bundle = FindCase(*set, "bencher/bundle");
+  const CaseResult* bundle = testing::FindCase(*set, "bencher/bundle");
   ASSERT_NE(bundle, nullptr);
-  EXPECT_EQ(bundle->metrics[MetricIndex(*bundle, "file-size")].direction, Direction::kLowerIsBetter);
-  EXPECT_EQ(bundle->metrics[MetricIndex(*bundle, "build-time")].direction, Direction::kLowerIsBetter);
+  EXPECT_EQ(bundle->metrics[testing::MetricIndex(*bundle, "file-size")].direction, Direction::kLowerIsBetter);
+  EXPECT_EQ(bundle->metrics[testing::MetricIndex(*bundle, "build-time")].direction, Direction::kLowerIsBetter);
   ASSERT_EQ(set->notes.size(), 1u);
   EXPECT_THAT(set->notes[0], HasSubstr("bounds, not samples"));
 }
@@ -63,7 +61,7 @@ TEST(BencherFile, WrittenFromAResultSetReadsBackToTheSameCasesWithMedianAndBound
   ASSERT_TRUE(set.ok()) << set.status();
   ASSERT_EQ(set->cases.size(), 1u);
   EXPECT_EQ(set->cases[0].benchmark, c.benchmark);
-  EXPECT_EQ(set->cases[0].samples[0].values[MetricIndex(set->cases[0], "bandwidth")], 20.0);
+  EXPECT_EQ(set->cases[0].samples[0].values[testing::MetricIndex(set->cases[0], "bandwidth")], 20.0);
 }
 
 TEST(BencherFile, AMeasureWithoutAValueIsRefusedNamingIt) {

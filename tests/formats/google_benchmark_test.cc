@@ -17,11 +17,6 @@ namespace {
 
 using ::testing::HasSubstr;
 using nlohmann::json;
-using perfgate::testing::FindCase;
-using perfgate::testing::MetricIndex;
-using perfgate::testing::MustRun;
-using perfgate::testing::Scratch;
-using perfgate::testing::Slurp;
 
 // Runs the fixture program (tests/data/formats/gbench_fixture.cc) with `flags`;
 // the JSON it wrote.
@@ -30,16 +25,16 @@ std::string RunFixture(const perfgate::testing::TempDir& dir, const std::vector<
   std::vector<std::string> argv = {PERFGATE_GBENCH_FIXTURE, "--benchmark_min_time=0.005",
                                    "--benchmark_out=" + out, "--benchmark_out_format=json"};
   argv.insert(argv.end(), flags.begin(), flags.end());
-  MustRun(argv);
+  testing::MustRun(argv);
   return out;
 }
 
 TEST(GoogleBenchmarkProgram, EachRepetitionOfARealRunIsASampleAndTheErrorFailsItsCase) {
-  const auto dir = Scratch();
+  const auto dir = testing::Scratch();
   const std::string file = RunFixture(dir, {"--benchmark_repetitions=3"});
   auto set = ReadResultFile(file);
   ASSERT_TRUE(set.ok()) << set.status();
-  const json doc = json::parse(Slurp(file));
+  const json doc = json::parse(testing::Slurp(file));
   std::map<std::string, size_t> repetitions;  // run_name -> iteration rows
   std::map<std::string, std::string> errors;
   for (const json& b : doc["benchmarks"]) {
@@ -57,27 +52,27 @@ TEST(GoogleBenchmarkProgram, EachRepetitionOfARealRunIsASampleAndTheErrorFailsIt
     }
     EXPECT_EQ(c.status, CaseStatus::kOk);
     EXPECT_EQ(c.samples.size(), 3u) << c.benchmark.Key();
-    EXPECT_EQ(c.metrics[MetricIndex(c, "real_time")].direction, Direction::kLowerIsBetter);
+    EXPECT_EQ(c.metrics[testing::MetricIndex(c, "real_time")].direction, Direction::kLowerIsBetter);
   }
   EXPECT_TRUE(set->notes.empty());
 }
 
 TEST(GoogleBenchmarkProgram, AggregatesOnlyGiveOneSampleFromTheMedianWithANote) {
-  const auto dir = Scratch();
+  const auto dir = testing::Scratch();
   const std::string file = RunFixture(
       dir, {"--benchmark_repetitions=3", "--benchmark_report_aggregates_only=true", "--benchmark_filter=BM_Copy"});
   auto set = ReadResultFile(file);
   ASSERT_TRUE(set.ok()) << set.status();
-  const json doc = json::parse(Slurp(file));
+  const json doc = json::parse(testing::Slurp(file));
   size_t medians = 0;
   for (const json& b : doc["benchmarks"]) {
     EXPECT_EQ(b["run_type"], "aggregate");
     if (b["aggregate_name"] != "median") continue;
     ++medians;
-    const CaseResult* c = FindCase(*set, "gbench/BM_Copy{a0=" + b["run_name"].get<std::string>().substr(8) + "}");
+    const CaseResult* c = testing::FindCase(*set, "gbench/BM_Copy{a0=" + b["run_name"].get<std::string>().substr(8) + "}");
     ASSERT_NE(c, nullptr) << b["run_name"];
     ASSERT_EQ(c->samples.size(), 1u);
-    EXPECT_DOUBLE_EQ(c->samples[0].values[MetricIndex(*c, "real_time")], b["real_time"].get<double>());
+    EXPECT_DOUBLE_EQ(c->samples[0].values[testing::MetricIndex(*c, "real_time")], b["real_time"].get<double>());
   }
   EXPECT_EQ(set->cases.size(), medians);
   ASSERT_EQ(set->notes.size(), 1u);
@@ -106,14 +101,14 @@ TEST(GoogleBenchmarkFile, OfTheOldestLayoutTellsAggregatesAndComplexityRowsByNam
   rows.push_back({{"name", "BM_Fit_RMS"}, {"rms", 0.01}});
   auto set = ParseResultText(doc.dump(), "old.json");
   ASSERT_TRUE(set.ok()) << set.status();
-  const CaseResult* old = FindCase(*set, "gbench/BM_Old");
+  const CaseResult* old = testing::FindCase(*set, "gbench/BM_Old");
   ASSERT_NE(old, nullptr);
   ASSERT_EQ(old->samples.size(), reps.size());
   for (size_t i = 0; i < reps.size(); ++i) EXPECT_EQ(old->samples[i].values[0], reps[i]);
   EXPECT_EQ(old->metrics[0].unit, "ns");  // 1.0 wrote nanoseconds and no unit
-  ASSERT_NE(FindCase(*set, "gbench/BM_Lone_mean"), nullptr);
-  ASSERT_NE(FindCase(*set, "gbench/BM_Fit{a0=8}"), nullptr);
-  EXPECT_EQ(FindCase(*set, "gbench/BM_Fit"), nullptr);
+  ASSERT_NE(testing::FindCase(*set, "gbench/BM_Lone_mean"), nullptr);
+  ASSERT_NE(testing::FindCase(*set, "gbench/BM_Fit{a0=8}"), nullptr);
+  EXPECT_EQ(testing::FindCase(*set, "gbench/BM_Fit"), nullptr);
   EXPECT_EQ(set->cases.size(), 4u);
   ASSERT_EQ(set->notes.size(), 1u);
   EXPECT_THAT(set->notes[0], HasSubstr("skipped 2 complexity rows"));
@@ -145,10 +140,10 @@ TEST(GoogleBenchmarkFile, EveryTimeUnitIsKeptAsTheMetricsUnit) {
   auto set = ParseResultText(doc.dump(), "units.json");
   ASSERT_TRUE(set.ok()) << set.status();
   for (const std::string& u : units) {
-    const CaseResult* c = FindCase(*set, "gbench/BM_" + u);
+    const CaseResult* c = testing::FindCase(*set, "gbench/BM_" + u);
     ASSERT_NE(c, nullptr) << u;
-    EXPECT_EQ(c->metrics[MetricIndex(*c, "real_time")].unit, u);
-    EXPECT_EQ(c->metrics[MetricIndex(*c, "cpu_time")].unit, u);
+    EXPECT_EQ(c->metrics[testing::MetricIndex(*c, "real_time")].unit, u);
+    EXPECT_EQ(c->metrics[testing::MetricIndex(*c, "cpu_time")].unit, u);
     EXPECT_EQ(c->samples[0].values[0], 2.5);
   }
   doc["benchmarks"][0]["time_unit"] = "min";
@@ -167,7 +162,7 @@ TEST(GoogleBenchmarkFile, ASkippedRunIsASkippedCaseWithItsMessage) {
   doc["benchmarks"].push_back(Row("BM_Cpu", 3, "ns"));
   auto set = ParseResultText(doc.dump(), "skip.json");
   ASSERT_TRUE(set.ok()) << set.status();
-  const CaseResult* c = FindCase(*set, "gbench/BM_Gpu");
+  const CaseResult* c = testing::FindCase(*set, "gbench/BM_Gpu");
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->status, CaseStatus::kSkipped);
   EXPECT_EQ(c->reason, skipped["skip_message"]);
@@ -186,7 +181,7 @@ TEST(GoogleBenchmarkFile, ACaseOfUnnamedAggregatesAloneIsSkippedNotDropped) {
   doc["benchmarks"] = {agg, agg, Row("medium", 8, "ns")};
   auto set = ParseResultText(doc.dump(), "agg.json");
   ASSERT_TRUE(set.ok()) << set.status();
-  const CaseResult* c = FindCase(*set, "gbench/short");
+  const CaseResult* c = testing::FindCase(*set, "gbench/short");
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->status, CaseStatus::kSkipped);
   EXPECT_THAT(c->reason, HasSubstr("no median or mean"));

@@ -14,27 +14,22 @@ namespace {
 
 using ::testing::HasSubstr;
 using nlohmann::json;
-using perfgate::testing::FindCase;
-using perfgate::testing::MetricIndex;
-using perfgate::testing::RunHyperfine;
-using perfgate::testing::Scratch;
-using perfgate::testing::Slurp;
 
 TEST(HyperfineFile, OfARealRunHasOneCasePerCommandAndOneSamplePerRun) {
-  const auto dir = Scratch();
-  const std::string file = RunHyperfine(dir);
+  const auto dir = testing::Scratch();
+  const std::string file = testing::RunHyperfine(dir);
   auto set = ReadResultFile(file);
   ASSERT_TRUE(set.ok()) << set.status();
   EXPECT_EQ(set->format, "hyperfine");
-  const json doc = json::parse(Slurp(file));
+  const json doc = json::parse(testing::Slurp(file));
   ASSERT_EQ(set->cases.size(), doc["results"].size());
   for (const json& r : doc["results"]) {
     const std::string n = r["parameters"]["n"];
     const std::string key = r["command"] == "true" ? "hyperfine/true{n=" + n + "}" : "hyperfine/seq_" + n + "{n=" + n + "}";
-    const CaseResult* c = FindCase(*set, key);
+    const CaseResult* c = testing::FindCase(*set, key);
     ASSERT_NE(c, nullptr) << key;
     EXPECT_EQ(c->status, CaseStatus::kOk);
-    const int t = MetricIndex(*c, "time");
+    const int t = testing::MetricIndex(*c, "time");
     ASSERT_EQ(t, 0);
     EXPECT_EQ(c->metrics[t].unit, "s");
     EXPECT_EQ(c->metrics[t].direction, Direction::kLowerIsBetter);
@@ -45,8 +40,8 @@ TEST(HyperfineFile, OfARealRunHasOneCasePerCommandAndOneSamplePerRun) {
 }
 
 TEST(HyperfineFile, PerRunUserAndSystemTimesAreMetricsAndAFailedRunFailsTheCase) {
-  const auto dir = Scratch();
-  json doc = json::parse(Slurp(RunHyperfine(dir)));
+  const auto dir = testing::Scratch();
+  json doc = json::parse(testing::Slurp(testing::RunHyperfine(dir)));
   json& first = doc["results"][0];
   const size_t runs = first["times"].size();
   first["user"] = json::array();
@@ -59,9 +54,9 @@ TEST(HyperfineFile, PerRunUserAndSystemTimesAreMetricsAndAFailedRunFailsTheCase)
   auto set = ParseResultText(doc.dump(), "hf.json");
   ASSERT_TRUE(set.ok()) << set.status();
   const CaseResult& c = set->cases[0];
-  const int user = MetricIndex(c, "user_time");
+  const int user = testing::MetricIndex(c, "user_time");
   ASSERT_GE(user, 0);
-  ASSERT_GE(MetricIndex(c, "system_time"), 0);
+  ASSERT_GE(testing::MetricIndex(c, "system_time"), 0);
   for (size_t i = 0; i < runs; ++i) EXPECT_EQ(c.samples[i].values[user], first["user"][i].get<double>());
   EXPECT_EQ(set->cases[1].status, CaseStatus::kFailed);
   EXPECT_THAT(set->cases[1].reason, HasSubstr("run 2 exited with 3"));
@@ -72,8 +67,8 @@ TEST(HyperfineFile, PerRunUserAndSystemTimesAreMetricsAndAFailedRunFailsTheCase)
 }
 
 TEST(HyperfineFile, ATextTimeIsRefusedNamingTheField) {
-  const auto dir = Scratch();
-  json doc = json::parse(Slurp(RunHyperfine(dir)));
+  const auto dir = testing::Scratch();
+  json doc = json::parse(testing::Slurp(testing::RunHyperfine(dir)));
   doc["results"][0]["times"][1] = "fast";
   auto set = ParseResultText(doc.dump(), "hf.json");
   ASSERT_FALSE(set.ok());

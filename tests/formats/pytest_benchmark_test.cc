@@ -16,18 +16,14 @@ namespace {
 
 using ::testing::HasSubstr;
 using nlohmann::json;
-using perfgate::testing::FindCase;
-using perfgate::testing::RunPytest;
-using perfgate::testing::Scratch;
-using perfgate::testing::Slurp;
 
 TEST(PytestBenchmarkFile, OfARealRunHasOneSamplePerRoundAndTheParametersAsParameters) {
-  const auto dir = Scratch();
-  const std::string file = RunPytest(dir, PERFGATE_SYSTEM_PYTHON);
+  const auto dir = testing::Scratch();
+  const std::string file = testing::RunPytest(dir, PERFGATE_SYSTEM_PYTHON);
   auto set = ReadResultFile(file);
   ASSERT_TRUE(set.ok()) << set.status();
   EXPECT_EQ(set->format, "pytest-benchmark");
-  const json doc = json::parse(Slurp(file));
+  const json doc = json::parse(testing::Slurp(file));
   ASSERT_EQ(set->cases.size(), doc["benchmarks"].size());
   for (const json& b : doc["benchmarks"]) {
     const std::string name = b["name"];
@@ -35,7 +31,7 @@ TEST(PytestBenchmarkFile, OfARealRunHasOneSamplePerRoundAndTheParametersAsParame
     if (b["params"].is_object()) {
       for (const auto& [k, v] : b["params"].items()) id.params[k] = v.dump();
     }
-    const CaseResult* c = FindCase(*set, id.Key());
+    const CaseResult* c = testing::FindCase(*set, id.Key());
     ASSERT_NE(c, nullptr) << id.Key();
     ASSERT_EQ(c->metrics.size(), 1u);
     EXPECT_EQ(c->metrics[0].name, "time");
@@ -45,7 +41,7 @@ TEST(PytestBenchmarkFile, OfARealRunHasOneSamplePerRoundAndTheParametersAsParame
     EXPECT_GE(c->samples.size(), 5u);
     EXPECT_EQ(c->samples[0].values[0], b["stats"]["data"][0].get<double>());
   }
-  EXPECT_NE(FindCase(*set, "pytest/test_tiny.py__test_sum{n=1000}"), nullptr);
+  EXPECT_NE(testing::FindCase(*set, "pytest/test_tiny.py__test_sum{n=1000}"), nullptr);
   EXPECT_TRUE(set->notes.empty());
   EXPECT_EQ(set->context["host_name"], doc["machine_info"]["node"].get<std::string>());
   const json& cpu = doc["machine_info"]["cpu"];
@@ -56,8 +52,8 @@ TEST(PytestBenchmarkFile, OfARealRunHasOneSamplePerRoundAndTheParametersAsParame
 }
 
 TEST(PytestBenchmarkFile, WithoutPerRoundDataGivesTheMedianAsOneSampleAndSaysSo) {
-  const auto dir = Scratch();
-  json doc = json::parse(Slurp(RunPytest(dir, PERFGATE_SYSTEM_PYTHON)));
+  const auto dir = testing::Scratch();
+  json doc = json::parse(testing::Slurp(testing::RunPytest(dir, PERFGATE_SYSTEM_PYTHON)));
   for (json& b : doc["benchmarks"]) b["stats"].erase("data");
   auto set = ParseResultText(doc.dump(), "saved.json");
   ASSERT_TRUE(set.ok()) << set.status();
@@ -70,8 +66,8 @@ TEST(PytestBenchmarkFile, WithoutPerRoundDataGivesTheMedianAsOneSampleAndSaysSo)
 }
 
 TEST(PytestBenchmarkFile, ANegativeRoundTimeIsRefusedNamingTheField) {
-  const auto dir = Scratch();
-  json doc = json::parse(Slurp(RunPytest(dir, PERFGATE_SYSTEM_PYTHON)));
+  const auto dir = testing::Scratch();
+  json doc = json::parse(testing::Slurp(testing::RunPytest(dir, PERFGATE_SYSTEM_PYTHON)));
   doc["benchmarks"][1]["stats"]["data"][2] = -1.0;
   auto set = ParseResultText(doc.dump(), "bad.json");
   ASSERT_FALSE(set.ok());

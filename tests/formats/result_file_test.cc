@@ -334,12 +334,18 @@ TEST(ResultFile, TruncatedJsonIsRefusedSayingItEndsEarly) {
   EXPECT_THAT(set.status().message(), HasSubstr("cut.json: not valid JSON (the file ends early: truncated?)"));
 }
 
-TEST(ResultFile, UnknownFormatIsRefusedNamingTheFormatsItReads) {
-  auto set = ParseResultText(R"({"results": [1, 2, 3]})", "other.json");
-  ASSERT_FALSE(set.ok());
-  EXPECT_THAT(set.status().message(), HasSubstr("other.json: unknown format"));
-  EXPECT_THAT(set.status().message(), HasSubstr("Google Benchmark"));
-  EXPECT_THAT(set.status().message(), HasSubstr("nvbench"));
+TEST(ResultFile, UnknownFormatIsRefusedNamingEveryFormatItReadsAndHowEachIsMade) {
+  for (const std::string text : {R"({"results": [1, 2, 3]})", "hello\nworld\n"}) {
+    auto set = ParseResultText(text, "other.json");
+    ASSERT_FALSE(set.ok());
+    EXPECT_EQ(set.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(set.status().message(), HasSubstr("other.json: unknown format"));
+    for (const char* how : {"perfgate-agent run --output", "--benchmark_format=json", "nvbench JSON (--json",
+                            "pytest --benchmark-json", "hyperfine --export-json", "all_reduce_perf",
+                            "Bencher Metric Format"}) {
+      EXPECT_THAT(set.status().message(), HasSubstr(how));
+    }
+  }
 }
 
 TEST(ResultFile, MissingFileIsNotFoundNamingThePath) {
@@ -440,6 +446,8 @@ TEST(NvbenchFile, WithSummariesOnlyGivesTheMeanAsOneSampleAndSaysSo) {
                      summary.at("nv/cold/bw/global/bytes_per_second") / 1e9);
   }
   EXPECT_EQ(skipped, 1u);
+  ASSERT_EQ(set->notes.size(), 1u);
+  EXPECT_THAT(set->notes[0], HasSubstr(std::to_string(states.size() - skipped) + " states without per-sample times"));
 }
 
 TEST(NvbenchFile, WhoseSampleFilesAreGoneFallsBackToTheSummaryAndNamesTheFile) {
