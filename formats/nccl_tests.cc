@@ -195,7 +195,9 @@ void Parser::Row(const std::vector<std::string>& w, const std::string& path) {
   for (size_t k = 0; k < c.keys.size(); ++k) {
     const std::string& key = c.keys[k];
     if (key == "size" || key == "bytes") {
-      id.params["bytes"] = std::to_string(static_cast<uint64_t>(Value(w[k], path, "size")));
+      uint64_t bytes = 0;
+      if (!absl::SimpleAtoi(w[k], &bytes)) Throw(path, absl::StrCat("size '", w[k], "' is not a byte count"));
+      id.params["bytes"] = std::to_string(bytes);
     } else if (key == "type") {
       id.params["type"] = Token(w[k]);
     } else if ((key == "redop" || key == "op") && w[k] != "none") {

@@ -106,7 +106,7 @@ ResultSet ReadPytestBenchmark(const json& root) {
     c.metrics = {{"time", "s", Direction::kLowerIsBetter}};
     const std::string spath = Member(path, "stats");
     const json& stats = Field(b, path, "stats");
-    if (const json* data = OptionalField(stats, spath, "data"); data != nullptr) {
+    if (const json* data = OptionalField(stats, spath, "data"); data != nullptr && !data->is_null()) {
       const std::string dpath = Member(spath, "data");
       Array(*data, dpath);
       if (data->size() > kMaxSampleIndex) Throw(dpath, "more rounds than perfgate stores");
