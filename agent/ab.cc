@@ -118,7 +118,7 @@ CaseResult CommandSide::Measure(const std::string& key, unsigned samples) {
     return FailedCase(absl::StrCat("'", shown, " sample' exited with ", ran->first,
                                         " (its messages are above)"));
   }
-  auto parsed = ParseResultJson(ran->second, absl::StrCat("output of '", shown, " sample'"));
+  auto parsed = ParseResultText(ran->second, absl::StrCat("output of '", shown, " sample'"));
   if (!parsed.ok()) return FailedCase(std::string(parsed.status().message()));
   for (CaseResult& c : parsed->cases) {
     if (c.benchmark.Key() == key) return std::move(c);

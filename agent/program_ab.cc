@@ -65,7 +65,7 @@ absl::StatusOr<ResultSet> CommandProgram::Run(unsigned samples) {
           "'", shown, "' printed nothing on stdout; a command without ", kOutPlaceholder,
           " must print its result there (e.g. --benchmark_format=json), else name its result file ", kOutPlaceholder));
     }
-    return ParseResultJson(ran->out, absl::StrCat("stdout of '", shown, "'"));
+    return ParseResultText(ran->out, absl::StrCat("stdout of '", shown, "'"));
   }
   std::error_code size_error;
   const auto size = std::filesystem::file_size(out, size_error);
