@@ -93,6 +93,23 @@ struct ProgramJob {
   unsigned samples = 0;
 };
 
+// One sample's seconds, on average over the pilot's cases: their own timed
+// seconds where the format tells them (Google Benchmark's iterations of
+// real_time, hyperfine's runs, pytest-benchmark's rounds), so that a
+// program's start (an interpreter, a test collector) does not shrink the
+// blocks; else `wall_per_sample`, the pilot's wall time over its samples.
+double SecondsPerSample(const ResultSet& pilot, double wall_per_sample) {
+  double sum = 0;
+  size_t cases = 0;
+  for (const CaseResult& c : pilot.cases) {
+    if (c.status != CaseStatus::kOk || c.samples.empty()) continue;
+    if (c.sample_seconds <= 0) return wall_per_sample;
+    sum += c.sample_seconds / static_cast<double>(c.samples.size());
+    ++cases;
+  }
+  return cases == 0 ? wall_per_sample : sum / static_cast<double>(cases);
+}
+
 ProgramJob JobOf(const ResultSet& pilot, unsigned pilot_samples, double pilot_s, bool takes_samples,
                  const AbOptions& options) {
   ProgramJob job;
@@ -108,9 +125,7 @@ ProgramJob JobOf(const ResultSet& pilot, unsigned pilot_samples, double pilot_s,
   if (options.fixed_block_samples > 0) {
     job.samples = options.fixed_block_samples;
   } else if (takes_samples && ok > 0) {
-    // The pilot's wall time, process start included, over every sample of
-    // every case it made: errs toward smaller blocks.
-    job.samples = BlockSamplesFor(pilot_s / static_cast<double>(pilot_samples * ok), options);
+    job.samples = BlockSamplesFor(SecondsPerSample(pilot, pilot_s / static_cast<double>(pilot_samples * ok)), options);
   }
   return job;
 }

@@ -253,6 +253,14 @@ void AddSample(const json& b, const std::string& path, GbenchCase* c) {
     Throw(path, absl::StrCat("reports ", absl::StrJoin(now, ", "), " where ", c->first_path, " of the same run '",
                              c->run_name, "' reported ", absl::StrJoin(before, ", ")));
   }
+  // The repetition's own timed seconds (iterations of real_time), which
+  // an A/B of the program sizes its blocks by.
+  if (const json* it = OptionalField(b, path, "iterations"); it != nullptr && it->is_number() && !sample.values.empty()) {
+    static const std::map<std::string, double> kSeconds = {{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}};
+    if (auto scale = kSeconds.find(unit); scale != kSeconds.end()) {
+      r.sample_seconds += it->get<double>() * sample.values[0] * scale->second;
+    }
+  }
   r.samples.push_back(std::move(sample));
 }
 

@@ -86,6 +86,7 @@ CaseResult ReadCommand(const json& r, const std::string& path, size_t* summary_o
                                       std::pair(memory, "memory_usage_byte")}) {
         if (list != nullptr) s.values.push_back(NonNegative((*list)[i], Index(Member(path, key), i), "a value"));
       }
+      c.sample_seconds += s.values[0];  // the runs' own wall time
       c.samples.push_back(std::move(s));
     }
   }

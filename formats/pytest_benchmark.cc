@@ -3,6 +3,7 @@
 // benchmarked test, one sample per round where the file holds the rounds
 // (stats.data: --benchmark-json writes them, --benchmark-save only with
 // --benchmark-save-data), else the run's median as its one sample.
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -110,8 +111,15 @@ ResultSet ReadPytestBenchmark(const json& root) {
       const std::string dpath = Member(spath, "data");
       Array(*data, dpath);
       if (data->size() > kMaxSampleIndex) Throw(dpath, "more rounds than perfgate stores");
+      // Each round's time is per iteration; the rounds' own seconds (the
+      // time an A/B of the program sizes its blocks by) count them all.
+      double iterations = 1;
+      if (const json* it = OptionalField(stats, spath, "iterations"); it != nullptr && it->is_number()) {
+        iterations = std::max(1.0, it->get<double>());
+      }
       for (size_t r = 0; r < data->size(); ++r) {
         c.samples.push_back({static_cast<uint32_t>(r), {Seconds((*data)[r], Index(dpath, r))}, false});
+        c.sample_seconds += c.samples.back().values[0] * iterations;
       }
     }
     if (c.samples.empty()) {

@@ -53,6 +53,7 @@ class ScriptedProgram final : public Program {
       for (unsigned i = 0; i < n && c.status == CaseStatus::kOk; ++i) {
         c.samples.push_back({i, {script_(name, run, i)}, false});
       }
+      c.sample_seconds = own_sample_s_ * c.samples.size();
       set.cases.push_back(std::move(c));
     }
     return set;
@@ -63,6 +64,8 @@ class ScriptedProgram final : public Program {
   void DropCaseFromRun(const std::string& name, unsigned run) { missing_ = {name, run}; }
   void ReportErrorFor(const std::string& name) { error_case_ = name; }
   void TakeNoSamples() { takes_samples_ = false; }
+  /// The seconds each sample's own timing reports (0: none reported).
+  void ReportSampleSeconds(double s) { own_sample_s_ = s; }
   const std::vector<unsigned>& asked() const { return asked_; }
 
  private:
@@ -76,6 +79,7 @@ class ScriptedProgram final : public Program {
   std::optional<std::pair<std::string, unsigned>> missing_;
   std::string error_case_;
   bool takes_samples_ = true;
+  double own_sample_s_ = 0;
 };
 
 AbOptions FixedOptions(unsigned rounds) {
@@ -156,6 +160,26 @@ TEST(RunProgramAb, AsksEveryBlockForTheSamplesTheOptionsFixOrNoneWhenTheProgramT
   const AbResult r = RunProgramAb(own, own_cand, gate::Policy{}, "cpu-test", adaptive, log);
   EXPECT_EQ(own_cand.asked(), (std::vector<unsigned>{0, 0, 0}));
   EXPECT_EQ(r.pairs[0].candidate_blocks, (std::vector<unsigned>{3, 3, 3}));
+}
+
+// A program whose start costs far more than its samples (an interpreter, a
+// test collector): blocks are sized from the samples' own seconds, which
+// its result file reports, not from the process's wall time.
+TEST(RunProgramAb, SizesBlocksFromTheSamplesOwnSecondsWhereTheFileReportsThem) {
+  std::vector<std::string> journal;
+  auto flat = [](const std::string&, unsigned run, unsigned i) { return Jitter(100, run, i); };
+  ScriptedProgram base("baseline", {"a", "b"}, flat, &journal);
+  ScriptedProgram cand("candidate", {"a", "b"}, flat, &journal);
+  base.ReportSampleSeconds(0.002);
+  cand.ReportSampleSeconds(0.002);
+  AbOptions o = FixedOptions(2);
+  o.fixed_block_samples = 0;
+  o.block_seconds = 0.1;
+  std::ostringstream log;
+  RunProgramAb(base, cand, gate::Policy{}, "cpu-test", o, log);
+  // The pilot asks for the minimum; 0.1 s of 2 ms samples is 50 a block.
+  EXPECT_EQ(base.asked(), (std::vector<unsigned>{5, 50, 50}));
+  EXPECT_EQ(cand.asked(), (std::vector<unsigned>{50, 50}));
 }
 
 TEST(RunProgramAb, ASideThatCrashesEndsMeasuringWithTheBlocksBeforeKeptInPairs) {

@@ -49,9 +49,11 @@ class ProgramAbEndToEnd : public ::testing::Test {
     std::ofstream(policy_) << kPolicy;
   }
 
-  CommandResult Ab(const std::string& baseline, const std::string& candidate) {
+  // `case_budget`: seconds for the case, confirmation included; a program
+  // whose every block starts an interpreter needs more than one that does not.
+  CommandResult Ab(const std::string& baseline, const std::string& candidate, const std::string& case_budget = "60") {
     auto r = RunCommand({Bin("agent/perfgate-agent"), "ab", "--offline", "--baseline-cmd", baseline,
-                         "--candidate-cmd", candidate, "--block-time", "0.3", "--case-budget", "60",
+                         "--candidate-cmd", candidate, "--block-time", "0.3", "--case-budget", case_budget,
                          "--block-timeout", "120", "--policy", policy_, "--json", report_json(), "--branch",
                          "topic", "--commit", "c0ffee"},
                         {}, std::chrono::minutes(6));
@@ -162,13 +164,13 @@ class PytestAbEndToEnd : public ProgramAbEndToEnd {
 };
 
 TEST_F(PytestAbEndToEnd, CatchesATestThirtyPercentSlower) {
-  const CommandResult r = Ab(PytestCommand(TestFile("a", 0)), PytestCommand(TestFile("b", 30)));
+  const CommandResult r = Ab(PytestCommand(TestFile("a", 0)), PytestCommand(TestFile("b", 30)), "150");
   ASSERT_EQ(r.exit_code, 1) << r.output;
   ExpectRegressions(0.15);
 }
 
 TEST_F(PytestAbEndToEnd, PassesATestAgainstAnUnchangedCopy) {
-  const CommandResult r = Ab(PytestCommand(TestFile("a", 0)), PytestCommand(TestFile("b", 0)));
+  const CommandResult r = Ab(PytestCommand(TestFile("a", 0)), PytestCommand(TestFile("b", 0)), "150");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   ExpectNoRegression();
 }

@@ -37,13 +37,21 @@ TEST(GoogleBenchmarkProgram, EachRepetitionOfARealRunIsASampleAndTheErrorFailsIt
   const json doc = json::parse(testing::Slurp(file));
   std::map<std::string, size_t> repetitions;  // run_name -> iteration rows
   std::map<std::string, std::string> errors;
+  double own_seconds = 0;  // iterations x real_time of every repetition, in seconds
+  const std::map<std::string, double> kScale = {{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}};
   for (const json& b : doc["benchmarks"]) {
     if (b["run_type"] != "iteration") continue;
-    if (b.value("error_occurred", false)) errors[b["run_name"]] = b["error_message"];
-    else ++repetitions[b["run_name"]];
+    if (b.value("error_occurred", false)) {
+      errors[b["run_name"]] = b["error_message"];
+      continue;
+    }
+    ++repetitions[b["run_name"]];
+    own_seconds +=
+        b["iterations"].get<double>() * b["real_time"].get<double>() * kScale.at(b["time_unit"]);
   }
   ASSERT_FALSE(errors.empty());  // BM_NeedsDevice calls SkipWithError
   EXPECT_EQ(set->cases.size(), repetitions.size() + errors.size());
+  double read_seconds = 0;  // the cases' own timed seconds, which size A/B blocks
   for (const CaseResult& c : set->cases) {
     if (c.status == CaseStatus::kFailed) {
       EXPECT_TRUE(c.samples.empty());
@@ -52,8 +60,11 @@ TEST(GoogleBenchmarkProgram, EachRepetitionOfARealRunIsASampleAndTheErrorFailsIt
     }
     EXPECT_EQ(c.status, CaseStatus::kOk);
     EXPECT_EQ(c.samples.size(), 3u) << c.benchmark.Key();
+    read_seconds += c.sample_seconds;
     EXPECT_EQ(c.metrics[testing::MetricIndex(c, "real_time")].direction, Direction::kLowerIsBetter);
   }
+  EXPECT_NEAR(read_seconds, own_seconds, 1e-9 * own_seconds);
+  EXPECT_GT(read_seconds, 0);
   EXPECT_TRUE(set->notes.empty());
 }
 

@@ -35,7 +35,12 @@ TEST(HyperfineFile, OfARealRunHasOneCasePerCommandAndOneSamplePerRun) {
     EXPECT_EQ(c->metrics[t].direction, Direction::kLowerIsBetter);
     ASSERT_EQ(c->samples.size(), r["times"].size());
     EXPECT_EQ(c->samples.size(), 5u);
-    for (size_t i = 0; i < c->samples.size(); ++i) EXPECT_EQ(c->samples[i].values[t], r["times"][i].get<double>());
+    double own = 0;
+    for (size_t i = 0; i < c->samples.size(); ++i) {
+      EXPECT_EQ(c->samples[i].values[t], r["times"][i].get<double>());
+      own += r["times"][i].get<double>();
+    }
+    EXPECT_NEAR(c->sample_seconds, own, 1e-12);  // the runs' own time, which sizes A/B blocks
   }
 }
 

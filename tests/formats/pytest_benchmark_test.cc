@@ -40,6 +40,9 @@ TEST(PytestBenchmarkFile, OfARealRunHasOneSamplePerRoundAndTheParametersAsParame
     ASSERT_EQ(c->samples.size(), b["stats"]["rounds"].get<size_t>());
     EXPECT_GE(c->samples.size(), 5u);
     EXPECT_EQ(c->samples[0].values[0], b["stats"]["data"][0].get<double>());
+    double own = 0;
+    for (const json& d : b["stats"]["data"]) own += d.get<double>() * b["stats"]["iterations"].get<double>();
+    EXPECT_NEAR(c->sample_seconds, own, 1e-12);  // the rounds' own time, which sizes A/B blocks
   }
   EXPECT_NE(testing::FindCase(*set, "pytest/test_tiny.py__test_sum{n=1000}"), nullptr);
   EXPECT_TRUE(set->notes.empty());
