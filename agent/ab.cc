@@ -208,8 +208,17 @@ CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbO
     pair.baseline_blocks.clear();
     pair.candidate_blocks.clear();
   };
+  // A device case reports energy metrics after its declared ones where the
+  // device has an energy counter (suites/energy.h): the first block says
+  // which it reports, and every block of either side must report the same.
   auto usable = [&](const CaseResult& block) {
-    return block.status == CaseStatus::kOk && SameMetrics(block.metrics, c.metrics);
+    if (block.status != CaseStatus::kOk) return false;
+    if (pair.baseline.samples.empty() && pair.candidate.samples.empty() &&
+        block.metrics.size() >= c.metrics.size() &&
+        SameMetrics({block.metrics.begin(), block.metrics.begin() + c.metrics.size()}, c.metrics)) {
+      pair.baseline.metrics = pair.candidate.metrics = block.metrics;
+    }
+    return SameMetrics(block.metrics, pair.baseline.metrics);
   };
 
   unsigned samples = options.fixed_block_samples;
