@@ -23,7 +23,7 @@ import re
 import statistics
 import sys
 
-HEADLINE = ["tflops", "bandwidth", "busbw", "tokens_per_s", "mfu", "time"]
+HEADLINE = ["tflops", "bandwidth", "busbw", "throughput", "tokens_per_s", "mfu", "time"]
 ENERGY = [("power", "W"), ("energy", "J"), ("energy_per_tflop", "J/TFLOP"), ("energy_per_token", "J/token")]
 
 
@@ -53,22 +53,47 @@ def fmt(v):
 
 
 def model_reference(directory, key, metric):
-    """The value model-reference.py measured for a training/inference case."""
+    """What model-reference.py measured for a training/inference case, and a
+    note where its shape differs from the case's (prompt, decode steps)."""
     p = params(key)
     preset = p.get("preset")
     if key.startswith("training/step"):
         ref = load(os.path.join(directory, f"torch-train-{preset}.json"))
         field = {"time": "step_time_ms", "tokens_per_s": "tokens_per_s", "mfu": "mfu"}.get(metric)
-        return ref.get(field) if ref and field else None
-    ref = load(os.path.join(directory, f"torch-decode-{preset}.json"))
-    batch = (ref or {}).get("batches", {}).get(p.get("batch", ""))
+        return (ref.get(field) if ref and field else None), ""
+    ref = load(os.path.join(directory, f"torch-decode-{preset}.json")) or {}
+    batch = ref.get("batches", {}).get(p.get("batch", ""))
     if not batch:
-        return None
+        return None, ""
+    note = ""
+    if str(ref.get("prompt_len")) != p.get("prompt", ""):
+        note = f" (prompt {ref.get('prompt_len')}, here {p.get('prompt')})"
     if key.startswith("inference/prefill"):
-        return {"time": batch.get("prefill_ms"), "tokens_per_s": batch.get("prefill_tokens_per_s")}.get(metric)
+        return {"time": batch.get("prefill_ms"), "tokens_per_s": batch.get("prefill_tokens_per_s")}.get(metric), note
     if key.startswith("inference/decode"):
-        return {"time": batch.get("graph_ms_per_token"), "tokens_per_s": batch.get("graph_tokens_per_s")}.get(metric)
-    return None
+        if str(ref.get("decode_steps")) != p.get("tokens", ""):
+            note += f" ({ref.get('decode_steps')} steps, here {p.get('tokens')})"
+        return {"time": batch.get("graph_ms_per_token"), "tokens_per_s": batch.get("graph_tokens_per_s")}.get(metric), note
+    return None, ""
+
+
+def metric_row(case, key, metric, reference, no_reference, model_dir, energy):
+    unit = next(m["unit"] for m in case["metrics"] if m["name"] == metric)
+    ours = median_of(case, metric)
+    note = ""
+    if model_dir:
+        ref, note = model_reference(model_dir, key, metric)
+    else:
+        ref = ((reference or {}).get("cases", {}).get(key) or {}).get(metric)
+    if ref is None:
+        ref_text = f"none: {no_reference}" if no_reference else "none for this metric"
+        ratio = ""
+    else:
+        ref_text = fmt(ref) + note
+        lower = metric == "time"
+        ratio = fmt(ref / ours if lower else ours / ref) if ours else ""
+    return (f"| {key} {metric} [{unit}] | {fmt(ours)} | {ref_text} | {ratio} | "
+            f"{case.get('noise', 0) * 100:.2f} % | {energy} |")
 
 
 def case_rows(results, reference, no_reference, model_dir):
@@ -76,29 +101,20 @@ def case_rows(results, reference, no_reference, model_dir):
     for case in results["cases"]:
         key = case["key"]
         if case["status"] not in ("ok", "timed_out"):
-            rows.append(f"| {key} | not measured: {case['status']}: {case.get('reason', '')} | | | |")
+            rows.append(f"| {key} | not measured: {case['status']}: {case.get('reason', '')} | | | | |")
             continue
         names = [m["name"] for m in case["metrics"]]
-        metric = next((m for m in HEADLINE if m in names), names[0])
-        unit = case["metrics"][names.index(metric)]["unit"]
-        ours = median_of(case, metric)
-        if model_dir:
-            ref = model_reference(model_dir, key, metric)
-        else:
-            ref = ((reference or {}).get("cases", {}).get(key) or {}).get(metric)
-        if ref is None:
-            ref_text = f"none: {no_reference}" if no_reference else "none for this case"
-            ratio = ""
-        else:
-            ref_text = fmt(ref)
-            lower = metric == "time"
-            ratio = fmt(ref / ours if lower else ours / ref) if ours else ""
         energy = ", ".join(f"{fmt(median_of(case, n))} {u}" for n, u in ENERGY if n in names)
         if not energy:
             why = re.search(r"energy unavailable: (.*)", case.get("reason", ""))
             energy = f"energy unavailable: {why.group(1)}" if why else ""
-        rows.append(f"| {key} {metric} [{unit}] | {fmt(ours)} | {ref_text} | {ratio} | "
-                    f"{case.get('noise', 0) * 100:.2f} % | {energy} |")
+        energy_names = {n for n, _ in ENERGY}
+        # One row per metric, the headline first; energy on the first row.
+        ordered = sorted((n for n in names if n not in energy_names),
+                         key=lambda n: HEADLINE.index(n) if n in HEADLINE else len(HEADLINE))
+        for row, metric in enumerate(ordered):
+            rows.append(metric_row(case, key, metric, reference, no_reference, model_dir,
+                                   energy if row == 0 else ""))
     return rows
 
 
@@ -140,10 +156,11 @@ def ab_rows(directory):
         what = {"aa1": "A/A 1 (must pass)", "aa2": "A/A 2 (must pass)", "slow": "5 % slowdown (must be caught)"}[run]
         verdicts = []
         report = load(os.path.join(directory, f"{run}.json")) or {}
-        for m in report.get("metrics", []):
-            if m.get("gating", True):
-                verdicts.append(f"{m.get('benchmark', '')} {m.get('metric', '')}: {m.get('verdict', '')} "
-                                f"{fmt(100 * m['delta']) + ' %' if isinstance(m.get('delta'), (int, float)) else ''}")
+        for v in report.get("verdicts", []):
+            if v.get("gating", True):
+                change = v.get("change")
+                change = f" {100 * change:+.2f} %" if isinstance(change, (int, float)) else ""
+                verdicts.append(f"{v.get('benchmark', '')} {v.get('metric', '')}: {v.get('verdict', '')}{change}")
         ok = "as expected" if code == str(want) else f"NOT as expected (wanted exit {want})"
         rows.append(f"| {what} | exit {code}, {ok} | {'; '.join(verdicts)} | | | |")
     return rows

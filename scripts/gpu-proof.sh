@@ -39,6 +39,9 @@ out=$(cd "$1" && pwd)
 # The bf16 GEMM the injected slowdown goes into, and the A/B cases.
 bf16_gemm='kernels/gemm{dtype=bf16,k=8192,m=8192,n=8192}'
 ab_filters=(--filter "$bf16_gemm" --filter 'kernels/device_copy*')
+# The kernels suite's CUDA cases (its host cases are not owed here).
+kernel_filters=(--filter 'kernels/device_*' --filter 'kernels/gemm*' --filter 'kernels/rmsnorm*'
+                --filter 'kernels/ceiling*')
 
 log() { echo "perfgate-gpu-proof: $*" >&2; }
 # A check that failed, kept in the stage's folder so a resumed call reports it.
@@ -47,9 +50,9 @@ fail() { echo "$2" >> "$1/failed"; }
 # Why nothing can be measured on a GPU here; empty when a GPU is there.
 no_gpu_reason() {
   if ! command -v nvidia-smi >/dev/null 2>&1; then
-    echo "no NVIDIA driver on this node (nvidia-smi not found)"
+    echo "no NVIDIA driver on this node: nvidia-smi not found"
   elif ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
-    echo "no GPU (nvidia-smi -L lists none)"
+    echo "no GPU: nvidia-smi -L lists none"
   fi
 }
 gpu_reason=$(no_gpu_reason)
@@ -130,13 +133,15 @@ stage_gpu_tests() {
     name=$(basename "$t")
     timeout 240 "$t" --gtest_output="json:$d/$name.json" > "$d/$name.log" 2>&1
     local rc=$? skipped passed
-    skipped=$(grep -c '^\[  SKIPPED \]' "$d/$name.log")
-    passed=$(grep -c '^\[       OK \]' "$d/$name.log")
+    # GoogleTest's summary lines: "[  PASSED  ] 3 tests." and "[  SKIPPED ] 21 tests, listed below:".
+    passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\{0,1\}\..*/\1/p' "$d/$name.log")
+    skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\{0,1\},.*/\1/p' "$d/$name.log")
+    passed=${passed:-0} skipped=${skipped:-0}
     if [[ $rc -ne 0 ]]; then
       fail "$d" "device tests: $name (exit $rc, gpu_tests/$name.log)"
       rows+=("| $name | failed (exit $rc): see gpu_tests/$name.log | | | | |")
     elif [[ -n $gpu_reason ]]; then
-      rows+=("| $name | not measured: $gpu_reason ($skipped skipped, $passed host-side passed) | | | | |")
+      rows+=("| $name | not measured: $gpu_reason ($skipped skipped, $passed passed) | | | | |")
     else
       rows+=("| $name | $passed passed, $skipped skipped | | | | |")
     fi
@@ -148,7 +153,16 @@ stage_gpu_tests() {
 }
 
 stage_kernels() {
-  local d=$1
+  local d=$1 monitor=
+  # Without a GPU the cases skip at once, each with its reason in the JSON.
+  if [[ -z $gpu_reason ]]; then
+    nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active \
+      --format=csv -lms 500 > "$d/nvml-load.csv" 2>&1 &
+    monitor=$!
+  fi
+  timeout 200 "$agent" run --offline --suite kernels "${kernel_filters[@]}" --set dtype=fp32,tf32,fp16,bf16,fp8 \
+    --time-budget 180s --output "$d/kernels.json" > "$d/kernels.log" 2>&1
+  [[ -n $monitor ]] && kill "$monitor" 2>/dev/null
   if [[ -n $gpu_reason ]]; then
     not_measured "$d/section.md" "Kernels" "$gpu_reason" \
       "GEMM fp32/tf32/fp16/bf16/fp8 TFLOP/s at 4096³, 8192³, 4096×14336×4096, 8192×8192×28672" \
@@ -156,12 +170,6 @@ stage_kernels() {
       "NVML under load: clocks, throttle reasons, power"
     return
   fi
-  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active \
-    --format=csv -lms 500 > "$d/nvml-load.csv" 2>&1 &
-  local monitor=$!
-  timeout 200 "$agent" run --offline --suite kernels --set dtype=fp32,tf32,fp16,bf16,fp8 \
-    --time-budget 180s --output "$d/kernels.json" > "$d/kernels.log" 2>&1
-  kill "$monitor" 2>/dev/null
   local why
   why=$(torch_reason)
   if [[ -z $why ]]; then
@@ -173,6 +181,8 @@ stage_kernels() {
 
 stage_model() {
   local d=$1
+  timeout 200 "$agent" run --offline --suite training --suite inference --filter '*backend=cuda*' \
+    --time-budget 180s --output "$d/model.json" > "$d/model.log" 2>&1
   if [[ -n $gpu_reason ]]; then
     not_measured "$d/section.md" "Training step and inference" "$gpu_reason" \
       "training step small, large: ms, tokens/s, MFU" "prefill time to first token" \
@@ -180,8 +190,6 @@ stage_model() {
       "energy per case (W, J/token)"
     return
   fi
-  timeout 200 "$agent" run --offline --suite training --suite inference --filter '*backend=cuda*' \
-    --time-budget 180s --output "$d/model.json" > "$d/model.log" 2>&1
   local why preset
   why=$(torch_reason)
   if [[ -z $why ]]; then
@@ -195,15 +203,14 @@ stage_model() {
 }
 
 stage_collectives() {
-  local d=$1
+  local d=$1 sizes=1048576,16777216,268435456
+  timeout 150 "$agent" run --offline --suite collectives --set backend=nccl --set "bytes=$sizes" \
+    --gpus "$gpu_count" --time-budget 120s --output "$d/collectives.json" > "$d/collectives.log" 2>&1
   if [[ -n $gpu_reason ]]; then
     not_measured "$d/section.md" "Collectives" "$gpu_reason" \
       "all_reduce, all_gather, reduce_scatter busbw (NCCL) beside torch.distributed"
     return
   fi
-  local sizes=1048576,16777216,268435456
-  timeout 150 "$agent" run --offline --suite collectives --set backend=nccl --set "bytes=$sizes" \
-    --gpus "$gpu_count" --time-budget 120s --output "$d/collectives.json" > "$d/collectives.log" 2>&1
   local why
   why=$(torch_reason)
   if [[ -z $why && $gpu_count -lt 2 ]]; then why="torch.distributed needs two or more GPUs ($gpu_count here)"; fi
@@ -216,14 +223,7 @@ stage_collectives() {
 }
 
 stage_ab() {
-  local d=$1
-  if [[ -n $gpu_reason ]]; then
-    not_measured "$d/section.md" "A/B: the gate on this card" "$gpu_reason" \
-      "A/A run 1 (same build, must pass)" "A/A run 2 (same build, must pass)" \
-      "5 % slowdown injected into $bf16_gemm (must be caught)"
-    return
-  fi
-  local run rc
+  local d=$1 run rc
   for run in aa1 aa2 slow; do
     local candidate=$agent
     [[ $run == slow ]] && candidate="env PERFGATE_INJECT_SLOWDOWN=$bf16_gemm=5 $agent"
@@ -232,9 +232,16 @@ stage_ab() {
       > "$d/$run.log" 2>&1
     rc=$?
     echo "$rc" > "$d/$run.exit"
+    [[ -n $gpu_reason ]] && continue  # the cases skipped: nothing was judged
     if [[ $run == slow && $rc -ne 1 ]]; then fail "$d" "A/B: the 5 % slowdown was not caught (exit $rc)"; fi
     if [[ $run != slow && $rc -ne 0 ]]; then fail "$d" "A/B: A/A $run did not pass (exit $rc)"; fi
   done
+  if [[ -n $gpu_reason ]]; then
+    not_measured "$d/section.md" "A/B: the gate on this card" "$gpu_reason" \
+      "A/A run 1 (same build, must pass)" "A/A run 2 (same build, must pass)" \
+      "5 % slowdown injected into $bf16_gemm (must be caught)"
+    return
+  fi
   report "$d/section.md" "A/B: the gate on this card" --ab "$d"
 }
 

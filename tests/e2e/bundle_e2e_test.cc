@@ -56,9 +56,10 @@ bin/perfgate-coordinator --help > "$out/coordinator-help.txt" 2>&1; echo $? > "$
 for side in a b; do
   bin/perfgate-agent run --offline --output "$out/$side.json" \
     --suite kernels --suite training --suite inference --suite collectives \
-    --filter 'kernels/sgemm{k=256,m=256,n=256}' --filter 'training/step{backend=host*' \
-    --filter 'inference/decode{backend=host,batch=1,*' --filter 'collectives/all_reduce{backend=gloo,bytes=65536,*' \
-    --set k=256 --set m=256 --set n=256 --min-time 0.05 --timeout 20 > "$out/run-$side.log" 2>&1
+    --filter 'kernels/sgemm{k=512,*' --filter 'training/step{backend=host*' \
+    --filter 'inference/decode{backend=host,batch=1,*' \
+    --filter 'collectives/all_reduce{backend=gloo,bytes=65536,dtype=float32,inplace=0}' \
+    --min-time 0.1 --timeout 20 > "$out/run-$side.log" 2>&1
   echo $? > "$out/run-$side.exit"
 done
 bin/perfgate compare --baseline "$out/a.json" --candidate "$out/b.json" --policy share/perfgate/policy.yaml \
