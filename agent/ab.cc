@@ -182,6 +182,24 @@ void SetNoise(CasePair* pair) {
 
 }  // namespace
 
+namespace {
+
+// Whether `block` can join `pair`: it ended well and reports the pair's
+// metrics. A device case reports energy metrics after its declared ones
+// where the device has an energy counter (suites/energy.h): the first block
+// says which it reports, and every block of either side must report the same.
+bool UsableBlock(const CaseResult& block, const AbCase& c, CasePair& pair) {
+  if (block.status != CaseStatus::kOk) return false;
+  if (pair.baseline.samples.empty() && pair.candidate.samples.empty() &&
+      block.metrics.size() >= c.metrics.size() &&
+      SameMetrics({block.metrics.begin(), block.metrics.begin() + c.metrics.size()}, c.metrics)) {
+    pair.baseline.metrics = pair.candidate.metrics = block.metrics;
+  }
+  return SameMetrics(block.metrics, pair.baseline.metrics);
+}
+
+}  // namespace
+
 CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbOptions& options,
                      double budget_s, const DecidedFn& decided) {
   const Clock::time_point start = Clock::now();
@@ -208,24 +226,12 @@ CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbO
     pair.baseline_blocks.clear();
     pair.candidate_blocks.clear();
   };
-  // A device case reports energy metrics after its declared ones where the
-  // device has an energy counter (suites/energy.h): the first block says
-  // which it reports, and every block of either side must report the same.
-  auto usable = [&](const CaseResult& block) {
-    if (block.status != CaseStatus::kOk) return false;
-    if (pair.baseline.samples.empty() && pair.candidate.samples.empty() &&
-        block.metrics.size() >= c.metrics.size() &&
-        SameMetrics({block.metrics.begin(), block.metrics.begin() + c.metrics.size()}, c.metrics)) {
-      pair.baseline.metrics = pair.candidate.metrics = block.metrics;
-    }
-    return SameMetrics(block.metrics, pair.baseline.metrics);
-  };
 
   unsigned samples = options.fixed_block_samples;
   if (samples == 0) {
     // A pilot block sizes the blocks by time; it also warms the node.
     const Pilot pilot = MeasurePilot(pair.key, baseline, options);
-    if (!usable(pilot.block)) {
+    if (!UsableBlock(pilot.block, c, pair)) {
       fail(AbRole::kBaseline, pilot.block);
       pair.stopped = "failed";
       return pair;
@@ -238,7 +244,7 @@ CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbO
     for (AbRole role : BlockOrder(round)) {
       const bool is_base = role == AbRole::kBaseline;
       CaseResult block = (is_base ? baseline : candidate).Measure(pair.key, samples);
-      if (!usable(block)) {
+      if (!UsableBlock(block, c, pair)) {
         fail(role, block);
         pair.stopped = "failed";
         return pair;

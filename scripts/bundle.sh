@@ -72,7 +72,7 @@ done
 for l in "$top"/lib/*; do patchelf --set-rpath '$ORIGIN' "$l"; done
 
 archive=$out/$name.tar.xz
-tar -C "$stage" --owner=0 --group=0 --sort=name -cf - "$name" | xz -T0 -6 > "$archive.part"
+tar -C "$stage" --owner=0 --group=0 --sort=name -cf - "$name" | xz -T0 -3 > "$archive.part"
 mv "$archive.part" "$archive"
 bytes=$(stat -c %s "$archive")
 mib=$(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1048576 }')

@@ -233,16 +233,22 @@ TEST(MeasurePair, AFailingBlockFailsTheCaseOnBothSidesWithThatSidesReason) {
   }
 }
 
-TEST(MeasurePair, PoolsTheEnergyMetricsItsBlocksReportAfterTheDeclaredOnes) {
+// Two rounds of 5-sample blocks whose sides report power on their first
+// `base_calls` and `cand_calls` blocks.
+CasePair MeteredPair(unsigned base_calls, unsigned cand_calls) {
   std::vector<std::pair<AbRole, std::string>> journal;
   ScriptedSide base(AbRole::kBaseline, [](auto&, unsigned c, unsigned i) { return Jitter(10, c, i); }, &journal);
   ScriptedSide cand(AbRole::kCandidate, [](auto&, unsigned c, unsigned i) { return Jitter(10, c, i); }, &journal);
-  base.ReportPowerOnCalls(100);
-  cand.ReportPowerOnCalls(100);
+  base.ReportPowerOnCalls(base_calls);
+  cand.ReportPowerOnCalls(cand_calls);
   AbOptions o;
   o.fixed_rounds = 2;
   o.fixed_block_samples = 5;
-  const CasePair p = MeasurePair(TimeCase("a"), base, cand, o);
+  return MeasurePair(TimeCase("a"), base, cand, o);
+}
+
+TEST(MeasurePair, PoolsTheEnergyMetricsItsBlocksReportAfterTheDeclaredOnes) {
+  const CasePair p = MeteredPair(100, 100);
   for (const CaseResult* r : {&p.baseline, &p.candidate}) {
     EXPECT_EQ(r->status, CaseStatus::kOk) << r->reason;
     ASSERT_EQ(r->metrics.size(), 2u);
@@ -253,15 +259,7 @@ TEST(MeasurePair, PoolsTheEnergyMetricsItsBlocksReportAfterTheDeclaredOnes) {
 }
 
 TEST(MeasurePair, ABlockThatStopsReportingEnergyFailsTheCase) {
-  std::vector<std::pair<AbRole, std::string>> journal;
-  ScriptedSide base(AbRole::kBaseline, [](auto&, unsigned c, unsigned i) { return Jitter(10, c, i); }, &journal);
-  ScriptedSide cand(AbRole::kCandidate, [](auto&, unsigned c, unsigned i) { return Jitter(10, c, i); }, &journal);
-  base.ReportPowerOnCalls(100);
-  cand.ReportPowerOnCalls(1);  // its second block has no power
-  AbOptions o;
-  o.fixed_rounds = 2;
-  o.fixed_block_samples = 5;
-  const CasePair p = MeasurePair(TimeCase("a"), base, cand, o);
+  const CasePair p = MeteredPair(100, 1);  // the candidate's second block has no power
   EXPECT_EQ(p.candidate.status, CaseStatus::kFailed);
   EXPECT_EQ(p.candidate.reason, "candidate side: its blocks reported different metrics");
 }

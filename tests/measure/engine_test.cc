@@ -287,15 +287,20 @@ TEST(MeasureSamples, ReadsTheEnergyCounterAroundTheTimedSamplesAndNotTheWarmUp) 
   EXPECT_EQ(m.energy_unavailable, "");
 }
 
+// Ten samples of `sample_s` each on `device`, without warm-up work.
+Measurement TenSamples(FakeClock& clock, ThrottleSource& device, double sample_s) {
+  EngineOptions o = Defaults();
+  o.sample_count = 10;
+  return MeasureSamples([] {}, [&] {
+    clock.Advance(sample_s);
+    return sample_s;
+  }, o, clock, &device);
+}
+
 TEST(MeasureSamples, ADeviceWithoutAnEnergyCounterGivesItsReasonAndNoEnergy) {
   FakeClock clock;
   MeteredDevice device(clock, 700, "nvmlDeviceGetTotalEnergyConsumption: Not Supported (NVML 3)");
-  EngineOptions o = Defaults();
-  o.sample_count = 10;
-  const Measurement m = MeasureSamples([] {}, [&] {
-    clock.Advance(0.05);
-    return 0.05;
-  }, o, clock, &device);
+  const Measurement m = TenSamples(clock, device, 0.05);
   EXPECT_FALSE(m.energy_j.has_value());
   EXPECT_EQ(m.energy_unavailable, "nvmlDeviceGetTotalEnergyConsumption: Not Supported (NVML 3)");
 }
@@ -303,12 +308,7 @@ TEST(MeasureSamples, ADeviceWithoutAnEnergyCounterGivesItsReasonAndNoEnergy) {
 TEST(MeasureSamples, ACounterThatDidNotAdvanceIsUnavailableRatherThanZero) {
   FakeClock clock;
   MeteredDevice idle(clock, 0);  // a counter updated less often than the samples last
-  EngineOptions o = Defaults();
-  o.sample_count = 10;
-  const Measurement m = MeasureSamples([] {}, [&] {
-    clock.Advance(0.001);
-    return 0.001;
-  }, o, clock, &idle);
+  const Measurement m = TenSamples(clock, idle, 0.001);
   EXPECT_FALSE(m.energy_j.has_value());
   EXPECT_NE(m.energy_unavailable.find("did not advance"), std::string::npos) << m.energy_unavailable;
 }
