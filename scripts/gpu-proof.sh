@@ -9,7 +9,8 @@
 # mark; a stage already done is skipped, so a cut-off call is resumed by
 # running the same command again:
 #   env          the device, driver, CUDA, cuBLAS, NCCL and PyTorch versions;
-#                NVML at rest (the agent's probe, nvidia-smi)
+#                NVML at rest (the agent's probe, nvidia-smi); where the
+#                cuBLASLt and NCCL the CUDA cases load were found
 #   gpu-tests    the device tests (the binaries `ctest -L gpu` runs), logs
 #   kernels      the kernels suite's CUDA cases beside scripts/gpu-reference.py,
 #                with NVML sampled under load (clocks, reasons, power)
@@ -58,6 +59,23 @@ no_gpu_reason() {
 gpu_reason=$(no_gpu_reason)
 gpu_count=0
 [[ -z $gpu_reason ]] && gpu_count=$(nvidia-smi -L | grep -c '^GPU ')
+
+# cuBLASLt and NCCL, which the CUDA cases load at run time, come from the
+# node: the CUDA toolkit's lib64 and PyTorch's wheels (site-packages/nvidia/
+# */lib) are searched after the system's own paths. They hold CUDA's
+# libraries only, so none shadows one of the bundle's.
+cuda_dirs=()
+for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
+  [[ -d $d ]] && cuda_dirs+=("$d")
+done
+if command -v python3 >/dev/null 2>&1; then
+  while read -r d; do [[ -n $d ]] && cuda_dirs+=("$d"); done < <(python3 -c 'import glob, os, site
+for p in site.getsitepackages() + [site.getusersitepackages()]:
+    print("\n".join(sorted(glob.glob(os.path.join(p, "nvidia", "*", "lib")))))' 2>/dev/null)
+fi
+if [[ ${#cuda_dirs[@]} -gt 0 ]]; then
+  export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$(IFS=:; echo "${cuda_dirs[*]}")"
+fi
 
 # Why PyTorch cannot give a reference here; empty when it can.
 torch_reason() {
@@ -111,6 +129,9 @@ stage_env() {
   local d=$1
   date -u +%Y-%m-%dT%H:%M:%SZ > "$d/date"
   timeout 60 "$agent" probe > "$d/probe.txt" 2>&1
+  { echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
+    for d in "${cuda_dirs[@]}"; do ls "$d" 2>/dev/null | grep -E '^lib(cublasLt|nccl)\.so' | sed "s|^|$d/|"; done
+  } > "$d/cuda-libraries.txt"
   if [[ -z $gpu_reason ]]; then
     timeout 60 nvidia-smi -q > "$d/nvidia-smi-q.txt" 2>&1
     timeout 30 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw,temperature.gpu \
