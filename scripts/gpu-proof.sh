@@ -37,9 +37,8 @@ policy=$top/share/perfgate/policy.yaml
 mkdir -p "$1" || exit 2
 out=$(cd "$1" && pwd)
 
-# The bf16 GEMM the injected slowdown goes into, and the A/B cases.
+# The bf16 GEMM the A/B runs measure and the slowdown is injected into.
 bf16_gemm='kernels/gemm{dtype=bf16,k=8192,m=8192,n=8192}'
-ab_filters=(--filter "$bf16_gemm" --filter 'kernels/device_copy*')
 # The kernels suite's CUDA cases (its host cases are not owed here).
 kernel_filters=(--filter 'kernels/device_*' --filter 'kernels/gemm*' --filter 'kernels/rmsnorm*'
                 --filter 'kernels/ceiling*')
@@ -152,7 +151,7 @@ stage_gpu_tests() {
   for t in "$tests"/*; do
     [[ -x $t ]] || continue
     name=$(basename "$t")
-    timeout 240 "$t" --gtest_output="json:$d/$name.json" > "$d/$name.log" 2>&1
+    timeout 150 "$t" --gtest_output="json:$d/$name.json" > "$d/$name.log" 2>&1
     local rc=$? skipped passed
     # GoogleTest's summary lines: "[  PASSED  ] 3 tests." and "[  SKIPPED ] 21 tests, listed below:".
     passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\{0,1\}\..*/\1/p' "$d/$name.log")
@@ -181,8 +180,8 @@ stage_kernels() {
       --format=csv -lms 500 > "$d/nvml-load.csv" 2>&1 &
     monitor=$!
   fi
-  timeout 200 "$agent" run --offline --suite kernels "${kernel_filters[@]}" --set dtype=fp32,tf32,fp16,bf16,fp8 \
-    --time-budget 180s --output "$d/kernels.json" > "$d/kernels.log" 2>&1
+  timeout 170 "$agent" run --offline --suite kernels "${kernel_filters[@]}" --set dtype=fp32,tf32,fp16,bf16,fp8 \
+    --time-budget 150s --output "$d/kernels.json" > "$d/kernels.log" 2>&1
   [[ -n $monitor ]] && kill "$monitor" 2>/dev/null
   if [[ -n $gpu_reason ]]; then
     not_measured "$d/section.md" "Kernels" "$gpu_reason" \
@@ -194,7 +193,7 @@ stage_kernels() {
   local why
   why=$(torch_reason)
   if [[ -z $why ]]; then
-    timeout 150 python3 "$scripts/gpu-reference.py" --iterations 20 > "$d/torch-kernels.json" 2> "$d/torch-kernels.log"
+    timeout 100 python3 "$scripts/gpu-reference.py" --iterations 20 > "$d/torch-kernels.json" 2> "$d/torch-kernels.log"
   fi
   report "$d/section.md" "Kernels" --perfgate "$d/kernels.json" --reference "$d/torch-kernels.json" \
     --no-reference "${why:-}" --nvml "$d/nvml-load.csv"
@@ -202,8 +201,8 @@ stage_kernels() {
 
 stage_model() {
   local d=$1
-  timeout 200 "$agent" run --offline --suite training --suite inference --filter '*backend=cuda*' \
-    --time-budget 180s --output "$d/model.json" > "$d/model.log" 2>&1
+  timeout 170 "$agent" run --offline --suite training --suite inference --filter '*backend=cuda*' \
+    --time-budget 150s --output "$d/model.json" > "$d/model.log" 2>&1
   if [[ -n $gpu_reason ]]; then
     not_measured "$d/section.md" "Training step and inference" "$gpu_reason" \
       "training step small, large: ms, tokens/s, MFU" "prefill time to first token" \
@@ -215,8 +214,8 @@ stage_model() {
   why=$(torch_reason)
   if [[ -z $why ]]; then
     for preset in small large; do
-      timeout 60 python3 "$scripts/model-reference.py" train --preset "$preset" > "$d/torch-train-$preset.json" 2>> "$d/torch.log"
-      timeout 60 python3 "$scripts/model-reference.py" decode --preset "$preset" > "$d/torch-decode-$preset.json" 2>> "$d/torch.log"
+      timeout 45 python3 "$scripts/model-reference.py" train --preset "$preset" > "$d/torch-train-$preset.json" 2>> "$d/torch.log"
+      timeout 45 python3 "$scripts/model-reference.py" decode --preset "$preset" > "$d/torch-decode-$preset.json" 2>> "$d/torch.log"
     done
   fi
   report "$d/section.md" "Training step and inference" --perfgate "$d/model.json" \
@@ -225,8 +224,8 @@ stage_model() {
 
 stage_collectives() {
   local d=$1 sizes=1048576,16777216,268435456
-  timeout 150 "$agent" run --offline --suite collectives --set backend=nccl --set "bytes=$sizes" \
-    --gpus "$gpu_count" --time-budget 120s --output "$d/collectives.json" > "$d/collectives.log" 2>&1
+  timeout 75 "$agent" run --offline --suite collectives --set backend=nccl --set "bytes=$sizes" \
+    --gpus "$gpu_count" --time-budget 60s --output "$d/collectives.json" > "$d/collectives.log" 2>&1
   if [[ -n $gpu_reason ]]; then
     not_measured "$d/section.md" "Collectives" "$gpu_reason" \
       "all_reduce, all_gather, reduce_scatter busbw (NCCL) beside torch.distributed"
@@ -236,7 +235,7 @@ stage_collectives() {
   why=$(torch_reason)
   if [[ -z $why && $gpu_count -lt 2 ]]; then why="torch.distributed needs two or more GPUs ($gpu_count here)"; fi
   if [[ -z $why ]]; then
-    timeout 120 python3 "$scripts/collectives-reference.py" --gpus "$gpu_count" --bytes "$sizes" \
+    timeout 60 python3 "$scripts/collectives-reference.py" --gpus "$gpu_count" --bytes "$sizes" \
       > "$d/torch-collectives.json" 2> "$d/torch-collectives.log"
   fi
   report "$d/section.md" "Collectives" --perfgate "$d/collectives.json" \
@@ -248,8 +247,8 @@ stage_ab() {
   for run in aa1 aa2 slow; do
     local candidate=$agent
     [[ $run == slow ]] && candidate="env PERFGATE_INJECT_SLOWDOWN=$bf16_gemm=5 $agent"
-    timeout 110 "$agent" ab --offline --baseline "$agent" --candidate "$candidate" --suite kernels \
-      "${ab_filters[@]}" --policy "$policy" --time-budget 90s --json "$d/$run.json" --markdown "$d/$run.md" \
+    timeout 50 "$agent" ab --offline --baseline "$agent" --candidate "$candidate" --suite kernels \
+      --filter "$bf16_gemm" --policy "$policy" --case-budget 30 --time-budget 35s --json "$d/$run.json" --markdown "$d/$run.md" \
       > "$d/$run.log" 2>&1
     rc=$?
     echo "$rc" > "$d/$run.exit"

@@ -61,6 +61,7 @@ bin/perfgate compare --baseline "$out/a.json" --candidate "$out/b.json" --policy
 start=$(date +%s)
 bin/perfgate-gpu-proof "$out/proof" > "$out/proof.log" 2>&1; echo $? > "$out/proof.exit"
 echo $(( $(date +%s) - start )) > "$out/proof.seconds"
+bin/perfgate-gpu-proof "$out/proof" > "$out/proof-again.log" 2>&1; echo $? > "$out/proof-again.exit"
 )";
 
 std::string SourceDir() { return PERFGATE_SOURCE_DIR; }
@@ -185,6 +186,18 @@ TEST_F(Bundle, GpuProofWritesEveryFileWithItsReasonAndExitsZeroWithoutAGpu) {
   for (const char* stage : {"env", "gpu_tests", "kernels", "model", "collectives", "ab"}) {
     struct stat st {};
     EXPECT_EQ(::stat((shared->out + "/proof/" + stage + "/done").c_str(), &st), 0) << stage;
+  }
+  // The raw JSON of every run is there too, each skipped case with its reason.
+  const nlohmann::json kernels = nlohmann::json::parse(Out("proof/kernels/kernels.json"));
+  ASSERT_FALSE(kernels.at("cases").empty());
+  EXPECT_EQ(kernels.at("cases")[0].at("status"), "skipped");
+}
+
+TEST_F(Bundle, GpuProofRunAgainSkipsTheStagesAlreadyDone) {
+  EXPECT_EQ(ExitOf("proof-again"), 0) << Out("proof-again.log");
+  const std::string log = Out("proof-again.log");
+  for (const char* stage : {"env", "gpu_tests", "kernels", "model", "collectives", "ab"}) {
+    EXPECT_NE(log.find(std::string(stage) + ": done in an earlier call, skipped"), std::string::npos) << log;
   }
 }
 
