@@ -125,11 +125,13 @@ stage() {
 }
 
 stage_env() {
-  local d=$1
+  local d=$1 lib_dir
   date -u +%Y-%m-%dT%H:%M:%SZ > "$d/date"
   timeout 60 "$agent" probe > "$d/probe.txt" 2>&1
   { echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
-    for d in "${cuda_dirs[@]}"; do ls "$d" 2>/dev/null | grep -E '^lib(cublasLt|nccl)\.so' | sed "s|^|$d/|"; done
+    for lib_dir in "${cuda_dirs[@]}"; do
+      ls "$lib_dir" 2>/dev/null | grep -E '^lib(cublasLt|nccl)\.so' | sed "s|^|$lib_dir/|"
+    done
   } > "$d/cuda-libraries.txt"
   if [[ -z $gpu_reason ]]; then
     timeout 60 nvidia-smi -q > "$d/nvidia-smi-q.txt" 2>&1
@@ -286,6 +288,15 @@ failed=$(cat "$out"/*/failed 2>/dev/null)
   grep -E '^ *(cuda_driver|cuda_runtime|cublas|nccl|cudnn):' "$out/env/probe.txt" 2>/dev/null | sed 's/^ */- /'
   [[ -s $out/env/torch.json ]] && echo "- PyTorch: $(cat "$out/env/torch.json")"
   echo "- raw JSON and logs: the stage folders beside this file"
+  echo
+  echo "## NVML at rest"; echo
+  if [[ -n $gpu_reason ]]; then
+    echo "not measured: $gpu_reason"
+  else
+    # The probe's readings before any case ran (env/probe.txt, run details).
+    grep -E '^ *gpu[0-9]+\.(sm_clock_mhz|mem_clock_mhz|power_usage_mw|total_energy_mj|temperature_c|pstate|clocks_event_reasons):' \
+      "$out/env/probe.txt" | sed 's/^ */- /'
+  fi
   echo
   for s in gpu_tests kernels model collectives ab; do cat "$out/$s/section.md" 2>/dev/null; done
   if [[ -n $failed ]]; then
