@@ -98,11 +98,6 @@ absl::StatusOr<double> ThrottleSource::EnergyJoules() {
   return absl::UnimplementedError("this device source reads no energy counter");
 }
 
-namespace {
-
-// The energy drawn between two counter readings `window_s` apart, into `m`.
-// A counter that did not advance says nothing (its update period may exceed
-// the window): unavailable, never zero joules.
 void RecordEnergy(const absl::StatusOr<double>& before, const absl::StatusOr<double>& after,
                   double window_s, Measurement& m) {
   if (!before.ok() || !after.ok()) {
@@ -115,8 +110,6 @@ void RecordEnergy(const absl::StatusOr<double>& before, const absl::StatusOr<dou
     m.energy_window_s = window_s;
   }
 }
-
-}  // namespace
 
 Clock& SteadyClock() {
   static Steady clock;

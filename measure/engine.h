@@ -132,6 +132,14 @@ struct Measurement {
   std::string energy_unavailable;
 };
 
+/// Records in `m` the energy a device drew between two readings of its
+/// counter (ThrottleSource::EnergyJoules) `window_s` wall seconds apart:
+/// energy_j and energy_window_s, or, where a reading failed or the counter
+/// did not advance (its update period may exceed the window), the reason in
+/// energy_unavailable and no energy: never zero joules.
+void RecordEnergy(const absl::StatusOr<double>& before, const absl::StatusOr<double>& after,
+                  double window_s, Measurement& m);
+
 /// The sampling loop every timing strategy shares: `warmup` once per
 /// options.warmup_runs (untimed), then `sample` — which does the work and
 /// returns the time per iteration in seconds — until the stopping rule
