@@ -255,6 +255,10 @@ stage_ab() {
     rc=$?
     echo "$rc" > "$d/$run.exit"
     [[ -n $gpu_reason ]] && continue  # the cases skipped: nothing was judged
+    if grep -q '"verdicts": \[\]' "$d/$run.json" 2>/dev/null || [[ ! -s $d/$run.json ]]; then
+      fail "$d" "A/B: $run judged no metric (see ab/$run.log)"
+      continue
+    fi
     if [[ $run == slow && $rc -ne 1 ]]; then fail "$d" "A/B: the 5 % slowdown was not caught (exit $rc)"; fi
     if [[ $run != slow && $rc -ne 0 ]]; then fail "$d" "A/B: A/A $run did not pass (exit $rc)"; fi
   done
@@ -295,7 +299,8 @@ failed=$(cat "$out"/*/failed 2>/dev/null)
   else
     # The probe's readings before any case ran (env/probe.txt, run details).
     grep -E '^ *gpu[0-9]+\.(sm_clock_mhz|mem_clock_mhz|power_usage_mw|total_energy_mj|temperature_c|pstate|clocks_event_reasons):' \
-      "$out/env/probe.txt" | sed 's/^ */- /'
+      "$out/env/probe.txt" | sed 's/^ */- /' | grep . ||
+      echo "not measured: the probe has no NVML reading (env/probe.txt says why)"
   fi
   echo
   for s in gpu_tests kernels model collectives ab; do cat "$out/$s/section.md" 2>/dev/null; done
