@@ -214,6 +214,14 @@ bool AddBlock(CasePair* pair, AbRole role, CaseResult block) {
              absl::StrCat(ToString(block.status), block.reason.empty() ? "" : ": ", block.reason));
     return false;
   }
+  // A device case reports energy metrics after its declared ones where the
+  // device has an energy counter (suites/energy.h): the first block says
+  // which it reports, and every block of either side must report the same.
+  if (pair->baseline_blocks.empty() && pair->candidate_blocks.empty() && block.metrics.size() > pooled.metrics.size() &&
+      SameMetrics({block.metrics.begin(), block.metrics.begin() + static_cast<long>(pooled.metrics.size())},
+                  pooled.metrics)) {
+    pair->baseline.metrics = pair->candidate.metrics = block.metrics;
+  }
   if (!SameMetrics(block.metrics, pooled.metrics)) {
     FailPair(pair, role, CaseStatus::kFailed, "its blocks reported different metrics");
     return false;

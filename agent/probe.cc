@@ -208,6 +208,8 @@ std::map<std::string, std::string> BuildDetails(const CudaProbe& cuda,
     put("temperature_c", f.temperature_c);
     put("sm_clock_mhz", f.sm_clock_mhz);
     put("mem_clock_mhz", f.mem_clock_mhz);
+    put("power_usage_mw", f.power_usage_mw);
+    put("total_energy_mj", f.total_energy_mj);
     put("pstate", f.pstate ? std::optional<std::string>(absl::StrCat("P", *f.pstate)) : std::nullopt);
     put("ecc_volatile_corrected", f.ecc_volatile_corrected);
     put("ecc_volatile_uncorrected", f.ecc_volatile_uncorrected);

@@ -7,6 +7,8 @@
 
 #include <span>
 
+#include "absl/strings/str_format.h"
+
 namespace perfgate {
 
 const char* ToString(StopReason r) {
@@ -92,6 +94,23 @@ class Steady final : public Clock {
 
 }  // namespace
 
+absl::StatusOr<double> ThrottleSource::EnergyJoules() {
+  return absl::UnimplementedError("this device source reads no energy counter");
+}
+
+void RecordEnergy(const absl::StatusOr<double>& before, const absl::StatusOr<double>& after,
+                  double window_s, Measurement& m) {
+  if (!before.ok() || !after.ok()) {
+    m.energy_unavailable = std::string((before.ok() ? after : before).status().message());
+  } else if (!(*after > *before) || !(window_s > 0)) {
+    m.energy_unavailable =
+        absl::StrFormat("the energy counter did not advance over %.3g s of samples", window_s);
+  } else {
+    m.energy_j = *after - *before;
+    m.energy_window_s = window_s;
+  }
+}
+
 Clock& SteadyClock() {
   static Steady clock;
   return clock;
@@ -114,6 +133,8 @@ Measurement MeasureSamples(const std::function<void()>& warmup,
   StoppingRule rule(options);
   const double default_mhz = throttle != nullptr ? throttle->DefaultSmClockMhz() : 0.0;
   unsigned throttled_in_a_row = 0;
+  const absl::StatusOr<double> energy_before =
+      throttle != nullptr ? throttle->EnergyJoules() : absl::StatusOr<double>(0.0);
   const double sampling_start = clock.Now();
   double backed_off = 0;
   while (true) {
@@ -139,7 +160,11 @@ Measurement MeasureSamples(const std::function<void()>& warmup,
     if (m.reason != StopReason::kContinue) break;
   }
   m.noise = rule.noise();
-  m.sampling_s = std::max(0.0, clock.Now() - sampling_start - backed_off);
+  const double sampling_end = clock.Now();
+  m.sampling_s = std::max(0.0, sampling_end - sampling_start - backed_off);
+  if (throttle != nullptr) {
+    RecordEnergy(energy_before, throttle->EnergyJoules(), sampling_end - sampling_start, m);
+  }
   return m;
 }
 

@@ -8,8 +8,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "absl/status/statusor.h"
 
 namespace perfgate {
 
@@ -97,6 +100,11 @@ class ThrottleSource {
   virtual ThrottleReading Read() = 0;
   /// The SM clock the device runs at when nothing holds it back (MHz).
   virtual double DefaultSmClockMhz() const = 0;
+  /// The device's cumulative energy counter in joules (NVML's total energy
+  /// consumption, Volta and later), read just before the first timed sample
+  /// and just after the last; an error saying why where the device or the
+  /// driver has no counter.
+  virtual absl::StatusOr<double> EnergyJoules();
 };
 
 /// Whether a sample bracketed by `before` and `after` counts as throttled:
@@ -115,7 +123,22 @@ struct Measurement {
   /// Wall seconds of the timed samples alone, from the first sample to the
   /// last (warm-up and back-offs excluded); 0 when not known.
   double sampling_s = 0;
+  /// Joules the device drew from just before the first timed sample to just
+  /// after the last (its energy counter; the warm-up is outside), over
+  /// energy_window_s wall seconds. Unset where no counter was read: then
+  /// energy_unavailable says why, or is empty where there was no device.
+  std::optional<double> energy_j;
+  double energy_window_s = 0;
+  std::string energy_unavailable;
 };
+
+/// Records in `m` the energy a device drew between two readings of its
+/// counter (ThrottleSource::EnergyJoules) `window_s` wall seconds apart:
+/// energy_j and energy_window_s, or, where a reading failed or the counter
+/// did not advance (its update period may exceed the window), the reason in
+/// energy_unavailable and no energy: never zero joules.
+void RecordEnergy(const absl::StatusOr<double>& before, const absl::StatusOr<double>& after,
+                  double window_s, Measurement& m);
 
 /// The sampling loop every timing strategy shares: `warmup` once per
 /// options.warmup_runs (untimed), then `sample` — which does the work and

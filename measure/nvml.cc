@@ -147,6 +147,8 @@ struct Nvml::Api {
   nvmlReturn_t (*compute_mode)(nvmlDevice_t, int*) = nullptr;
   nvmlReturn_t (*processes)(nvmlDevice_t, unsigned*, nvmlProcessInfo_t*) = nullptr;
   nvmlReturn_t (*event_reasons)(nvmlDevice_t, unsigned long long*) = nullptr;
+  nvmlReturn_t (*power_usage)(nvmlDevice_t, unsigned*) = nullptr;         // mW
+  nvmlReturn_t (*total_energy)(nvmlDevice_t, unsigned long long*) = nullptr;  // mJ
 
   std::string Error(const char* call, nvmlReturn_t r) const {
     return absl::StrCat(call, ": ", error_string ? error_string(r) : "error", " (NVML ", r, ")");
@@ -204,6 +206,8 @@ absl::StatusOr<std::unique_ptr<Nvml>> Nvml::Load() {
   sym(api->compute_mode, "nvmlDeviceGetComputeMode");
   sym(api->processes, "nvmlDeviceGetComputeRunningProcesses_v3");
   sym(api->event_reasons, "nvmlDeviceGetCurrentClocksEventReasons");
+  sym(api->power_usage, "nvmlDeviceGetPowerUsage");
+  sym(api->total_energy, "nvmlDeviceGetTotalEnergyConsumption");
   if (api->event_reasons == nullptr) {
     sym(api->event_reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
   }
@@ -279,6 +283,17 @@ std::optional<uint64_t> Nvml::ClocksEventReasons(NvmlDevice device) const {
   return reasons;
 }
 
+absl::StatusOr<uint64_t> Nvml::TotalEnergyMj(NvmlDevice device) const {
+  if (api_->total_energy == nullptr) {
+    return absl::UnimplementedError("NVML lacks nvmlDeviceGetTotalEnergyConsumption (a driver before R384?)");
+  }
+  unsigned long long mj = 0;
+  if (const nvmlReturn_t r = api_->total_energy(device.handle, &mj); r != NVML_SUCCESS) {
+    return absl::UnavailableError(api_->Error("nvmlDeviceGetTotalEnergyConsumption", r));
+  }
+  return mj;
+}
+
 namespace {
 
 // The parts of Nvml::Describe. Each calls its queries through the resolved
@@ -323,6 +338,10 @@ void DescribeClocksAndPower(const Api& a, nvmlDevice_t d, NvmlDeviceFacts& f) {
   clock(a.clock, NVML_CLOCK_SM, f.sm_clock_mhz);
   clock(a.clock, NVML_CLOCK_MEM, f.mem_clock_mhz);
   if (unsigned v = 0; a.power_limit != nullptr && a.power_limit(d, &v) == NVML_SUCCESS) f.power_limit_mw = v;
+  if (unsigned v = 0; a.power_usage != nullptr && a.power_usage(d, &v) == NVML_SUCCESS) f.power_usage_mw = v;
+  if (unsigned long long v = 0; a.total_energy != nullptr && a.total_energy(d, &v) == NVML_SUCCESS) {
+    f.total_energy_mj = v;
+  }
   clock(a.temperature, NVML_TEMPERATURE_GPU, f.temperature_c);
   if (int p = 0; a.pstate != nullptr && a.pstate(d, &p) == NVML_SUCCESS && p >= 0 && p <= 15) {
     f.pstate = static_cast<uint32_t>(p);
@@ -428,6 +447,12 @@ ThrottleReading ThrottleReadingOf(std::optional<uint32_t> sm_clock_mhz,
   // otherwise mark the next sample throttled.
   r.sm_clock_mhz = (r.reasons & kReasonGpuIdle) != 0 ? 0.0 : *sm_clock_mhz;
   return r;
+}
+
+absl::StatusOr<double> NvmlThrottleSource::EnergyJoules() {
+  absl::StatusOr<uint64_t> mj = nvml_.TotalEnergyMj(device_);
+  if (!mj.ok()) return mj.status();
+  return static_cast<double>(*mj) / 1e3;
 }
 
 ThrottleReading NvmlThrottleSource::Read() {

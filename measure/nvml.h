@@ -44,6 +44,8 @@ struct NvmlDeviceFacts {
   std::optional<uint32_t> sm_clock_mhz;   // current
   std::optional<uint32_t> mem_clock_mhz;  // current
   std::optional<uint32_t> power_limit_mw;  // the power management limit in force
+  std::optional<uint32_t> power_usage_mw;  // the board's draw now
+  std::optional<uint64_t> total_energy_mj;  // energy since the driver loaded (Volta and later)
   std::optional<uint32_t> temperature_c;
   std::optional<uint32_t> pstate;          // 0 (fastest) .. 15
   std::optional<bool> ecc_enabled;         // current mode
@@ -89,6 +91,11 @@ class Nvml {
   /// Current clocks-event reasons (nvmlDeviceGetCurrentClocksEventReasons, or
   /// the older ...ThrottleReasons on drivers before 535); unset when unreadable.
   std::optional<uint64_t> ClocksEventReasons(NvmlDevice device) const;
+  /// The total energy counter (nvmlDeviceGetTotalEnergyConsumption, mJ since
+  /// the driver loaded; Volta and later, updated every 20-100 ms). UNIMPLEMENTED
+  /// when the driver lacks the entry point, UNAVAILABLE with NVML's reason
+  /// (NOT_SUPPORTED on older devices) otherwise.
+  absl::StatusOr<uint64_t> TotalEnergyMj(NvmlDevice device) const;
 
   struct Api;  // the resolved entry points
 
@@ -124,6 +131,8 @@ class NvmlThrottleSource : public ThrottleSource {
   ThrottleReading Read() override;
   /// The clock given at construction.
   double DefaultSmClockMhz() const override { return default_sm_clock_mhz_; }
+  /// Nvml::TotalEnergyMj in joules.
+  absl::StatusOr<double> EnergyJoules() override;
 
  private:
   const Nvml& nvml_;

@@ -14,6 +14,9 @@ packages=(
   # Containers: podman runs perfgate's images by digest, a local registry
   # serves them; buildah and skopeo are what podman builds and copies with.
   podman runc buildah skopeo debootstrap docker-registry podman-compose
+  # The bundle for air-gapped nodes (scripts/bundle.sh): RPATHs set to
+  # $ORIGIN, the archive compressed with xz.
+  patchelf xz-utils
   # The coordinator's HTTP side; the dashboard's uPlot and the browser
   # tests' playwright-core come from npm (lockfiles in the repository), the
   # browser from Debian.

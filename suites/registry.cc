@@ -92,6 +92,7 @@ void State::Record(const Measurement& m) {
     }
     samples_.push_back(std::move(s));
   }
+  energy_.Add(m);
   noise_ = m.noise;
   sampling_s_ += m.sampling_s;
   if (status_ == CaseStatus::kUnspecified) {
@@ -130,6 +131,7 @@ CaseResult State::TakeResult() {
   r.reason = reason_;
   r.noise = noise_;
   r.sample_seconds = sampling_s_;
+  if (r.status == CaseStatus::kOk || r.status == CaseStatus::kTimedOut) energy_.AppendTo(r, flops_, tokens_);
   return r;
 }
 

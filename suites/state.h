@@ -9,6 +9,7 @@
 
 #include "measure/engine.h"
 #include "common/model.h"
+#include "suites/energy.h"
 
 namespace perfgate::suites {
 
@@ -107,6 +108,7 @@ class State {
   std::string reason_;
   double noise_ = 0;
   double sampling_s_ = 0;  // summed over Record calls
+  CaseEnergy energy_;      // the energy metrics, appended by TakeResult
   ThrottleSource* throttle_ = nullptr;
 };
 

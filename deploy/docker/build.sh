@@ -7,9 +7,9 @@
 # by digest too: REPO@sha256:...). The build context, made in a temporary
 # folder, holds the Containerfile's inputs only: bin/ with the binaries and
 # lib/ with the shared libraries ldd finds for them, less those the base
-# provides (the C and C++ runtimes, libcuda and the NVIDIA driver's, and
-# the CUDA toolkit's, which NVIDIA's image carries). The engine is podman,
-# or $PERFGATE_CONTAINER_ENGINE. Flags after TAG go to `ENGINE build`.
+# provides (scripts/runtime-libs.sh: the C and C++ runtimes, libcuda and
+# the NVIDIA driver's, and the CUDA toolkit's, which NVIDIA's image
+# carries). The engine is podman, or $PERFGATE_CONTAINER_ENGINE. Flags after TAG go to `ENGINE build`.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 engine=${PERFGATE_CONTAINER_ENGINE:-podman}
@@ -47,21 +47,12 @@ for b in "${binaries[@]}"; do
   cp "$build_dir/$b" "$ctx/bin/"
 done
 
-# What the base provides: glibc, the C++ runtime, the driver, the toolkit.
-provided='^(linux-vdso|ld-linux|libc|libm|libdl|librt|libpthread|libresolv|libutil|libstdc\+\+|libgcc_s|libcuda|libnvidia-)[.-]'
-for b in "$ctx"/bin/*; do
-  if ldd "$b" | grep -q 'not found'; then
-    echo "$0: $b needs libraries this machine lacks:" >&2
-    ldd "$b" | grep 'not found' >&2
-    exit 2
-  fi
-done
-for b in "$ctx"/bin/*; do
-  ldd "$b" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }'
-done | sort -u | while read -r name path; do
-  if [[ $name =~ $provided || $path == /usr/local/cuda* ]]; then continue; fi
-  cp -L "$path" "$ctx/lib/$name"
-done
+# The libraries the base does not provide (glibc, the C++ runtime, the
+# driver, the toolkit): scripts/runtime-libs.sh, the rule the bundle uses too.
+libs=$("$here/../../scripts/runtime-libs.sh" "$ctx"/bin/*)
+while read -r name path; do
+  if [[ -n $name ]]; then cp -L "$path" "$ctx/lib/$name"; fi
+done <<<"$libs"
 cp "$here/$image.Containerfile" "$ctx/Containerfile"
 
 "$engine" build --build-arg "BASE=$base" -f "$ctx/Containerfile" -t "$tag" "$@" "$ctx"

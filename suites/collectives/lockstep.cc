@@ -18,6 +18,10 @@ absl::StatusOr<Measurement> MeasureInLockstep(World& world, const EngineOptions&
   const double default_mhz = throttle != nullptr ? throttle->DefaultSmClockMhz() : 0.0;
   StoppingRule rule(options);
   Measurement m;
+  // This rank's device energy over the samples; the warm-up is outside.
+  const absl::StatusOr<double> energy_before =
+      throttle != nullptr ? throttle->EnergyJoules() : absl::StatusOr<double>(0.0);
+  const double sampling_start = clock.Now();
   while (true) {
     if (auto s = world.Barrier(); !s.ok()) return s;
     const ThrottleReading before = throttle != nullptr ? throttle->Read() : ThrottleReading{};
@@ -43,6 +47,7 @@ absl::StatusOr<Measurement> MeasureInLockstep(World& world, const EngineOptions&
     if (m.reason != StopReason::kContinue) break;
   }
   m.noise = rule.noise();
+  if (throttle != nullptr) RecordEnergy(energy_before, throttle->EnergyJoules(), clock.Now() - sampling_start, m);
   return m;
 }
 

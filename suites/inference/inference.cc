@@ -87,6 +87,8 @@ void HostPrefill(State& state, const CaseParams& p) {
 }
 
 void HostDecode(State& state, const CaseParams& p) {
+  // A host case: the GPU's clocks and energy counter say nothing about it.
+  state.set_throttle_source(nullptr);
   openblas_set_num_threads(p.threads);
   model::HostModel m(p.config, model::InitParameters(p.config, p.seed));
   const std::vector<int32_t> prompt = Prompt(p);

@@ -419,6 +419,8 @@ void RunDataParallel(State& state, collectives::World& world) {
   if (!p) return;
   if (!CheckRanks(state, world)) return;
   if (p->backend == "host") {
+    // A host case: the GPU's clocks and energy counter say nothing about it.
+    state.set_throttle_source(nullptr);
     if (auto s = HostDataParallel(state, *p, world); !s.ok()) state.Fail(std::string(s.message()));
     return;
   }

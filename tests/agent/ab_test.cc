@@ -76,7 +76,13 @@ class ScriptedSide final : public Side {
       return r;
     }
     r.status = CaseStatus::kOk;
-    for (unsigned i = 0; i < samples; ++i) r.samples.push_back({i, {script_(key, call, i)}, false});
+    // A device with an energy counter: the engine adds power after the declared metrics.
+    const bool metered = power_calls_ > call;
+    if (metered) r.metrics.push_back({"power", "W", Direction::kLowerIsBetter});
+    for (unsigned i = 0; i < samples; ++i) {
+      r.samples.push_back({i, {script_(key, call, i)}, false});
+      if (metered) r.samples.back().values.push_back(600);
+    }
     r.seconds = 0.002 * samples;  // the wall time a side reports: 2 ms a sample
     if (setup_s_ > 0) {  // a case with a set-up also reports its samples' own time
       r.seconds += setup_s_;
@@ -85,6 +91,8 @@ class ScriptedSide final : public Side {
     return r;
   }
   void FailOnCall(unsigned call) { fail_on_call_ = call; }
+  /// The first `calls` calls also report the power the energy counter gave.
+  void ReportPowerOnCalls(unsigned calls) { power_calls_ = calls; }
   /// Each call's case spends this long on set-up before its samples.
   void SetUpSeconds(double s) { setup_s_ = s; }
 
@@ -95,6 +103,7 @@ class ScriptedSide final : public Side {
   std::map<std::string, unsigned> calls_;
   std::optional<unsigned> fail_on_call_;
   double setup_s_ = 0;
+  unsigned power_calls_ = 0;
 };
 
 // A level with a little deterministic spread, so that the tests have noise.
@@ -222,6 +231,37 @@ TEST(MeasurePair, AFailingBlockFailsTheCaseOnBothSidesWithThatSidesReason) {
     EXPECT_TRUE(r->samples.empty());
     EXPECT_EQ(r->metrics.size(), 1u);
   }
+}
+
+// Two rounds of 5-sample blocks whose sides report power on their first
+// `base_calls` and `cand_calls` blocks.
+CasePair MeteredPair(unsigned base_calls, unsigned cand_calls) {
+  std::vector<std::pair<AbRole, std::string>> journal;
+  ScriptedSide base(AbRole::kBaseline, [](auto&, unsigned c, unsigned i) { return Jitter(10, c, i); }, &journal);
+  ScriptedSide cand(AbRole::kCandidate, [](auto&, unsigned c, unsigned i) { return Jitter(10, c, i); }, &journal);
+  base.ReportPowerOnCalls(base_calls);
+  cand.ReportPowerOnCalls(cand_calls);
+  AbOptions o;
+  o.fixed_rounds = 2;
+  o.fixed_block_samples = 5;
+  return MeasurePair(TimeCase("a"), base, cand, o);
+}
+
+TEST(MeasurePair, PoolsTheEnergyMetricsItsBlocksReportAfterTheDeclaredOnes) {
+  const CasePair p = MeteredPair(100, 100);
+  for (const CaseResult* r : {&p.baseline, &p.candidate}) {
+    EXPECT_EQ(r->status, CaseStatus::kOk) << r->reason;
+    ASSERT_EQ(r->metrics.size(), 2u);
+    EXPECT_EQ(r->metrics[1].name, "power");
+    ASSERT_EQ(r->samples.size(), 10u);
+    EXPECT_EQ(r->samples[9].values.size(), 2u);
+  }
+}
+
+TEST(MeasurePair, ABlockThatStopsReportingEnergyFailsTheCase) {
+  const CasePair p = MeteredPair(100, 1);  // the candidate's second block has no power
+  EXPECT_EQ(p.candidate.status, CaseStatus::kFailed);
+  EXPECT_EQ(p.candidate.reason, "candidate side: its blocks reported different metrics");
 }
 
 const gate::MetricVerdict* VerdictOf(const AbResult& r, const std::string& key) {

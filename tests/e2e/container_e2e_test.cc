@@ -23,6 +23,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "tests/support/podman.h"
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
 
@@ -32,15 +33,9 @@ namespace {
 using testing::Bin;
 using testing::ChildProcess;
 using testing::CommandResult;
+using testing::Exec;
 using testing::RunCommand;
 using testing::TempDir;
-
-constexpr char kContainersConf[] = R"([containers]
-default_ulimits = []
-[engine]
-cgroup_manager = "cgroupfs"
-runtime = "runc"
-)";
 
 // One compute-bound case keeps every run short.
 constexpr char kFilter[] = "sgemm{k=512,m=512,*";
@@ -52,17 +47,6 @@ std::string SourceDir() { return PERFGATE_SOURCE_DIR; }
 std::string CacheDir() {
   const char* dir = std::getenv("PERFGATE_CACHE_DIR");
   return dir != nullptr && *dir != '\0' ? dir : "/var/cache/perfgate-ci";
-}
-
-// Runs argv; its output is printed so that a failure shows every step.
-CommandResult Exec(const std::vector<std::string>& argv, std::chrono::milliseconds timeout = std::chrono::minutes(4)) {
-  auto r = RunCommand(argv, {}, timeout);
-  EXPECT_TRUE(r.ok()) << r.status();
-  if (!r.ok()) return {};
-  std::cout << "--- " << argv[0] << " " << (argv.size() > 1 ? argv[1] : "") << " (exit " << r->exit_code
-            << ") ---\n"
-            << r->output;
-  return *r;
 }
 
 // The value after "KEY: " on the first line of `text` that has it; "" when none.
@@ -105,12 +89,9 @@ class ContainerEnvironment : public ::testing::Environment {
   void SetUp() override {
     if (geteuid() != 0) return;  // each test skips, saying why
     shared = new Shared;
-    auto dir = TempDir::Create("perfgate-container-");
+    auto dir = testing::PodmanDir("perfgate-container-");
     ASSERT_TRUE(dir.ok()) << dir.status();
-    shared->dir = std::make_unique<TempDir>(std::move(*dir));
-    std::ofstream(shared->dir->Join("containers.conf")) << kContainersConf;
-    setenv("CONTAINERS_CONF", shared->dir->Join("containers.conf").c_str(), 1);
-    ASSERT_TRUE(testing::FindInPath("podman")) << "podman is missing: scripts/install-deps.sh installs it";
+    shared->dir = std::move(*dir);
     StartRegistry();
     if (HasFailure()) return;
     BuildImages();

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 namespace perfgate {
 namespace {
@@ -248,6 +249,77 @@ TEST(MeasureSamples, ReportsTheWallTimeOfTheSamplesAloneWithoutWarmUpOrBackOff) 
   EXPECT_EQ(clock.slept(), 0.25);
   ASSERT_EQ(m.sample_s.size(), 10u);
   EXPECT_NEAR(m.sampling_s, 0.1, 1e-9);  // not 2.35 with the warm-up and the back-off
+}
+
+// A device drawing `watts` whenever the clock runs, with an energy counter
+// (or without one: `missing` is then the reason it gives).
+class MeteredDevice final : public ThrottleSource {
+ public:
+  MeteredDevice(FakeClock& clock, double watts, std::string missing = "")
+      : clock_(clock), watts_(watts), missing_(std::move(missing)) {}
+  ThrottleReading Read() override { return {true, 1980, 0}; }
+  double DefaultSmClockMhz() const override { return 1980; }
+  absl::StatusOr<double> EnergyJoules() override {
+    if (!missing_.empty()) return absl::UnavailableError(missing_);
+    return 1000 + watts_ * clock_.Now();  // the counter started before the case
+  }
+
+ private:
+  FakeClock& clock_;
+  double watts_;
+  std::string missing_;
+};
+
+TEST(MeasureSamples, ReadsTheEnergyCounterAroundTheTimedSamplesAndNotTheWarmUp) {
+  FakeClock clock;
+  MeteredDevice device(clock, 700);
+  EngineOptions o = Defaults();
+  o.sample_count = 10;
+  const Measurement m = MeasureSamples([&] { clock.Advance(3.0); },  // a long warm-up
+                                       [&] {
+                                         clock.Advance(0.05);
+                                         return 0.05;
+                                       },
+                                       o, clock, &device);
+  ASSERT_TRUE(m.energy_j.has_value()) << m.energy_unavailable;
+  EXPECT_NEAR(*m.energy_j, 700 * 0.5, 1e-6);  // ten samples of 50 ms, not the 3 s warm-up
+  EXPECT_NEAR(m.energy_window_s, 0.5, 1e-9);
+  EXPECT_EQ(m.energy_unavailable, "");
+}
+
+// Ten samples of `sample_s` each on `device`, without warm-up work.
+Measurement TenSamples(FakeClock& clock, ThrottleSource& device, double sample_s) {
+  EngineOptions o = Defaults();
+  o.sample_count = 10;
+  return MeasureSamples([] {}, [&] {
+    clock.Advance(sample_s);
+    return sample_s;
+  }, o, clock, &device);
+}
+
+TEST(MeasureSamples, ADeviceWithoutAnEnergyCounterGivesItsReasonAndNoEnergy) {
+  FakeClock clock;
+  MeteredDevice device(clock, 700, "nvmlDeviceGetTotalEnergyConsumption: Not Supported (NVML 3)");
+  const Measurement m = TenSamples(clock, device, 0.05);
+  EXPECT_FALSE(m.energy_j.has_value());
+  EXPECT_EQ(m.energy_unavailable, "nvmlDeviceGetTotalEnergyConsumption: Not Supported (NVML 3)");
+}
+
+TEST(MeasureSamples, ACounterThatDidNotAdvanceIsUnavailableRatherThanZero) {
+  FakeClock clock;
+  MeteredDevice idle(clock, 0);  // a counter updated less often than the samples last
+  const Measurement m = TenSamples(clock, idle, 0.001);
+  EXPECT_FALSE(m.energy_j.has_value());
+  EXPECT_NE(m.energy_unavailable.find("did not advance"), std::string::npos) << m.energy_unavailable;
+}
+
+TEST(MeasureSamples, OnTheHostReadsNoEnergyAndGivesNoReason) {
+  FakeClock clock;
+  EngineOptions o = Defaults();
+  o.sample_count = 10;
+  const Measurement m = MeasureHost([&] { clock.Advance(0.01); }, o, 0, clock);
+  EXPECT_FALSE(m.energy_j.has_value());
+  EXPECT_EQ(m.energy_unavailable, "");
 }
 
 }  // namespace

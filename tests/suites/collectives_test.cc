@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "suites/collectives/lockstep.h"
 #include "suites/collectives/nccl_adapter.h"
 #include "suites/collectives/ops.h"
 #include "suites/collectives/world.h"
@@ -332,6 +333,51 @@ TEST(CollectivesAgent, TwoRankProcessesFinishWithTheSameSampleCounts) {
   EXPECT_EQ(counts0.size(), 6u) << ranks[0]->OutputTail();  // 2 sizes x (2 + 1) forms
   EXPECT_EQ(counts0, counts1);
   for (const auto& [key, count] : counts0) EXPECT_NE(count.find(" ok"), std::string::npos) << key;
+}
+
+// --- Energy in lockstep. ----------------------------------------------------
+
+// A device whose energy counter gains 5 J between two readings, or that has
+// no counter (`missing` is then its reason).
+class SteppingCounter final : public ThrottleSource {
+ public:
+  explicit SteppingCounter(std::string missing = "") : missing_(std::move(missing)) {}
+  ThrottleReading Read() override { return {true, 1980, 0}; }
+  double DefaultSmClockMhz() const override { return 1980; }
+  absl::StatusOr<double> EnergyJoules() override {
+    if (!missing_.empty()) return absl::UnavailableError(missing_);
+    joules_ += 5;
+    return joules_;
+  }
+
+ private:
+  std::string missing_;
+  double joules_ = 1000;
+};
+
+Measurement LockstepOn(ThrottleSource& device) {
+  World solo{WorldOptions{}};
+  EngineOptions o;
+  o.sample_count = 4;
+  auto m = MeasureInLockstep(solo, o, &device, 0, [] { return absl::OkStatus(); },
+                             []() -> absl::StatusOr<double> { return 0.001; });
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? *m : Measurement{};
+}
+
+TEST(MeasureInLockstep, ReadsThisRanksEnergyCounterOnceBeforeAndOnceAfterTheSamples) {
+  SteppingCounter device;
+  const Measurement m = LockstepOn(device);
+  ASSERT_EQ(m.sample_s.size(), 4u);
+  ASSERT_TRUE(m.energy_j.has_value()) << m.energy_unavailable;
+  EXPECT_DOUBLE_EQ(*m.energy_j, 5.0);  // two readings, not one pair per sample
+}
+
+TEST(MeasureInLockstep, SaysWhyWhenTheDeviceHasNoEnergyCounter) {
+  SteppingCounter device("nvmlDeviceGetTotalEnergyConsumption: Not Supported (NVML 3)");
+  const Measurement m = LockstepOn(device);
+  EXPECT_FALSE(m.energy_j.has_value());
+  EXPECT_EQ(m.energy_unavailable, "nvmlDeviceGetTotalEnergyConsumption: Not Supported (NVML 3)");
 }
 
 }  // namespace
