@@ -606,24 +606,23 @@ TEST(AbGate, RoundsArePairedSoDriftBothSidesShareCancels) {
 TEST(FilesGate, TooFewFilesForTheCorrectionSayHowManyASideWouldDo) {
   Policy policy = PolicyWithTolerance(0.03);
   policy.fdr = 0.01;
-  const GateResult r = EvaluateGate(
-      Input({Processes(kCopy, "time", 11.0, 0.01, 3), Processes(kGemm, "time", 11.0, 0.01, 3)},
-            {{Processes(kCopy, "time", 10.0, 0.01, 3), Processes(kGemm, "time", 10.0, 0.01, 3)}}, Mode::kAb,
-            false),
-      policy);
-  ASSERT_EQ(r.verdicts.size(), 2u);
-  for (const MetricVerdict& v : r.verdicts) {
+  // Two metrics, `n` unpaired processes a side, the candidate 10 % slower.
+  auto gate = [&](unsigned n) {
+    return EvaluateGate(Input({Processes(kCopy, "time", 11.0, 0.01, n), Processes(kGemm, "time", 11.0, 0.01, n)},
+                              {{Processes(kCopy, "time", 10.0, 0.01, n), Processes(kGemm, "time", 10.0, 0.01, n)}},
+                              Mode::kAb, false),
+                        policy);
+  };
+  const GateResult three = gate(3);
+  ASSERT_EQ(three.verdicts.size(), 2u);
+  for (const MetricVerdict& v : three.verdicts) {
     EXPECT_EQ(v.verdict, Verdict::kTooFewRuns) << v.note;
     EXPECT_THAT(v.note, HasSubstr("3 against 3 processes cannot be significant here"));
     // 2 / C(12, 6) = 0.0022 <= 0.01 / 2, and 2 / C(10, 5) = 0.0079 is not.
     EXPECT_THAT(v.note, HasSubstr("Measure 6 processes (result files) a side"));
   }
   // Six a side can be judged: the same change is then a regression.
-  const GateResult six = EvaluateGate(
-      Input({Processes(kCopy, "time", 11.0, 0.01, 6), Processes(kGemm, "time", 11.0, 0.01, 6)},
-            {{Processes(kCopy, "time", 10.0, 0.01, 6), Processes(kGemm, "time", 10.0, 0.01, 6)}}, Mode::kAb,
-            false),
-      policy);
+  const GateResult six = gate(6);
   ASSERT_EQ(six.verdicts.size(), 2u);
   for (const MetricVerdict& v : six.verdicts) EXPECT_EQ(v.verdict, Verdict::kRegression) << v.note;
 }
