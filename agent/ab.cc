@@ -118,7 +118,7 @@ CaseResult CommandSide::Measure(const std::string& key, unsigned samples) {
     return FailedCase(absl::StrCat("'", shown, " sample' exited with ", ran->first,
                                         " (its messages are above)"));
   }
-  auto parsed = ParseResultJson(ran->second, absl::StrCat("output of '", shown, " sample'"));
+  auto parsed = ParseResultText(ran->second, absl::StrCat("output of '", shown, " sample'"));
   if (!parsed.ok()) return FailedCase(std::string(parsed.status().message()));
   for (CaseResult& c : parsed->cases) {
     if (c.benchmark.Key() == key) return std::move(c);
@@ -160,11 +160,13 @@ Pilot MeasurePilot(const std::string& key, Side& side, const AbOptions& options)
   const Clock::time_point t = Clock::now();
   pilot.block = side.Measure(key, options.min_block_samples);
   if (pilot.block.status != CaseStatus::kOk) return pilot;
-  const double per_sample = SecondsPerSample(pilot.block, Since(t));
-  const double wanted = per_sample > 0 ? std::ceil(options.block_seconds / per_sample) : 0;
-  pilot.block_samples =
-      static_cast<unsigned>(std::clamp(wanted, double(options.min_block_samples), 100000.0));
+  pilot.block_samples = BlockSamplesFor(SecondsPerSample(pilot.block, Since(t)), options);
   return pilot;
+}
+
+unsigned BlockSamplesFor(double seconds_per_sample, const AbOptions& options) {
+  const double wanted = seconds_per_sample > 0 ? std::ceil(options.block_seconds / seconds_per_sample) : 0;
+  return static_cast<unsigned>(std::clamp(wanted, double(options.min_block_samples), 100000.0));
 }
 
 namespace {
@@ -182,9 +184,7 @@ void SetNoise(CasePair* pair) {
 
 }  // namespace
 
-CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbOptions& options,
-                     double budget_s, const DecidedFn& decided) {
-  const Clock::time_point start = Clock::now();
+CasePair StartPair(const AbCase& c) {
   CasePair pair;
   pair.key = c.id.Key();
   for (CaseResult* r : {&pair.baseline, &pair.candidate}) {
@@ -192,75 +192,94 @@ CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbO
     r->metrics = c.metrics;
     r->status = CaseStatus::kOk;
   }
-  auto fail = [&](AbRole role, const CaseResult& block) {
-    const CaseStatus status =
-        block.status == CaseStatus::kSkipped ? CaseStatus::kSkipped : CaseStatus::kFailed;
-    const std::string reason =
-        block.status == CaseStatus::kOk
-            ? SideReason(role, "its blocks reported different metrics")
-            : SideReason(role, absl::StrCat(ToString(block.status), block.reason.empty() ? "" : ": ",
-                                            block.reason));
-    for (CaseResult* r : {&pair.baseline, &pair.candidate}) {
-      r->samples.clear();
-      r->status = status;
-      r->reason = reason;
-    }
-    pair.baseline_blocks.clear();
-    pair.candidate_blocks.clear();
-  };
-  auto usable = [&](const CaseResult& block) {
-    return block.status == CaseStatus::kOk && SameMetrics(block.metrics, c.metrics);
-  };
+  return pair;
+}
 
+void FailPair(CasePair* pair, AbRole role, CaseStatus status, const std::string& reason) {
+  for (CaseResult* r : {&pair->baseline, &pair->candidate}) {
+    r->samples.clear();
+    r->status = status;
+    r->reason = SideReason(role, reason);
+  }
+  pair->baseline_blocks.clear();
+  pair->candidate_blocks.clear();
+  pair->stopped = "failed";
+}
+
+bool AddBlock(CasePair* pair, AbRole role, CaseResult block) {
+  const bool is_base = role == AbRole::kBaseline;
+  CaseResult& pooled = is_base ? pair->baseline : pair->candidate;
+  if (block.status != CaseStatus::kOk) {
+    FailPair(pair, role, block.status == CaseStatus::kSkipped ? CaseStatus::kSkipped : CaseStatus::kFailed,
+             absl::StrCat(ToString(block.status), block.reason.empty() ? "" : ": ", block.reason));
+    return false;
+  }
+  if (!SameMetrics(block.metrics, pooled.metrics)) {
+    FailPair(pair, role, CaseStatus::kFailed, "its blocks reported different metrics");
+    return false;
+  }
+  // A slowdown injected into one side says so in every block's reason.
+  if (pooled.reason.empty() || pooled.reason == "sample_count") pooled.reason = block.reason;
+  (is_base ? pair->baseline_blocks : pair->candidate_blocks).push_back(static_cast<unsigned>(block.samples.size()));
+  // Numbered through the side, so each sample keeps its own index (the
+  // coordinator refuses an index twice) and blocks stay in order.
+  auto next = static_cast<uint32_t>(pooled.samples.size());
+  for (Sample& x : block.samples) x.index = next++;
+  pooled.samples.insert(pooled.samples.end(), std::make_move_iterator(block.samples.begin()),
+                        std::make_move_iterator(block.samples.end()));
+  return true;
+}
+
+bool NextRound(CasePair* pair, unsigned rounds, const AbOptions& options, double spent_s, double budget_s,
+               const DecidedFn& decided) {
+  pair->rounds = rounds;
+  if (options.fixed_rounds > 0) {
+    if (rounds < options.fixed_rounds) return true;
+    pair->stopped = "rounds";
+    return false;
+  }
+  if (rounds >= options.min_rounds && decided && decided(*pair)) {
+    pair->stopped = "decided";
+    return false;
+  }
+  // Another round must fit in the budget: rounds so far predict its cost.
+  if (budget_s > 0 && spent_s + spent_s / rounds > budget_s) {
+    pair->stopped = "budget";
+    return false;
+  }
+  if (rounds >= options.max_rounds) {
+    pair->stopped = "max_rounds";
+    return false;
+  }
+  return true;
+}
+
+void FinishPair(CasePair* pair, double seconds) {
+  pair->seconds = seconds;
+  SetNoise(pair);
+}
+
+CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbOptions& options,
+                     double budget_s, const DecidedFn& decided) {
+  const Clock::time_point start = Clock::now();
+  CasePair pair = StartPair(c);
   unsigned samples = options.fixed_block_samples;
   if (samples == 0) {
     // A pilot block sizes the blocks by time; it also warms the node.
     const Pilot pilot = MeasurePilot(pair.key, baseline, options);
-    if (!usable(pilot.block)) {
-      fail(AbRole::kBaseline, pilot.block);
-      pair.stopped = "failed";
-      return pair;
-    }
+    CasePair probe = StartPair(c);
+    if (!AddBlock(&probe, AbRole::kBaseline, pilot.block)) return probe;
     samples = pilot.block_samples;
   }
-
-  const unsigned max_rounds = options.fixed_rounds > 0 ? options.fixed_rounds : options.max_rounds;
-  for (unsigned round = 0; round < max_rounds; ++round) {
+  for (unsigned round = 0;; ++round) {
     for (AbRole role : BlockOrder(round)) {
-      const bool is_base = role == AbRole::kBaseline;
-      CaseResult block = (is_base ? baseline : candidate).Measure(pair.key, samples);
-      if (!usable(block)) {
-        fail(role, block);
-        pair.stopped = "failed";
+      if (!AddBlock(&pair, role, (role == AbRole::kBaseline ? baseline : candidate).Measure(pair.key, samples))) {
         return pair;
       }
-      CaseResult& pooled = is_base ? pair.baseline : pair.candidate;
-      // A slowdown injected into one side says so in every block's reason.
-      if (pooled.reason.empty() || pooled.reason == "sample_count") pooled.reason = block.reason;
-      (is_base ? pair.baseline_blocks : pair.candidate_blocks)
-          .push_back(static_cast<unsigned>(block.samples.size()));
-      // Numbered through the side, so each sample keeps its own index (the
-      // coordinator refuses an index twice) and blocks stay in order.
-      auto next = static_cast<uint32_t>(pooled.samples.size());
-      for (Sample& x : block.samples) x.index = next++;
-      pooled.samples.insert(pooled.samples.end(), block.samples.begin(), block.samples.end());
     }
-    pair.rounds = round + 1;
-    if (options.fixed_rounds > 0) continue;
-    if (pair.rounds >= options.min_rounds && decided && decided(pair)) {
-      pair.stopped = "decided";
-      break;
-    }
-    // Another round must fit in the budget: rounds so far predict its cost.
-    const double spent = Since(start);
-    if (budget_s > 0 && spent + spent / pair.rounds > budget_s) {
-      pair.stopped = "budget";
-      break;
-    }
+    if (!NextRound(&pair, round + 1, options, Since(start), budget_s, decided)) break;
   }
-  if (pair.stopped.empty()) pair.stopped = options.fixed_rounds > 0 ? "rounds" : "max_rounds";
-  pair.seconds = Since(start);
-  SetNoise(&pair);
+  FinishPair(&pair, Since(start));
   return pair;
 }
 
@@ -343,48 +362,17 @@ void NoteConfirmations(const gate::GateResult& first, const std::set<std::string
 
 }  // namespace
 
-AbResult RunAb(const std::vector<AbCase>& cases, Side& baseline, Side& candidate,
-               const gate::Policy& policy, const std::string& sku, const AbOptions& options,
-               std::ostream& log) {
-  const Clock::time_point job_start = Clock::now();
+AbResult MeasureAndDecide(const std::vector<AbCase>& cases, const gate::Policy& policy, const std::string& sku,
+                          bool confirm, const MeasureCasesFn& measure) {
   AbResult result;
-  const size_t passes = options.confirm ? 2 : 1;
-  // The budget a case's measurement may use: two thirds of the case budget
-  // for the first measurement when a confirmation may follow, and for the
-  // confirmation what the first left (at least a third); never more than the
-  // job's budget left over the measurements left.
-  auto budget = [&](size_t left, const CasePair* first) {
-    double b = options.case_budget_s;
-    if (b > 0 && options.confirm) {
-      b = first == nullptr ? b * 2.0 / 3.0 : std::max(b - first->seconds, b / 3.0);
-    }
-    if (options.job_budget_s > 0) {
-      const double job_left = std::max(0.0, options.job_budget_s - Since(job_start)) / static_cast<double>(left);
-      b = b > 0 ? std::min(b, job_left) : job_left;
-    }
-    return b;
-  };
-  const unsigned looks = gate::StopRuleLooks(options.min_rounds, options.max_rounds);
-  auto measure = [&](const AbCase& c, const char* what, size_t left, const CasePair* first) {
-    log << "  " << c.id.Key() << ": " << what << std::flush;
-    CasePair p = MeasurePair(c, baseline, candidate, options, budget(left, first),
-                             [&](const CasePair& so_far) {
-                               return CaseDecided(so_far, policy, sku, cases.size(), looks);
-                             });
-    if (p.candidate.status != CaseStatus::kOk) {
-      log << ToString(p.candidate.status) << ": " << p.candidate.reason << "\n" << std::flush;
-    } else {
-      log << p.rounds << " rounds of " << (p.baseline_blocks.empty() ? 0 : p.baseline_blocks.front())
-          << " samples a side in " << absl::StrFormat("%.1f", p.seconds) << " s (" << p.stopped << ")\n"
-          << std::flush;
-    }
-    return p;
-  };
-  for (size_t i = 0; i < cases.size(); ++i) {
-    result.pairs.push_back(measure(cases[i], "", (cases.size() - i) * passes, nullptr));
-  }
+  std::vector<size_t> all(cases.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  MeasuredCases first_pass = measure(all, nullptr);
+  result.pairs = std::move(first_pass.pairs);
+  result.error = std::move(first_pass.error);
   gate::GateResult first = Decide(result.pairs, policy, sku);
-  if (!options.confirm) {
+  // A side that stopped working leaves nothing to confirm with.
+  if (!confirm || !result.error.empty()) {
     result.gate = std::move(first);
     return result;
   }
@@ -396,16 +384,74 @@ AbResult RunAb(const std::vector<AbCase>& cases, Side& baseline, Side& candidate
     result.gate = std::move(first);
     return result;
   }
-  size_t left = suspects.size();
+  std::vector<size_t> again;
+  std::vector<CasePair> earlier;
   for (size_t i = 0; i < cases.size(); ++i) {
     if (suspects.count(result.pairs[i].key) != 0) {
-      const CasePair first = result.pairs[i];
-      result.pairs[i] = measure(cases[i], "confirming: ", left--, &first);
+      again.push_back(i);
+      earlier.push_back(result.pairs[i]);
     }
   }
+  MeasuredCases second = measure(again, &earlier);
+  if (!second.error.empty()) {
+    // The first measurement stands; the report says why it was not confirmed.
+    result.error = std::move(second.error);
+    result.gate = std::move(first);
+    return result;
+  }
+  for (size_t k = 0; k < again.size(); ++k) result.pairs[again[k]] = std::move(second.pairs[k]);
   result.gate = Decide(result.pairs, policy, sku);
   NoteConfirmations(first, suspects, &result);
   return result;
+}
+
+AbResult RunAb(const std::vector<AbCase>& cases, Side& baseline, Side& candidate,
+               const gate::Policy& policy, const std::string& sku, const AbOptions& options,
+               std::ostream& log) {
+  const Clock::time_point job_start = Clock::now();
+  const size_t passes = options.confirm ? 2 : 1;
+  const unsigned looks = gate::StopRuleLooks(options.min_rounds, options.max_rounds);
+  auto measure = [&](const std::vector<size_t>& which, const std::vector<CasePair>* first) {
+    MeasuredCases out;
+    for (size_t k = 0; k < which.size(); ++k) {
+      const AbCase& c = cases[which[k]];
+      const CasePair* earlier = first == nullptr ? nullptr : &(*first)[k];
+      const size_t left = (which.size() - k) * (first == nullptr ? passes : 1);
+      log << "  " << c.id.Key() << ": " << (earlier == nullptr ? "" : "confirming: ") << std::flush;
+      CasePair p = MeasurePair(c, baseline, candidate, options,
+                               MeasurementBudget(options, Since(job_start), left, earlier),
+                               [&](const CasePair& so_far) {
+                                 return CaseDecided(so_far, policy, sku, cases.size(), looks);
+                               });
+      LogPair(p, log);
+      out.pairs.push_back(std::move(p));
+    }
+    return out;
+  };
+  return MeasureAndDecide(cases, policy, sku, options.confirm, measure);
+}
+
+double MeasurementBudget(const AbOptions& options, double job_spent_s, size_t left, const CasePair* first) {
+  double b = options.case_budget_s;
+  if (b > 0 && options.confirm) {
+    b = first == nullptr ? b * 2.0 / 3.0 : std::max(b - first->seconds, b / 3.0);
+  }
+  if (options.job_budget_s > 0) {
+    const double job_left =
+        std::max(0.0, options.job_budget_s - job_spent_s) / static_cast<double>(std::max<size_t>(left, 1));
+    b = b > 0 ? std::min(b, job_left) : job_left;
+  }
+  return b;
+}
+
+void LogPair(const CasePair& p, std::ostream& log) {
+  if (p.candidate.status != CaseStatus::kOk) {
+    log << ToString(p.candidate.status) << ": " << p.candidate.reason << "\n" << std::flush;
+    return;
+  }
+  log << p.rounds << " rounds of " << (p.baseline_blocks.empty() ? 0 : p.baseline_blocks.front())
+      << " samples a side in " << absl::StrFormat("%.1f", p.seconds) << " s (" << p.stopped << ")\n"
+      << std::flush;
 }
 
 }  // namespace perfgate::agent

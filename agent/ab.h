@@ -96,6 +96,11 @@ struct Pilot {
 /// Measures the pilot of case `key` on `side`.
 Pilot MeasurePilot(const std::string& key, Side& side, const AbOptions& options);
 
+/// Samples per block so that a block's samples last about
+/// options.block_seconds, given one sample's seconds; at least
+/// options.min_block_samples.
+unsigned BlockSamplesFor(double seconds_per_sample, const AbOptions& options);
+
 /// A case to compare, as the local registry describes it: its identity and
 /// the metrics both sides must report, so that a case neither side could
 /// measure is still reported, metric by metric.
@@ -122,6 +127,33 @@ struct CasePair {
 /// Says whether the pair measured so far decides every gating metric;
 /// MeasurePair asks after each round from options.min_rounds on.
 using DecidedFn = std::function<bool(const CasePair&)>;
+
+// The steps every A/B measurer takes, whether its blocks come one case at a
+// time (perfgate-agent builds) or every case at once (a benchmark program).
+
+/// A pair for case `c` with no blocks yet: both sides status ok, `c`'s metrics.
+CasePair StartPair(const AbCase& c);
+/// Ends the pair as `status` (failed or skipped) with `reason` prefixed by
+/// the side, its blocks dropped, stopped "failed".
+void FailPair(CasePair* pair, AbRole role, CaseStatus status, const std::string& reason);
+/// Pools one block of `role` into the pair, its samples numbered on through
+/// the side; a block that failed, skipped or reports other metrics than the
+/// pair's fails the pair instead (FailPair) and returns false.
+bool AddBlock(CasePair* pair, AbRole role, CaseResult block);
+/// After `rounds` complete rounds: whether to measure another. Sets
+/// pair->rounds, and pair->stopped when not ("rounds", "decided", "budget",
+/// "max_rounds"), asking `decided` from options.min_rounds on.
+bool NextRound(CasePair* pair, unsigned rounds, const AbOptions& options, double spent_s, double budget_s,
+               const DecidedFn& decided);
+/// Records the pair's wall time and each side's noise once measuring ends.
+void FinishPair(CasePair* pair, double seconds);
+/// The seconds one measurement may take: two thirds of the case budget for
+/// a first measurement when a confirmation may follow, for a confirmation
+/// what the first (`first`) left, at least a third; never more than the
+/// job's budget left over the `left` measurements still to come.
+double MeasurementBudget(const AbOptions& options, double job_spent_s, size_t left, const CasePair* first);
+/// "N rounds of M samples a side in S s (why)", or the status and reason.
+void LogPair(const CasePair& p, std::ostream& log);
 
 /// Measures `c` in rounds in BlockOrder(), one block on each side per round,
 /// and pools each side's blocks. The first block (unless the block size is
@@ -153,7 +185,31 @@ struct AbResult {
   std::vector<CasePair> pairs;
   std::vector<std::string> confirmed;    // keys re-measured whose regression held
   std::vector<std::string> unconfirmed;  // keys re-measured that then passed
+  /// Non-empty when a side stopped working: which side, its command and
+  /// what became of it. The verdicts rest on the blocks measured before.
+  std::string error;
 };
+
+/// What one pass over some cases measured: a pair per case asked for, in
+/// order, and the error that stopped it early (empty when none did).
+struct MeasuredCases {
+  std::vector<CasePair> pairs;
+  std::string error;
+};
+
+/// Measures the cases at `which` (indices into the job's cases); `first`
+/// is null on the first pass and, when confirming, the first measurement of
+/// each of them, in the same order.
+using MeasureCasesFn =
+    std::function<MeasuredCases(const std::vector<size_t>& which, const std::vector<CasePair>* first)>;
+
+/// Measures every case with `measure`, gates in A/B mode, and with `confirm`
+/// measures again the cases with a gating metric judged a regression or
+/// below its floor, judging them on the second measurement (notes say
+/// which held). An error in a pass ends measuring: the result keeps what
+/// was measured before and says why in `error`.
+AbResult MeasureAndDecide(const std::vector<AbCase>& cases, const gate::Policy& policy, const std::string& sku,
+                          bool confirm, const MeasureCasesFn& measure);
 
 /// Measures every case in `cases` on both sides and gates the candidate
 /// against the baseline in A/B mode. Each case adds rounds until its gating

@@ -10,6 +10,8 @@
 #include "agent/command_support.h"
 #include "agent/image.h"
 #include "agent/probe.h"
+#include "agent/process.h"
+#include "agent/program_ab.h"
 #include "client/upload.h"
 #include "common/identity.h"
 #include "gate/report.h"
@@ -44,8 +46,8 @@ AbOptions AbOptionsOf(const AgentConfig& config) {
   return options;
 }
 
-void PrintHeader(const ProbeResult& probe, size_t cases, const AbOptions& options) {
-  std::cout << "perfgate-agent ab: sku " << probe.environment.sku << ", " << cases << " cases, "
+void PrintHeader(const ProbeResult& probe, const std::string& cases, const AbOptions& options) {
+  std::cout << "perfgate-agent ab: sku " << probe.environment.sku << ", " << cases << ", "
             << (options.fixed_rounds > 0 ? absl::StrCat(options.fixed_rounds, " rounds")
                                          : absl::StrCat("adaptive rounds (", options.min_rounds, " to ",
                                                         options.max_rounds, ", ", options.case_budget_s,
@@ -88,8 +90,8 @@ SideRuns RunsOf(const AgentConfig& config, const ProbeResult& probe, const AbRes
   base.details["ab_pair"] = meta.run_id;
   meta.details["ab_role"] = "candidate";
   meta.details["ab_pair"] = base.run_id;
-  SetSide(base, config.ab_baseline, config.ab_baseline_image);
-  SetSide(meta, config.ab_candidate, config.ab_candidate_image);
+  SetSide(base, config.ab_programs ? config.ab_baseline_cmd : config.ab_baseline, config.ab_baseline_image);
+  SetSide(meta, config.ab_programs ? config.ab_candidate_cmd : config.ab_candidate, config.ab_candidate_image);
   // Each side's samples came in blocks, one process each, in round order:
   // the coordinator's A/B gate tests them by block, as this command does.
   // Per case, the unthrottled samples of each block (the samples a gate reads).
@@ -150,9 +152,54 @@ int SendSides(const AgentConfig& config, const ProbeResult& probe, const SideRun
   return kExitOk;
 }
 
+// The measured job's report, printed and written, its runs sent; the exit
+// code: an error when a side stopped working, else the gate's.
+int Report(const AgentConfig& config, const ProbeResult& probe, AbResult ab) {
+  if (!ab.error.empty() && ab.pairs.empty()) {
+    // Not one block was measured: there is nothing to report or send.
+    return Fail(absl::FailedPreconditionError(ab.error), "ab");
+  }
+  if (!ab.error.empty()) {
+    ab.gate.summary = absl::StrCat("Measuring stopped early: ", ab.error,
+                                   ". The verdicts rest on the blocks measured before. ", ab.gate.summary);
+    std::cout << "\nmeasuring stopped early (exit 2): " << ab.error
+              << "\nthe verdicts below rest on the rounds measured before it\n";
+  }
+  const SideRuns runs = RunsOf(config, probe, ab);
+  const gate::GateReport report = ReportOf(runs, config.policy, ab);
+  std::cout << "\n" << report::RenderTable(report);
+  if (auto s = report::WriteReportFiles(report, config.markdown_file, config.junit_file, config.json_file);
+      !s.ok()) {
+    return Fail(s, "cannot write the report");
+  }
+  if (!config.offline) {
+    if (int rc = SendSides(config, probe, runs, ab); rc != kExitOk) return rc;
+  }
+  if (!ab.error.empty()) {
+    std::cerr << "perfgate-agent: ab: " << ab.error << "\n";
+    return kExitError;
+  }
+  return report::ExitCode(report);
+}
+
+// Both sides benchmark programs (program_ab.h): result files in a
+// temporary folder of their own, removed at the end.
+int ProgramAbCommand(const AgentConfig& config) {
+  auto dir = TempDir::Make("perfgate-ab-");
+  if (!dir.ok()) return Fail(dir.status(), "cannot make a folder for the result files");
+  CommandProgram baseline(config.ab_baseline_argv, config.ab_block_timeout_s, dir->path());
+  CommandProgram candidate(config.ab_candidate_argv, config.ab_block_timeout_s, dir->path());
+  const ProbeResult probe = ProbeMachine();
+  const AbOptions options = AbOptionsOf(config);
+  PrintHeader(probe, "the programs' cases", options);
+  AbResult ab = RunProgramAb(baseline, candidate, config.policy, probe.environment.sku, options, std::cout);
+  return Report(config, probe, std::move(ab));
+}
+
 }  // namespace
 
 int AbCommand(const AgentConfig& config) {
+  if (config.ab_programs) return ProgramAbCommand(config);
   auto selected = SelectCases(config);
   if (!selected.ok()) return Fail(selected.status(), "bad selection");
   if (selected->empty()) {
@@ -166,20 +213,8 @@ int AbCommand(const AgentConfig& config) {
   const ProbeResult probe = ProbeMachine();
   const std::vector<AbCase> cases = RunnableCases(*selected, std::cout);
   const AbOptions options = AbOptionsOf(config);
-  PrintHeader(probe, cases.size(), options);
-  const AbResult ab = RunAb(cases, baseline, candidate, config.policy, probe.environment.sku, options, std::cout);
-
-  const SideRuns runs = RunsOf(config, probe, ab);
-  const gate::GateReport report = ReportOf(runs, config.policy, ab);
-  std::cout << "\n" << report::RenderTable(report);
-  if (auto s = report::WriteReportFiles(report, config.markdown_file, config.junit_file, config.json_file);
-      !s.ok()) {
-    return Fail(s, "cannot write the report");
-  }
-  if (!config.offline) {
-    if (int rc = SendSides(config, probe, runs, ab); rc != kExitOk) return rc;
-  }
-  return report::ExitCode(report);
+  PrintHeader(probe, absl::StrCat(cases.size(), " cases"), options);
+  return Report(config, probe, RunAb(cases, baseline, candidate, config.policy, probe.environment.sku, options, std::cout));
 }
 
 }  // namespace perfgate::agent

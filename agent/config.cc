@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "agent/ab.h"
@@ -174,6 +175,17 @@ CLI::App* AddAb(CLI::App& app, AgentConfig& c) {
   ab->add_option("--candidate-image", c.ab_candidate_image,
                  "Instead of --candidate: an image pinned by digest, run the same way")
       ->excludes(candidate);
+  ab->add_option("--baseline-cmd", c.ab_baseline_cmd,
+                 "Instead of --baseline: any benchmark program's command, run as one process a block; {out} is "
+                 "the result file it writes (else its stdout), {samples} the repetitions a case should make, e.g. "
+                 "'./bench_main --benchmark_repetitions={samples} --benchmark_out={out}'")
+      ->excludes(baseline);
+  ab->add_option("--candidate-cmd", c.ab_candidate_cmd,
+                 "Instead of --candidate: the candidate program's command, with the same placeholders")
+      ->excludes(candidate);
+  ab->add_option("--block-timeout", c.ab_block_timeout_s,
+                 "Seconds a program side's block may run before it is killed (with --baseline-cmd)")
+      ->capture_default_str()->check(CLI::PositiveNumber);
   ab->add_option("--container-engine", c.container_engine, "Runs the image sides: podman or docker")
       ->envname("PERFGATE_CONTAINER_ENGINE")->capture_default_str();
   ab->add_option("--container-arg", c.container_args,
@@ -262,7 +274,8 @@ std::optional<Invalid> ParseSide(const AgentConfig& c, const std::string& comman
   }
   if (command.empty()) {
     return Invalid{"bad option",
-                   absl::InvalidArgumentError(absl::StrCat(flags.command, " or ", flags.image, " is required"))};
+                   absl::InvalidArgumentError(
+                       absl::StrCat(flags.command, ", ", flags.image, " or ", flags.command, "-cmd is required"))};
   }
   auto split = SplitCommand(command);
   if (!split.ok()) return Invalid{flags.bad_command, split.status()};
@@ -270,7 +283,34 @@ std::optional<Invalid> ParseSide(const AgentConfig& c, const std::string& comman
   return std::nullopt;
 }
 
+// Both sides benchmark programs: their commands split, the selection
+// flags refused (a program selects its own cases).
+std::optional<Invalid> ParsePrograms(AgentConfig& c) {
+  const bool mixed = !c.ab_baseline.empty() || !c.ab_candidate.empty() || !c.ab_baseline_image.empty() ||
+                     !c.ab_candidate_image.empty() || c.ab_baseline_cmd.empty() || c.ab_candidate_cmd.empty();
+  if (mixed) {
+    return Invalid{"bad option", absl::InvalidArgumentError(
+                                     "--baseline-cmd and --candidate-cmd go together, and with neither --baseline, "
+                                     "--candidate nor an image: both sides are programs, or both perfgate-agent builds")};
+  }
+  if (!c.suites.empty() || !c.filters.empty() || !c.sets.empty()) {
+    return Invalid{"bad option", absl::InvalidArgumentError(
+                                     "--suite, --filter and --set select perfgate's own cases; a program selects its "
+                                     "cases with its own flags (e.g. --benchmark_filter=REGEX) in --baseline-cmd and "
+                                     "--candidate-cmd")};
+  }
+  for (auto [command, argv, flag] : {std::tuple(&c.ab_baseline_cmd, &c.ab_baseline_argv, "bad --baseline-cmd"),
+                                     std::tuple(&c.ab_candidate_cmd, &c.ab_candidate_argv, "bad --candidate-cmd")}) {
+    auto split = SplitCommand(*command);
+    if (!split.ok()) return Invalid{flag, split.status()};
+    *argv = *std::move(split);
+  }
+  c.ab_programs = true;
+  return std::nullopt;
+}
+
 std::optional<Invalid> ParseSides(AgentConfig& c) {
+  if (!c.ab_baseline_cmd.empty() || !c.ab_candidate_cmd.empty()) return ParsePrograms(c);
   static constexpr SideFlags kBaseline{"--baseline", "--baseline-image", "bad --baseline", "bad --baseline-image"};
   static constexpr SideFlags kCandidate{"--candidate", "--candidate-image", "bad --candidate",
                                         "bad --candidate-image"};

@@ -60,6 +60,10 @@ struct AgentConfig {
   std::string ab_candidate;
   // `ab` with image sides: references pinned by digest, run by the engine.
   std::string ab_baseline_image, ab_candidate_image;
+  // `ab` with program sides: any benchmark command that writes a result
+  // file ({out}, else stdout), taking {samples} repetitions where it can.
+  std::string ab_baseline_cmd, ab_candidate_cmd;
+  double ab_block_timeout_s = 600;  // a program side's block is killed after this
   std::string container_engine = "podman";
   std::vector<std::string> container_args;  // engine flags before the image (GPUs, registry TLS)
   unsigned ab_rounds = 0;         // > 0: exactly this many rounds; 0: adaptive
@@ -82,6 +86,7 @@ struct AgentConfig {
   client::ClientOptions client;             // address, --rpc-timeout, the token and TLS files (read unless offline)
   gate::Policy policy;                      // --policy, else the default policy
   std::vector<std::string> ab_baseline_argv, ab_candidate_argv;  // `ab`: the sides, split
+  bool ab_programs = false;  // `ab`: the sides are benchmark programs (--baseline-cmd), not perfgate-agent builds
 };
 
 

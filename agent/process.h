@@ -18,6 +18,47 @@ namespace perfgate::agent {
 absl::StatusOr<std::pair<int, std::string>> CaptureOutput(const std::vector<std::string>& argv,
                                                           bool quiet = false);
 
+/// How RunProcess treats the child.
+struct ProcessOptions {
+  bool capture_stdout = true;  // false: the child's stdout is read and dropped
+  bool quiet = false;          // stderr to /dev/null instead of passing through
+  /// > 0: the child (and every process of its group) is killed once it has
+  /// run this many seconds.
+  double timeout_s = 0;
+};
+
+/// What a child did.
+struct ProcessResult {
+  int exit_code = 0;       // its exit status, or 128 + the signal that ended it
+  bool timed_out = false;  // killed at ProcessOptions::timeout_s
+  std::string out;         // its stdout, when captured
+};
+
+/// Runs argv (looked up in PATH) as CaptureOutput does, with a time limit:
+/// the child starts a process group of its own, so that what it starts in
+/// turn is killed with it. FAILED_PRECONDITION when it cannot be started.
+absl::StatusOr<ProcessResult> RunProcess(const std::vector<std::string>& argv, const ProcessOptions& options);
+
+/// "exited with 3", "was killed by signal 11 (Segmentation fault)", or "ran
+/// past its time limit of 60 s and was killed": what became of a child.
+std::string DescribeExit(const ProcessResult& r, double timeout_s);
+
+/// A fresh folder (mkdtemp in $TMPDIR, else /tmp), removed with all it
+/// holds when this goes.
+class TempDir {
+ public:
+  /// `prefix` starts the folder's name.
+  static absl::StatusOr<TempDir> Make(const std::string& prefix);
+  TempDir(TempDir&& other) noexcept;
+  TempDir& operator=(TempDir&&) = delete;
+  ~TempDir();
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit TempDir(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
 /// `git ARGS...` in the current directory, its stdout without the trailing
 /// newline; empty when git is missing or fails.
 std::string Git(const std::vector<std::string>& args);

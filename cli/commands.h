@@ -30,5 +30,8 @@ int HealthCommand(const Config& config);
 int RegressionsCommand(const Config& config);
 /// regressions_command.cc: change a regression's state; 0 when changed.
 int TriageCommand(const Config& config);
+/// export_command.cc: result files written as Bencher Metric Format; 0 when
+/// written, 2 when a file cannot be read or the output cannot be written.
+int ExportCommand(const Config& config);
 
 }  // namespace perfgate::cli

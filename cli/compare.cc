@@ -112,6 +112,7 @@ int CompareFiles(const CompareOptions& o, std::ostream& out, std::ostream& err) 
         err << "perfgate: " << what << ": " << set.status().message() << "\n";
         return kExitError;
       }
+      for (const std::string& note : set->notes) out << "note: " << f << ": " << note << "\n";
       sets->push_back(std::move(*set));
     }
   }

@@ -166,18 +166,19 @@ CLI::App* AddHealth(CLI::App& app, Config&) {
   return app.add_subcommand("health", "Ask the coordinator's grpc.health.v1 service; exit 0 when it is serving");
 }
 
-// ingest: result files (perfgate, Google Benchmark, nvbench JSON) stored as runs.
+// ingest: result files of any format formats/ reads (docs/result-files.md) stored as runs.
 CLI::App* AddIngest(CLI::App& app, Config& c) {
   IngestOptions& o = c.ingest;
   CLI::App* ingest = app.add_subcommand(
-      "ingest", "Store result files (perfgate, Google Benchmark or nvbench JSON) as runs; prints each run id");
+      "ingest", "Store result files (perfgate, Google Benchmark, nvbench, pytest-benchmark, hyperfine, nccl-tests "
+                "or Bencher BMF) as runs; prints each run id");
   ingest->fallthrough();  // --coordinator and --timeout may follow the subcommand
   ingest->add_option("files", o.files, "Result files, one run each")->required();
   ingest->add_option("--branch", o.branch, "Branch the results belong to")->required()
       ->envname("PERFGATE_BRANCH");
   ingest->add_option("--commit", o.commit, "Commit the results belong to")->required()
       ->envname("PERFGATE_COMMIT");
-  ingest->add_option("--sku", o.sku, "SKU key; required when the file names none (Google Benchmark)");
+  ingest->add_option("--sku", o.sku, "SKU key; required when the file names none");
   ingest->add_option("--repo", o.repo, "Repository under test")->envname("PERFGATE_REPO");
   ingest->add_option("--node", o.node, "Node the results were measured on (default: from the file)");
   return ingest;
@@ -273,6 +274,16 @@ absl::Status ReadConnection(Config& c) {
   return absl::OkStatus();
 }
 
+// export: result files of any readable format, written in another tool's format.
+CLI::App* AddExport(CLI::App& app, Config& c) {
+  CLI::App* sub = app.add_subcommand("export", "Write result files of any readable format as Bencher Metric Format JSON");
+  sub->add_option("files", c.export_files, "Result files; their cases are pooled")->required();
+  sub->add_option("--format", c.export_format, "Output format: bmf (Bencher Metric Format)")
+      ->check(CLI::IsMember({"bmf"}))->capture_default_str();
+  sub->add_option("--output", c.export_output, "Write here (atomically) instead of stdout");
+  return sub;
+}
+
 CLI::App* AddRegressions(CLI::App& app, Config& c) {
   CLI::App* sub = app.add_subcommand("regressions", "List regressions found on tracked branches");
   sub->add_option("--http", c.http, "The coordinator's HTTP address (its --http-listen); HTTPS with --tls or --tls-ca")
@@ -299,7 +310,7 @@ CLI::App* AddTriage(CLI::App& app, Config& c) {
 }  // namespace
 
 absl::Status ValidateConfig(Config& c) {
-  if (c.command != Command::kSimulate) {
+  if (c.command != Command::kSimulate && c.command != Command::kExport) {
     if (absl::Status s = ReadConnection(c); !s.ok()) return s;
   }
   switch (c.command) {
@@ -338,6 +349,7 @@ std::optional<int> ParseCommandLine(int argc, const char* const* argv, Config& c
       {AddCompare(app, c), Command::kCompare},
       {AddRegressions(app, c), Command::kRegressions},
       {AddTriage(app, c), Command::kTriage},
+      {AddExport(app, c), Command::kExport},
   };
   try {
     app.parse(argc, argv);

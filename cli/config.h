@@ -35,6 +35,7 @@ enum class Command {
   kCompare,
   kRegressions,
   kTriage,
+  kExport,
 };
 
 /// Everything the command line says, for whichever subcommand it names.
@@ -68,6 +69,10 @@ struct Config {
   std::string http = "127.0.0.1:8080";
   std::string state, note, by, commit;
   int64_t regression_id = 0;
+  // export: result files of any readable format, written as --format
+  std::string export_format = "bmf";
+  std::vector<std::string> export_files;
+  std::string export_output;  // stdout when empty
   // compare and ingest keep their own options; ValidateConfig gives them
   // the coordinator and the timeout
   CompareOptions compare;

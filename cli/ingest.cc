@@ -82,6 +82,7 @@ int IngestCommand(const IngestOptions& o) {
     auto set = ReadResultFile(path);
     if (!set.ok()) return Fail(set.status());
     if (set->cases.empty()) return Fail(absl::InvalidArgumentError(absl::StrCat(path, ": holds no cases")));
+    for (const std::string& note : set->notes) std::cerr << "note: " << path << ": " << note << "\n";
     auto meta = MetaFor(path, *set, o);
     if (!meta.ok()) return Fail(meta.status());
     runs.emplace_back(std::move(*meta), std::move(*set));

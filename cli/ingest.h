@@ -1,6 +1,8 @@
 // `perfgate ingest`: stores result files written by other tools (Google
-// Benchmark, nvbench) or by `perfgate-agent run --output` as runs, through the
+// Benchmark, nvbench, pytest-benchmark, hyperfine, nccl-tests, Bencher's
+// format) or by `perfgate-agent run --output` as runs, through the
 // coordinator's Ingest service, so that they can be gated like measured runs.
+// What a reader passed over or approximated is printed as "note: FILE: ...".
 #pragma once
 
 #include <string>

@@ -1,7 +1,8 @@
 // perfgate: the command a CI step or a person runs against a coordinator —
 // gate a candidate run, compare two runs or result files, list runs, show one
 // run, print a metric's history with its change points, name the outlier
-// nodes of a sweep, list the nodes' calibrated noise floors. The command line
+// nodes of a sweep, list the nodes' calibrated noise floors, store result
+// files as runs, export them as Bencher's format. The command line
 // is parsed and checked in config.cc; each command lives in its own file.
 #include <iostream>
 
@@ -31,6 +32,7 @@ int Run(const perfgate::cli::Config& c) {
     case Command::kCompare: return cli::CompareCommand(c.compare, std::cout, std::cerr);
     case Command::kRegressions: return cli::RegressionsCommand(c);
     case Command::kTriage: return cli::TriageCommand(c);
+    case Command::kExport: return cli::ExportCommand(c);
   }
   return perfgate::cli::kExitError;
 }

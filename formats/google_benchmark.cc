@@ -1,5 +1,9 @@
-// Google Benchmark's JSON (--benchmark_format=json; src/json_reporter.cc):
-// one case per run_name, one sample per repetition, counters as metrics.
+// Google Benchmark's JSON (--benchmark_format=json or --benchmark_out=F;
+// src/json_reporter.cc) of every release since 1.0: one case per run name,
+// one sample per repetition, counters as metrics. Releases before 1.5 write
+// no run_name and no run_type: aggregates are then told by their name's
+// suffix (_mean, _median, _stddev, _cv), complexity rows by _BigO and _RMS.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -23,27 +27,8 @@ const std::set<std::string>& GbenchFixedKeys() {
       "aggregate_name", "aggregate_unit", "error_occurred",           "error_message",
       "iterations",     "real_time",     "cpu_time",                  "time_unit",
       "label",          "cpu_coefficient", "real_coefficient",        "big_o",
-      "rms",            "skipped"};
+      "rms",            "skipped",       "skip_message"};
   return kKeys;
-}
-
-bool Contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
-bool EndsWith(const std::string& s, const char* suffix) {
-  const size_t n = std::strlen(suffix);
-  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
-}
-
-// A user counter improves upwards (a rate, a count of work done) unless its
-// name says it is a time or a cost: it contains time, latency, duration,
-// alloc or bytes_used, or ends in _ns, _us, _ms, _s or _sec — and does not
-// say it is a rate (per_second, rate, throughput).
-Direction CounterDirection(const std::string& name) {
-  const bool rate = Contains(name, "per_second") || Contains(name, "rate") || Contains(name, "throughput");
-  const bool cost = Contains(name, "time") || Contains(name, "latency") || Contains(name, "duration") ||
-                    Contains(name, "alloc") || Contains(name, "bytes_used") || EndsWith(name, "_ns") ||
-                    EndsWith(name, "_us") || EndsWith(name, "_ms") || EndsWith(name, "_s") ||
-                    EndsWith(name, "_sec");
-  return cost && !rate ? Direction::kLowerIsBetter : Direction::kHigherIsBetter;
 }
 
 // "BM_Copy/4096/real_time/threads:2" -> gbench/BM_Copy{a0=4096,threads=2,timer=real_time}.
@@ -78,16 +63,11 @@ BenchmarkId GbenchId(const std::string& run_name) {
   return id;
 }
 
-struct GbenchCase {
-  CaseResult result;
-  std::string first_path;  // where the case's metrics were first seen
-  size_t iterations = 0;
-  size_t aggregates = 0;
-};
-
 // Google Benchmark's context, and a SKU when the program recorded its CPU.
 void ReadContext(const json& root, ResultSet* set) {
-  const json& context = Field(root, "", "context");
+  const json* found = OptionalField(root, "", "context");
+  if (found == nullptr) return;  // compare.py's own test inputs go without one
+  const json& context = *found;
   if (!context.is_object()) Throw("context", "not an object");
   for (const auto& [k, v] : context.items()) set->context[k] = Text(v);
   // Google Benchmark records no CPU model; a program that adds one with
@@ -123,8 +103,10 @@ Sample ReadIteration(const json& b, const std::string& path, const CaseResult& s
   Sample sample;
   sample.index = static_cast<uint32_t>(so_far.samples.size());
   if (const json* r = OptionalField(b, path, "repetition_index")) {
-    if (!r->is_number_unsigned()) Throw(Member(path, "repetition_index"), "not a non-negative integer");
-    sample.index = r->get<uint32_t>();
+    if (!r->is_number_unsigned() || r->get<uint64_t>() > kMaxSampleIndex) {
+      Throw(Member(path, "repetition_index"), absl::StrCat("not an integer from 0 to ", kMaxSampleIndex));
+    }
+    sample.index = static_cast<uint32_t>(r->get<uint64_t>());
   }
   sample.values.push_back(PositiveFinite(Number(Field(b, path, "real_time"), Member(path, "real_time")),
                                          Member(path, "real_time"), "time"));
@@ -143,33 +125,124 @@ Sample ReadIteration(const json& b, const std::string& path, const CaseResult& s
   return sample;
 }
 
-// Adds one benchmarks[] entry of run `run_name` to its case: an aggregate is
-// counted and skipped, an error fails the case, an iteration is a sample.
-void AddEntry(const json& b, const std::string& path, const std::string& run_name, GbenchCase* c) {
-  const std::string run_type = String(Field(b, path, "run_type"), Member(path, "run_type"));
-  if (run_type == "aggregate") {
-    ++c->aggregates;  // perfgate computes its own statistics from the repetitions
-    return;
-  }
-  if (run_type != "iteration") Throw(Member(path, "run_type"), absl::StrCat("'", run_type, "' is neither iteration nor aggregate"));
-  ++c->iterations;
+enum class RowKind { kIteration, kAggregate, kComplexity };
 
-  const std::string unit = String(Field(b, path, "time_unit"), Member(path, "time_unit"));
+// One benchmarks[] entry, classified.
+struct Row {
+  RowKind kind = RowKind::kIteration;
+  std::string run_name;
+  std::string aggregate;  // mean, median, stddev, cv, ... ("" when the file names none)
+};
+
+constexpr const char* kAggregateSuffixes[] = {"mean", "median", "stddev", "cv"};
+
+// The "_mean"-like suffix of a name ("mean"), or "".
+std::string SuffixOf(const std::string& name, bool complexity) {
+  const std::vector<const char*> suffixes =
+      complexity ? std::vector<const char*>{"BigO", "RMS"}
+                 : std::vector<const char*>(std::begin(kAggregateSuffixes), std::end(kAggregateSuffixes));
+  for (const char* suffix : suffixes) {
+    const std::string tail = absl::StrCat("_", suffix);
+    if (name.size() > tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0) return suffix;
+  }
+  return "";
+}
+
+std::string WithoutSuffix(const std::string& name, const std::string& suffix) {
+  return suffix.empty() ? name : name.substr(0, name.size() - suffix.size() - 1);
+}
+
+// Before run_type (releases before 1.5), "BM_x_mean" is an aggregate when the
+// file also holds BM_x or another aggregate of BM_x; a lone "BM_x_mean" is a
+// benchmark of that name.
+bool OldStyleAggregate(const std::string& name, const std::string& suffix, const std::set<std::string>& names) {
+  const std::string base = WithoutSuffix(name, suffix);
+  if (names.count(base) != 0) return true;
+  for (const char* other : kAggregateSuffixes) {
+    if (other != suffix && names.count(absl::StrCat(base, "_", other)) != 0) return true;
+  }
+  return false;
+}
+
+Row Classify(const json& b, const std::string& path, const std::set<std::string>& names) {
+  Row row;
+  const std::string name = String(Field(b, path, "name"), Member(path, "name"));
+  const json* run_type = OptionalField(b, path, "run_type");
+  const json* aggregate_name = OptionalField(b, path, "aggregate_name");
+  if (aggregate_name != nullptr) row.aggregate = String(*aggregate_name, Member(path, "aggregate_name"));
+  const std::string complexity = SuffixOf(name, true);
+  if (b.contains("big_o") || b.contains("rms") || row.aggregate == "BigO" || row.aggregate == "RMS" ||
+      (run_type == nullptr && !complexity.empty())) {
+    row.kind = RowKind::kComplexity;
+    row.run_name = WithoutSuffix(name, complexity);
+  } else if (run_type != nullptr) {
+    const std::string type = String(*run_type, Member(path, "run_type"));
+    if (type != "iteration" && type != "aggregate") {
+      Throw(Member(path, "run_type"), absl::StrCat("'", type, "' is neither iteration nor aggregate"));
+    }
+    row.kind = type == "aggregate" ? RowKind::kAggregate : RowKind::kIteration;
+    if (row.kind == RowKind::kAggregate && row.aggregate.empty()) row.aggregate = SuffixOf(name, false);
+    row.run_name = row.kind == RowKind::kAggregate ? WithoutSuffix(name, SuffixOf(name, false)) : name;
+  } else {
+    const std::string suffix = SuffixOf(name, false);
+    if (!suffix.empty() && OldStyleAggregate(name, suffix, names)) {
+      row.kind = RowKind::kAggregate;
+      row.aggregate = suffix;
+    }
+    row.run_name = row.kind == RowKind::kAggregate ? WithoutSuffix(name, suffix) : name;
+  }
+  if (const json* r = OptionalField(b, path, "run_name")) row.run_name = String(*r, Member(path, "run_name"));
+  return row;
+}
+
+struct GbenchCase {
+  CaseResult result;
+  std::string first_path;  // where the case was first seen
+  std::string run_name;
+  size_t iterations = 0;
+  std::vector<std::pair<std::string, const json*>> aggregates;  // name, entry
+  std::vector<std::string> aggregate_paths;
+};
+
+// time_unit, "ns" when absent (1.0 wrote none: its times are nanoseconds).
+std::string TimeUnit(const json& b, const std::string& path) {
+  const json* u = OptionalField(b, path, "time_unit");
+  if (u == nullptr) return "ns";
+  const std::string unit = String(*u, Member(path, "time_unit"));
   if (unit != "ns" && unit != "us" && unit != "ms" && unit != "s") {
     Throw(Member(path, "time_unit"), absl::StrCat("'", unit, "' is not one of ns, us, ms, s"));
   }
-  bool error = false;
+  return unit;
+}
+
+// The benchmark reported an error (error_occurred) or skipped itself
+// (skipped, 1.8 on): the case fails or is skipped with the message.
+bool RecordErrorOrSkip(const json& b, const std::string& path, std::vector<MetricSpec> metrics, CaseResult* r) {
+  bool error = false, skipped = false;
   if (const json* e = OptionalField(b, path, "error_occurred")) error = Bool(*e, Member(path, "error_occurred"));
+  if (const json* s = OptionalField(b, path, "skipped")) skipped = Bool(*s, Member(path, "skipped"));
+  if (!error && !skipped) return false;
+  const char* message_key = error ? "error_message" : "skip_message";
+  std::string message;
+  if (const json* m = OptionalField(b, path, message_key)) message = String(*m, Member(path, message_key));
+  if (error) {
+    r->status = CaseStatus::kFailed;
+    r->reason = message.empty() ? "the benchmark reported an error" : message;
+  } else if (r->status != CaseStatus::kFailed) {
+    r->status = CaseStatus::kSkipped;
+    r->reason = message.empty() ? "the benchmark skipped itself" : message;
+  }
+  if (r->metrics.empty()) r->metrics = std::move(metrics);
+  return true;
+}
+
+// Adds one repetition (or the aggregate standing in for them) as a sample.
+void AddSample(const json& b, const std::string& path, GbenchCase* c) {
+  const std::string unit = TimeUnit(b, path);
   std::vector<MetricSpec> metrics = {{"real_time", unit, Direction::kLowerIsBetter},
                                      {"cpu_time", unit, Direction::kLowerIsBetter}};
   CaseResult& r = c->result;
-  if (error) {
-    r.status = CaseStatus::kFailed;
-    if (const json* m = OptionalField(b, path, "error_message")) r.reason = String(*m, Member(path, "error_message"));
-    if (r.reason.empty()) r.reason = "the benchmark reported an error";
-    if (r.metrics.empty()) r.metrics = metrics;
-    return;
-  }
+  if (RecordErrorOrSkip(b, path, metrics, &r)) return;
   Sample sample = ReadIteration(b, path, r, &metrics);
   if (r.metrics.empty() || r.samples.empty()) {
     r.metrics = metrics;
@@ -177,25 +250,83 @@ void AddEntry(const json& b, const std::string& path, const std::string& run_nam
     std::vector<std::string> now, before;
     for (const MetricSpec& m : metrics) now.push_back(absl::StrCat(m.name, " [", m.unit, "]"));
     for (const MetricSpec& m : r.metrics) before.push_back(absl::StrCat(m.name, " [", m.unit, "]"));
-    Throw(path, absl::StrCat("reports ", absl::StrJoin(now, ", "), " where ", c->first_path, " of the same run_name '",
-                             run_name, "' reported ", absl::StrJoin(before, ", ")));
+    Throw(path, absl::StrCat("reports ", absl::StrJoin(now, ", "), " where ", c->first_path, " of the same run '",
+                             c->run_name, "' reported ", absl::StrJoin(before, ", ")));
+  }
+  // The repetition's own timed seconds (iterations of real_time), which
+  // an A/B of the program sizes its blocks by.
+  if (const json* it = OptionalField(b, path, "iterations"); it != nullptr && it->is_number() && !sample.values.empty()) {
+    static const std::map<std::string, double> kSeconds = {{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}};
+    if (auto scale = kSeconds.find(unit); scale != kSeconds.end()) {
+      r.sample_seconds += it->get<double>() * sample.values[0] * scale->second;
+    }
   }
   r.samples.push_back(std::move(sample));
 }
 
-// Every case needs repetitions: a file of aggregates alone is refused.
-void RequireIterations(const std::vector<GbenchCase>& cases) {
-  size_t iterations = 0;
-  for (const GbenchCase& c : cases) iterations += c.iterations;
-  for (const GbenchCase& c : cases) {
-    if (c.iterations == 0) {
-      Throw(iterations == 0 ? "benchmarks" : c.first_path,
-            absl::StrCat(iterations == 0 ? "only aggregates (mean, median, stddev, ...)"
-                                         : absl::StrCat("only aggregates for '", c.result.benchmark.Key(), "'"),
-                         "; perfgate computes its own statistics from the repetitions: rerun without "
-                         "--benchmark_report_aggregates_only"));
+// A case of aggregates alone (--benchmark_report_aggregates_only): the
+// median, else the mean, is its one sample; false when it has neither.
+bool UseAggregate(GbenchCase* c) {
+  for (const char* wanted : {"median", "mean"}) {
+    for (size_t i = 0; i < c->aggregates.size(); ++i) {
+      if (c->aggregates[i].first != wanted) continue;
+      AddSample(*c->aggregates[i].second, c->aggregate_paths[i], c);
+      for (Sample& s : c->result.samples) s.index = 0;
+      return true;
     }
   }
+  std::vector<std::string> names;
+  for (const auto& [name, entry] : c->aggregates) names.push_back(name.empty() ? "unnamed" : name);
+  c->result.status = CaseStatus::kSkipped;
+  c->result.reason = absl::StrCat("only aggregates (", absl::StrJoin(names, ", "), ") and no median or mean");
+  return false;
+}
+
+// "a, b, c and 4 more".
+std::string Few(const std::vector<std::string>& names) {
+  constexpr size_t kShown = 5;
+  std::vector<std::string> shown(names.begin(), names.begin() + std::min(names.size(), kShown));
+  std::string out = absl::StrJoin(shown, ", ");
+  if (names.size() > kShown) absl::StrAppend(&out, " and ", names.size() - kShown, " more");
+  return out;
+}
+
+void AddNotes(const std::vector<std::string>& complexity, const std::vector<std::string>& from_aggregate,
+              const std::vector<std::string>& unusable, ResultSet* set) {
+  if (!complexity.empty()) {
+    set->notes.push_back(absl::StrCat("skipped ", complexity.size(),
+                                      " complexity rows (BigO, RMS: fits over other cases, not measurements): ",
+                                      Few(complexity)));
+  }
+  if (!from_aggregate.empty()) {
+    set->notes.push_back(absl::StrCat(
+        from_aggregate.size(), " cases hold only aggregates (--benchmark_report_aggregates_only): one sample each, "
+        "from the median (else the mean); rerun without that flag to gate on every repetition: ",
+        Few(from_aggregate)));
+  }
+  if (!unusable.empty()) {
+    set->notes.push_back(absl::StrCat(unusable.size(), " cases hold only aggregates other than median and mean "
+                                      "and are reported skipped: ", Few(unusable)));
+  }
+}
+
+// The case of `row`, made on its first row.
+GbenchCase& CaseOf(const Row& row, const std::string& path, std::vector<GbenchCase>* cases,
+                   std::map<std::string, size_t>* by_run_name, std::map<std::string, std::string>* run_name_of_key) {
+  auto [it, added] = by_run_name->try_emplace(row.run_name, cases->size());
+  if (added) {
+    GbenchCase c;
+    c.result.benchmark = GbenchId(row.run_name);
+    c.run_name = row.run_name;
+    auto [other, fresh] = run_name_of_key->try_emplace(c.result.benchmark.Key(), row.run_name);
+    if (!fresh) {
+      Throw(Member(path, "name"), absl::StrCat("'", row.run_name, "' and '", other->second, "' both map to ",
+                                               c.result.benchmark.Key()));
+    }
+    c.first_path = path;
+    cases->push_back(std::move(c));
+  }
+  return (*cases)[it->second];
 }
 
 }  // namespace
@@ -204,35 +335,40 @@ ResultSet ReadGoogleBenchmark(const json& root) {
   ResultSet set;
   set.format = kFormatGoogleBenchmark;
   ReadContext(root, &set);
-  const json& benchmarks = Array(Field(root, "", "benchmarks"), "benchmarks");
-  if (benchmarks.empty()) Throw("benchmarks", "empty: the file holds no results");
+  const json& benchmarks = ResultList(root, "benchmarks");
+  std::set<std::string> names;
+  for (size_t i = 0; i < benchmarks.size(); ++i) {
+    const std::string path = Index("benchmarks", i);
+    names.insert(String(Field(benchmarks[i], path, "name"), Member(path, "name")));
+  }
   std::vector<GbenchCase> cases;
   std::map<std::string, size_t> by_run_name;
   std::map<std::string, std::string> run_name_of_key;
+  std::vector<std::string> complexity, from_aggregate, unusable;
   for (size_t i = 0; i < benchmarks.size(); ++i) {
     const std::string path = Index("benchmarks", i);
     const json& b = benchmarks[i];
-    const std::string run_name = String(Field(b, path, "run_name"), Member(path, "run_name"));
-    auto [it, added] = by_run_name.try_emplace(run_name, cases.size());
-    if (added) {
-      GbenchCase c;
-      c.result.benchmark = GbenchId(run_name);
-      auto [other, fresh] = run_name_of_key.try_emplace(c.result.benchmark.Key(), run_name);
-      if (!fresh) {
-        Throw(Member(path, "run_name"), absl::StrCat("'", run_name, "' and '", other->second,
-                                                     "' both map to ", c.result.benchmark.Key()));
-      }
-      c.first_path = path;
-      cases.push_back(std::move(c));
+    const Row row = Classify(b, path, names);
+    if (row.kind == RowKind::kComplexity) {
+      complexity.push_back(b["name"].get<std::string>());
+      continue;
     }
-    AddEntry(b, path, run_name, &cases[it->second]);
+    GbenchCase& c = CaseOf(row, path, &cases, &by_run_name, &run_name_of_key);
+    if (row.kind == RowKind::kAggregate) {
+      c.aggregates.emplace_back(row.aggregate, &b);
+      c.aggregate_paths.push_back(path);
+      continue;  // perfgate computes its own statistics from the repetitions
+    }
+    ++c.iterations;
+    AddSample(b, path, &c);
   }
-  RequireIterations(cases);
   for (GbenchCase& c : cases) {
+    if (c.iterations == 0) (UseAggregate(&c) ? from_aggregate : unusable).push_back(c.run_name);
     if (c.result.status == CaseStatus::kUnspecified) c.result.status = CaseStatus::kOk;
     c.result.noise = NoiseOfFirstMetric(c.result);
     set.cases.push_back(std::move(c.result));
   }
+  AddNotes(complexity, from_aggregate, unusable, &set);
   return set;
 }
 

@@ -1,5 +1,6 @@
 #include "formats/json_fields.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstring>
@@ -31,6 +32,12 @@ const json* OptionalField(const json& obj, const std::string& path, const std::s
   if (!obj.is_object()) Throw(path, "not an object");
   auto it = obj.find(key);
   return it == obj.end() ? nullptr : &*it;
+}
+
+const json& ResultList(const json& root, const std::string& key) {
+  const json& list = Array(Field(root, "", key), key);
+  if (list.empty()) Throw(key, "empty: the file holds no results");
+  return list;
 }
 
 std::string String(const json& v, const std::string& path) {
@@ -155,6 +162,38 @@ std::string NameToken(const std::string& s) {
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) c = '_';
   }
   return out;
+}
+
+Direction CounterDirection(const std::string& name) {
+  auto has = [&](const char* part) { return name.find(part) != std::string::npos; };
+  auto ends = [&](const char* suffix) {
+    const size_t n = std::strlen(suffix);
+    return name.size() >= n && name.compare(name.size() - n, n, suffix) == 0;
+  };
+  const bool rate = has("per_second") || has("rate") || has("throughput");
+  const bool cost = has("time") || has("latency") || has("duration") || has("alloc") || has("bytes_used") ||
+                    has("rss") || ends("_ns") || ends("_us") || ends("_ms") || ends("_s") || ends("_sec");
+  return cost && !rate ? Direction::kLowerIsBetter : Direction::kHigherIsBetter;
+}
+
+std::string GpuSkuFromName(const std::string& device_name) {
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  // A SKU perfgate knows by that name ("NVIDIA H200"), at one of its sizes.
+  const std::vector<std::string>& known = KnownSkuExamples();
+  for (long gb : {16, 24, 32, 40, 48, 80, 94, 96, 141, 144, 180, 192}) {
+    const std::string key = GpuSkuKey(device_name, static_cast<uint64_t>(static_cast<double>(gb) * kGiB));
+    if (std::find(known.begin(), known.end(), key) != known.end()) return key;
+  }
+  // Else the size the name states ("NVIDIA RTX 6000 Ada 48GB").
+  for (size_t at = device_name.find("GB"); at != std::string::npos; at = device_name.find("GB", at + 2)) {
+    size_t start = at;
+    while (start > 0 && std::isdigit(static_cast<unsigned char>(device_name[start - 1]))) --start;
+    long gb = 0;
+    if (start < at && absl::SimpleAtoi(device_name.substr(start, at - start), &gb) && gb > 0 && gb < 4096) {
+      return GpuSkuKey(device_name, static_cast<uint64_t>(static_cast<double>(gb) * kGiB));
+    }
+  }
+  return "";
 }
 
 double NoiseOfFirstMetric(const CaseResult& c) {

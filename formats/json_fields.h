@@ -1,7 +1,8 @@
 // What the result-file readers share (formats/ only): a walk over a JSON
 // document that names the path of whatever it finds wrong. A reader throws
-// FormatError; ParseResultJson (result_file.cc) turns it into a status, so
-// that each reader stays a plain walk over the document.
+// FormatError; ParseResultText (result_file.cc) turns it into a status, so
+// that each reader stays a plain walk over the document. The one text format
+// (nccl-tests) throws the same error with "line N" as its path.
 #pragma once
 
 #include <cstddef>
@@ -38,6 +39,10 @@ std::string Index(const std::string& path, size_t i);
 const json& Field(const json& obj, const std::string& path, const std::string& key);
 const json* OptionalField(const json& obj, const std::string& path, const std::string& key);
 
+/// The root's list `key` (a result file's "benchmarks", "results"): an array
+/// with at least one entry, or FormatError saying the file holds no results.
+const json& ResultList(const json& root, const std::string& key);
+
 /// Values of one type, or FormatError naming the path and what was there.
 std::string String(const json& v, const std::string& path);
 const json& Array(const json& v, const std::string& path);
@@ -71,11 +76,34 @@ std::string NameToken(const std::string& s);
 /// The relative spread of a case's first metric over its unthrottled samples.
 double NoiseOfFirstMetric(const CaseResult& c);
 
+/// Which way a metric a tool names freely (a user counter, a Bencher
+/// measure) improves: upwards (a rate, a count of work done) unless its name
+/// says it is a time or a cost — it contains time, latency, duration, alloc,
+/// bytes_used or rss, or ends in _ns, _us, _ms, _s or _sec — and does not
+/// say it is a rate (per_second, rate, throughput).
+Direction CounterDirection(const std::string& name);
+
+/// A GPU's SKU key from its name alone (nccl-tests prints no memory size):
+/// the size the name states ("80GB"), else a known SKU of that name; "" when
+/// neither tells.
+std::string GpuSkuFromName(const std::string& device_name);
+
 /// The readers, one per format (perfgate_results.cc, google_benchmark.cc,
-/// nvbench.cc). `json_path` locates nvbench's sample-time files.
+/// nvbench.cc, pytest_benchmark.cc, hyperfine.cc, bencher.cc,
+/// nccl_tests.cc). `json_path` locates nvbench's sample-time files.
 ResultSet ReadPerfgate(const json& root);
 ResultSet ReadGoogleBenchmark(const json& root);
 ResultSet ReadNvbench(const json& root, const std::string& json_path);
+ResultSet ReadPytestBenchmark(const json& root);
+ResultSet ReadHyperfine(const json& root);
+ResultSet ReadBencher(const json& root);
+ResultSet ReadNcclTests(const std::string& text);
+
+/// True when the document has Bencher Metric Format's shape: an object of
+/// benchmarks, each an object of measures, each an object with a "value".
+bool LooksLikeBencher(const json& root);
+/// True when the text has nccl-tests' column header ("... time algbw busbw ...").
+bool LooksLikeNcclTests(const std::string& text);
 
 /// The "cases" entry perfgate's own file holds for one case.
 ojson ToJson(const CaseResult& c);

@@ -258,8 +258,7 @@ ResultSet ReadNvbench(const json& root, const std::string& json_path) {
   set.format = kFormatNvbench;
   const std::map<int64_t, NvbenchDevice> devices = ReadDevices(root, &set);
   ReadMeta(root, &set);
-  const json& benchmarks = Array(Field(root, "", "benchmarks"), "benchmarks");
-  if (benchmarks.empty()) Throw("benchmarks", "empty: the file holds no results");
+  const json& benchmarks = ResultList(root, "benchmarks");
   // A state measured on more than one device gets the device as a parameter,
   // so that its cases stay apart.
   const std::set<int64_t> used_devices = UsedDevices(benchmarks);
@@ -281,6 +280,12 @@ ResultSet ReadNvbench(const json& root, const std::string& json_path) {
       if (!keys.insert(r.benchmark.Key()).second) Throw(path, absl::StrCat(r.benchmark.Key(), " appears twice"));
       set.cases.push_back(std::move(r));
     }
+  }
+  size_t summary_only = 0;
+  for (const CaseResult& c : set.cases) summary_only += c.reason.rfind("summary only", 0) == 0 ? 1 : 0;
+  if (summary_only != 0) {
+    set.notes.push_back(absl::StrCat(summary_only, " states without per-sample times (nvbench --jsonbin writes them "
+                                     "to F-bin/N.bin beside the JSON): one sample each, nvbench's means"));
   }
   return set;
 }

@@ -1,5 +1,5 @@
 // perfgate's own result file read straight from its text (formats/ only):
-// the fast path ParseResultJson takes before any other reader is tried.
+// the fast path ParseResultText takes before any other reader is tried.
 #pragma once
 
 #include <cstddef>

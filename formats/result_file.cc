@@ -1,6 +1,5 @@
 // Result files: the format is told from the content and the reader of that
-// format (perfgate_results.cc, google_benchmark.cc, nvbench.cc) walks it;
-// writing is atomic.
+// format (one file each in this folder) walks it; writing is atomic.
 #include "formats/result_file.h"
 
 #include <unistd.h>
@@ -19,7 +18,56 @@
 
 namespace perfgate {
 
-absl::StatusOr<ResultSet> ParseResultJson(const std::string& text, const std::string& name) {
+namespace {
+
+// Every format, how it is produced, and what tells it apart.
+constexpr char kAcceptedFormats[] =
+    "expected one of: a perfgate result file (perfgate-agent run --output F: \"format\": \"perfgate-results\"); "
+    "Google Benchmark JSON (--benchmark_format=json or --benchmark_out=F: \"benchmarks\"[].\"name\"); "
+    "nvbench JSON (--json F: \"devices\" and \"benchmarks\"[].\"states\"); "
+    "pytest-benchmark JSON (pytest --benchmark-json=F: \"machine_info\" and \"benchmarks\"[].\"stats\"); "
+    "hyperfine JSON (hyperfine --export-json F: \"results\"[].\"command\"); "
+    "nccl-tests output (all_reduce_perf ... > F: the \"# size count type ... time algbw busbw\" table); "
+    "Bencher Metric Format JSON ({\"bench\": {\"measure\": {\"value\": v}}})";
+
+bool FirstEntryHas(const formats::json& root, const char* list, const char* key) {
+  auto it = root.find(list);
+  return it != root.end() && it->is_array() && !it->empty() && (*it)[0].is_object() && (*it)[0].contains(key);
+}
+
+// The reader of a parsed JSON document, by what its content shows.
+absl::StatusOr<ResultSet> ReadJson(const formats::json& root, const std::string& name) {
+  if (root.is_object()) {
+    auto format = root.find("format");
+    if (format != root.end() && format->is_string() && format->get<std::string>() == formats::kPerfgateFormatTag) {
+      return formats::ReadPerfgate(root);
+    }
+    const bool benchmarks = root.contains("benchmarks");
+    if (benchmarks && (root.contains("machine_info") || FirstEntryHas(root, "benchmarks", "stats"))) {
+      return formats::ReadPytestBenchmark(root);
+    }
+    if (benchmarks && (root.contains("devices") || FirstEntryHas(root, "benchmarks", "states"))) {
+      return formats::ReadNvbench(root, name);
+    }
+    if (benchmarks && (root.contains("context") || FirstEntryHas(root, "benchmarks", "name"))) {
+      return formats::ReadGoogleBenchmark(root);
+    }
+    if (root.contains("results") &&
+        (FirstEntryHas(root, "results", "command") || FirstEntryHas(root, "results", "times"))) {
+      return formats::ReadHyperfine(root);
+    }
+    if (formats::LooksLikeBencher(root)) return formats::ReadBencher(root);
+  }
+  return absl::InvalidArgumentError(absl::StrCat(name, ": unknown format: ", kAcceptedFormats));
+}
+
+absl::StatusOr<ResultSet> Dispatch(const std::string& text, const std::string& name) {
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  const bool json_like = first != std::string::npos && (text[first] == '{' || text[first] == '[');
+  if (!json_like) {
+    if (formats::LooksLikeNcclTests(text)) return formats::ReadNcclTests(text);
+    return absl::InvalidArgumentError(absl::StrCat(name, ": unknown format: ", kAcceptedFormats));
+  }
   // perfgate's own files, the large ones, go straight to simdjson: no
   // QuoteNonFinite (perfgate never writes NaN) and no nlohmann tree.
   if (auto set = formats::ReadPerfgateText(text, name)) return *std::move(set);
@@ -33,25 +81,14 @@ absl::StatusOr<ResultSet> ParseResultJson(const std::string& text, const std::st
     // out_of_range: a number beyond double's range (1e400) and the like.
     return absl::InvalidArgumentError(absl::StrCat(name, ": not readable JSON: ", e.what()));
   }
+  return ReadJson(root, name);
+}
+
+}  // namespace
+
+absl::StatusOr<ResultSet> ParseResultText(const std::string& text, const std::string& name) {
   try {
-    if (root.is_object()) {
-      auto format = root.find("format");
-      if (format != root.end() && format->is_string() && format->get<std::string>() == formats::kPerfgateFormatTag) {
-        return formats::ReadPerfgate(root);
-      }
-      auto benchmarks = root.find("benchmarks");
-      if (benchmarks != root.end() && root.contains("context")) return formats::ReadGoogleBenchmark(root);
-      if (benchmarks != root.end() &&
-          (root.contains("devices") ||
-           (benchmarks->is_array() && !benchmarks->empty() && (*benchmarks)[0].is_object() &&
-            (*benchmarks)[0].contains("states")))) {
-        return formats::ReadNvbench(root, name);
-      }
-    }
-    return absl::InvalidArgumentError(absl::StrCat(
-        name, ": unknown format: expected a perfgate result file (\"format\": \"", formats::kPerfgateFormatTag,
-        "\"), Google Benchmark JSON (--benchmark_format=json: \"context\" and \"benchmarks\") or "
-        "nvbench JSON (--json: \"devices\" and \"benchmarks\"[].\"states\")"));
+    return Dispatch(text, name);
   } catch (const formats::FormatError& e) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": ", e.path.empty() ? "" : e.path + ": ", e.what));
   } catch (const formats::json::exception& e) {
@@ -73,7 +110,7 @@ absl::StatusOr<ResultSet> ReadResultFile(const std::string& path) {
   char chunk[1 << 16];
   while (in.read(chunk, sizeof chunk) || in.gcount() > 0) text.append(chunk, static_cast<size_t>(in.gcount()));
   if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": read failed"));
-  return ParseResultJson(text, path);
+  return ParseResultText(text, path);
 }
 
 absl::Status WriteResultFile(const std::string& path, const RunMeta& meta, const std::vector<CaseResult>& cases) {

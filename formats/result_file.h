@@ -1,6 +1,7 @@
-// Result files in and out: perfgate's own result file, and the JSON that
-// Google Benchmark and nvbench write, read into the domain types so that
-// benchmarks a team already has can be stored, compared and gated.
+// Result files in and out: perfgate's own result file, and what Google
+// Benchmark, nvbench, pytest-benchmark, hyperfine, nccl-tests and Bencher's
+// metric format hold, read into the domain types so that benchmarks a team
+// already has can be stored, compared and gated; and Bencher's format written.
 #pragma once
 
 #include <map>
@@ -14,40 +15,55 @@ namespace perfgate {
 
 /// A set of case results read from a file, with what the file says about where it ran.
 struct ResultSet {
-  std::string format;                          // "perfgate", "google-benchmark", "nvbench"
+  std::string format;                          // one of the kFormat* values below
   std::map<std::string, std::string> context;  // host, cpu, date, gpu name, ... as the file gives it
   std::string sku;                             // derived when the file allows it, else ""
   std::vector<CaseResult> cases;               // every sample of every case, in file order
+  // What the reader passed over or approximated (complexity rows skipped,
+  // an aggregate or a summary used in place of samples), one sentence each.
+  std::vector<std::string> notes;
 };
 
 /// Value of ResultSet::format for each reader.
 inline constexpr char kFormatPerfgate[] = "perfgate";
 inline constexpr char kFormatGoogleBenchmark[] = "google-benchmark";
 inline constexpr char kFormatNvbench[] = "nvbench";
+inline constexpr char kFormatPytestBenchmark[] = "pytest-benchmark";
+inline constexpr char kFormatHyperfine[] = "hyperfine";
+inline constexpr char kFormatNcclTests[] = "nccl-tests";
+inline constexpr char kFormatBencher[] = "bencher-bmf";
 
 /// Context keys of a perfgate result file that describe the run rather than
 /// the machine start with this prefix ("run.branch", "run.commit", ...).
 inline constexpr char kRunContextPrefix[] = "run.";
 
-/// Reads a file and parses it with ParseResultJson; the error of an unreadable
+/// Reads a file and parses it with ParseResultText; the error of an unreadable
 /// file names it and the reason.
 absl::StatusOr<ResultSet> ReadResultFile(const std::string& path);
 
-/// Detects the format from the content (not the name) and parses it. `name` is
-/// the file's path: it starts every error message ("gbench.json:
-/// benchmarks[3].real_time: not a number") and locates nvbench's sample-time
-/// files beside it. INVALID_ARGUMENT for anything the file gets wrong.
-absl::StatusOr<ResultSet> ParseResultJson(const std::string& text, const std::string& name);
+/// Detects the format from the content (not the name) and parses it: JSON of
+/// any format above, or nccl-tests' text output. `name` is the file's path: it
+/// starts every error message ("gbench.json: benchmarks[3].real_time: not a
+/// number", "ar.txt: line 31: ...") and locates nvbench's sample-time files
+/// beside it. INVALID_ARGUMENT for anything the file gets wrong, and for a
+/// file of no known format (the message lists each and how it is produced).
+absl::StatusOr<ResultSet> ParseResultText(const std::string& text, const std::string& name);
 
 /// perfgate's own result file: JSON with format "perfgate-results", version 1,
 /// the run meta and every case with its metrics and samples (throttle marks
-/// included). ParseResultJson reads back exactly what this wrote.
+/// included). ParseResultText reads back exactly what this wrote.
 std::string WriteResultJson(const RunMeta& meta, const std::vector<CaseResult>& cases);
 
 /// Writes WriteResultJson's text to path atomically (a temporary file beside
 /// it, then a rename), so a reader never sees half a file.
 absl::Status WriteResultFile(const std::string& path, const RunMeta& meta,
                              const std::vector<CaseResult>& cases);
+
+/// Bencher Metric Format (BMF) JSON of the cases of `sets`: one entry per
+/// case key, one measure per metric, the median of its unthrottled samples
+/// (pooled over the sets) as value and their min and max as bounds. Cases
+/// without samples are left out.
+std::string WriteBencherJson(const std::vector<ResultSet>& sets);
 
 /// Writes text to path atomically: a temporary file beside it, then a
 /// rename, so that a reader sees the old file or the new one, never half.

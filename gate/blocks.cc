@@ -21,6 +21,7 @@
 #include <cmath>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "common/stats.h"
 #include "gate/gate_internal.h"
 #include "gate/inference.h"
@@ -81,9 +82,37 @@ bool TestBlocks(Entry& e, const std::vector<double>& log_base, const std::vector
   if (log_base.size() >= kMinBlocks && log_cand.size() >= kMinBlocks) {
     SetShift(out, stats::HodgesLehmannShift(log_base, log_cand));
     out.method = Method::kBlocks;
+    e.rank_base = log_base.size();
+    e.rank_cand = log_cand.size();
     return true;
   }
   return false;
+}
+
+double SmallestRankP(size_t m, size_t n) {
+  // C(m+n, m) as a product, in doubles: exact enough for any p that matters.
+  double c = 1;
+  for (size_t i = 1; i <= m; ++i) c = c * static_cast<double>(n + i) / static_cast<double>(i);
+  return std::min(1.0, 2.0 / c);
+}
+
+size_t ProcessesForRankP(double alpha) {
+  size_t n = kMinBlocks;
+  while (SmallestRankP(n, n) > alpha && n < 1000) ++n;
+  return n;
+}
+
+std::string UnreachableRanksNote(const Entry& e, double fdr) {
+  if (e.rank_base == 0 || e.tested_metrics == 0) return "";
+  const double alone = fdr / static_cast<double>(e.tested_metrics);
+  const double floor = SmallestRankP(e.rank_base, e.rank_cand);
+  if (floor <= alone) return "";
+  return absl::StrFormat(
+      "not judged: %zu against %zu processes cannot be significant here: their ranks give p >= %.4g at best, and "
+      "the correction over the gate's %zu tested metrics at q = %g asks p <= %.4g of a metric alone. Measure "
+      "%zu processes (result files) a side, or interleave the two builds with perfgate-agent ab "
+      "--baseline-cmd/--candidate-cmd, whose paired rounds have no such floor",
+      e.rank_cand, e.rank_base, floor, e.tested_metrics, fdr, alone, ProcessesForRankP(alone));
 }
 
 }  // namespace perfgate::gate::internal

@@ -234,7 +234,10 @@ void TestAll(std::map<MetricKey, Entry>& entries, const GateInput& input, const 
   std::vector<double> p;
   for (const Entry* e : tested) p.push_back(e->verdict.p_value);
   const std::vector<double> adjusted = stats::BenjaminiHochberg(p);
-  for (size_t i = 0; i < tested.size(); ++i) tested[i]->verdict.p_adjusted = adjusted[i];
+  for (size_t i = 0; i < tested.size(); ++i) {
+    tested[i]->verdict.p_adjusted = adjusted[i];
+    tested[i]->tested_metrics = tested.size();
+  }
 }
 
 // Worst first: by verdict, then by change (larger is worse), then by name.

@@ -256,6 +256,16 @@ void Decide(Entry& e, Mode mode, double fdr) {
   if (significant && out.change > tol && mode == Mode::kHistory && Unconfirmed(e, numbers)) {
     return;
   }
+  // Unpaired processes too few for their ranks ever to be significant:
+  // neither a regression nor a pass can rest on them, and the note says
+  // what would.
+  if (!significant && (out.change > tol || !(width <= 2 * tol))) {
+    if (std::string why = UnreachableRanksNote(e, fdr); !why.empty()) {
+      out.verdict = Verdict::kTooFewRuns;
+      out.note = absl::StrCat(numbers, "; ", why);
+      return;
+    }
+  }
   if (significant && out.change > tol) {
     out.verdict = Verdict::kRegression;
     out.note = absl::StrCat(numbers, "; worse than the tolerance of ", Percent(tol));

@@ -32,6 +32,10 @@ struct Entry {
   unsigned candidate_processes = 0;  // the candidate side's processes, repeats included
   std::vector<double> run_changes;   // history, 2+ runs: each candidate run's change, > 0 worse
   bool run_changes_by_best = false;  // of best samples (else of medians)
+  // Unpaired processes compared by ranks (several result files a side):
+  // how many a side, and how many metrics of the gate were tested with it.
+  size_t rank_base = 0, rank_cand = 0;
+  size_t tested_metrics = 0;
 };
 
 /// Four significant digits and the unit: enough to see a few-percent
@@ -64,6 +68,18 @@ void SetShift(MetricVerdict& out, const stats::ShiftEstimate& s);
 /// one A/B job, else Hodges–Lehmann with Mann–Whitney; false when a side
 /// has fewer than kMinBlocks processes.
 bool TestBlocks(Entry& e, const std::vector<double>& log_base, const std::vector<double>& log_cand);
+
+/// The smallest two-sided p-value ranks of m against n processes can give
+/// (all of one side beyond all of the other, no ties): 2 / C(m+n, m).
+double SmallestRankP(size_t m, size_t n);
+/// The fewest processes a side (as many on each) whose SmallestRankP is at
+/// most `alpha`.
+size_t ProcessesForRankP(double alpha);
+/// When ranks of the entry's unpaired processes cannot be significant at
+/// the share of `fdr` one metric alone gets among the gate's tested metrics
+/// (fdr / tested_metrics): the too_few_runs note that says so and how many
+/// processes a side would do; empty when they can, or when not unpaired.
+std::string UnreachableRanksNote(const Entry& e, double fdr);
 
 /// The t test of spread.cc over the between-process spread of both sides
 /// and of the calibration, when there is one; false (too_few_runs, with what

@@ -22,6 +22,11 @@ packages=(
   # tests/data/make_stats_reference.py computes the statistics' reference
   # values with SciPy.
   python3 python3-scipy
+  # Foreign benchmarks that the format readers and the A/B of any command
+  # are tested on: hyperfine and pytest-benchmark, real tools, real output.
+  hyperfine python3-pytest-benchmark
+  # simdjson: the large result files are read at hundreds of MB/s.
+  libsimdjson-dev
 )
 
 missing=()

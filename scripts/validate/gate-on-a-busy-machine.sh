@@ -7,7 +7,12 @@
 # Prints one line per trial and a table of outcomes (exit 0 pass, 1
 # regression, 3 inconclusive). Usage: gate-on-a-busy-machine.sh [N] [OUT_DIR]
 # SETS picks the sets (default "ab compare", or "ab compare quickstart" with
-# QUICKSTART=1), e.g. SETS=quickstart to run that one alone.
+# QUICKSTART=1), e.g. SETS=quickstart to run that one alone. The sets
+# gbench, hyperfine and pytest gate two builds of a team's own benchmark
+# through `perfgate-agent ab --baseline-cmd/--candidate-cmd`: a Google
+# Benchmark program (tests/work_bench_0 against work_bench_10, built by the
+# test build), a command timed by hyperfine (spin_0 against spin_10), and
+# a pytest-benchmark test (its work 10 % larger in the candidate's copy).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${PERFGATE_BUILD_DIR:-$root/build}
@@ -25,6 +30,20 @@ busy=$!
 trap 'kill $busy 2>/dev/null || true' EXIT
 
 g++ -O2 -std=c++17 "$root/scripts/validate/work_bench.cc" -o "$out/work_bench" -lbenchmark -lpthread
+
+# The sides of the program sets: an unchanged build, or one 10 % slower.
+gbench_cmd() {
+  echo "$build/tests/work_bench_$1 --benchmark_repetitions={samples} --benchmark_min_time=0.01 --benchmark_out={out}"
+}
+hyperfine_cmd() {
+  echo "hyperfine -N --style none --warmup 1 --runs {samples} --export-json {out} -n work '$build/tests/spin_$1 3000000'"
+}
+pytest_cmd() {  # a copy of the test whose work is 10 % larger with 10
+  mkdir -p "$out/pytest-$1"
+  printf 'def work(n):\n    x = 88172645463325252\n    for _ in range(n):\n        x = (x ^ (x << 13)) & 0xFFFFFFFFFFFFFFFF\n        x ^= x >> 7\n        x = (x ^ (x << 17)) & 0xFFFFFFFFFFFFFFFF\n    return x\n\ndef test_work(benchmark):\n    benchmark(work, %d)\n' \
+    $(( 20000 * (100 + $1) / 100 )) >"$out/pytest-$1/test_work.py"
+  echo "/usr/bin/python3 -m pytest -q -p no:cacheprovider --rootdir $out/pytest-$1 --benchmark-min-rounds={samples} --benchmark-max-time=0.000001 --benchmark-warmup=off --benchmark-json={out} $out/pytest-$1/test_work.py"
+}
 
 record() {  # set trial exit seconds
   printf '%s %s %s %s\n' "$1" "$2" "$3" "$4" | tee -a "$out/trials.txt"
@@ -61,6 +80,18 @@ for i in $(seq 1 "$n"); do
       set -e
       record "compare-$kind" "$i" "$rc" "$(( $(date +%s) - start ))"
     fi
+
+    for tool in gbench hyperfine pytest; do
+      wants "$tool" || continue
+      pct=0; [ "$kind" = slow ] && pct=10
+      start=$(date +%s)
+      set +e
+      "$agent" ab --offline --policy "$policy" --baseline-cmd "$("${tool}_cmd" 0)" \
+        --candidate-cmd "$("${tool}_cmd" "$pct")" --json "$out/$tool-$kind-$i.json" >"$out/$tool-$kind-$i.log" 2>&1
+      rc=$?
+      set -e
+      record "$tool-$kind" "$i" "$rc" "$(( $(date +%s) - start ))"
+    done
 
     if wants quickstart; then
       start=$(date +%s)

@@ -1,14 +1,20 @@
 // A Google Benchmark program for checking `perfgate compare` of several
-// result files a side: one compute-bound case whose work grows by
-// PERFGATE_WORK_SLOWDOWN percent (real extra iterations, not a sleep).
+// result files a side and `perfgate-agent ab --baseline-cmd`: one
+// compute-bound case whose work grows by PERFGATE_WORK_SLOWDOWN percent
+// (real extra iterations, not a sleep), or by PERFGATE_WORK_PERCENT when
+// built with -DPERFGATE_WORK_PERCENT=P (a slower build of the same program).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
 #include <cstdlib>
 
+#ifndef PERFGATE_WORK_PERCENT
+#define PERFGATE_WORK_PERCENT 0
+#endif
+
 static double Slowdown() {
   const char* s = std::getenv("PERFGATE_WORK_SLOWDOWN");
-  return s == nullptr ? 0.0 : std::atof(s) / 100.0;
+  return (s == nullptr ? PERFGATE_WORK_PERCENT : std::atof(s)) / 100.0;
 }
 
 static void BM_Work(benchmark::State& state) {

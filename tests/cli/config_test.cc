@@ -92,6 +92,17 @@ TEST_F(ConfigTest, CompareNeedsTwoSides) {
   EXPECT_THAT(p.err, HasSubstr("perfgate: compare takes A B"));
 }
 
+TEST_F(ConfigTest, ExportTakesFilesAndAnOutputAndRefusesAFormatOtherThanBmf) {
+  const Parsed p = Parse({"export", "--format", "bmf", "a.json", "b.txt", "--output", "out.json"});
+  ASSERT_FALSE(p.exit_code.has_value()) << p.err;
+  EXPECT_EQ(p.config.command, Command::kExport);
+  EXPECT_EQ(p.config.export_files, (std::vector<std::string>{"a.json", "b.txt"}));
+  EXPECT_EQ(p.config.export_output, "out.json");
+  const Parsed csv = Parse({"export", "--format", "csv", "a.json"});
+  EXPECT_EQ(csv.exit_code, 2);
+  EXPECT_THAT(csv.err, HasSubstr("csv"));
+}
+
 TEST_F(ConfigTest, AValidGateFillsTheConfigWithItsPolicy) {
   const Parsed p = Parse({"--coordinator", "coord:50051", "gate", "--run", "cand", "--policy", policy_.c_str(),
                           "--mode", "ab", "--baseline-run", "base"});

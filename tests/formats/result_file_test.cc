@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "common/identity.h"
+#include "tests/formats/format_test_support.h"
 #include "tests/support/processes.h"
 
 namespace perfgate {
@@ -20,38 +21,14 @@ namespace {
 
 using ::testing::HasSubstr;
 using nlohmann::json;
+using perfgate::testing::FindCase;
+using perfgate::testing::MetricIndex;
+using perfgate::testing::Scratch;
+using perfgate::testing::Slurp;
 
 std::string Fixture(const std::string& name) { return std::string(PERFGATE_FORMATS_DIR) + "/" + name; }
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 json FixtureJson(const std::string& name) { return json::parse(Slurp(Fixture(name))); }
-
-const CaseResult* FindCase(const ResultSet& set, const std::string& key) {
-  for (const CaseResult& c : set.cases) {
-    if (c.benchmark.Key() == key) return &c;
-  }
-  return nullptr;
-}
-
-int MetricIndex(const CaseResult& c, const std::string& name) {
-  for (size_t i = 0; i < c.metrics.size(); ++i) {
-    if (c.metrics[i].name == name) return static_cast<int>(i);
-  }
-  return -1;
-}
-
-// A fresh directory under the system's temporary directory, removed at the end.
-perfgate::testing::TempDir Scratch() {
-  auto dir = perfgate::testing::TempDir::Create("perfgate-result-file-");
-  EXPECT_TRUE(dir.ok()) << dir.status();
-  return std::move(*dir);
-}
 
 RunMeta SomeMeta() {
   RunMeta meta;
@@ -91,7 +68,7 @@ std::vector<CaseResult> SomeCases() {
 TEST(PerfgateResultFile, ReadsBackEveryCaseMetricAndSampleItWrote) {
   const RunMeta meta = SomeMeta();
   const std::vector<CaseResult> cases = SomeCases();
-  auto set = ParseResultJson(WriteResultJson(meta, cases), "run.json");
+  auto set = ParseResultText(WriteResultJson(meta, cases), "run.json");
   ASSERT_TRUE(set.ok()) << set.status();
   EXPECT_EQ(set->format, "perfgate");
   EXPECT_EQ(set->sku, meta.environment.sku);
@@ -137,7 +114,7 @@ TEST(PerfgateResultFile, IsWrittenWholeByRenameAndLeavesNoTemporaryFile) {
 TEST(PerfgateResultFile, WithAnUnknownVersionIsRefusedNamingTheVersion) {
   json doc = json::parse(WriteResultJson(SomeMeta(), SomeCases()));
   doc["version"] = 7;
-  auto set = ParseResultJson(doc.dump(), "future.json");
+  auto set = ParseResultText(doc.dump(), "future.json");
   ASSERT_FALSE(set.ok());
   EXPECT_THAT(set.status().message(), HasSubstr("future.json: version: 7"));
 }
@@ -150,7 +127,7 @@ TEST(PerfgateResultFile, NumbersBeyondDoubleAreAClearErrorNotAnAbort) {
     const size_t at = bad.find(from);
     ASSERT_NE(at, std::string::npos) << from;
     bad.replace(at, from.size(), to);
-    auto set = ParseResultJson(bad, "huge.json");
+    auto set = ParseResultText(bad, "huge.json");
     ASSERT_FALSE(set.ok()) << to;
     EXPECT_THAT(set.status().message(), HasSubstr("huge.json")) << to;
   }
@@ -159,7 +136,7 @@ TEST(PerfgateResultFile, NumbersBeyondDoubleAreAClearErrorNotAnAbort) {
 TEST(PerfgateResultFile, ASampleIndexBeyondTheStoredRangeIsRefusedNotWrapped) {
   json doc = json::parse(WriteResultJson(SomeMeta(), SomeCases()));
   doc["cases"][0]["samples"][1]["index"] = 4294967296ULL;  // 2^32, wrapped to 0 before
-  auto set = ParseResultJson(doc.dump(), "wrap.json");
+  auto set = ParseResultText(doc.dump(), "wrap.json");
   ASSERT_FALSE(set.ok());
   EXPECT_THAT(set.status().message(), HasSubstr("index: not an integer from 0 to 2147483647"));
 }
@@ -167,7 +144,7 @@ TEST(PerfgateResultFile, ASampleIndexBeyondTheStoredRangeIsRefusedNotWrapped) {
 TEST(PerfgateResultFile, ABenchmarkOutsideTheKeyGrammarIsRefused) {
   json doc = json::parse(WriteResultJson(SomeMeta(), SomeCases()));
   doc["cases"][0]["benchmark"]["suite"] = "ünï";
-  auto set = ParseResultJson(doc.dump(), "key.json");
+  auto set = ParseResultText(doc.dump(), "key.json");
   ASSERT_FALSE(set.ok());
   EXPECT_THAT(set.status().message(), HasSubstr("suite must be 1 to 128 characters"));
 }
@@ -175,7 +152,7 @@ TEST(PerfgateResultFile, ABenchmarkOutsideTheKeyGrammarIsRefused) {
 TEST(PerfgateResultFile, AWrongTypeDeepInsideIsRefusedNamingItsPath) {
   json doc = json::parse(WriteResultJson(SomeMeta(), SomeCases()));
   doc["cases"][0]["samples"][2]["values"][1] = "fast";
-  auto set = ParseResultJson(doc.dump(), "typed.json");
+  auto set = ParseResultText(doc.dump(), "typed.json");
   ASSERT_FALSE(set.ok());
   EXPECT_THAT(set.status().message(), HasSubstr("typed.json: cases[0].samples[2].values[1]: not a number (string)"));
 }
@@ -187,15 +164,15 @@ TEST(PerfgateResultFile, ABareNaNIsRefusedByNameAsInOtherFormats) {
   ASSERT_NE(at, std::string::npos);
   const size_t first = at + from.size(), comma = text.find(',', first);
   text.replace(first, comma - first, "NaN");  // the first value of the first sample
-  auto set = ParseResultJson(text, "nan.json");
+  auto set = ParseResultText(text, "nan.json");
   ASSERT_FALSE(set.ok());
   EXPECT_THAT(set.status().message(), HasSubstr("nan.json: cases[0].samples[0].values[0]: is NaN, not a number"));
 }
 
 TEST(PerfgateResultFile, ReadsTheSameWhetherIndentedOrCompact) {
   const std::string indented = WriteResultJson(SomeMeta(), SomeCases());
-  auto a = ParseResultJson(indented, "a.json");
-  auto b = ParseResultJson(json::parse(indented).dump(), "b.json");
+  auto a = ParseResultText(indented, "a.json");
+  auto b = ParseResultText(json::parse(indented).dump(), "b.json");
   ASSERT_TRUE(a.ok()) << a.status();
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_EQ(a->context, b->context);
@@ -277,11 +254,27 @@ TEST(GoogleBenchmarkFile, UserCountersImproveUpwardsUnlessNamedLikeATime) {
   }
 }
 
-TEST(GoogleBenchmarkFile, WithOnlyAggregatesIsRefusedSayingHowToRerun) {
+TEST(GoogleBenchmarkFile, WithOnlyAggregatesGivesTheMedianAsOneSampleAndSaysSo) {
   auto set = ReadResultFile(Fixture("gbench_aggregates_only.json"));
-  ASSERT_FALSE(set.ok());
-  EXPECT_THAT(set.status().message(), HasSubstr("gbench_aggregates_only.json: benchmarks: only aggregates"));
-  EXPECT_THAT(set.status().message(), HasSubstr("rerun without --benchmark_report_aggregates_only"));
+  ASSERT_TRUE(set.ok()) << set.status();
+  const json doc = FixtureJson("gbench_aggregates_only.json");
+  std::map<std::string, json> medians;
+  for (const json& b : doc["benchmarks"]) {
+    if (b["aggregate_name"] == "median") medians[b["run_name"].get<std::string>()] = b;
+  }
+  ASSERT_FALSE(medians.empty());
+  ASSERT_EQ(set->cases.size(), medians.size());
+  for (const CaseResult& c : set->cases) {
+    ASSERT_EQ(c.samples.size(), 1u) << c.benchmark.Key();
+    EXPECT_EQ(c.status, CaseStatus::kOk);
+  }
+  const CaseResult* copy = FindCase(*set, "gbench/BM_Copy{a0=4096}");
+  ASSERT_NE(copy, nullptr);
+  EXPECT_DOUBLE_EQ(copy->samples[0].values[MetricIndex(*copy, "real_time")],
+                   medians.at("BM_Copy/4096")["real_time"].get<double>());
+  ASSERT_EQ(set->notes.size(), 1u);
+  EXPECT_THAT(set->notes[0], HasSubstr("only aggregates (--benchmark_report_aggregates_only)"));
+  EXPECT_THAT(set->notes[0], HasSubstr("from the median"));
 }
 
 TEST(GoogleBenchmarkFile, ErrorOccurredFailsThatCaseWithTheMessageAndKeepsTheOthers) {
@@ -309,7 +302,7 @@ TEST(GoogleBenchmarkFile, WithASingleRepetitionGivesOneSample) {
   }
   const double first_real = one[0]["real_time"].get<double>();
   doc["benchmarks"] = one;
-  auto set = ParseResultJson(doc.dump(), "single.json");
+  auto set = ParseResultText(doc.dump(), "single.json");
   ASSERT_TRUE(set.ok()) << set.status();
   ASSERT_EQ(set->cases.size(), one.size());
   for (const CaseResult& c : set->cases) EXPECT_EQ(c.samples.size(), 1u) << c.benchmark.Key();
@@ -320,7 +313,7 @@ TEST(GoogleBenchmarkFile, WithASingleRepetitionGivesOneSample) {
 TEST(GoogleBenchmarkFile, MissingRealTimeIsRefusedNamingTheField) {
   json doc = FixtureJson("gbench_repetitions.json");
   doc["benchmarks"][3].erase("real_time");
-  auto set = ParseResultJson(doc.dump(), "gbench.json");
+  auto set = ParseResultText(doc.dump(), "gbench.json");
   ASSERT_FALSE(set.ok());
   EXPECT_EQ(set.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(set.status().message(), HasSubstr("gbench.json: benchmarks[3].real_time: missing"));
@@ -331,7 +324,7 @@ TEST(GoogleBenchmarkFile, NaNTimeAsGoogleBenchmarkWritesItIsRefusedNamingTheFiel
   const std::string text = std::regex_replace(Slurp(Fixture("gbench_repetitions.json")),
                                               std::regex("\"real_time\": [-+.e0-9]+"), "\"real_time\": NaN",
                                               std::regex_constants::format_first_only);
-  auto set = ParseResultJson(text, "gbench.json");
+  auto set = ParseResultText(text, "gbench.json");
   ASSERT_FALSE(set.ok());
   EXPECT_THAT(set.status().message(), HasSubstr("gbench.json: benchmarks[0].real_time: is NaN, not a number"));
 }
@@ -339,7 +332,7 @@ TEST(GoogleBenchmarkFile, NaNTimeAsGoogleBenchmarkWritesItIsRefusedNamingTheFiel
 TEST(GoogleBenchmarkFile, NegativeTimeIsRefusedNamingTheField) {
   json doc = FixtureJson("gbench_repetitions.json");
   doc["benchmarks"][2]["real_time"] = -5.0;
-  auto set = ParseResultJson(doc.dump(), "gbench.json");
+  auto set = ParseResultText(doc.dump(), "gbench.json");
   ASSERT_FALSE(set.ok());
   EXPECT_THAT(set.status().message(), HasSubstr("gbench.json: benchmarks[2].real_time: -5 is not a positive time"));
 }
@@ -347,7 +340,7 @@ TEST(GoogleBenchmarkFile, NegativeTimeIsRefusedNamingTheField) {
 TEST(GoogleBenchmarkFile, TextTimeIsRefusedAsNotANumber) {
   json doc = FixtureJson("gbench_repetitions.json");
   doc["benchmarks"][1]["cpu_time"] = "fast";
-  auto set = ParseResultJson(doc.dump(), "gbench.json");
+  auto set = ParseResultText(doc.dump(), "gbench.json");
   ASSERT_FALSE(set.ok());
   EXPECT_THAT(set.status().message(), HasSubstr("gbench.json: benchmarks[1].cpu_time: not a number"));
 }
@@ -356,7 +349,7 @@ TEST(GoogleBenchmarkFile, TextFieldsAreNotCountersButAnInfiniteCounterIsRefused)
   json doc = FixtureJson("gbench_repetitions.json");
   for (json& b : doc["benchmarks"]) b["label"] = "warm cache";
   for (json& b : doc["benchmarks"]) b["scheduler"] = "cfs";
-  auto set = ParseResultJson(doc.dump(), "gbench.json");
+  auto set = ParseResultText(doc.dump(), "gbench.json");
   ASSERT_TRUE(set.ok()) << set.status();
   for (const CaseResult& c : set->cases) {
     EXPECT_EQ(MetricIndex(c, "label"), -1);
@@ -366,24 +359,30 @@ TEST(GoogleBenchmarkFile, TextFieldsAreNotCountersButAnInfiniteCounterIsRefused)
   const std::string text = std::regex_replace(Slurp(Fixture("gbench_repetitions.json")),
                                               std::regex("\"items_per_second\": [-+.e0-9]+"),
                                               "\"items_per_second\": Infinity", std::regex_constants::format_first_only);
-  auto refused = ParseResultJson(text, "gbench.json");
+  auto refused = ParseResultText(text, "gbench.json");
   ASSERT_FALSE(refused.ok());
   EXPECT_THAT(refused.status().message(), HasSubstr(".items_per_second: is Infinity, not a number"));
 }
 
 TEST(ResultFile, TruncatedJsonIsRefusedSayingItEndsEarly) {
   const std::string text = Slurp(Fixture("gbench_repetitions.json"));
-  auto set = ParseResultJson(text.substr(0, text.size() / 2), "cut.json");
+  auto set = ParseResultText(text.substr(0, text.size() / 2), "cut.json");
   ASSERT_FALSE(set.ok());
   EXPECT_THAT(set.status().message(), HasSubstr("cut.json: not valid JSON (the file ends early: truncated?)"));
 }
 
-TEST(ResultFile, UnknownFormatIsRefusedNamingTheFormatsItReads) {
-  auto set = ParseResultJson(R"({"results": [1, 2, 3]})", "other.json");
-  ASSERT_FALSE(set.ok());
-  EXPECT_THAT(set.status().message(), HasSubstr("other.json: unknown format"));
-  EXPECT_THAT(set.status().message(), HasSubstr("Google Benchmark"));
-  EXPECT_THAT(set.status().message(), HasSubstr("nvbench"));
+TEST(ResultFile, UnknownFormatIsRefusedNamingEveryFormatItReadsAndHowEachIsMade) {
+  for (const std::string text : {R"({"results": [1, 2, 3]})", "hello\nworld\n"}) {
+    auto set = ParseResultText(text, "other.json");
+    ASSERT_FALSE(set.ok());
+    EXPECT_EQ(set.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(set.status().message(), HasSubstr("other.json: unknown format"));
+    for (const char* how : {"perfgate-agent run --output", "--benchmark_format=json", "nvbench JSON (--json",
+                            "pytest --benchmark-json", "hyperfine --export-json", "all_reduce_perf",
+                            "Bencher Metric Format"}) {
+      EXPECT_THAT(set.status().message(), HasSubstr(how));
+    }
+  }
 }
 
 TEST(ResultFile, MissingFileIsNotFoundNamingThePath) {
@@ -484,6 +483,8 @@ TEST(NvbenchFile, WithSummariesOnlyGivesTheMeanAsOneSampleAndSaysSo) {
                      summary.at("nv/cold/bw/global/bytes_per_second") / 1e9);
   }
   EXPECT_EQ(skipped, 1u);
+  ASSERT_EQ(set->notes.size(), 1u);
+  EXPECT_THAT(set->notes[0], HasSubstr(std::to_string(states.size() - skipped) + " states without per-sample times"));
 }
 
 TEST(NvbenchFile, WhoseSampleFilesAreGoneFallsBackToTheSummaryAndNamesTheFile) {
@@ -523,7 +524,7 @@ TEST(NvbenchFile, StateWithoutAColdTimeIsRefusedNamingIt) {
     if (s["tag"] != "nv/cold/time/gpu/mean") kept.push_back(s);
   }
   summaries = kept;
-  auto set = ParseResultJson(doc.dump(), "nv.json");
+  auto set = ParseResultText(doc.dump(), "nv.json");
   ASSERT_FALSE(set.ok());
   EXPECT_THAT(set.status().message(), HasSubstr("nv.json: benchmarks[0].states[1].summaries: no nv/cold/time/gpu/mean"));
 }

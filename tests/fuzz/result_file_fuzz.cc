@@ -1,4 +1,5 @@
-// Any bytes as a result file: a result set or a clear error, never an abort.
+// Any bytes as a result file (seeds of every JSON format): a result set or a
+// clear error, never an abort.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -7,7 +8,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
-  auto set = perfgate::ParseResultJson(text, "fuzz.json");
+  auto set = perfgate::ParseResultText(text, "fuzz.json");
   if (!set.ok() && set.status().message().empty()) __builtin_trap();  // an error always says what
   return 0;
 }

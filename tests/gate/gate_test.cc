@@ -1,4 +1,5 @@
 #include "gate/gate.h"
+#include "gate/gate_internal.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -596,6 +597,42 @@ TEST(AbGate, RoundsArePairedSoDriftBothSidesShareCancels) {
   base.rounds = cand.rounds = false;
   const GateResult unpaired = EvaluateGate(Input({cand}, {{base}}, Mode::kAb), PolicyWithTolerance(0.03));
   EXPECT_NE(unpaired.verdicts[0].verdict, Verdict::kRegression);
+}
+
+// Three result files a side, 10 % slower, under a 1 % false-discovery
+// rate over two metrics: ranks of 3 against 3 give p >= 0.1 at best, so no
+// change can ever be significant. The verdict says so and how many files a
+// side would do, instead of passing an untestable change or calling it noisy.
+TEST(FilesGate, TooFewFilesForTheCorrectionSayHowManyASideWouldDo) {
+  Policy policy = PolicyWithTolerance(0.03);
+  policy.fdr = 0.01;
+  const GateResult r = EvaluateGate(
+      Input({Processes(kCopy, "time", 11.0, 0.01, 3), Processes(kGemm, "time", 11.0, 0.01, 3)},
+            {{Processes(kCopy, "time", 10.0, 0.01, 3), Processes(kGemm, "time", 10.0, 0.01, 3)}}, Mode::kAb,
+            false),
+      policy);
+  ASSERT_EQ(r.verdicts.size(), 2u);
+  for (const MetricVerdict& v : r.verdicts) {
+    EXPECT_EQ(v.verdict, Verdict::kTooFewRuns) << v.note;
+    EXPECT_THAT(v.note, HasSubstr("3 against 3 processes cannot be significant here"));
+    // 2 / C(12, 6) = 0.0022 <= 0.01 / 2, and 2 / C(10, 5) = 0.0079 is not.
+    EXPECT_THAT(v.note, HasSubstr("Measure 6 processes (result files) a side"));
+  }
+  // Six a side can be judged: the same change is then a regression.
+  const GateResult six = EvaluateGate(
+      Input({Processes(kCopy, "time", 11.0, 0.01, 6), Processes(kGemm, "time", 11.0, 0.01, 6)},
+            {{Processes(kCopy, "time", 10.0, 0.01, 6), Processes(kGemm, "time", 10.0, 0.01, 6)}}, Mode::kAb,
+            false),
+      policy);
+  ASSERT_EQ(six.verdicts.size(), 2u);
+  for (const MetricVerdict& v : six.verdicts) EXPECT_EQ(v.verdict, Verdict::kRegression) << v.note;
+}
+
+TEST(FilesGate, SmallestRankPValueIsTwoOverTheWaysToSplitTheProcesses) {
+  EXPECT_NEAR(internal::SmallestRankP(5, 5), 2.0 / 252, 1e-12);
+  EXPECT_NEAR(internal::SmallestRankP(3, 4), 2.0 / 35, 1e-12);
+  EXPECT_EQ(internal::ProcessesForRankP(0.05), 4u);   // 2 / 70 = 0.029; 2 / 20 = 0.1
+  EXPECT_EQ(internal::ProcessesForRankP(0.0005), 8u);  // 2 / 12870; 2 / 3432 = 0.00058
 }
 
 TEST(AbGate, ABurstThatSlowsOneBlockIsNotARegression) {

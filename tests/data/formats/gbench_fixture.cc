@@ -1,6 +1,6 @@
 // The program whose Google Benchmark JSON output is committed beside it (see
-// README.md). Not part of the build: it is compiled by hand when the fixtures
-// are regenerated.
+// README.md), built as the test program gbench_fixture that the Google
+// Benchmark tests run for real output.
 #include <benchmark/benchmark.h>
 
 #include <cstring>

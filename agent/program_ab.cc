@@ -1,0 +1,266 @@
+#include "agent/program_ab.h"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <tuple>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "agent/process.h"
+
+namespace perfgate::agent {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+bool Holds(const std::vector<std::string>& argv, const char* placeholder) {
+  for (const std::string& a : argv) {
+    if (a.find(placeholder) != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::string> ExpandPlaceholders(const std::vector<std::string>& argv, const std::string& out,
+                                            unsigned samples) {
+  std::vector<std::string> expanded;
+  expanded.reserve(argv.size());
+  const std::string n = std::to_string(samples);
+  for (const std::string& a : argv) {
+    expanded.push_back(absl::StrReplaceAll(a, {{kOutPlaceholder, out}, {kSamplesPlaceholder, n}}));
+  }
+  return expanded;
+}
+
+CommandProgram::CommandProgram(std::vector<std::string> argv, double timeout_s, std::string work_dir)
+    : argv_(std::move(argv)), timeout_s_(timeout_s), work_dir_(std::move(work_dir)) {}
+
+bool CommandProgram::TakesSamples() const { return Holds(argv_, kSamplesPlaceholder); }
+
+absl::StatusOr<ResultSet> CommandProgram::Run(unsigned samples) {
+  const bool to_file = Holds(argv_, kOutPlaceholder);
+  const std::string out = to_file ? absl::StrCat(work_dir_, "/block-", ++blocks_, ".out") : "";
+  const std::string shown = absl::StrJoin(argv_, " ");
+  ProcessOptions options;
+  options.capture_stdout = !to_file;
+  options.timeout_s = timeout_s_;
+  auto ran = RunProcess(ExpandPlaceholders(argv_, out, samples), options);
+  if (!ran.ok()) return ran.status();
+  if (ran->timed_out || ran->exit_code != 0) {
+    std::remove(out.c_str());
+    return absl::FailedPreconditionError(absl::StrCat("'", shown, "' ", DescribeExit(*ran, timeout_s_),
+                                                      " (its messages are above)"));
+  }
+  if (!to_file) {
+    if (ran->out.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "'", shown, "' printed nothing on stdout; a command without ", kOutPlaceholder,
+          " must print its result there (e.g. --benchmark_format=json), else name its result file ", kOutPlaceholder));
+    }
+    return ParseResultText(ran->out, absl::StrCat("stdout of '", shown, "'"));
+  }
+  std::error_code size_error;
+  const auto size = std::filesystem::file_size(out, size_error);
+  if (size_error || size == 0) {
+    std::remove(out.c_str());
+    return absl::FailedPreconditionError(absl::StrCat("'", shown, "' exited with 0 but wrote no result ",
+                                                      size_error ? "file" : "(an empty file)", " where ",
+                                                      kOutPlaceholder, " said (", out, ")"));
+  }
+  auto set = ReadResultFile(out);
+  std::remove(out.c_str());
+  if (!set.ok()) {
+    return absl::Status(set.status().code(), absl::StrCat("the result file of '", shown, "': ", set.status().message()));
+  }
+  return set;
+}
+
+namespace {
+
+// The job as the pilot found it: its cases, those the pilot reported as
+// failed or skipped, and the samples a block asks for.
+struct ProgramJob {
+  std::vector<AbCase> cases;
+  std::map<std::string, CaseResult> pilot_not_ok;
+  unsigned samples = 0;
+};
+
+// One sample's seconds, on average over the pilot's cases: their own timed
+// seconds where the format tells them (Google Benchmark's iterations of
+// real_time, hyperfine's runs, pytest-benchmark's rounds), so that a
+// program's start (an interpreter, a test collector) does not shrink the
+// blocks; else `wall_per_sample`, the pilot's wall time over its samples.
+double SecondsPerSample(const ResultSet& pilot, double wall_per_sample) {
+  double sum = 0;
+  size_t cases = 0;
+  for (const CaseResult& c : pilot.cases) {
+    if (c.status != CaseStatus::kOk || c.samples.empty()) continue;
+    if (c.sample_seconds <= 0) return wall_per_sample;
+    sum += c.sample_seconds / static_cast<double>(c.samples.size());
+    ++cases;
+  }
+  return cases == 0 ? wall_per_sample : sum / static_cast<double>(cases);
+}
+
+ProgramJob JobOf(const ResultSet& pilot, unsigned pilot_samples, double pilot_s, bool takes_samples,
+                 const AbOptions& options) {
+  ProgramJob job;
+  size_t ok = 0;
+  for (const CaseResult& c : pilot.cases) {
+    job.cases.push_back({c.benchmark, c.metrics});
+    if (c.status == CaseStatus::kOk) {
+      ++ok;
+    } else {
+      job.pilot_not_ok.emplace(c.benchmark.Key(), c);
+    }
+  }
+  if (options.fixed_block_samples > 0) {
+    job.samples = options.fixed_block_samples;
+  } else if (takes_samples && ok > 0) {
+    job.samples = BlockSamplesFor(SecondsPerSample(pilot, pilot_s / static_cast<double>(pilot_samples * ok)), options);
+  }
+  return job;
+}
+
+// One pass: rounds of one block a side, every case of a block pooled into
+// its pair, until every pair would stop.
+class ProgramPass {
+ public:
+  ProgramPass(const ProgramJob& job, Program& baseline, Program& candidate, const AbOptions& options,
+              std::ostream& log)
+      : job_(job), baseline_(baseline), candidate_(candidate), options_(options), log_(log) {}
+
+  MeasuredCases Measure(const std::vector<size_t>& which, double budget_s, const DecidedFn& decided) {
+    const Clock::time_point start = Clock::now();
+    MeasuredCases out;
+    for (size_t i : which) {
+      out.pairs.push_back(StartPair(job_.cases[i]));
+      if (auto it = job_.pilot_not_ok.find(out.pairs.back().key); it != job_.pilot_not_ok.end()) {
+        AddBlock(&out.pairs.back(), AbRole::kBaseline, it->second);
+      }
+    }
+    for (unsigned round = 0;; ++round) {
+      for (AbRole role : BlockOrder(round)) {
+        out.error = Block(role, round, &out.pairs);
+        if (!out.error.empty()) return Finish(std::move(out), start);
+      }
+      bool again = false;
+      for (CasePair& p : out.pairs) {
+        if (p.stopped == "failed") continue;
+        again = NextRound(&p, round + 1, options_, Since(start), budget_s, decided) || again;
+      }
+      if (!again) break;
+    }
+    return Finish(std::move(out), start);
+  }
+
+ private:
+  // Runs one block of `role` and pools its cases; the error that ends the pass, else "".
+  std::string Block(AbRole role, unsigned round, std::vector<CasePair>* pairs) {
+    const Clock::time_point t = Clock::now();
+    auto set = (role == AbRole::kBaseline ? baseline_ : candidate_).Run(job_.samples);
+    log_ << "    round " << round + 1 << ", " << ToString(role) << ": "
+         << (set.ok() ? absl::StrFormat("%.1f s", Since(t)) : std::string("failed")) << "\n"
+         << std::flush;
+    if (!set.ok()) return absl::StrCat(ToString(role), " side, round ", round + 1, ": ", set.status().message());
+    std::map<std::string, CaseResult*> by_key;
+    for (CaseResult& c : set->cases) by_key.try_emplace(c.benchmark.Key(), &c);
+    for (CasePair& p : *pairs) {
+      if (p.stopped == "failed") continue;
+      auto it = by_key.find(p.key);
+      if (it == by_key.end()) {
+        FailPair(&p, role, CaseStatus::kFailed, "its result file has no such case in this block");
+      } else {
+        AddBlock(&p, role, std::move(*it->second));
+      }
+    }
+    return "";
+  }
+
+  MeasuredCases Finish(MeasuredCases out, Clock::time_point start) {
+    for (CasePair& p : out.pairs) {
+      if (p.stopped == "failed") continue;
+      if (!out.error.empty()) {
+        p.stopped = "error";
+        DropUnpairedBlock(&p);
+        // Not one round of this case: nothing to judge it by but the error.
+        if (p.baseline_blocks.empty()) {
+          FailPair(&p, AbRole::kBaseline, CaseStatus::kFailed, "");
+          for (CaseResult* r : {&p.baseline, &p.candidate}) r->reason = out.error;
+          continue;
+        }
+      }
+      FinishPair(&p, Since(start));
+    }
+    return out;
+  }
+
+  // A round the error cut short leaves one side a block ahead: it is
+  // dropped, so that every block kept has its pair.
+  static void DropUnpairedBlock(CasePair* p) {
+    for (auto [blocks, side, other] : {std::tuple(&p->baseline_blocks, &p->baseline, &p->candidate_blocks),
+                                       std::tuple(&p->candidate_blocks, &p->candidate, &p->baseline_blocks)}) {
+      if (blocks->size() <= other->size()) continue;
+      side->samples.resize(side->samples.size() - blocks->back());
+      blocks->pop_back();
+    }
+  }
+
+  const ProgramJob& job_;
+  Program& baseline_;
+  Program& candidate_;
+  const AbOptions& options_;
+  std::ostream& log_;
+};
+
+}  // namespace
+
+AbResult RunProgramAb(Program& baseline, Program& candidate, const gate::Policy& policy, const std::string& sku,
+                      const AbOptions& options, std::ostream& log) {
+  const Clock::time_point job_start = Clock::now();
+  const unsigned pilot_samples = options.fixed_block_samples > 0 ? options.fixed_block_samples : options.min_block_samples;
+  log << "  pilot (baseline, not kept): " << std::flush;
+  auto pilot = baseline.Run(pilot_samples);
+  if (!pilot.ok()) {
+    log << "failed\n";
+    AbResult failed = MeasureAndDecide({}, policy, sku, false, [](const std::vector<size_t>&, const std::vector<CasePair>*) {
+      return MeasuredCases{};
+    });
+    failed.error = absl::StrCat("baseline side, pilot: ", pilot.status().message());
+    return failed;
+  }
+  const ProgramJob job = JobOf(*pilot, pilot_samples, Since(job_start), baseline.TakesSamples(), options);
+  log << job.cases.size() << " cases ("  << pilot->format << "), "
+      << (job.samples > 0 ? absl::StrCat(job.samples, " samples a case a block") : std::string("blocks as the program makes them"))
+      << "\n" << std::flush;
+  const size_t passes = options.confirm ? 2 : 1;
+  const unsigned looks = gate::StopRuleLooks(options.min_rounds, options.max_rounds);
+  ProgramPass pass(job, baseline, candidate, options, log);
+  auto measure = [&](const std::vector<size_t>& which, const std::vector<CasePair>* first) {
+    // The case budget counts per case; the cases of a program share its blocks.
+    AbOptions whole = options;
+    whole.case_budget_s = options.case_budget_s * static_cast<double>(std::max<size_t>(which.size(), 1));
+    const CasePair* earlier = first == nullptr || first->empty() ? nullptr : &first->front();
+    const double budget = MeasurementBudget(whole, Since(job_start), first == nullptr ? passes : 1, earlier);
+    if (first != nullptr) log << "  confirming " << which.size() << " case(s):\n" << std::flush;
+    MeasuredCases m = pass.Measure(which, budget, [&](const CasePair& so_far) {
+      return CaseDecided(so_far, policy, sku, job.cases.size(), looks);
+    });
+    for (const CasePair& p : m.pairs) {
+      log << "  " << p.key << ": ";
+      LogPair(p, log);
+    }
+    return m;
+  };
+  return MeasureAndDecide(job.cases, policy, sku, options.confirm, measure);
+}
+
+}  // namespace perfgate::agent
