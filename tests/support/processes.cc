@@ -256,12 +256,13 @@ absl::Status RemoveTreeWhenThisProcessEnds(const std::string& path) {
     // caller's output pipe open), and it waits for the write end to close,
     // which happens when the parent ends, however it ends.
     setsid();
+    const int ends = fcntl(fds[0], F_DUPFD, 3);  // above stdio, whatever the parent had open
     const int devnull = open("/dev/null", O_RDWR);
     for (int fd = 0; fd <= 2; ++fd) dup2(devnull, fd);
-    if (fds[0] > 3) close_range(3, fds[0] - 1, 0);
-    close_range(fds[0] + 1, ~0U, 0);
+    if (ends > 3) close_range(3, ends - 1, 0);
+    close_range(ends + 1, ~0U, 0);
     char c;
-    while (read(fds[0], &c, 1) < 0 && errno == EINTR) {
+    while (read(ends, &c, 1) < 0 && errno == EINTR) {
     }
     // A server of the parent's may still be writing there as it shuts down.
     for (int attempt = 0; attempt < 60; ++attempt) {
