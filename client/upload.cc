@@ -229,14 +229,15 @@ absl::Status RunUpload::KeepInSpool() {
 
 absl::StatusOr<uint64_t> RunUpload::SendWhole(const std::vector<CaseResult>& cases) {
   if (absl::Status s = Open(); !s.ok()) return s;
-  // Cases go together until a batch holds kBatchValues sample values: one
-  // round trip and one transaction for many cases. A case larger than that
-  // travels alone.
+  // Cases go together until a batch holds kBatchValues sample values or
+  // the most cases a batch may carry: one round trip and one transaction
+  // for many cases. A case larger than that travels alone.
   v1::ResultBatch batch;
   size_t values = 0;
   for (const CaseResult& c : cases) {
     const size_t n = c.samples.size() * std::max<size_t>(c.metrics.size(), 1);
-    if (batch.cases_size() > 0 && values + n > kBatchValues) {
+    if (batch.cases_size() > 0 &&
+        (values + n > kBatchValues || static_cast<size_t>(batch.cases_size()) >= wire::kMaxCasesPerBatch)) {
       if (absl::Status s = SendBatch(std::move(batch)); !s.ok()) return s;
       batch = v1::ResultBatch();
       values = 0;

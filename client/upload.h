@@ -45,8 +45,11 @@ bool Transient(const absl::Status& s);
 class RunUpload {
  public:
   /// Sample values (samples x metrics) SendWhole puts in one batch at most,
-  /// unless a single case holds more: about 1 MB on the wire.
-  static constexpr size_t kBatchValues = 65536;
+  /// unless a single case holds more: about 4 MB on the wire (the
+  /// coordinator takes messages up to 64 MB). Fewer, larger batches: each
+  /// costs the coordinator a transaction and a dozen statements besides
+  /// its COPY.
+  static constexpr size_t kBatchValues = 262144;
 
   /// An upload of the run `meta` over `client` (which must outlive it).
   /// With a non-empty `spool_dir` the run is spooled in <spool_dir>/<run_id>/
@@ -85,8 +88,8 @@ class RunUpload {
   /// keeps every batch. Does nothing once the upload has ended.
   void Abandon(const absl::Status& why);
 
-  /// Open, the cases in batches of up to kBatchValues sample values (many
-  /// cases a batch), Close: a run measured elsewhere sent whole. Returns the
+  /// Open, the cases in batches of up to kBatchValues sample values and
+  /// wire::kMaxCasesPerBatch cases, Close: a run measured elsewhere sent whole. Returns the
   /// samples stored.
   absl::StatusOr<uint64_t> SendWhole(const std::vector<CaseResult>& cases);
 

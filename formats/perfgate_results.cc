@@ -1,8 +1,15 @@
 // perfgate's own result file: what `perfgate-agent run --output` writes and
-// every perfgate command reads back exactly.
+// every perfgate command reads back exactly. Read with simdjson's DOM (the
+// files that run to tens of megabytes are these); written with nlohmann.
+#include "formats/perfgate_results.h"
+
+#include <simdjson.h>
+
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <set>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "common/identity.h"
@@ -12,109 +19,250 @@
 namespace perfgate::formats {
 namespace {
 
+static_assert(kParsePadding >= simdjson::SIMDJSON_PADDING);
+
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+
+// A JSON path built only when something is wrong: the walk of 400 000
+// values must not format 200 000 paths it never prints. PathOf gives the
+// text of a path given as text or as a function that makes it.
+const std::string& PathOf(const std::string& path) { return path; }
+template <class F>
+std::string PathOf(const F& make) {
+  return make();
+}
+
+// nlohmann's names of the JSON types, which every reader's messages use.
+const char* TypeName(element e) {
+  switch (e.type()) {
+    case element_type::ARRAY: return "array";
+    case element_type::OBJECT: return "object";
+    case element_type::STRING: return "string";
+    case element_type::BOOL: return "boolean";
+    case element_type::NULL_VALUE: return "null";
+    default: return "number";
+  }
+}
+
+// Scalars as text; arrays and objects as compact JSON (as Text does).
+std::string TextOf(element e) {
+  std::string_view s;
+  if (e.get(s) == simdjson::SUCCESS) return std::string(s);
+  return simdjson::minify(e);
+}
+
+template <class P>
+simdjson::dom::object ObjectOf(element e, const P& path) {
+  simdjson::dom::object o;
+  if (e.get(o) != simdjson::SUCCESS) Throw(PathOf(path), "not an object");
+  return o;
+}
+
+// A required member of an object; an optional one (nullopt when absent).
+template <class P>
+element FieldOf(element obj, const P& path, std::string_view key) {
+  element v;
+  if (ObjectOf(obj, path).at_key(key).get(v) != simdjson::SUCCESS) Throw(Member(PathOf(path), std::string(key)), "missing");
+  return v;
+}
+template <class P>
+std::optional<element> OptionalFieldOf(element obj, const P& path, std::string_view key) {
+  element v;
+  if (ObjectOf(obj, path).at_key(key).get(v) != simdjson::SUCCESS) return std::nullopt;
+  return v;
+}
+
+template <class P>
+std::string StringOf(element e, const P& path) {
+  std::string_view s;
+  if (e.get(s) != simdjson::SUCCESS) Throw(PathOf(path), absl::StrCat("not a string (", TypeName(e), ")"));
+  return std::string(s);
+}
+
+template <class P>
+simdjson::dom::array ArrayOf(element e, const P& path) {
+  simdjson::dom::array a;
+  if (e.get(a) != simdjson::SUCCESS) Throw(PathOf(path), absl::StrCat("not an array (", TypeName(e), ")"));
+  return a;
+}
+
+template <class P>
+bool BoolOf(element e, const P& path) {
+  bool b = false;
+  if (e.get(b) != simdjson::SUCCESS) Throw(PathOf(path), absl::StrCat("not true or false (", TypeName(e), ")"));
+  return b;
+}
+
+// A number; anything else is refused as Number refuses it (a NaN or
+// Infinity that QuoteNonFinite marked by its name).
+template <class P>
+double NumberOf(element e, const P& path) {
+  double d = 0;
+  if (e.get(d) == simdjson::SUCCESS) return d;
+  return Number(json::parse(simdjson::minify(e)), PathOf(path));
+}
+
+// An integer of the file (nlohmann's is_number_integer).
+bool IsInteger(element e) { return e.type() == element_type::INT64 || e.type() == element_type::UINT64; }
+
 TimePoint ParseTime(const std::string& s, const std::string& path) {
   auto t = ParseUtcTime(s);
   if (!t.ok()) Throw(path, std::string(t.status().message()));
   return *t;
 }
 
-BenchmarkId ReadBenchmark(const json& c, const std::string& path) {
+BenchmarkId ReadBenchmark(element c, const std::string& path) {
   BenchmarkId id;
-  const json& b = Field(c, path, "benchmark");
+  const element b = FieldOf(c, path, "benchmark");
   const std::string bpath = Member(path, "benchmark");
-  id.suite = String(Field(b, bpath, "suite"), Member(bpath, "suite"));
-  id.name = String(Field(b, bpath, "name"), Member(bpath, "name"));
-  if (const json* params = OptionalField(b, bpath, "params")) {
-    if (!params->is_object()) Throw(Member(bpath, "params"), "not an object");
-    for (const auto& [k, v] : params->items()) id.params[k] = String(v, absl::StrCat(bpath, ".params.", k));
+  id.suite = StringOf(FieldOf(b, bpath, "suite"), Member(bpath, "suite"));
+  id.name = StringOf(FieldOf(b, bpath, "name"), Member(bpath, "name"));
+  if (const auto params = OptionalFieldOf(b, bpath, "params")) {
+    for (const auto [k, v] : ObjectOf(*params, Member(bpath, "params"))) {
+      id.params[std::string(k)] = StringOf(v, [&] { return absl::StrCat(bpath, ".params.", std::string(k)); });
+    }
   }
   if (absl::Status s = ValidateBenchmarkId(id, bpath); !s.ok()) Throw("", std::string(s.message()));
   return id;
 }
 
-MetricSpec ReadMetric(const json& m, const std::string& mpath) {
+MetricSpec ReadMetric(element m, const std::string& mpath) {
   MetricSpec spec;
-  spec.name = String(Field(m, mpath, "name"), Member(mpath, "name"));
-  spec.unit = String(Field(m, mpath, "unit"), Member(mpath, "unit"));
-  const std::string dir = String(Field(m, mpath, "direction"), Member(mpath, "direction"));
+  spec.name = StringOf(FieldOf(m, mpath, "name"), Member(mpath, "name"));
+  spec.unit = StringOf(FieldOf(m, mpath, "unit"), Member(mpath, "unit"));
+  const std::string dir = StringOf(FieldOf(m, mpath, "direction"), Member(mpath, "direction"));
   if (!ParseDirection(dir, &spec.direction)) {
     Throw(Member(mpath, "direction"), absl::StrCat("'", dir, "' is neither higher_is_better nor lower_is_better"));
   }
   return spec;
 }
 
-Sample ReadSample(const json& s, const std::string& spath, size_t metrics) {
+// Sample `i` of the case at `path`, whose path is made only for an error.
+Sample ReadSample(element s, const std::string& path, size_t i, size_t metrics) {
+  const auto spath = [&] { return Index(Member(path, "samples"), i); };
+  const auto member = [&](const char* key) { return [&, key] { return Member(spath(), key); }; };
   Sample sample;
-  const json& index = Field(s, spath, "index");
+  const element index = FieldOf(s, spath, "index");
   // Stored as a 32-bit signed integer: a larger index would wrap.
-  if (!index.is_number_unsigned() || index.get<uint64_t>() > kMaxSampleIndex) {
-    Throw(Member(spath, "index"), absl::StrCat("not an integer from 0 to ", kMaxSampleIndex));
+  int64_t i64 = -1;
+  if (index.type() != element_type::INT64 || index.get(i64) != simdjson::SUCCESS || i64 < 0 ||
+      static_cast<uint64_t>(i64) > kMaxSampleIndex) {
+    Throw(member("index")(), absl::StrCat("not an integer from 0 to ", kMaxSampleIndex));
   }
-  sample.index = static_cast<uint32_t>(index.get<uint64_t>());
-  if (const json* t = OptionalField(s, spath, "throttled")) sample.throttled = Bool(*t, Member(spath, "throttled"));
-  const json& values = Array(Field(s, spath, "values"), Member(spath, "values"));
+  sample.index = static_cast<uint32_t>(i64);
+  if (const auto t = OptionalFieldOf(s, spath, "throttled")) sample.throttled = BoolOf(*t, member("throttled"));
+  const simdjson::dom::array values = ArrayOf(FieldOf(s, spath, "values"), member("values"));
   if (values.size() != metrics) {
-    Throw(Member(spath, "values"), absl::StrCat(values.size(), " values for ", metrics, " metrics"));
+    Throw(member("values")(), absl::StrCat(values.size(), " values for ", metrics, " metrics"));
   }
-  for (size_t v = 0; v < values.size(); ++v) {
-    const double d = Number(values[v], Index(Member(spath, "values"), v));
-    if (!std::isfinite(d)) Throw(Index(Member(spath, "values"), v), "not finite");
+  sample.values.reserve(metrics);
+  for (const element v : values) {
+    const auto vpath = [&] { return Index(member("values")(), sample.values.size()); };
+    const double d = NumberOf(v, vpath);
+    if (!std::isfinite(d)) Throw(vpath(), "not finite");
     sample.values.push_back(d);
   }
   return sample;
 }
 
-CaseResult ReadCase(const json& c, const std::string& path) {
+CaseResult ReadCase(element c, const std::string& path) {
   CaseResult r;
   r.benchmark = ReadBenchmark(c, path);
-  const std::string status = String(Field(c, path, "status"), Member(path, "status"));
+  const std::string status = StringOf(FieldOf(c, path, "status"), Member(path, "status"));
   if (!ParseCaseStatus(status, &r.status)) Throw(Member(path, "status"), absl::StrCat("unknown status '", status, "'"));
-  if (const json* v = OptionalField(c, path, "reason")) r.reason = String(*v, Member(path, "reason"));
-  if (const json* v = OptionalField(c, path, "noise")) r.noise = Number(*v, Member(path, "noise"));
-  if (const json* v = OptionalField(c, path, "seconds")) r.seconds = Number(*v, Member(path, "seconds"));
-  if (const json* v = OptionalField(c, path, "sample_seconds")) {
-    r.sample_seconds = Number(*v, Member(path, "sample_seconds"));
+  if (const auto v = OptionalFieldOf(c, path, "reason")) r.reason = StringOf(*v, Member(path, "reason"));
+  if (const auto v = OptionalFieldOf(c, path, "noise")) r.noise = NumberOf(*v, Member(path, "noise"));
+  if (const auto v = OptionalFieldOf(c, path, "seconds")) r.seconds = NumberOf(*v, Member(path, "seconds"));
+  if (const auto v = OptionalFieldOf(c, path, "sample_seconds")) {
+    r.sample_seconds = NumberOf(*v, Member(path, "sample_seconds"));
   }
-  const json& metrics = Array(Field(c, path, "metrics"), Member(path, "metrics"));
-  for (size_t m = 0; m < metrics.size(); ++m) r.metrics.push_back(ReadMetric(metrics[m], Index(Member(path, "metrics"), m)));
-  const json& samples = Array(Field(c, path, "samples"), Member(path, "samples"));
-  for (size_t s = 0; s < samples.size(); ++s) {
-    r.samples.push_back(ReadSample(samples[s], Index(Member(path, "samples"), s), r.metrics.size()));
+  const std::string mpath = Member(path, "metrics");
+  size_t m = 0;
+  for (const element metric : ArrayOf(FieldOf(c, path, "metrics"), mpath)) {
+    r.metrics.push_back(ReadMetric(metric, Index(mpath, m++)));
   }
+  const simdjson::dom::array samples = ArrayOf(FieldOf(c, path, "samples"), Member(path, "samples"));
+  r.samples.reserve(samples.size());
+  for (const element s : samples) r.samples.push_back(ReadSample(s, path, r.samples.size(), r.metrics.size()));
   return r;
 }
 
-}  // namespace
+// The run's meta: its SKU, environment and own fields as context.
+void ReadRun(element root, ResultSet* set) {
+  const element run = FieldOf(root, std::string(), "run");
+  set->sku = StringOf(FieldOf(run, std::string("run"), "sku"), std::string("run.sku"));
+  const element env = FieldOf(run, std::string("run"), "environment");
+  for (const auto [k, v] : ObjectOf(env, std::string("run.environment"))) {
+    set->context[std::string(k)] = StringOf(v, [&] { return Member("run.environment", std::string(k)); });
+  }
+  for (const char* key : {"run_id", "agent_name", "repo", "branch", "commit", "trigger", "ci_job", "node",
+                          "started_at"}) {
+    if (const auto v = OptionalFieldOf(run, std::string("run"), key)) {
+      set->context[absl::StrCat(kRunContextPrefix, key)] = StringOf(*v, [&] { return Member("run", key); });
+    }
+  }
+  if (const auto v = OptionalFieldOf(run, std::string("run"), "started_at")) {
+    ParseTime(StringOf(*v, std::string("run.started_at")), "run.started_at");
+  }
+}
 
-ResultSet ReadPerfgate(const json& root) {
-  const json& version = Field(root, "", "version");
-  if (!version.is_number_integer() || version.get<int64_t>() != kPerfgateVersion) {
-    Throw("version", absl::StrCat(Text(version), " is not a version this perfgate reads (", kPerfgateVersion, ")"));
+// The walk over a parsed perfgate result file; FormatError names what is wrong.
+ResultSet ReadPerfgateDocument(element root) {
+  const element version = FieldOf(root, std::string(), "version");
+  int64_t v = 0;
+  if (!IsInteger(version) || version.get(v) != simdjson::SUCCESS || v != kPerfgateVersion) {
+    Throw("version", absl::StrCat(TextOf(version), " is not a version this perfgate reads (", kPerfgateVersion, ")"));
   }
   ResultSet set;
   set.format = kFormatPerfgate;
-  const json& run = Field(root, "", "run");
-  set.sku = String(Field(run, "run", "sku"), "run.sku");
-  const json& env = Field(run, "run", "environment");
-  if (!env.is_object()) Throw("run.environment", "not an object");
-  for (const auto& [k, v] : env.items()) set.context[k] = String(v, Member("run.environment", k));
-  for (const char* key : {"run_id", "agent_name", "repo", "branch", "commit", "trigger", "ci_job", "node",
-                          "started_at"}) {
-    if (const json* v = OptionalField(run, "run", key)) {
-      set.context[absl::StrCat(kRunContextPrefix, key)] = String(*v, Member("run", key));
-    }
-  }
-  if (const json* v = OptionalField(run, "run", "started_at")) ParseTime(String(*v, "run.started_at"), "run.started_at");
-
-  const json& cases = Array(Field(root, "", "cases"), "cases");
+  ReadRun(root, &set);
+  const simdjson::dom::array cases = ArrayOf(FieldOf(root, std::string(), "cases"), std::string("cases"));
+  set.cases.reserve(cases.size());
   std::set<std::string> keys;
-  for (size_t i = 0; i < cases.size(); ++i) {
-    const std::string path = Index("cases", i);
-    CaseResult r = ReadCase(cases[i], path);
+  for (const element c : cases) {
+    const std::string path = Index("cases", set.cases.size());
+    CaseResult r = ReadCase(c, path);
     if (!keys.insert(r.benchmark.Key()).second) Throw(path, absl::StrCat(r.benchmark.Key(), " appears twice"));
     set.cases.push_back(std::move(r));
   }
   return set;
+}
+
+// True for an object whose "format" is perfgate's tag.
+bool IsPerfgateDocument(element root) {
+  std::string_view format;
+  return root.is_object() && root["format"].get(format) == simdjson::SUCCESS && format == kPerfgateFormatTag;
+}
+
+}  // namespace
+
+std::optional<absl::StatusOr<ResultSet>> ReadPerfgateText(const std::string& text, const std::string& name) {
+  // Cheap first: a file without the tag anywhere is not perfgate's.
+  if (text.find(kPerfgateFormatTag) == std::string::npos) return std::nullopt;
+  simdjson::dom::parser parser;
+  element root;
+  // Text simdjson refuses (bare NaN, 1e400, a truncated file) takes the
+  // general path, which explains what is wrong with it.
+  if (parser.parse(text).get(root) != simdjson::SUCCESS || !IsPerfgateDocument(root)) return std::nullopt;
+  try {
+    return ReadPerfgateDocument(root);
+  } catch (const FormatError& e) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": ", e.path.empty() ? "" : e.path + ": ", e.what));
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": cannot be read: ", e.what()));
+  }
+}
+
+ResultSet ReadPerfgate(const json& root) {
+  // Only a file simdjson refused comes here (non-finite words, which the
+  // dump carries as QuoteNonFinite's marks): the one walk reads it.
+  simdjson::dom::parser parser;
+  element parsed;
+  if (const auto error = parser.parse(root.dump()).get(parsed); error != simdjson::SUCCESS) {
+    Throw("", absl::StrCat("cannot be read: ", simdjson::error_message(error)));
+  }
+  return ReadPerfgateDocument(parsed);
 }
 
 ojson ToJson(const CaseResult& c) {

@@ -12,17 +12,20 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <pqxx/pqxx>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "client/coordinator_client.h"
+#include "cli/ingest.h"
 #include "client/upload.h"
 #include "common/identity.h"
 #include "common/stats.h"
@@ -30,6 +33,7 @@
 #include "coordinator/maintenance.h"
 #include "coordinator/server.h"
 #include "coordinator/store.h"
+#include "formats/result_file.h"
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
 
@@ -81,6 +85,7 @@ std::vector<CaseResult> Cases(int cases, int samples, uint64_t seed) {
 // A private PostgreSQL with a coordinator in this process, shared by the
 // service benchmarks.
 struct Service {
+  std::unique_ptr<testing::TempDir> dir;  // holds pg's data, removed however the process ends
   std::unique_ptr<testing::PostgresServer> pg;
   std::unique_ptr<coordinator::Store> store;
   std::unique_ptr<coordinator::Server> server;
@@ -89,6 +94,21 @@ struct Service {
   static Service& Get() {
     static Service* s = [] {
       auto* svc = new Service;
+      // Everything the benchmarks write (the database: gigabytes after a
+      // full run) lives in one directory that a watcher removes when this
+      // process ends, a crash or a kill included.
+      auto dir = testing::TempDir::Create("perfgate-bench-");
+      if (!dir.ok() || !testing::RemoveTreeWhenThisProcessEnds(dir->path()).ok()) {
+        std::cerr << "cannot set up the scratch directory\n";
+        std::exit(1);
+      }
+      svc->dir = std::make_unique<testing::TempDir>(std::move(*dir));
+      // Run as root, PostgreSQL runs as user postgres, who must reach its
+      // data directory inside.
+      std::filesystem::permissions(svc->dir->path(), std::filesystem::perms::others_exec |
+                                                         std::filesystem::perms::group_exec,
+                                   std::filesystem::perm_options::add);
+      setenv("TMPDIR", svc->dir->path().c_str(), 1);
       auto pg = testing::PostgresServer::Start();
       if (!pg.ok()) {
         std::cerr << "cannot start PostgreSQL: " << pg.status() << "\n";
@@ -108,7 +128,7 @@ struct Service {
     return *s;
   }
 
-  RunMeta Meta(const std::string& branch, std::map<std::string, std::string> details = {}) const {
+  static RunMeta Meta(const std::string& branch, std::map<std::string, std::string> details = {}) {
     RunMeta m;
     m.run_id = NewUuid();
     m.agent_name = "bench-agent";
@@ -184,7 +204,7 @@ std::string CopyText(pqxx::connection& c, const std::string& run_id, const std::
 // one transaction, as an operator would load the rows; returns the seconds
 // psql took.
 double RawCopy(const Service& svc, const std::string& text) {
-  const std::string path = "/tmp/perfgate-bench-copy.tsv";
+  const std::string path = svc.dir->Join("copy.tsv");
   std::ofstream(path) << text;
   const auto start = Clock::now();
   auto ran = testing::RunCommand({svc.pg->bin_dir() + "/psql", "-q", "-v", "ON_ERROR_STOP=1", "-d",
@@ -200,35 +220,100 @@ double RawCopy(const Service& svc, const std::string& text) {
   return seconds;
 }
 
-// 200 cases x 2 metrics x 1000 samples: 400k values. Each repetition does a
-// raw COPY of the rows, the end-to-end ingest of a run of them, and the
-// CloseRun alone of another such run stored through the store; counters
+// The result file of `cases` cases x 2 metrics x 1000 samples (seeded), as
+// `perfgate-agent run --output` writes it: 17 MB for 200 cases.
+std::string WriteBenchFile(const testing::TempDir& dir, const std::vector<CaseResult>& cases) {
+  const std::string path = dir.Join(absl::StrCat("results-", cases.size(), ".json"));
+  RunMeta meta = Service::Meta("file");
+  meta.started_at = std::chrono::system_clock::from_time_t(1'790'000'000);
+  if (absl::Status s = WriteResultFile(path, meta, cases); !s.ok()) {
+    std::cerr << s << "\n";
+    std::exit(1);
+  }
+  return path;
+}
+
+// `perfgate ingest FILE` against the coordinator, as the command runs it
+// (read, check, OpenRun, batches, CloseRun); returns the seconds.
+double IngestFile(const Service& svc, const std::string& path) {
+  cli::IngestOptions o;
+  o.files = {path};
+  o.coordinator = absl::StrCat("127.0.0.1:", svc.server->port());
+  o.branch = "ingest";
+  std::ostringstream printed;  // the run id it prints
+  std::streambuf* out = std::cout.rdbuf(printed.rdbuf());
+  const auto start = Clock::now();
+  const int code = cli::IngestCommand(o);
+  const double seconds = Seconds(start);
+  std::cout.rdbuf(out);
+  if (code != 0) std::exit(1);
+  return seconds;
+}
+
+// Per repetition, with the file of state.range(0) cases x 2 metrics x 1000
+// samples: reading it (ReadResultFile), a raw COPY of its rows, `perfgate
+// ingest` of it end to end (those two in alternating order), and the
+// CloseRun alone of another such run stored through the store. Counters
 // are the medians over the repetitions, ratios taken within one.
 void BM_IngestVsCopy(benchmark::State& state) {
   Service& svc = Service::Get();
-  const std::vector<CaseResult> cases = Cases(200, 1000, 7);
+  const std::vector<CaseResult> cases = Cases(static_cast<int>(state.range(0)), 1000, 7);
+  const std::string file = WriteBenchFile(*svc.dir, cases);
+  const double megabytes = static_cast<double>(std::filesystem::file_size(file)) / 1e6;
   pqxx::connection c(svc.pg->ConnInfo());
   svc.Ingest(svc.Meta("warmup"), cases);  // registers benchmarks and metrics
-  std::vector<double> copy_s, ingest_s, ratio, close_s, close_ratio;
+  std::vector<double> read_mb_s, copy_s, ingest_s, ratio, close_s, close_ratio;
   for (auto _ : state) {
+    auto start = Clock::now();
+    if (!ReadResultFile(file).ok()) std::exit(1);
+    read_mb_s.push_back(megabytes / Seconds(start));
     const RunMeta copy_run = svc.Meta("copy");
     if (!svc.store->OpenRun(copy_run).ok()) std::exit(1);
     const std::string text = CopyText(c, copy_run.run_id, cases);
-    copy_s.push_back(RawCopy(svc, text));
-    ingest_s.push_back(svc.Ingest(svc.Meta("ingest"), cases));
+    if (copy_s.size() % 2 == 0) {
+      copy_s.push_back(RawCopy(svc, text));
+      ingest_s.push_back(IngestFile(svc, file));
+    } else {
+      ingest_s.push_back(IngestFile(svc, file));
+      copy_s.push_back(RawCopy(svc, text));
+    }
     ratio.push_back(ingest_s.back() / copy_s.back());
     close_s.push_back(svc.StoredThenClosed(cases));
     close_ratio.push_back(close_s.back() / copy_s.back());
     state.SetIterationTime(ingest_s.back());
   }
+  state.counters["file_MB"] = megabytes;
+  state.counters["read_MB_per_s"] = MedianOf(read_mb_s);
   state.counters["copy_s"] = MedianOf(copy_s);
   state.counters["ingest_s"] = MedianOf(ingest_s);
   state.counters["ingest_over_copy"] = MedianOf(ratio);
   state.counters["close_s"] = MedianOf(close_s);
   state.counters["close_over_copy"] = MedianOf(close_ratio);
-  state.counters["values"] = 400000;
+  state.counters["values"] = static_cast<double>(cases.size()) * 2000;
 }
-BENCHMARK(BM_IngestVsCopy)->Iterations(5)->UseManualTime()->Unit(benchmark::kMillisecond);
+// The figures: 200 cases (17 MB, 400k values), 5 repetitions. CTest runs the
+// 2-case one once as a smoke test.
+BENCHMARK(BM_IngestVsCopy)->Arg(200)->Iterations(5)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_IngestVsCopy)->Name("BM_IngestVsCopySmoke")->Arg(2)->Iterations(1)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// Reading the 17 MB file alone: ReadResultFile, the whole of what `perfgate
+// ingest` does before it opens the run.
+void BM_ReadResultFile(benchmark::State& state) {
+  auto dir = testing::TempDir::Create("perfgate-bench-read-");
+  if (!dir.ok()) std::exit(1);
+  const std::string file = WriteBenchFile(*dir, Cases(static_cast<int>(state.range(0)), 1000, 7));
+  const auto bytes = static_cast<int64_t>(std::filesystem::file_size(file));
+  for (auto _ : state) {
+    auto set = ReadResultFile(file);
+    if (!set.ok()) {
+      state.SkipWithError(std::string(set.status().message()).c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(set);
+  }
+  state.SetBytesProcessed(bytes * state.iterations());
+}
+BENCHMARK(BM_ReadResultFile)->Arg(200)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 // The coordinator's gate of two stored runs of 250 cases x 2 metrics x 200
 // samples (500 metrics, 100k values a side): A/B with the sides' five

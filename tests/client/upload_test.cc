@@ -21,6 +21,7 @@
 #include "coordinator/server.h"
 #include "tests/coordinator/migrated_store_test.h"
 #include "tests/support/processes.h"
+#include "wire/validate.h"
 
 namespace perfgate::client {
 namespace {
@@ -82,6 +83,27 @@ class UploadTest : public coordinator::MigratedStoreTest {
     return run.ok() ? *run : v1::RunDetail();
   }
 
+  // `cases` sent whole as the run `meta` to the started server: the samples stored.
+  absl::StatusOr<uint64_t> SendWhole(const RunMeta& meta, const std::vector<CaseResult>& cases) {
+    CoordinatorClient client(Options(server_->port()));
+    auto upload = RunUpload::Create(client, meta);
+    if (!upload.ok()) return upload.status();
+    if (absl::Status s = upload->Register("node-1", "test"); !s.ok()) return s;
+    return upload->SendWhole(cases);
+  }
+
+  // The samples of each stored batch of a run, in sequence order.
+  std::vector<size_t> BatchSampleCounts(const std::string& run_id) {
+    pqxx::connection c(ConnInfo());
+    pqxx::nontransaction t(c);
+    std::vector<size_t> counts;
+    for (const auto& row :
+         t.exec_params("SELECT sample_count FROM batches WHERE run_id = $1 ORDER BY sequence", run_id)) {
+      counts.push_back(row[0].as<size_t>());
+    }
+    return counts;
+  }
+
   std::unique_ptr<testing::TempDir> dir_;
   std::unique_ptr<coordinator::Server> server_;
 };
@@ -101,30 +123,32 @@ TEST_F(UploadTest, ARunSentWholeIsStoredComplete) {
 
 TEST_F(UploadTest, ARunSentWholePutsManyCasesInABatchAndSplitsAtTheValueLimit) {
   ASSERT_NO_FATAL_FAILURE(StartServer());
-  CoordinatorClient client(Options(server_->port()));
   const RunMeta meta = Meta();
-  auto upload = RunUpload::Create(client, meta);
-  ASSERT_TRUE(upload.ok()) << upload.status();
-  ASSERT_TRUE(upload->Register("node-1", "test").ok());
-  // 40 small cases, then two of 40 000 values: the small ones and the
-  // first large one fit one batch of 65 536 values, the second its own.
+  // 40 small cases, then two each holding 3/5 of a batch's values: the
+  // small ones and the first large one fit one batch, the second its own.
+  const size_t big = RunUpload::kBatchValues * 3 / 5;
   std::vector<CaseResult> cases;
   for (int i = 0; i < 40; ++i) cases.push_back(Case(std::to_string(i), {1.0, 1.1}));
-  cases.push_back(Case("big1", std::vector<double>(40000, 2.0)));
-  cases.push_back(Case("big2", std::vector<double>(40000, 3.0)));
-  auto stored = upload->SendWhole(cases);
+  cases.push_back(Case("big1", std::vector<double>(big, 2.0)));
+  cases.push_back(Case("big2", std::vector<double>(big, 3.0)));
+  auto stored = SendWhole(meta, cases);
   ASSERT_TRUE(stored.ok()) << stored.status();
-  EXPECT_EQ(*stored, 80080u);
-  pqxx::connection c(ConnInfo());
-  pqxx::nontransaction t(c);
-  const pqxx::result batches = t.exec_params(
-      "SELECT sample_count FROM batches WHERE run_id = $1 ORDER BY sequence", meta.run_id);
-  ASSERT_EQ(batches.size(), 2u);
-  EXPECT_EQ(batches[0][0].as<int64_t>(), 40080);
-  EXPECT_EQ(batches[1][0].as<int64_t>(), 40000);
+  EXPECT_EQ(*stored, 80 + 2 * big);
+  EXPECT_EQ(BatchSampleCounts(meta.run_id), (std::vector<size_t>{80 + big, big}));
   auto samples = store_->GetSamples(meta.run_id);
   ASSERT_TRUE(samples.ok()) << samples.status();
   EXPECT_EQ(samples->size(), 42u);
+}
+
+TEST_F(UploadTest, ARunSentWholeOfManySmallCasesSplitsAtTheCaseLimitOfABatch) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const RunMeta meta = Meta();
+  std::vector<CaseResult> cases;
+  for (size_t i = 0; i < wire::kMaxCasesPerBatch + 10; ++i) cases.push_back(Case(std::to_string(i), {1.0}));
+  auto stored = SendWhole(meta, cases);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(*stored, wire::kMaxCasesPerBatch + 10);
+  EXPECT_EQ(BatchSampleCounts(meta.run_id), (std::vector<size_t>{wire::kMaxCasesPerBatch, 10}));
 }
 
 TEST_F(UploadTest, ARefusedBatchEndsTheRunAsFailedAndKeepsEveryBatchInTheSpool) {

@@ -149,6 +149,43 @@ TEST(PerfgateResultFile, ABenchmarkOutsideTheKeyGrammarIsRefused) {
   EXPECT_THAT(set.status().message(), HasSubstr("suite must be 1 to 128 characters"));
 }
 
+TEST(PerfgateResultFile, AWrongTypeDeepInsideIsRefusedNamingItsPath) {
+  json doc = json::parse(WriteResultJson(SomeMeta(), SomeCases()));
+  doc["cases"][0]["samples"][2]["values"][1] = "fast";
+  auto set = ParseResultText(doc.dump(), "typed.json");
+  ASSERT_FALSE(set.ok());
+  EXPECT_THAT(set.status().message(), HasSubstr("typed.json: cases[0].samples[2].values[1]: not a number (string)"));
+}
+
+TEST(PerfgateResultFile, ABareNaNIsRefusedByNameAsInOtherFormats) {
+  std::string text = WriteResultJson(SomeMeta(), SomeCases());
+  const std::string from = "\"values\": [";
+  const size_t at = text.find(from);
+  ASSERT_NE(at, std::string::npos);
+  const size_t first = at + from.size(), comma = text.find(',', first);
+  text.replace(first, comma - first, "NaN");  // the first value of the first sample
+  auto set = ParseResultText(text, "nan.json");
+  ASSERT_FALSE(set.ok());
+  EXPECT_THAT(set.status().message(), HasSubstr("nan.json: cases[0].samples[0].values[0]: is NaN, not a number"));
+}
+
+TEST(PerfgateResultFile, ReadsTheSameWhetherIndentedOrCompact) {
+  const std::string indented = WriteResultJson(SomeMeta(), SomeCases());
+  auto a = ParseResultText(indented, "a.json");
+  auto b = ParseResultText(json::parse(indented).dump(), "b.json");
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(a->context, b->context);
+  ASSERT_EQ(a->cases.size(), b->cases.size());
+  for (size_t i = 0; i < a->cases.size(); ++i) {
+    EXPECT_EQ(a->cases[i].benchmark, b->cases[i].benchmark);
+    ASSERT_EQ(a->cases[i].samples.size(), b->cases[i].samples.size());
+    for (size_t s = 0; s < a->cases[i].samples.size(); ++s) {
+      EXPECT_EQ(a->cases[i].samples[s].values, b->cases[i].samples[s].values);
+    }
+  }
+}
+
 // Iteration rows of a Google Benchmark file, by run_name, in file order.
 std::map<std::string, std::vector<json>> IterationRows(const json& doc) {
   std::map<std::string, std::vector<json>> rows;

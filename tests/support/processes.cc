@@ -240,6 +240,43 @@ absl::Status RemoveTree(const std::string& path) {
   return absl::OkStatus();
 }
 
+absl::Status RemoveTreeWhenThisProcessEnds(const std::string& path) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return ErrnoStatus("pipe2", errno);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    const int err = errno;
+    close(fds[0]);
+    close(fds[1]);
+    return ErrnoStatus("fork", err);
+  }
+  if (pid == 0) {
+    // The watcher: its own session (a Ctrl-C of the terminal must not end it
+    // first), no descriptor of the parent's but the pipe (it must not hold a
+    // caller's output pipe open), and it waits for the write end to close,
+    // which happens when the parent ends, however it ends.
+    setsid();
+    const int ends = fcntl(fds[0], F_DUPFD, 3);  // above stdio, whatever the parent had open
+    const int devnull = open("/dev/null", O_RDWR);
+    for (int fd = 0; fd <= 2; ++fd) dup2(devnull, fd);
+    if (ends > 3) close_range(3, ends - 1, 0);
+    close_range(ends + 1, ~0U, 0);
+    char c;
+    while (read(ends, &c, 1) < 0 && errno == EINTR) {
+    }
+    // A server of the parent's may still be writing there as it shuts down.
+    for (int attempt = 0; attempt < 60; ++attempt) {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+      if (!std::filesystem::exists(path, ec)) break;
+      sleep(1);
+    }
+    _exit(0);
+  }
+  close(fds[0]);  // fds[1] stays open, unseen by children (O_CLOEXEC), until this process ends
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return ErrnoStatus(absl::StrCat("cannot open ", path), errno);

@@ -48,6 +48,11 @@ class TempDir {
 
 /// Removes path and everything under it (like rm -rf); OK when it is absent.
 absl::Status RemoveTree(const std::string& path);
+/// Starts a watcher process that removes path and everything under it once
+/// this process has ended, however it ends (an exit, a crash, SIGKILL): for
+/// what a long run leaves in $TMPDIR, a database of gigabytes. Call it before
+/// this process starts a thread (it forks).
+absl::Status RemoveTreeWhenThisProcessEnds(const std::string& path);
 /// The whole content of a file.
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 /// The last max_lines lines of a file ("" when it cannot be read).
