@@ -33,15 +33,15 @@ g++ -O2 -std=c++17 "$root/scripts/validate/work_bench.cc" -o "$out/work_bench" -
 
 # The sides of the program sets: an unchanged build, or one 10 % slower.
 gbench_cmd() {
-  echo "$build/tests/work_bench_$1 --benchmark_repetitions={samples} --benchmark_min_time=0.01 --benchmark_out={out}"
+  echo "$build/tests/work_bench_$1 --benchmark_repetitions={samples} --benchmark_min_time=0.05 --benchmark_out={out}"
 }
 hyperfine_cmd() {
-  echo "hyperfine -N --style none --warmup 1 --runs {samples} --export-json {out} -n work '$build/tests/spin_$1 3000000'"
+  echo "hyperfine -N --style none --warmup 1 --runs {samples} --export-json {out} -n work '$build/tests/spin_$1 20000000'"
 }
 pytest_cmd() {  # a copy of the test whose work is 10 % larger with 10
   mkdir -p "$out/pytest-$1"
   printf 'def work(n):\n    x = 88172645463325252\n    for _ in range(n):\n        x = (x ^ (x << 13)) & 0xFFFFFFFFFFFFFFFF\n        x ^= x >> 7\n        x = (x ^ (x << 17)) & 0xFFFFFFFFFFFFFFFF\n    return x\n\ndef test_work(benchmark):\n    benchmark(work, %d)\n' \
-    $(( 20000 * (100 + $1) / 100 )) >"$out/pytest-$1/test_work.py"
+    $(( 100000 * (100 + $1) / 100 )) >"$out/pytest-$1/test_work.py"
   echo "/usr/bin/python3 -m pytest -q -p no:cacheprovider --rootdir $out/pytest-$1 --benchmark-min-rounds={samples} --benchmark-max-time=0.000001 --benchmark-warmup=off --benchmark-json={out} $out/pytest-$1/test_work.py"
 }
 

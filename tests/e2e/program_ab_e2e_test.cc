@@ -101,7 +101,7 @@ class ProgramAbEndToEnd : public ::testing::Test {
 
 std::string GbenchCommand(const std::string& binary) {
   return Bin(binary) +
-         " --benchmark_repetitions={samples} --benchmark_min_time=0.01 --benchmark_out={out} "
+         " --benchmark_repetitions={samples} --benchmark_min_time=0.05 --benchmark_out={out} "
          "--benchmark_out_format=json";
 }
 
@@ -120,10 +120,11 @@ TEST_F(ProgramAbEndToEnd, PassesAGoogleBenchmarkBuildAgainstItself) {
 }
 
 // hyperfine runs the command itself (no shell: -N); one hyperfine process
-// is a block, each of its runs a sample.
+// is a block, each of its runs a sample. A run spins about 40 ms of CPU, so
+// that a busy machine's scheduling delays do not drown its change.
 std::string HyperfineCommand(const std::string& binary) {
   return "hyperfine -N --style none --warmup 1 --runs {samples} --export-json {out} -n work '" + Bin(binary) +
-         " 3000000'";
+         " 20000000'";
 }
 
 TEST_F(ProgramAbEndToEnd, CatchesACommandThirtyPercentSlowerTimedByHyperfine) {
@@ -154,7 +155,7 @@ class PytestAbEndToEnd : public ProgramAbEndToEnd {
            "        x = (x ^ (x << 17)) & 0xFFFFFFFFFFFFFFFF\n"
            "    return x\n\n"
            "def test_work(benchmark):\n"
-           "    benchmark(work, " << 20000 * (100 + percent) / 100 << ")\n";
+           "    benchmark(work, " << 100000 * (100 + percent) / 100 << ")\n";
     return folder;
   }
   std::string PytestCommand(const std::string& folder) {
