@@ -86,7 +86,10 @@ for i in $(seq 1 "$n"); do
       pct=0; [ "$kind" = slow ] && pct=10
       start=$(date +%s)
       set +e
-      "$agent" ab --offline --policy "$policy" --baseline-cmd "$("${tool}_cmd" 0)" \
+      # Every pytest block starts an interpreter and a collector (seconds on a
+      # busy machine): its case gets the budget for as many rounds as the others.
+      budget=60; [ "$tool" = pytest ] && budget=150
+      "$agent" ab --offline --policy "$policy" --case-budget "$budget" --baseline-cmd "$("${tool}_cmd" 0)" \
         --candidate-cmd "$("${tool}_cmd" "$pct")" --json "$out/$tool-$kind-$i.json" >"$out/$tool-$kind-$i.log" 2>&1
       rc=$?
       set -e
