@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
-#include "coordinator/service.h"
+#include "coordinator/error_mapping.h"
 
 namespace perfgate::coordinator {
 namespace {

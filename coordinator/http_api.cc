@@ -7,6 +7,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/identity.h"
+#include "coordinator/error_mapping.h"
+#include "coordinator/fleet.h"
 #include "coordinator/http_json.h"
 #include "coordinator/http_server.h"
 #include "coordinator/metrics.h"
@@ -21,32 +23,13 @@ using Json = nlohmann::json;
 // (a 50 kB series took 200 ms to compress on the CI machine).
 constexpr char kJson[] = "application/json; charset=utf-8";
 
-int HttpStatus(absl::StatusCode code) {
-  switch (code) {
-    case absl::StatusCode::kInvalidArgument: return 400;
-    case absl::StatusCode::kUnauthenticated: return 401;
-    case absl::StatusCode::kPermissionDenied: return 403;
-    case absl::StatusCode::kNotFound: return 404;
-    case absl::StatusCode::kFailedPrecondition:
-    case absl::StatusCode::kAlreadyExists: return 409;
-    case absl::StatusCode::kUnavailable:
-    case absl::StatusCode::kAborted: return 503;
-    default: return 500;
-  }
-}
-
 void Reply(httplib::Response& res, const absl::StatusOr<Json>& body, const char* what) {
   if (body.ok()) {
     res.set_content(body->dump(), kJson);
     return;
   }
-  const absl::StatusCode code = body.status().code();
-  if (code == absl::StatusCode::kUnavailable || code == absl::StatusCode::kInternal ||
-      code == absl::StatusCode::kUnknown || code == absl::StatusCode::kAborted) {
-    DefaultMetrics().StoreError(what);
-  }
-  res.status = HttpStatus(code);
-  if (code == absl::StatusCode::kUnauthenticated) res.set_header("WWW-Authenticate", "Bearer");
+  res.status = ToHttpStatus(body.status(), what);
+  if (body.status().code() == absl::StatusCode::kUnauthenticated) res.set_header("WWW-Authenticate", "Bearer");
   res.set_content(Json{{"error", std::string(body.status().message())}}.dump(), kJson);
 }
 
@@ -91,7 +74,7 @@ absl::StatusOr<Json> Runs(Store& store, const httplib::Request& req) {
   if (!runs.ok()) return runs.status();
   std::vector<std::string> ids;
   for (const RunRecord& r : *runs) ids.push_back(r.meta.run_id);
-  auto verdicts = GateVerdicts(store, ids);
+  auto verdicts = store.GateVerdicts(ids);
   if (!verdicts.ok()) return verdicts.status();
   Json out = Json::array();
   for (const RunRecord& r : *runs) {
@@ -110,7 +93,7 @@ absl::StatusOr<Json> Run(Store& store, const httplib::Request& req) {
   if (!run.ok()) return run.status();
   auto sums = store.GetSummaries(*id);
   if (!sums.ok()) return sums.status();
-  auto verdicts = GateVerdicts(store, {run->meta.run_id});
+  auto verdicts = store.GateVerdicts({run->meta.run_id});
   if (!verdicts.ok()) return verdicts.status();
   Json j = ToJson(*run);
   j["environment"] = {{"sku", run->meta.environment.sku}, {"hash", run->meta.environment.Hash()},
@@ -127,7 +110,7 @@ absl::StatusOr<Json> SeriesRoute(Store& store, const httplib::Request& req) {
   if (!limit.ok()) return limit.status();
   SeriesQuery q{Param(req, "benchmark"), Param(req, "metric"), Param(req, "sku"), Param(req, "branch"),
                 Param(req, "node"), *limit};
-  auto series = GetSeries(store, q);
+  auto series = store.GetSeries(q);
   if (!series.ok()) return series.status();
   std::vector<Regression> regressions;
   RegressionFilter f;
@@ -184,7 +167,7 @@ absl::StatusOr<Json> Fleet(Store& store, const httplib::Request& req) {
 }
 
 absl::StatusOr<Json> Sweeps(Store& store, const httplib::Request& req) {
-  auto sweeps = ListSweeps(store, Param(req, "sku"));
+  auto sweeps = store.ListSweeps(Param(req, "sku"));
   if (!sweeps.ok()) return sweeps.status();
   Json out = Json::array();
   for (const Sweep& s : *sweeps) out.push_back(ToJson(s));
@@ -249,7 +232,7 @@ void RegisterApi(httplib::Server& server, ApiStores stores, const Authenticator&
   Get(server, auth, "/api/v1/series", "http series",
       [s](const httplib::Request& r) { return SeriesRoute(*s, r); });
   Get(server, auth, "/api/v1/catalog", "http catalog", [s](const httplib::Request&) -> absl::StatusOr<Json> {
-    auto c = GetCatalog(*s);
+    auto c = s->GetCatalog();
     if (!c.ok()) return c.status();
     return ToJson(*c);
   });
@@ -262,7 +245,7 @@ void RegisterApi(httplib::Server& server, ApiStores stores, const Authenticator&
       [s](const httplib::Request& r) -> absl::StatusOr<Json> {
         auto id = RegressionId(r.matches[1]);
         if (!id.ok()) return id.status();
-        auto reg = GetRegression(*s, *id);
+        auto reg = s->GetRegression(*id);
         if (!reg.ok()) return reg.status();
         return ToJson(*reg);
       });

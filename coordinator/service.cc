@@ -1,19 +1,16 @@
 #include "coordinator/service.h"
 
-#include "coordinator/dashboard_queries.h"
-
 #include <google/protobuf/util/json_util.h>
 
-#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <iostream>
 #include <optional>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "common/identity.h"
 #include "coordinator/evaluate.h"
+#include "coordinator/fleet.h"
 #include "coordinator/history.h"
 #include "coordinator/metrics.h"
 #include "gate/fleet.h"
@@ -24,8 +21,6 @@
 
 namespace perfgate::coordinator {
 namespace {
-
-std::atomic<uint64_t> g_request_ids{1};
 
 grpc::Status Invalid(const std::string& message) {
   return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message);
@@ -49,22 +44,6 @@ void ToProto(const RunRecord& r, v1::RunInfo* out) {
 }
 
 }  // namespace
-
-grpc::Status ToGrpc(const absl::Status& status, const char* method) {
-  if (status.ok()) return grpc::Status::OK;
-  if (status.code() == absl::StatusCode::kUnavailable || status.code() == absl::StatusCode::kAborted ||
-      status.code() == absl::StatusCode::kInternal || status.code() == absl::StatusCode::kUnknown) {
-    DefaultMetrics().StoreError(method);
-  }
-  if (status.code() == absl::StatusCode::kInternal || status.code() == absl::StatusCode::kUnknown) {
-    const uint64_t id = g_request_ids.fetch_add(1);
-    std::cerr << "perfgate-coordinator: " << method << " request " << id << ": " << status.message()
-              << std::endl;
-    return grpc::Status(grpc::StatusCode::INTERNAL,
-                        absl::StrCat("internal error (request ", id, "; see the coordinator log)"));
-  }
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
-}
 
 grpc::Status IngestService::RegisterAgent(grpc::ServerContext* ctx,
                                           const v1::RegisterAgentRequest* req,
