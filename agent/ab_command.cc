@@ -147,7 +147,7 @@ int SendSides(const AgentConfig& config, const ProbeResult& probe, const SideRun
             << "re-gate on the coordinator: perfgate gate --mode ab --run " << runs.candidate.run_id
             << " --baseline-run " << runs.baseline.run_id << " --policy "
             << (config.policy_file.empty() ? "POLICY.yaml" : config.policy_file) << "\n";
-  return kExitOk;
+  return kExitPass;
 }
 
 }  // namespace
@@ -177,7 +177,7 @@ int AbCommand(const AgentConfig& config) {
     return Fail(s, "cannot write the report");
   }
   if (!config.offline) {
-    if (int rc = SendSides(config, probe, runs, ab); rc != kExitOk) return rc;
+    if (int rc = SendSides(config, probe, runs, ab); rc != kExitPass) return rc;
   }
   return report::ExitCode(report);
 }

@@ -32,7 +32,7 @@ int Run(const perfgate::cli::Config& c) {
     case Command::kRegressions: return cli::RegressionsCommand(c);
     case Command::kTriage: return cli::TriageCommand(c);
   }
-  return perfgate::cli::kExitError;
+  return perfgate::kExitError;
 }
 
 }  // namespace

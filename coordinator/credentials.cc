@@ -6,6 +6,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace perfgate::coordinator {
 namespace {
@@ -97,19 +98,19 @@ bool ConstantTimeEquals(const std::string& a, const std::string& b) {
 }
 
 absl::StatusOr<IssuedCredential> IssueCredential(Store& store, const std::string& name, Role role) {
-  if (absl::Status s = CheckName(name); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(CheckName(name));
   auto key_id = RandomHex(kKeyIdHex / 2);
-  if (!key_id.ok()) return key_id.status();
+  PERFGATE_RETURN_IF_ERROR(key_id);
   auto secret = RandomHex(kSecretHex / 2);
-  if (!secret.ok()) return secret.status();
+  PERFGATE_RETURN_IF_ERROR(secret);
   auto row = store.InsertCredential(*key_id, name, RoleName(role), Sha256(*secret));
-  if (!row.ok()) return row.status();
+  PERFGATE_RETURN_IF_ERROR(row);
   return IssuedCredential{FromRow(*row), absl::StrCat(kPrefix, *key_id, "_", *secret)};
 }
 
 absl::StatusOr<int> RevokeCredential(Store& store, const std::string& name_or_key_id) {
   auto revoked = store.RevokeCredentials(name_or_key_id);
-  if (!revoked.ok()) return revoked.status();
+  PERFGATE_RETURN_IF_ERROR(revoked);
   if (*revoked == 0) {
     return absl::NotFoundError(
         absl::StrCat("no unrevoked credential is named '", name_or_key_id, "' or has that key id"));
@@ -119,7 +120,7 @@ absl::StatusOr<int> RevokeCredential(Store& store, const std::string& name_or_ke
 
 absl::StatusOr<std::vector<Credential>> ListCredentials(Store& store) {
   auto rows = store.ListCredentialRows();
-  if (!rows.ok()) return rows.status();
+  PERFGATE_RETURN_IF_ERROR(rows);
   std::vector<Credential> out;
   for (const store::CredentialRow& row : *rows) out.push_back(FromRow(row));
   return out;
@@ -129,7 +130,7 @@ absl::StatusOr<std::optional<Credential>> FindCredential(Store& store, const std
   const std::optional<ParsedToken> parsed = ParseToken(token);
   if (!parsed) return std::optional<Credential>();
   auto row = store.FindCredentialRow(parsed->key_id);
-  if (!row.ok()) return row.status();
+  PERFGATE_RETURN_IF_ERROR(row);
   if (!*row || !ConstantTimeEquals(Sha256(parsed->secret), (*row)->secret_sha256)) {
     return std::optional<Credential>();
   }

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/status_macros.h"
 #include "coordinator/history.h"
 #include "coordinator/series.h"
 
@@ -110,7 +111,7 @@ absl::StatusOr<std::vector<Regression>> ListRegressions(store::RegressionReposit
 }
 
 absl::StatusOr<Regression> Triage(store::RegressionRepository& store, const TriageChange& change) {
-  if (auto s = CheckTriage(change); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(CheckTriage(change));
   return store.ApplyTriage(change);
 }
 
@@ -118,20 +119,20 @@ absl::StatusOr<std::vector<Regression>> DetectRegressions(Store& store, const st
                                                           const gate::Policy& policy) {
   std::vector<Regression> found;
   auto run = store.GetRun(run_id);
-  if (!run.ok()) return run.status();
+  PERFGATE_RETURN_IF_ERROR(run);
   if (run->status != RunStatus::kComplete || !run->invalid_reasons.empty()) return found;
   auto sums = store.GetSummaries(run_id);
-  if (!sums.ok()) return sums.status();
+  PERFGATE_RETURN_IF_ERROR(sums);
   for (const MetricSummary& m : *sums) {
     if (m.n == 0) continue;
     SeriesQuery q{m.benchmark, m.metric, run->meta.environment.sku, run->meta.branch, "",
                   kDetectionWindow};
     auto series = store.GetSeries(q);
-    if (!series.ok()) return series.status();
+    PERFGATE_RETURN_IF_ERROR(series);
     const gate::ResolvedRule rule = policy.Resolve(q.sku, m.benchmark, m.metric);
     for (const Candidate& c : Candidates(*series, rule)) {
       auto stored = store.SaveDetectedRegression(ToStore(*run, m, *series, c));
-      if (!stored.ok()) return stored.status();
+      PERFGATE_RETURN_IF_ERROR(stored);
       if (*stored) found.push_back(**stored);
     }
   }

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "coordinator/store/ingest_checks.h"
 #include "coordinator/store/database.h"
 #include "coordinator/store/sql.h"
@@ -71,7 +72,7 @@ absl::StatusOr<uint64_t> CheckBatch(uint64_t sequence, const std::vector<CaseRes
   }
   uint64_t sample_count = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
-    if (absl::Status s = ValidateCase(cases[i], i); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(ValidateCase(cases[i], i));
     sample_count += cases[i].samples.size();
   }
   if (sample_count > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
@@ -199,8 +200,8 @@ absl::StatusOr<std::vector<CaseIds>> StoreCases(pqxx::work& txn, const std::stri
     metric_ids.push_back(case_metrics);
     ids.emplace_back(bench_id, std::move(case_metrics));
   }
-  if (absl::Status s = ingest::CheckOneDefinition(txn, run_id, cases, metric_ids); !s.ok()) return s;
-  if (absl::Status s = ingest::CheckNewIndices(txn, run_id, sequence, cases, first_metric_ids); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(ingest::CheckOneDefinition(txn, run_id, cases, metric_ids));
+  PERFGATE_RETURN_IF_ERROR(ingest::CheckNewIndices(txn, run_id, sequence, cases, first_metric_ids));
   RecordRunCases(txn, run_id, cases, ids);
   return ids;
 }
@@ -227,9 +228,9 @@ void CopySamples(pqxx::work& txn, const std::string& run_id, const std::vector<C
 absl::StatusOr<BatchOutcome> BatchRepository::StoreBatch(const std::string& raw_run_id, uint64_t sequence,
                                                const std::vector<CaseResult>& cases) {
   auto run_id = NormalizeRunId(raw_run_id);
-  if (!run_id.ok()) return run_id.status();
+  PERFGATE_RETURN_IF_ERROR(run_id);
   auto checked = CheckBatch(sequence, cases);
-  if (!checked.ok()) return checked.status();
+  PERFGATE_RETURN_IF_ERROR(checked);
   const uint64_t sample_count = *checked;
   const std::string digest = ingest::BatchDigest(cases);
 
@@ -249,7 +250,7 @@ absl::StatusOr<BatchOutcome> BatchRepository::StoreBatch(const std::string& raw_
       // A resend of a batch stored before the run closed is still a duplicate.
       if (!txn.exec_params("SELECT 1 FROM batches WHERE run_id = $1 AND sequence = $2", *run_id, seq)
                .empty()) {
-        if (absl::Status s = ingest::CheckResentBatch(txn, *run_id, seq, digest); !s.ok()) return s;
+        PERFGATE_RETURN_IF_ERROR(ingest::CheckResentBatch(txn, *run_id, seq, digest));
         outcome.duplicate = true;
         return outcome;
       }
@@ -259,13 +260,13 @@ absl::StatusOr<BatchOutcome> BatchRepository::StoreBatch(const std::string& raw_
     if (Prepared(txn, "batch_insert", *run_id, seq, static_cast<int64_t>(sample_count), digest,
                  ingest::IndexRanges(cases))
             .empty()) {
-      if (absl::Status s = ingest::CheckResentBatch(txn, *run_id, seq, digest); !s.ok()) return s;
+      PERFGATE_RETURN_IF_ERROR(ingest::CheckResentBatch(txn, *run_id, seq, digest));
       outcome.duplicate = true;
       txn.commit();
       return outcome;
     }
     auto ids = StoreCases(txn, *run_id, seq, cases);
-    if (!ids.ok()) return ids.status();
+    PERFGATE_RETURN_IF_ERROR(ids);
     if (sample_count > 0) CopySamples(txn, *run_id, cases, *ids);
     txn.commit();
     outcome.samples_stored = static_cast<uint32_t>(sample_count);
@@ -275,7 +276,7 @@ absl::StatusOr<BatchOutcome> BatchRepository::StoreBatch(const std::string& raw_
 
 absl::StatusOr<RunSamples> BatchRepository::GetSamples(const std::string& raw_run_id) {
   auto run_id = NormalizeRunId(raw_run_id);
-  if (!run_id.ok()) return run_id.status();
+  PERFGATE_RETURN_IF_ERROR(run_id);
   return db_.Run("reading samples", [&](pqxx::connection& c) -> absl::StatusOr<RunSamples> {
     pqxx::read_transaction txn(c);
     pqxx::result run = txn.exec_params(absl::StrCat("SELECT ", kRunBounds, " FROM runs WHERE id = $1"), *run_id);

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "coordinator/store/database.h"
 #include "coordinator/store/sql.h"
 
@@ -19,7 +20,7 @@ absl::Status ValidateCalibration(const std::string& agent_name, const Calibratio
   std::set<std::pair<std::string, std::string>> seen;
   for (size_t i = 0; i < set.entries.size(); ++i) {
     const CalibrationEntry& e = set.entries[i];
-    if (auto s = ValidateCalibrationEntry(e, absl::StrCat("calibration entry ", i)); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(ValidateCalibrationEntry(e, absl::StrCat("calibration entry ", i)));
     // One statement upserts them all; PostgreSQL refuses to touch a row twice.
     if (!seen.insert({e.benchmark, e.metric}).second) {
       return absl::InvalidArgumentError(absl::StrCat("calibration of benchmark ", e.benchmark,
@@ -32,7 +33,7 @@ absl::Status ValidateCalibration(const std::string& agent_name, const Calibratio
 }  // namespace
 absl::StatusOr<uint32_t> CalibrationRepository::PutCalibration(const std::string& agent_name,
                                                const CalibrationSet& set) {
-  if (auto s = ValidateCalibration(agent_name, set); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(ValidateCalibration(agent_name, set));
   Json rows = Json::array();
   for (const CalibrationEntry& e : set.entries) {
     rows.push_back({{"benchmark", e.benchmark},

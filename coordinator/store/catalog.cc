@@ -1,6 +1,7 @@
 #include "coordinator/store/catalog.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "coordinator/store/database.h"
 #include "coordinator/store/sql.h"
 #include "gate/fleet.h"
@@ -30,7 +31,7 @@ absl::StatusOr<Catalog> CatalogRepository::GetCatalog() {
     cat.nodes = Column(txn, "SELECT DISTINCT node FROM runs WHERE node <> '' ORDER BY 1");
     return absl::OkStatus();
   });
-  if (!s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(s);
   return cat;
 }
 
@@ -58,7 +59,7 @@ absl::StatusOr<std::vector<Sweep>> CatalogRepository::ListSweeps(const std::stri
     }
     return absl::OkStatus();
   });
-  if (!s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(s);
   return out;
 }
 
@@ -69,7 +70,7 @@ absl::StatusOr<int64_t> CatalogRepository::CountOpenRuns() {
     n = txn.exec("SELECT count(*) FROM runs WHERE status = 'running'")[0][0].as<int64_t>();
     return absl::OkStatus();
   });
-  if (!s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(s);
   return n;
 }
 

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "absl/strings/match.h"
+#include "common/status_macros.h"
 
 namespace perfgate::coordinator::store {
 namespace {
@@ -168,7 +169,7 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Connect(const std::string& c
   // down is reported at start rather than on the first request.
   {
     auto lease = db->Acquire();
-    if (!lease.ok()) return lease.status();
+    PERFGATE_RETURN_IF_ERROR(lease);
   }
   return db;
 }

@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/status_macros.h"
 #include "coordinator/store/sql.h"
 
 namespace perfgate::coordinator::store {
@@ -62,7 +63,7 @@ class Database {
   template <typename F>
   auto Run(absl::string_view what, F&& fn) -> decltype(fn(std::declval<pqxx::connection&>())) {
     auto lease = Acquire();
-    if (!lease.ok()) return lease.status();
+    PERFGATE_RETURN_IF_ERROR(lease);
     try {
       return fn(lease->conn());
     } catch (const pqxx::broken_connection& e) {

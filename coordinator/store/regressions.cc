@@ -1,6 +1,7 @@
 #include "coordinator/store/regressions.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "coordinator/store/database.h"
 #include "coordinator/store/sql.h"
 
@@ -106,7 +107,7 @@ absl::StatusOr<std::optional<Regression>> RegressionRepository::SaveDetectedRegr
     txn.commit();
     return absl::OkStatus();
   });
-  if (!s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(s);
   return stored;
 }
 
@@ -126,7 +127,7 @@ absl::StatusOr<std::vector<Regression>> RegressionRepository::FindRegressions(co
     for (Regression& r : out) ReadEvents(txn, r);
     return absl::OkStatus();
   });
-  if (!s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(s);
   return out;
 }
 
@@ -141,7 +142,7 @@ absl::StatusOr<Regression> RegressionRepository::GetRegression(int64_t id) {
     ReadEvents(txn, r);
     return absl::OkStatus();
   });
-  if (!s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(s);
   return r;
 }
 
@@ -171,7 +172,7 @@ absl::StatusOr<Regression> RegressionRepository::ApplyTriage(const TriageChange&
     txn.commit();
     return absl::OkStatus();
   });
-  if (!s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(s);
   return r;
 }
 

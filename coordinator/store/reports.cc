@@ -1,6 +1,7 @@
 #include "coordinator/store/reports.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "coordinator/store/database.h"
 #include "coordinator/store/sql.h"
 
@@ -11,7 +12,7 @@ absl::StatusOr<int64_t> ReportRepository::SaveGateReport(const std::string& cand
                                               const std::string& outcome,
                                               const std::string& report_json) {
   auto run_id = NormalizeRunId(candidate_run_id);
-  if (!run_id.ok()) return run_id.status();
+  PERFGATE_RETURN_IF_ERROR(run_id);
   if (!Json::accept(report_json)) {
     return absl::InvalidArgumentError("the gate report is not valid JSON");
   }
@@ -64,7 +65,7 @@ absl::StatusOr<std::map<std::string, std::vector<Verdict>>> ReportRepository::Ga
     }
     return absl::OkStatus();
   });
-  if (!s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(s);
   return out;
 }
 

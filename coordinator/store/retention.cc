@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/status_macros.h"
 #include "coordinator/store/database.h"
 #include "coordinator/store/sql.h"
 
@@ -119,7 +120,7 @@ absl::StatusOr<uint32_t> RetentionRepository::EnsurePartitions(TimePoint now, ui
           txn.commit();
           return made;
         });
-    if (!made.ok()) return made.status();
+    PERFGATE_RETURN_IF_ERROR(made);
     if (*made) ++created;
   }
   return created;
@@ -137,7 +138,7 @@ absl::StatusOr<RetentionOutcome> RetentionRepository::ExpireRuns(const Retention
       txn.commit();
       return counts;
     });
-    if (!removed.ok()) return removed.status();
+    PERFGATE_RETURN_IF_ERROR(removed);
     if (removed->first == 0) break;
     out.runs += removed->first;
     out.samples += removed->second;
@@ -148,7 +149,7 @@ absl::StatusOr<RetentionOutcome> RetentionRepository::ExpireRuns(const Retention
     txn.commit();
     return n;
   });
-  if (!dropped.ok()) return dropped.status();
+  PERFGATE_RETURN_IF_ERROR(dropped);
   out.partitions_dropped = *dropped;
   return out;
 }

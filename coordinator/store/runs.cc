@@ -2,6 +2,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "coordinator/store/ingest_checks.h"
 #include "coordinator/store/database.h"
 #include "coordinator/store/sql.h"
@@ -25,7 +26,7 @@ absl::StatusOr<int64_t> RunRepository::RegisterAgent(const std::string& name, co
 
 absl::StatusOr<bool> RunRepository::OpenRun(const RunMeta& meta) {
   auto run_id = NormalizeRunId(meta.run_id);
-  if (!run_id.ok()) return run_id.status();
+  PERFGATE_RETURN_IF_ERROR(run_id);
   if (meta.agent_name.empty()) return absl::InvalidArgumentError("run has no agent name");
   if (meta.environment.sku.empty()) {
     return absl::InvalidArgumentError(
@@ -52,7 +53,7 @@ absl::StatusOr<bool> RunRepository::OpenRun(const RunMeta& meta) {
                           ingest::ReopenColumns()),
             *run_id);
         if (!row.empty()) {
-          if (absl::Status s = ingest::CheckReopen(row[0], agent_id, meta); !s.ok()) return s;
+          PERFGATE_RETURN_IF_ERROR(ingest::CheckReopen(row[0], agent_id, meta));
           txn.commit();
           return true;
         }  // closed meanwhile
@@ -89,7 +90,7 @@ absl::StatusOr<bool> RunRepository::OpenRun(const RunMeta& meta) {
 
 absl::StatusOr<RunRecord> RunRepository::GetRun(const std::string& raw_run_id) {
   auto run_id = NormalizeRunId(raw_run_id);
-  if (!run_id.ok()) return run_id.status();
+  PERFGATE_RETURN_IF_ERROR(run_id);
   return db_.Run("reading a run", [&](pqxx::connection& c) -> absl::StatusOr<RunRecord> {
     pqxx::read_transaction txn(c);
     pqxx::result r = txn.exec_params(

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "coordinator/migrations.h"
 #include "coordinator/store/database.h"
 #include "coordinator/store/sql.h"
@@ -45,7 +46,7 @@ absl::Status SchemaRepository::Migrate() {
           txn.commit();
           return absl::OkStatus();
         });
-    if (!s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(s);
   }
   return absl::OkStatus();
 }

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "common/status_macros.h"
 #include "coordinator/store/database.h"
 
 namespace perfgate::coordinator {
@@ -30,7 +31,7 @@ Store::~Store() = default;
 
 absl::StatusOr<std::unique_ptr<Store>> Store::Connect(const std::string& conninfo, int pool_size) {
   auto db = store::Database::Connect(conninfo, pool_size);
-  if (!db.ok()) return db.status();
+  PERFGATE_RETURN_IF_ERROR(db);
   return std::unique_ptr<Store>(new Store(std::move(*db)));
 }
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/stats.h"
+#include "common/status_macros.h"
 #include "coordinator/process_medians.h"
 #include "coordinator/store/ingest_checks.h"
 #include "coordinator/store/database.h"
@@ -103,10 +104,10 @@ absl::StatusOr<CloseRead> ReadForClose(pqxx::transaction_base& txn, const std::s
     return out;
   }
   const RunStatus closing = new_status == ToString(RunStatus::kComplete) ? RunStatus::kComplete : RunStatus::kFailed;
-  if (absl::Status s = ingest::CheckCloseAgainstStored(txn, run_id, closing, last_sequence); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(ingest::CheckCloseAgainstStored(txn, run_id, closing, last_sequence));
   // A failed run is closed with what it has, a missing batch included.
   if (closing == RunStatus::kComplete) {
-    if (absl::Status s = CheckBatchesArrived(txn, run_id, last_sequence); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(CheckBatchesArrived(txn, run_id, last_sequence));
   }
   out.batches = Prepared(txn, "batch_print", run_id).at(0)[0].as<std::string>();
   out.details = ParseDetails(run[0][3].as<std::string>());
@@ -201,7 +202,7 @@ absl::StatusOr<CloseOutcome> SummaryRepository::CloseRun(const std::string& raw_
                                              uint64_t last_sequence, const std::string& reason,
                                              const std::vector<std::string>& invalid_reasons) {
   auto run_id = NormalizeRunId(raw_run_id);
-  if (!run_id.ok()) return run_id.status();
+  PERFGATE_RETURN_IF_ERROR(run_id);
   if (status != RunStatus::kComplete && status != RunStatus::kFailed) {
     return absl::InvalidArgumentError(
         absl::StrCat("a run is closed as complete or failed, not ", ToString(status)));
@@ -217,7 +218,7 @@ absl::StatusOr<CloseOutcome> SummaryRepository::CloseRun(const std::string& raw_
       pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> txn(c);
       return ReadForClose(txn, *run_id, new_status, last_sequence);
     });
-    if (!read.ok()) return read.status();
+    PERFGATE_RETURN_IF_ERROR(read);
     if (read->already_closed) return *read->already_closed;
     const Json rows = SummaryRows(*read);
     read->metrics.clear();
@@ -225,7 +226,7 @@ absl::StatusOr<CloseOutcome> SummaryRepository::CloseRun(const std::string& raw_
       pqxx::work txn(c);
       return WriteClose(txn, *run_id, new_status, *read, rows, reason, invalid_reasons);
     });
-    if (!written.ok()) return written.status();
+    PERFGATE_RETURN_IF_ERROR(written);
     if (written->has_value()) return **written;
   }
   return absl::AbortedError(absl::StrCat("run ", *run_id, " kept receiving batches while being closed (",
@@ -234,7 +235,7 @@ absl::StatusOr<CloseOutcome> SummaryRepository::CloseRun(const std::string& raw_
 
 absl::StatusOr<std::vector<MetricSummary>> SummaryRepository::GetSummaries(const std::string& run_id) {
   auto stored = GetGateSummaries(run_id);
-  if (!stored.ok()) return stored.status();
+  PERFGATE_RETURN_IF_ERROR(stored);
   std::vector<MetricSummary> out;
   out.reserve(stored->size());
   for (StoredSummary& s : *stored) out.push_back(std::move(s.summary));
@@ -243,7 +244,7 @@ absl::StatusOr<std::vector<MetricSummary>> SummaryRepository::GetSummaries(const
 
 absl::StatusOr<std::vector<StoredSummary>> SummaryRepository::GetGateSummaries(const std::string& raw_run_id) {
   auto run_id = NormalizeRunId(raw_run_id);
-  if (!run_id.ok()) return run_id.status();
+  PERFGATE_RETURN_IF_ERROR(run_id);
   return db_.Run(
       "reading summaries", [&](pqxx::connection& c) -> absl::StatusOr<std::vector<StoredSummary>> {
         pqxx::read_transaction txn(c);
@@ -304,7 +305,7 @@ absl::StatusOr<std::vector<std::string>> SummaryRepository::ExpireSilentRuns(dou
     }
     return ids;
   });
-  if (!idle.ok()) return idle.status();
+  PERFGATE_RETURN_IF_ERROR(idle);
   std::vector<std::string> expired;
   const std::string reason = absl::StrFormat(
       "expired: no word from its agent for %.0f s (the agent stopped; `perfgate-agent replay` of its spool "
