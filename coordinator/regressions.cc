@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
-#include "coordinator/history.h"
 #include "coordinator/series.h"
+#include "gate/history_changes.h"
 
 namespace perfgate::coordinator {
 namespace {
@@ -58,7 +58,7 @@ std::vector<Candidate> Candidates(const Series& series, const gate::ResolvedRule
   const ValidHistory valid = ValidPoints(series);
   const std::vector<HistoryPoint>& pts = valid.history.points;
   std::vector<Candidate> out;
-  for (const HistoryChange& c : FindHistoryChanges(valid.history)) {
+  for (const HistoryChange& c : gate::FindHistoryChanges(valid.history)) {
     if (!(c.change > rule.tolerance)) continue;
     if (rule.floor && std::abs(c.median_after - c.median_before) < *rule.floor) continue;
     Candidate cand;

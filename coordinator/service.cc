@@ -12,9 +12,9 @@
 #include "common/status_macros.h"
 #include "coordinator/evaluate.h"
 #include "coordinator/fleet.h"
-#include "coordinator/history.h"
 #include "coordinator/metrics.h"
 #include "gate/fleet.h"
+#include "gate/history_changes.h"
 #include "wire/convert.h"
 #include "wire/gate_convert.h"
 #include "wire/query_convert.h"
@@ -266,7 +266,7 @@ grpc::Status QueryService::History(grpc::ServerContext* ctx, const v1::HistoryRe
   auto series = store_.GetHistory(req->benchmark(), req->metric(), req->sku(), req->branch(), limit);
   if (!series.ok()) return ToGrpc(series.status(), "History");
   HistoryReport history;
-  history.changes = FindHistoryChanges(*series);
+  history.changes = gate::FindHistoryChanges(*series);
   history.series = *std::move(series);
   wire::ToProto(history, resp);
   return grpc::Status::OK;
