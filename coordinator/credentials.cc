@@ -99,13 +99,11 @@ bool ConstantTimeEquals(const std::string& a, const std::string& b) {
 
 absl::StatusOr<IssuedCredential> IssueCredential(Store& store, const std::string& name, Role role) {
   PERFGATE_RETURN_IF_ERROR(CheckName(name));
-  auto key_id = RandomHex(kKeyIdHex / 2);
-  PERFGATE_RETURN_IF_ERROR(key_id);
-  auto secret = RandomHex(kSecretHex / 2);
-  PERFGATE_RETURN_IF_ERROR(secret);
-  auto row = store.InsertCredential(*key_id, name, RoleName(role), Sha256(*secret));
-  PERFGATE_RETURN_IF_ERROR(row);
-  return IssuedCredential{FromRow(*row), absl::StrCat(kPrefix, *key_id, "_", *secret)};
+  PERFGATE_ASSIGN_OR_RETURN(const std::string key_id, RandomHex(kKeyIdHex / 2));
+  PERFGATE_ASSIGN_OR_RETURN(const std::string secret, RandomHex(kSecretHex / 2));
+  PERFGATE_ASSIGN_OR_RETURN(const store::CredentialRow row,
+                            store.InsertCredential(key_id, name, RoleName(role), Sha256(secret)));
+  return IssuedCredential{FromRow(row), absl::StrCat(kPrefix, key_id, "_", secret)};
 }
 
 absl::StatusOr<int> RevokeCredential(Store& store, const std::string& name_or_key_id) {
@@ -119,10 +117,9 @@ absl::StatusOr<int> RevokeCredential(Store& store, const std::string& name_or_ke
 }
 
 absl::StatusOr<std::vector<Credential>> ListCredentials(Store& store) {
-  auto rows = store.ListCredentialRows();
-  PERFGATE_RETURN_IF_ERROR(rows);
+  PERFGATE_ASSIGN_OR_RETURN(const std::vector<store::CredentialRow> rows, store.ListCredentialRows());
   std::vector<Credential> out;
-  for (const store::CredentialRow& row : *rows) out.push_back(FromRow(row));
+  for (const store::CredentialRow& row : rows) out.push_back(FromRow(row));
   return out;
 }
 
