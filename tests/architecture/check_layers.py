@@ -10,7 +10,9 @@ the coordinator") are crossed:
    domain-free headers listed in STORE_MAY_INCLUDE: storage knows nothing
    of the service, HTTP or gRPC above it;
 4. no coordinator file includes the gRPC service (service.h) but the server
-   that registers it.
+   that registers it;
+5. the dashboard's modules (coordinator/dashboard/src/*.js) import each
+   other without a cycle.
 
 Run as: check_layers.py <repository root>.
 """
@@ -60,8 +62,40 @@ def problems_of(rel, text):
     return out
 
 
+JS_IMPORT = re.compile(r"^\s*import\b[^;]*?from\s*'\./([\w.-]+)'", re.M)
+DASHBOARD = "coordinator/dashboard/src"
+
+
+def js_cycles(root):
+    """Problems for each import cycle among the dashboard's modules."""
+    folder = os.path.join(root, DASHBOARD)
+    if not os.path.isdir(folder):
+        return []
+    graph = {}
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".js"):
+            with open(os.path.join(folder, name), encoding="utf-8") as f:
+                graph[name] = JS_IMPORT.findall(f.read())
+    problems, state = [], {}
+
+    def visit(node, path):
+        state[node] = "open"
+        for nxt in graph.get(node, []):
+            if state.get(nxt) == "open":
+                cycle = path[path.index(nxt):] + [nxt]
+                problems.append(f"{DASHBOARD}: modules import each other in a circle: {' -> '.join(cycle)}")
+            elif nxt not in state:
+                visit(nxt, path + [nxt])
+        state[node] = "done"
+
+    for node in graph:
+        if node not in state:
+            visit(node, [node])
+    return problems
+
+
 def main(root):
-    problems = []
+    problems = js_cycles(root)
     for rel, full in sources(root):
         with open(full, encoding="utf-8") as f:
             problems += problems_of(rel, f.read())
