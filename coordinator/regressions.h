@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/model.h"
+#include "common/run_types.h"
 #include "coordinator/store.h"
 #include "coordinator/store/regressions.h"
 #include "gate/policy.h"

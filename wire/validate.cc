@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/identity.h"
-#include "common/model.h"
+#include "common/run_types.h"
 #include "common/status_macros.h"
 
 namespace perfgate::wire {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/model.h"
+#include "common/run_types.h"
 #include "coordinator/store/repository.h"
 
 namespace perfgate::coordinator::store {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "common/model.h"
+#include "common/run_types.h"
 
 namespace perfgate::coordinator::store::ingest {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "common/calibration.h"
-#include "common/model.h"
+#include "common/run_types.h"
 
 namespace perfgate::coordinator::store {
 

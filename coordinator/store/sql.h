@@ -17,7 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "common/model.h"
+#include "common/run_types.h"
 #include "coordinator/store/records.h"
 #include "nlohmann/json.hpp"
 
