@@ -30,5 +30,7 @@ int Fail(const absl::Status& s, const char* what);
 /// The store of --database with every migration applied; `schema_version`
 /// gets the version it is at.
 absl::StatusOr<std::unique_ptr<Store>> OpenStore(const CoordinatorConfig& config, int* schema_version);
+/// OpenStore, then "perfgate-coordinator: schema at version N" on stdout.
+absl::StatusOr<std::unique_ptr<Store>> OpenStoreAndTellVersion(const CoordinatorConfig& config);
 
 }  // namespace perfgate::coordinator

@@ -30,19 +30,20 @@ absl::StatusOr<std::unique_ptr<Store>> OpenStore(const CoordinatorConfig& config
   return store;
 }
 
-int MigrateCommand(const CoordinatorConfig& config) {
+absl::StatusOr<std::unique_ptr<Store>> OpenStoreAndTellVersion(const CoordinatorConfig& config) {
   int version = 0;
   auto store = OpenStore(config, &version);
-  if (!store.ok()) return kExitError;
-  std::cout << "perfgate-coordinator: schema at version " << version << std::endl;
-  return kExitPass;
+  if (store.ok()) std::cout << "perfgate-coordinator: schema at version " << version << std::endl;
+  return store;
+}
+
+int MigrateCommand(const CoordinatorConfig& config) {
+  return OpenStoreAndTellVersion(config).ok() ? kExitPass : kExitError;
 }
 
 int MaintenanceCommand(const CoordinatorConfig& config) {
-  int version = 0;
-  auto store = OpenStore(config, &version);
+  auto store = OpenStoreAndTellVersion(config);
   if (!store.ok()) return kExitError;
-  std::cout << "perfgate-coordinator: schema at version " << version << std::endl;
   if (absl::Status s = RunMaintenance(**store, config.maintenance, std::cout); !s.ok()) {
     return Fail(s, "maintenance failed");
   }

@@ -99,10 +99,8 @@ int Serve(const CoordinatorConfig& c, ServerConfig server_config, Store& store) 
 }  // namespace
 
 int ServeCommand(const CoordinatorConfig& config) {
-  int version = 0;
-  auto store = OpenStore(config, &version);
+  auto store = OpenStoreAndTellVersion(config);
   if (!store.ok()) return kExitError;
-  std::cout << "perfgate-coordinator: schema at version " << version << std::endl;
   ServerConfig server_config = config.server;
   std::unique_ptr<Store> query_store;
   if (!config.query_database.empty()) {
