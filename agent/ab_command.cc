@@ -149,7 +149,7 @@ int SendSides(const AgentConfig& config, const ProbeResult& probe, const SideRun
             << "re-gate on the coordinator: perfgate gate --mode ab --run " << runs.candidate.run_id
             << " --baseline-run " << runs.baseline.run_id << " --policy "
             << (config.policy_file.empty() ? "POLICY.yaml" : config.policy_file) << "\n";
-  return kExitOk;
+  return kExitPass;
 }
 
 // The measured job's report, printed and written, its runs sent; the exit
@@ -173,7 +173,7 @@ int Report(const AgentConfig& config, const ProbeResult& probe, AbResult ab) {
     return Fail(s, "cannot write the report");
   }
   if (!config.offline) {
-    if (int rc = SendSides(config, probe, runs, ab); rc != kExitOk) return rc;
+    if (int rc = SendSides(config, probe, runs, ab); rc != kExitPass) return rc;
   }
   if (!ab.error.empty()) {
     std::cerr << "perfgate-agent: ab: " << ab.error << "\n";

@@ -5,14 +5,14 @@
 #pragma once
 
 #include "agent/config.h"
+#include "common/exit_codes.h"
 
 namespace perfgate::agent {
 
-/// Exit codes of `perfgate-agent run`.
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitCaseFailed = 1;  // a case failed verification or threw
-inline constexpr int kExitError = 2;       // usage error, coordinator unreachable or refused the run
-                                           // (an unreachable coordinator leaves the run in the spool)
+/// `perfgate-agent run` exits (common/exit_codes.h) kExitPass, kExitRegression
+/// when a case failed verification or threw, or kExitError for a usage error
+/// or a coordinator that was unreachable (the run stays in the spool) or
+/// refused the run.
 
 int RunCommand(const AgentConfig& config);
 /// Sends every run left in the spool (measured while the coordinator was

@@ -14,6 +14,7 @@
 #include "client/coordinator_client.h"
 #include "agent/command_support.h"
 #include "agent/probe.h"
+#include "common/status_macros.h"
 #include "gate/calibration.h"
 #include "wire/convert.h"
 
@@ -62,11 +63,11 @@ absl::StatusOr<std::string> SelfExecutable() {
 absl::Status Send(const AgentConfig& config, const CalibrationSet& set, const std::string& hostname) {
   CoordinatorClient client(config.client);
   const std::string agent_name = config.agent_name.empty() ? hostname : config.agent_name;
-  if (auto s = client.RegisterAgent(agent_name, hostname, PERFGATE_VERSION); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(client.RegisterAgent(agent_name, hostname, PERFGATE_VERSION));
   v1::PutCalibrationRequest req;
   wire::ToProto(set, agent_name, &req);
   auto stored = client.PutCalibration(req);
-  if (!stored.ok()) return stored.status();
+  PERFGATE_RETURN_IF_ERROR(stored);
   std::cout << "perfgate-agent: calibration stored on " << config.coordinator << ": " << *stored
             << " of " << set.entries.size() << " entries (node " << set.node << ", sku "
             << set.environment.sku << ", environment " << set.environment.Hash().substr(0, 12)
@@ -202,7 +203,7 @@ int CalibrateCommand(const AgentConfig& config) {
       return Fail(s, "cannot store the calibration on the coordinator");
     }
   }
-  return failed || set.entries.empty() ? kExitCaseFailed : kExitOk;
+  return failed || set.entries.empty() ? kExitRegression : kExitPass;
 }
 
 }  // namespace perfgate::agent

@@ -12,6 +12,7 @@
 #include "agent/process.h"
 #include "agent/runner.h"
 #include "common/identity.h"
+#include "common/status_macros.h"
 #include "suites/builtin.h"
 
 namespace perfgate::agent {
@@ -26,7 +27,7 @@ absl::StatusOr<std::map<std::string, std::vector<std::string>>> ParseSets(
           absl::StrCat("--set '", s, "': expected NAME=V1,V2, e.g. bytes=67108864"));
     }
     auto values = ExpandSetValues(s.substr(eq + 1));
-    if (!values.ok()) return values.status();
+    PERFGATE_RETURN_IF_ERROR(values);
     out[s.substr(0, eq)] = *std::move(values);
   }
   return out;
@@ -58,7 +59,7 @@ absl::StatusOr<suites::collectives::WorldOptions> ResolveWorld(const AgentConfig
     }
     w.rank = slurm_procid;
   }
-  if (auto s = suites::collectives::ValidateWorldOptions(w); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(suites::collectives::ValidateWorldOptions(w));
   return w;
 }
 

@@ -14,7 +14,7 @@
 #include "agent/ab.h"
 #include "agent/agent.h"
 #include "agent/probe.h"
-#include "common/model.h"
+#include "common/run_types.h"
 #include "measure/nvml.h"
 #include "suites/collectives/world.h"
 #include "suites/registry.h"

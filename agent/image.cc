@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace perfgate::agent {
 
@@ -45,7 +46,7 @@ absl::StatusOr<std::vector<std::string>> ImageSideCommand(const std::string& eng
                                                           const std::vector<std::string>& engine_args,
                                                           const std::string& reference) {
   auto digest = DigestOfReference(reference);
-  if (!digest.ok()) return digest.status();
+  PERFGATE_RETURN_IF_ERROR(digest);
   if (engine.empty()) return absl::InvalidArgumentError("empty container engine");
   std::vector<std::string> argv = {engine, "run", "--rm", "--network=host", "--env",
                                    absl::StrCat("PERFGATE_IMAGE_DIGEST=", *digest)};

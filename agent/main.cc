@@ -18,5 +18,5 @@ int main(int argc, char** argv) {
     case Command::kSample: return SampleCommand(config);
     case Command::kCalibrate: return CalibrateCommand(config);
   }
-  return kExitError;
+  return perfgate::kExitError;
 }

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "agent/cuda_probe.h"
-#include "common/model.h"
+#include "common/run_types.h"
 #include "measure/nvml.h"
 #include "measure/validity.h"
 

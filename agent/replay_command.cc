@@ -29,7 +29,7 @@ int ReplayCommand(const AgentConfig& config) {
     }
   }
   std::cout << "perfgate-agent: " << runs->size() - failures << " of " << runs->size() << " spooled runs replayed\n";
-  return failures == 0 ? kExitOk : kExitError;
+  return failures == 0 ? kExitPass : kExitError;
 }
 
 }  // namespace perfgate::agent

@@ -44,7 +44,7 @@ int RunFollower(const std::vector<suites::CaseInstance>& cases, const RunnerOpti
   });
   if (!s.ok()) return Fail(s, "the run failed");
   std::cout << "\n" << FormatSummaryTable(done) << "\n";
-  return case_failed ? kExitCaseFailed : kExitOk;
+  return case_failed ? kExitRegression : kExitPass;
 }
 
 RunnerOptions RunnerOptionsOf(const AgentConfig& config) {
@@ -149,7 +149,7 @@ int Finish(const AgentConfig& config, const RunMeta& meta, const std::vector<std
               << "; `perfgate-agent replay` sends it once the coordinator is back\n";
     return kExitError;
   }
-  return m.case_failed ? kExitCaseFailed : kExitOk;
+  return m.case_failed ? kExitRegression : kExitPass;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "common/identity.h"
 #include "common/stats.h"
+#include "common/status_macros.h"
 
 namespace perfgate::agent {
 
@@ -140,7 +141,7 @@ absl::Status RunCases(const std::vector<suites::CaseInstance>& cases, const Runn
       result = RunCase(c, case_options);
     }
     absl::Status s = sink(std::move(result));
-    if (!s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(s);
   }
   return absl::OkStatus();
 }

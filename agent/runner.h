@@ -8,7 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "measure/engine.h"
-#include "common/model.h"
+#include "common/run_types.h"
 #include "suites/registry.h"
 
 namespace perfgate::agent {

@@ -41,7 +41,7 @@ int ListCommand(const AgentConfig& config) {
   auto cases = SelectCases(config);
   if (!cases.ok()) return Fail(cases.status(), "bad selection");
   std::cout << FormatCaseList(*cases);
-  return kExitOk;
+  return kExitPass;
 }
 
 int ProbeCommand(const AgentConfig&) {
@@ -62,7 +62,7 @@ int ProbeCommand(const AgentConfig&) {
   const std::vector<std::string> now =
       InvalidForGatingReasons(HealthOf(p.cuda, p.gpu_facts, static_cast<uint32_t>(getpid())), ProbeHealth(p), {});
   for (const std::string& reason : now) std::cout << "invalid for gating now: " << reason << "\n";
-  return kExitOk;
+  return kExitPass;
 }
 
 int SampleCommand(const AgentConfig& config) {
@@ -107,7 +107,7 @@ int SampleCommand(const AgentConfig& config) {
   absl::Status written = WriteAll(result_fd, WriteResultJson(meta, {result}));
   close(result_fd);
   if (!written.ok()) return Fail(written, "sample");
-  return kExitOk;
+  return kExitPass;
 }
 
 }  // namespace perfgate::agent

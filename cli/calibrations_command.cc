@@ -16,7 +16,7 @@ int CalibrationsCommand(const Config& c) {
   auto resp = coordinator.ListCalibrations(req);
   if (!resp.ok()) return RpcError(resp.status(), "calibrations", c.coordinator);
   std::cout << RenderCalibrations(*resp, c.policy.policy);
-  return 0;
+  return kExitPass;
 }
 
 }  // namespace perfgate::cli

@@ -1,4 +1,4 @@
-// What the commands of `perfgate` share: the exit code of an error, the
+// What the commands of `perfgate` share (exit codes: common/exit_codes.h): the
 // coordinator's client options, and how a failed call, an unreadable answer
 // and an extra output file are told.
 #pragma once
@@ -8,12 +8,9 @@
 #include "absl/status/status.h"
 #include "cli/config.h"
 #include "client/coordinator_client.h"
+#include "common/exit_codes.h"
 
 namespace perfgate::cli {
-
-/// The exit code of every error: a bad command line, a failed call, a file
-/// that cannot be written.
-inline constexpr int kExitError = 2;
 
 /// The coordinator's client: the address, the token of --token-file, the
 /// TLS options, and each call ending by --timeout (read by ValidateConfig).

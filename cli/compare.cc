@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "client/coordinator_client.h"
 #include "formats/calibration_file.h"
+#include "common/exit_codes.h"
 #include "common/identity.h"
 #include "gate/calibration.h"
 #include "gate/policy.h"
@@ -22,8 +23,6 @@
 
 namespace perfgate::cli {
 namespace {
-
-constexpr int kExitError = 2;
 
 // Context keys that change from one run to the next on the same machine, so a
 // difference in them says nothing about whether two runs are comparable.

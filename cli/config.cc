@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/command_support.h"
 #include "client/tls_options.h"
+#include "common/status_macros.h"
 
 namespace perfgate::cli {
 namespace {
@@ -223,7 +224,7 @@ absl::Status ValidateGate(Config& c) {
     return absl::InvalidArgumentError(
         absl::StrCat("unknown --mode '", c.mode, "' (expected history or ab)"));
   }
-  if (absl::Status s = ReadPolicy(c); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(ReadPolicy(c));
   if (c.mode == "ab" && c.baseline_run_id.empty()) {
     return absl::InvalidArgumentError("--mode ab needs --baseline-run, the run of the baseline side");
   }
@@ -232,7 +233,7 @@ absl::Status ValidateGate(Config& c) {
 
 // The policy, the modes by name, and the percentages as fractions.
 absl::Status ValidateSimulate(Config& c) {
-  if (absl::Status s = ReadPolicy(c); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(ReadPolicy(c));
   c.sim.modes.clear();
   for (const std::string& name : c.sim_modes) {
     gate::SimMode m;
@@ -267,7 +268,7 @@ absl::Status ReadConnection(Config& c) {
   c.connection.address = c.coordinator;
   c.connection.timeout_s = c.timeout_s;
   auto client = client::MakeClientOptions(c.connection);
-  if (!client.ok()) return client.status();
+  PERFGATE_RETURN_IF_ERROR(client);
   c.client = *std::move(client);
   c.compare.client = c.client;
   c.ingest.client = c.client;
@@ -311,7 +312,7 @@ CLI::App* AddTriage(CLI::App& app, Config& c) {
 
 absl::Status ValidateConfig(Config& c) {
   if (c.command != Command::kSimulate && c.command != Command::kExport) {
-    if (absl::Status s = ReadConnection(c); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(ReadConnection(c));
   }
   switch (c.command) {
     case Command::kGate:

@@ -9,14 +9,14 @@
 #include "absl/strings/str_cat.h"
 #include "client/coordinator_client.h"
 #include "client/upload.h"
+#include "common/exit_codes.h"
 #include "common/identity.h"
+#include "common/status_macros.h"
 #include "formats/result_file.h"
 #include "wire/convert.h"
 
 namespace perfgate::cli {
 namespace {
-
-constexpr int kExitError = 2;
 
 int Fail(const absl::Status& s) {
   std::cerr << "perfgate: ingest: " << s.message() << "\n";
@@ -67,8 +67,8 @@ absl::StatusOr<RunMeta> MetaFor(const std::string& path, const ResultSet& set, c
 absl::StatusOr<uint64_t> Send(client::CoordinatorClient& coordinator, const RunMeta& meta,
                               const std::vector<CaseResult>& cases) {
   auto upload = client::RunUpload::Create(coordinator, meta);
-  if (!upload.ok()) return upload.status();
-  if (auto s = upload->Register(meta.node, PERFGATE_VERSION); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(upload);
+  PERFGATE_RETURN_IF_ERROR(upload->Register(meta.node, PERFGATE_VERSION));
   return upload->SendWhole(cases);
 }
 
@@ -107,7 +107,7 @@ int IngestCommand(const IngestOptions& o) {
               << set.cases.size() << " cases, " << *stored << " samples stored, sku " << meta.environment.sku
               << ")\n";
   }
-  return 0;
+  return kExitPass;
 }
 
 }  // namespace perfgate::cli

@@ -34,7 +34,7 @@ int Run(const perfgate::cli::Config& c) {
     case Command::kTriage: return cli::TriageCommand(c);
     case Command::kExport: return cli::ExportCommand(c);
   }
-  return perfgate::cli::kExitError;
+  return perfgate::kExitError;
 }
 
 }  // namespace

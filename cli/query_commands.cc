@@ -40,7 +40,7 @@ int RunsCommand(const Config& c) {
                                  Time(r.finished_at()), r.branch(), r.commit().substr(0, 12), r.sku(),
                                  v1::RunStatus_Name(r.status()), r.samples());
   }
-  return 0;
+  return kExitPass;
 }
 
 int RunCommand(const Config& c) {
@@ -59,7 +59,7 @@ int RunCommand(const Config& c) {
                                  m.median(), m.unit(), m.noise() * 100, m.n(), m.n_throttled(),
                                  v1::CaseStatus_Name(m.status()));
   }
-  return 0;
+  return kExitPass;
 }
 
 int HistoryCommand(const Config& c) {

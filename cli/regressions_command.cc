@@ -51,11 +51,11 @@ int RegressionsCommand(const Config& c) {
   const nlohmann::json& list = (*body)["regressions"];
   if (list.empty()) {
     std::cout << "no regressions\n";
-    return 0;
+    return kExitPass;
   }
   std::cout << absl::StrFormat("%-6s %-13s %-9s %s\n", "id", "state", "change", "series");
   for (const nlohmann::json& r : list) PrintRegression(r);
-  return 0;
+  return kExitPass;
 }
 
 int TriageCommand(const Config& c) {
@@ -65,7 +65,7 @@ int TriageCommand(const Config& c) {
   auto r = client::HttpPost(o, absl::StrFormat("/api/v1/regressions/%d/triage", c.regression_id), body);
   if (!r.ok()) return Failed(r.status(), "triage");
   PrintRegression(*r);
-  return 0;
+  return kExitPass;
 }
 
 }  // namespace perfgate::cli

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "common/token_file.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "perfgate/v1/gate.grpc.pb.h"
@@ -80,9 +81,9 @@ std::shared_ptr<grpc::Channel> MakeChannel(const ClientOptions& options) {
 
 absl::StatusOr<ClientOptions> MakeClientOptions(const ConnectionFlags& flags) {
   auto o = MakeClientOptions(flags.address, flags.token_file, flags.timeout_s);
-  if (!o.ok()) return o.status();
+  PERFGATE_RETURN_IF_ERROR(o);
   auto pem = LoadTlsFiles(flags.tls_files);
-  if (!pem.ok()) return pem.status();
+  PERFGATE_RETURN_IF_ERROR(pem);
   // A CA or a client certificate means TLS; without --tls-ca the server's
   // certificate is checked against the system's roots.
   o->tls.enabled = flags.tls || !flags.tls_files.empty();
@@ -103,7 +104,7 @@ absl::StatusOr<ClientOptions> MakeClientOptions(const std::string& address,
   o.timeout_s = timeout_s;
   if (!token_file.empty()) {
     auto token = ReadTokenFile(token_file);
-    if (!token.ok()) return token.status();
+    PERFGATE_RETURN_IF_ERROR(token);
     o.token = *std::move(token);
   }
   return o;
@@ -239,7 +240,7 @@ absl::StatusOr<uint64_t> CoordinatorClient::CloseRun(const v1::CloseRunRequest& 
   v1::CloseRunResponse resp;
   absl::Status s = impl_->Unary(
       IngestCall("CloseRun"), [&](grpc::ClientContext* ctx) { return impl_->ingest_->CloseRun(ctx, req, &resp); });
-  if (!s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(s);
   return resp.samples();
 }
 
@@ -248,7 +249,7 @@ absl::StatusOr<uint32_t> CoordinatorClient::PutCalibration(const v1::PutCalibrat
   absl::Status s = impl_->Unary(IngestCall("PutCalibration"), [&](grpc::ClientContext* ctx) {
     return impl_->ingest_->PutCalibration(ctx, req, &resp);
   });
-  if (!s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(s);
   return resp.stored();
 }
 
@@ -256,7 +257,7 @@ absl::StatusOr<v1::GateReport> CoordinatorClient::Evaluate(const v1::EvaluateReq
   v1::GateReport report;
   absl::Status s = impl_->Unary(
       kEvaluateCall, [&](grpc::ClientContext* ctx) { return impl_->gate_->Evaluate(ctx, req, &report); });
-  if (!s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(s);
   return report;
 }
 
@@ -266,7 +267,7 @@ absl::StatusOr<v1::GateReport> CoordinatorClient::GetReport(int64_t report_id) {
   v1::GateReport report;
   absl::Status s = impl_->Unary(
       ReadCall("GetReport"), [&](grpc::ClientContext* ctx) { return impl_->gate_->GetReport(ctx, req, &report); });
-  if (!s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(s);
   return report;
 }
 
@@ -274,7 +275,7 @@ absl::StatusOr<v1::ListRunsResponse> CoordinatorClient::ListRuns(const v1::ListR
   v1::ListRunsResponse resp;
   absl::Status s = impl_->Unary(
       ReadCall("ListRuns"), [&](grpc::ClientContext* ctx) { return impl_->query_->ListRuns(ctx, req, &resp); });
-  if (!s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(s);
   return resp;
 }
 
@@ -284,7 +285,7 @@ absl::StatusOr<v1::RunDetail> CoordinatorClient::GetRun(const std::string& run_i
   v1::RunDetail resp;
   absl::Status s = impl_->Unary(
       ReadCall("GetRun"), [&](grpc::ClientContext* ctx) { return impl_->query_->GetRun(ctx, req, &resp); });
-  if (!s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(s);
   return resp;
 }
 
@@ -292,7 +293,7 @@ absl::StatusOr<v1::HistoryResponse> CoordinatorClient::History(const v1::History
   v1::HistoryResponse resp;
   absl::Status s = impl_->Unary(
       ReadCall("History"), [&](grpc::ClientContext* ctx) { return impl_->query_->History(ctx, req, &resp); });
-  if (!s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(s);
   return resp;
 }
 
@@ -300,7 +301,7 @@ absl::StatusOr<v1::FleetResponse> CoordinatorClient::Fleet(const v1::FleetReques
   v1::FleetResponse resp;
   absl::Status s = impl_->Unary(
       ReadCall("Fleet"), [&](grpc::ClientContext* ctx) { return impl_->query_->Fleet(ctx, req, &resp); });
-  if (!s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(s);
   return resp;
 }
 
@@ -310,7 +311,7 @@ absl::StatusOr<v1::ListCalibrationsResponse> CoordinatorClient::ListCalibrations
   absl::Status s = impl_->Unary(ReadCall("ListCalibrations"), [&](grpc::ClientContext* ctx) {
     return impl_->query_->ListCalibrations(ctx, req, &resp);
   });
-  if (!s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(s);
   return resp;
 }
 
@@ -319,7 +320,7 @@ absl::StatusOr<grpc::health::v1::HealthCheckResponse::ServingStatus> Coordinator
   grpc::health::v1::HealthCheckResponse resp;
   absl::Status s = impl_->Unary(
       kHealthCall, [&](grpc::ClientContext* ctx) { return impl_->health_->Check(ctx, req, &resp); });
-  if (!s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(s);
   return resp.status();
 }
 

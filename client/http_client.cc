@@ -15,6 +15,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "common/tls_context.h"
 
 namespace perfgate::client {
@@ -41,12 +42,12 @@ absl::Status SetUpTls(httplib::SSLClient& c, const ClientTls& tls, const std::st
   if (ctx == nullptr) return absl::InternalError("cannot make a TLS context: " + LastTlsError());
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
   if (!tls.ca_pem.empty()) {
-    if (auto s = TrustOnly(ctx, tls.ca_pem); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(TrustOnly(ctx, tls.ca_pem));
   } else if (SSL_CTX_set_default_verify_paths(ctx) != 1) {
     return absl::InternalError("cannot load the system's CA certificates: " + LastTlsError());
   }
   if (!tls.cert_pem.empty()) {
-    if (auto s = UseCertificateChain(ctx, tls.cert_pem, tls.key_pem); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(UseCertificateChain(ctx, tls.cert_pem, tls.key_pem));
   }
   SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
   const std::string name = tls.server_name.empty() ? host : tls.server_name;
@@ -72,7 +73,7 @@ absl::StatusOr<std::unique_ptr<httplib::ClientImpl>> Connect(const HttpClientOpt
   std::unique_ptr<httplib::ClientImpl> c;
   if (o.tls.enabled) {
     auto ssl = std::make_unique<httplib::SSLClient>(host, port);
-    if (auto s = SetUpTls(*ssl, o.tls, host); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(SetUpTls(*ssl, o.tls, host));
     c = std::move(ssl);
   } else {
     c = std::make_unique<httplib::ClientImpl>(host, port);
@@ -146,7 +147,7 @@ absl::StatusOr<nlohmann::json> Answer(const HttpClientOptions& o, const httplib:
 
 absl::StatusOr<nlohmann::json> HttpGet(const HttpClientOptions& options, const std::string& path) {
   auto c = Connect(options);
-  if (!c.ok()) return c.status();
+  PERFGATE_RETURN_IF_ERROR(c);
   NoSigpipe quiet;
   return Answer(options, (*c)->Get(path.c_str()));
 }
@@ -154,7 +155,7 @@ absl::StatusOr<nlohmann::json> HttpGet(const HttpClientOptions& options, const s
 absl::StatusOr<nlohmann::json> HttpPost(const HttpClientOptions& options, const std::string& path,
                                         const nlohmann::json& body) {
   auto c = Connect(options);
-  if (!c.ok()) return c.status();
+  PERFGATE_RETURN_IF_ERROR(c);
   NoSigpipe quiet;
   return Answer(options, (*c)->Post(path.c_str(), body.dump(), "application/json"));
 }

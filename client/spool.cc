@@ -15,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/status_macros.h"
 #include "wire/convert.h"
 
 namespace perfgate::client {
@@ -31,7 +32,7 @@ absl::Status MakeDir(const std::string& path) {
 
 absl::Status MakeDirs(const std::string& path) {
   for (size_t pos = path.find('/', 1); pos != std::string::npos; pos = path.find('/', pos + 1)) {
-    if (auto s = MakeDir(path.substr(0, pos)); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(MakeDir(path.substr(0, pos)));
   }
   return MakeDir(path);
 }
@@ -81,7 +82,7 @@ absl::StatusOr<std::string> Slurp(const std::string& path) {
 template <typename Message>
 absl::StatusOr<Message> ReadMessage(const std::string& path) {
   auto bytes = Slurp(path);
-  if (!bytes.ok()) return bytes.status();
+  PERFGATE_RETURN_IF_ERROR(bytes);
   Message m;
   if (!m.ParseFromString(*bytes)) {
     return absl::DataLossError(absl::StrCat(path, " is truncated or corrupt (", bytes->size(),
@@ -124,19 +125,19 @@ absl::StatusOr<int> Lock(const std::string& run_dir) {
 
 absl::StatusOr<SpooledRun> SpooledRun::Create(const std::string& dir, const RunMeta& meta) {
   const std::string path = absl::StrCat(dir, "/", meta.run_id);
-  if (auto s = MakeDirs(path); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(MakeDirs(path));
   auto fd = Lock(path);
-  if (!fd.ok()) return fd.status();
+  PERFGATE_RETURN_IF_ERROR(fd);
   SpooledRun run(path, *fd);
   v1::OpenRunRequest req;
   wire::ToProto(meta, &req);
-  if (auto s = WriteDurably(path, "run.pb", req.SerializeAsString()); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(WriteDurably(path, "run.pb", req.SerializeAsString()));
   return run;
 }
 
 absl::StatusOr<SpooledRun> SpooledRun::Open(const std::string& run_dir) {
   auto fd = Lock(run_dir);
-  if (!fd.ok()) return fd.status();
+  PERFGATE_RETURN_IF_ERROR(fd);
   return SpooledRun(run_dir, *fd);
 }
 
@@ -163,10 +164,10 @@ absl::Status SpooledRun::Append(const v1::ResultBatch& batch) {
 
 absl::Status SpooledRun::Acknowledge(uint64_t sequence) {
   auto last = LastSequence();
-  if (!last.ok()) return last.status();
+  PERFGATE_RETURN_IF_ERROR(last);
   // The high-water mark first: a crash between the two steps leaves a batch
   // that is resent and acknowledged as a duplicate, never a lost count.
-  if (auto s = WriteDurably(path_, "acked", absl::StrCat(std::max(*last, sequence))); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(WriteDurably(path_, "acked", absl::StrCat(std::max(*last, sequence))));
   const std::string file = absl::StrCat(path_, "/batch-", sequence, ".pb");
   if (unlink(file.c_str()) != 0 && errno != ENOENT) return Errno("cannot remove", file);
   return absl::OkStatus();
@@ -198,7 +199,7 @@ absl::StatusOr<std::map<uint64_t, v1::ResultBatch>> SpooledRun::ReadPending() co
     uint64_t seq = 0;
     if (!BatchSequence(name, &seq)) continue;
     auto batch = ReadMessage<v1::ResultBatch>(absl::StrCat(path_, "/", name));
-    if (!batch.ok()) return batch.status();
+    PERFGATE_RETURN_IF_ERROR(batch);
     if (batch->sequence() != seq) {
       return absl::DataLossError(absl::StrCat(path_, "/", name, " holds batch ", batch->sequence()));
     }
@@ -210,7 +211,7 @@ absl::StatusOr<std::map<uint64_t, v1::ResultBatch>> SpooledRun::ReadPending() co
 absl::StatusOr<std::optional<v1::CloseRunRequest>> SpooledRun::ReadClose() const {
   if (access((path_ + "/close.pb").c_str(), F_OK) != 0) return std::optional<v1::CloseRunRequest>();
   auto close = ReadMessage<v1::CloseRunRequest>(path_ + "/close.pb");
-  if (!close.ok()) return close.status();
+  PERFGATE_RETURN_IF_ERROR(close);
   return std::optional<v1::CloseRunRequest>(std::move(*close));
 }
 
@@ -218,7 +219,7 @@ absl::StatusOr<uint64_t> SpooledRun::LastSequence() const {
   uint64_t last = 0;
   if (access((path_ + "/acked").c_str(), F_OK) == 0) {
     auto text = Slurp(path_ + "/acked");
-    if (!text.ok()) return text.status();
+    PERFGATE_RETURN_IF_ERROR(text);
     if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(*text), &last)) {
       return absl::DataLossError(absl::StrCat(path_, "/acked is corrupt: '", *text, "'"));
     }

@@ -15,7 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "common/model.h"
+#include "common/run_types.h"
 #include "perfgate/v1/ingest.pb.h"
 
 namespace perfgate::client {

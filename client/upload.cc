@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "common/status_macros.h"
 #include "wire/convert.h"
 #include "wire/validate.h"
 
@@ -50,7 +51,7 @@ absl::StatusOr<RunUpload> RunUpload::Create(CoordinatorClient& client, const Run
   std::optional<SpooledRun> spool;
   if (!spool_dir.empty()) {
     auto created = SpooledRun::Create(spool_dir, meta);
-    if (!created.ok()) return created.status();
+    PERFGATE_RETURN_IF_ERROR(created);
     spool.emplace(std::move(*created));
   }
   return RunUpload(client, std::move(open), std::move(spool));
@@ -214,7 +215,7 @@ absl::StatusOr<std::optional<uint64_t>> RunUpload::Close(const std::vector<std::
     // A close that timed out or failed may pass: the run stays in the spool
     // and the close is tried again (a close already applied is accepted again).
     if (!WentOffline(closed.status())) {
-      if (absl::Status s = Refused(closed.status()); !s.ok()) return s;
+      PERFGATE_RETURN_IF_ERROR(Refused(closed.status()));
     }
   }
   if (refused_) return CloseRefused();
@@ -228,7 +229,7 @@ absl::Status RunUpload::KeepInSpool() {
 }
 
 absl::StatusOr<uint64_t> RunUpload::SendWhole(const std::vector<CaseResult>& cases) {
-  if (absl::Status s = Open(); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(Open());
   // Cases go together until a batch holds kBatchValues sample values or
   // the most cases a batch may carry: one round trip and one transaction
   // for many cases. A case larger than that travels alone.
@@ -238,7 +239,7 @@ absl::StatusOr<uint64_t> RunUpload::SendWhole(const std::vector<CaseResult>& cas
     const size_t n = c.samples.size() * std::max<size_t>(c.metrics.size(), 1);
     if (batch.cases_size() > 0 &&
         (values + n > kBatchValues || static_cast<size_t>(batch.cases_size()) >= wire::kMaxCasesPerBatch)) {
-      if (absl::Status s = SendBatch(std::move(batch)); !s.ok()) return s;
+      PERFGATE_RETURN_IF_ERROR(SendBatch(std::move(batch)));
       batch = v1::ResultBatch();
       values = 0;
     }
@@ -246,10 +247,10 @@ absl::StatusOr<uint64_t> RunUpload::SendWhole(const std::vector<CaseResult>& cas
     values += n;
   }
   if (batch.cases_size() > 0) {
-    if (absl::Status s = SendBatch(std::move(batch)); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(SendBatch(std::move(batch)));
   }
   auto stored = Close({});
-  if (!stored.ok()) return stored.status();
+  PERFGATE_RETURN_IF_ERROR(stored);
   if (!stored->has_value()) {
     return absl::UnavailableError("the coordinator went away before the run was closed; it is kept in " +
                                   spool_path());
@@ -260,24 +261,24 @@ absl::StatusOr<uint64_t> RunUpload::SendWhole(const std::vector<CaseResult>& cas
 absl::StatusOr<RunUpload::Replayed> RunUpload::Replay(CoordinatorClient& client, const std::string& run_dir,
                                                       const std::string& hostname, const std::string& version) {
   auto spool = SpooledRun::Open(run_dir);
-  if (!spool.ok()) return spool.status();
+  PERFGATE_RETURN_IF_ERROR(spool);
   auto open = spool->ReadRun();
-  if (!open.ok()) return open.status();
+  PERFGATE_RETURN_IF_ERROR(open);
   auto pending = spool->ReadPending();
-  if (!pending.ok()) return pending.status();
+  PERFGATE_RETURN_IF_ERROR(pending);
   auto close = spool->ReadClose();
-  if (!close.ok()) return close.status();
+  PERFGATE_RETURN_IF_ERROR(close);
   if (!close->has_value()) {
     // The agent stopped without ending the run: what it measured is kept,
     // but the run is incomplete and must never serve as a baseline.
     auto last = spool->LastSequence();
-    if (!last.ok()) return last.status();
+    PERFGATE_RETURN_IF_ERROR(last);
     *close = CloseRequest(open->run_id(), v1::RUN_FAILED, *last,
                           "the agent stopped before closing the run; replayed from its spool");
   }
   Replayed done;
   done.run_id = open->run_id();
-  if (auto s = client.RegisterAgent(open->agent_name(), hostname, version); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(client.RegisterAgent(open->agent_name(), hostname, version));
   bool closed_there = false;
   if (auto s = client.OpenRun(*open); !s.ok()) {
     if (s.code() != absl::StatusCode::kAlreadyExists) return s;
@@ -293,11 +294,11 @@ absl::StatusOr<RunUpload::Replayed> RunUpload::Replay(CoordinatorClient& client,
       }
       return ack.status();
     }
-    if (auto s = spool->Acknowledge(seq); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(spool->Acknowledge(seq));
   }
   if (closed_there) {
     done.already_stored = true;
-    if (auto removed = spool->Remove(); !removed.ok()) return removed;
+    PERFGATE_RETURN_IF_ERROR(spool->Remove());
     return done;
   }
   auto stored = client.CloseRun(**close);
@@ -310,10 +311,10 @@ absl::StatusOr<RunUpload::Replayed> RunUpload::Replay(CoordinatorClient& client,
     failed.set_reason(absl::StrCat("replayed without part of the run: ", stored.status().message()));
     stored = client.CloseRun(failed);
   }
-  if (!stored.ok()) return stored.status();
+  PERFGATE_RETURN_IF_ERROR(stored);
   done.batches = pending->size();
   done.samples_stored = *stored;
-  if (auto removed = spool->Remove(); !removed.ok()) return removed;
+  PERFGATE_RETURN_IF_ERROR(spool->Remove());
   return done;
 }
 

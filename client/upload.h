@@ -31,7 +31,7 @@
 #include "absl/status/statusor.h"
 #include "client/coordinator_client.h"
 #include "client/spool.h"
-#include "common/model.h"
+#include "common/run_types.h"
 #include "perfgate/v1/ingest.pb.h"
 
 namespace perfgate::client {

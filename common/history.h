@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "common/model.h"
+#include "common/run_types.h"
 
 namespace perfgate {
 

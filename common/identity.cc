@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace perfgate {
 
@@ -79,7 +80,7 @@ absl::StatusOr<BenchmarkId> ParseBenchmarkKey(std::string_view key_view) {
         "benchmark key '", key, "': suite and name must be non-empty [A-Za-z0-9_.-]"));
   }
   if (brace == std::string_view::npos) {
-    if (absl::Status s = ValidateBenchmarkId(id, absl::StrCat("benchmark key '", key, "'")); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(ValidateBenchmarkId(id, absl::StrCat("benchmark key '", key, "'")));
     return id;
   }
   if (rest.back() != '}') {
@@ -102,7 +103,7 @@ absl::StatusOr<BenchmarkId> ParseBenchmarkKey(std::string_view key_view) {
     if (comma == std::string_view::npos) break;
     body.remove_prefix(comma + 1);
   }
-  if (absl::Status s = ValidateBenchmarkId(id, absl::StrCat("benchmark key '", key, "'")); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(ValidateBenchmarkId(id, absl::StrCat("benchmark key '", key, "'")));
   if (id.Key() != key) {
     return absl::InvalidArgumentError(absl::StrCat("benchmark key '", key, "' is not in canonical form; expected '",
                                                    id.Key(), "' (parameters sorted by name)"));

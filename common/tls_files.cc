@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace perfgate {
 namespace {
@@ -67,17 +68,17 @@ absl::StatusOr<TlsPem> LoadTlsFiles(const TlsFiles& files, const TlsFlagNames& f
   TlsPem pem;
   if (!files.ca_file.empty()) {
     auto ca = ReadWhole(flags.ca, files.ca_file);
-    if (!ca.ok()) return ca.status();
+    PERFGATE_RETURN_IF_ERROR(ca);
     if (auto certs = Certificates(flags.ca, files.ca_file, *ca); !certs.ok()) return certs.status();
     pem.ca = *std::move(ca);
   }
   if (files.cert_file.empty()) return pem;
   auto cert = ReadWhole(flags.cert, files.cert_file);
-  if (!cert.ok()) return cert.status();
+  PERFGATE_RETURN_IF_ERROR(cert);
   auto leaf = Certificates(flags.cert, files.cert_file, *cert);
-  if (!leaf.ok()) return leaf.status();
+  PERFGATE_RETURN_IF_ERROR(leaf);
   auto key = ReadWhole(flags.key, files.key_file);
-  if (!key.ok()) return key.status();
+  PERFGATE_RETURN_IF_ERROR(key);
   Bio bio = MemoryBio(*key);
   std::unique_ptr<EVP_PKEY, KeyFree> pkey(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
   ERR_clear_error();

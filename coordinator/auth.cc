@@ -6,7 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
-#include "coordinator/service.h"
+#include "common/status_macros.h"
+#include "coordinator/error_mapping.h"
 
 namespace perfgate::coordinator {
 namespace {
@@ -113,7 +114,7 @@ absl::StatusOr<Caller> Authenticator::Authenticate(const std::optional<std::stri
     return Caller{Role::kAdmin, "the shared token", "shared token"};
   }
   auto found = FindCredential(store_, token);
-  if (!found.ok()) return found.status();
+  PERFGATE_RETURN_IF_ERROR(found);
   if (!found->has_value()) {
     return absl::UnauthenticatedError(
         "the token does not match any valid credential (unknown, revoked or mistyped)");
@@ -124,7 +125,7 @@ absl::StatusOr<Caller> Authenticator::Authenticate(const std::optional<std::stri
 }
 
 absl::StatusOr<Caller> Authenticator::Check(absl::StatusOr<Caller> caller, Action action) const {
-  if (!caller.ok()) return caller.status();
+  PERFGATE_RETURN_IF_ERROR(caller);
   if (!RoleAllows(caller->role, action)) {
     return absl::PermissionDeniedError(absl::StrCat(caller->name, " may not ", ActionName(action)));
   }
@@ -184,7 +185,7 @@ grpc::Status Authenticator::CheckRunOf(const Caller& caller, const std::string& 
 
 absl::StatusOr<EvaluationLimiter::Permit> Authenticator::AdmitEvaluation(const grpc::ServerContext* ctx) {
   auto caller = Authorize(ctx, Action::kGate);
-  if (!caller.ok()) return caller.status();
+  PERFGATE_RETURN_IF_ERROR(caller);
   return limiter_.Admit(*caller);
 }
 

@@ -6,6 +6,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace perfgate::coordinator {
 namespace {
@@ -40,20 +41,15 @@ absl::Status CheckName(const std::string& name) {
   return absl::OkStatus();
 }
 
-TimePoint FromMicros(int64_t us) { return TimePoint(std::chrono::microseconds(us)); }
-
-constexpr char kColumns[] =
-    "id, key_id, name, role, (extract(epoch FROM created_at) * 1e6)::bigint, "
-    "(extract(epoch FROM revoked_at) * 1e6)::bigint";
-
-Credential RowToCredential(const pqxx::row& row) {
+// The credential of a stored row.
+Credential FromRow(const store::CredentialRow& row) {
   Credential c;
-  c.id = row[0].as<int64_t>();
-  c.key_id = row[1].as<std::string>();
-  c.name = row[2].as<std::string>();
-  c.role = ParseRole(row[3].as<std::string>()).value_or(Role::kRead);
-  c.created_at = FromMicros(row[4].as<int64_t>());
-  if (!row[5].is_null()) c.revoked_at = FromMicros(row[5].as<int64_t>());
+  c.id = row.id;
+  c.key_id = row.key_id;
+  c.name = row.name;
+  c.role = ParseRole(row.role).value_or(Role::kRead);
+  c.created_at = row.created_at;
+  c.revoked_at = row.revoked_at;
   return c;
 }
 
@@ -102,78 +98,40 @@ bool ConstantTimeEquals(const std::string& a, const std::string& b) {
 }
 
 absl::StatusOr<IssuedCredential> IssueCredential(Store& store, const std::string& name, Role role) {
-  if (absl::Status s = CheckName(name); !s.ok()) return s;
-  auto key_id = RandomHex(kKeyIdHex / 2);
-  if (!key_id.ok()) return key_id.status();
-  auto secret = RandomHex(kSecretHex / 2);
-  if (!secret.ok()) return secret.status();
-  IssuedCredential out;
-  out.token = absl::StrCat(kPrefix, *key_id, "_", *secret);
-  absl::Status s = store.WithConnection("issuing a credential", [&](pqxx::connection& c) {
-    pqxx::work txn(c);
-    const pqxx::binarystring hash(Sha256(*secret));
-    pqxx::row row = txn.exec_params1(
-        absl::StrCat("INSERT INTO credentials (key_id, name, role, secret_sha256) VALUES ($1, $2, $3, $4) "
-                     "RETURNING ", kColumns),
-        *key_id, name, RoleName(role), hash);
-    out.credential = RowToCredential(row);
-    txn.commit();
-    return absl::OkStatus();
-  });
-  if (!s.ok()) return s;
-  return out;
+  PERFGATE_RETURN_IF_ERROR(CheckName(name));
+  PERFGATE_ASSIGN_OR_RETURN(const std::string key_id, RandomHex(kKeyIdHex / 2));
+  PERFGATE_ASSIGN_OR_RETURN(const std::string secret, RandomHex(kSecretHex / 2));
+  PERFGATE_ASSIGN_OR_RETURN(const store::CredentialRow row,
+                            store.InsertCredential(key_id, name, RoleName(role), Sha256(secret)));
+  return IssuedCredential{FromRow(row), absl::StrCat(kPrefix, key_id, "_", secret)};
 }
 
 absl::StatusOr<int> RevokeCredential(Store& store, const std::string& name_or_key_id) {
-  int revoked = 0;
-  absl::Status s = store.WithConnection("revoking a credential", [&](pqxx::connection& c) {
-    pqxx::work txn(c);
-    revoked = txn.exec_params("UPDATE credentials SET revoked_at = now() "
-                              "WHERE (name = $1 OR key_id = $1) AND revoked_at IS NULL",
-                              name_or_key_id)
-                  .affected_rows();
-    txn.commit();
-    return absl::OkStatus();
-  });
-  if (!s.ok()) return s;
-  if (revoked == 0) {
+  auto revoked = store.RevokeCredentials(name_or_key_id);
+  PERFGATE_RETURN_IF_ERROR(revoked);
+  if (*revoked == 0) {
     return absl::NotFoundError(
         absl::StrCat("no unrevoked credential is named '", name_or_key_id, "' or has that key id"));
   }
-  return revoked;
+  return *revoked;
 }
 
 absl::StatusOr<std::vector<Credential>> ListCredentials(Store& store) {
+  PERFGATE_ASSIGN_OR_RETURN(const std::vector<store::CredentialRow> rows, store.ListCredentialRows());
   std::vector<Credential> out;
-  absl::Status s = store.WithConnection("listing credentials", [&](pqxx::connection& c) {
-    pqxx::read_transaction txn(c);
-    for (const pqxx::row& row : txn.exec(absl::StrCat("SELECT ", kColumns, " FROM credentials ORDER BY id"))) {
-      out.push_back(RowToCredential(row));
-    }
-    return absl::OkStatus();
-  });
-  if (!s.ok()) return s;
+  for (const store::CredentialRow& row : rows) out.push_back(FromRow(row));
   return out;
 }
 
 absl::StatusOr<std::optional<Credential>> FindCredential(Store& store, const std::string& token) {
   const std::optional<ParsedToken> parsed = ParseToken(token);
   if (!parsed) return std::optional<Credential>();
-  std::optional<Credential> found;
-  absl::Status s = store.WithConnection("checking a credential", [&](pqxx::connection& c) {
-    // One statement, one round trip: every call of every caller comes here.
-    pqxx::nontransaction txn(c);
-    pqxx::result r = txn.exec_params(
-        absl::StrCat("SELECT ", kColumns, ", secret_sha256 FROM credentials "
-                     "WHERE key_id = $1 AND revoked_at IS NULL"),
-        parsed->key_id);
-    if (r.empty()) return absl::OkStatus();
-    const pqxx::binarystring stored(r[0][6]);
-    if (ConstantTimeEquals(Sha256(parsed->secret), stored.str())) found = RowToCredential(r[0]);
-    return absl::OkStatus();
-  });
-  if (!s.ok()) return s;
-  return found;
+  auto row = store.FindCredentialRow(parsed->key_id);
+  PERFGATE_RETURN_IF_ERROR(row);
+  if (!*row || !ConstantTimeEquals(Sha256(parsed->secret), (*row)->secret_sha256)) {
+    return std::optional<Credential>();
+  }
+  return std::optional<Credential>(FromRow(**row));
 }
 
 }  // namespace perfgate::coordinator

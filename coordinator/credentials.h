@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/model.h"
+#include "common/run_types.h"
 #include "coordinator/store.h"
 
 namespace perfgate::coordinator {

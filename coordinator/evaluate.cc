@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/identity.h"
+#include "common/status_macros.h"
 #include "coordinator/process_medians.h"
 #include "gate/calibration.h"
 
@@ -36,14 +37,14 @@ absl::StatusOr<gate::RunData> LoadRun(Store& store, const RunRecord& run) {
   data.run_id = run.meta.run_id;
   data.invalid_reasons = run.invalid_reasons;
   auto summaries = store.GetGateSummaries(run.meta.run_id);
-  if (!summaries.ok()) return summaries.status();
+  PERFGATE_RETURN_IF_ERROR(summaries);
   const bool blocked = HasProcessBlocks(run.meta.details);
   const bool stored = std::all_of(summaries->begin(), summaries->end(),
                                   [](const StoredSummary& s) { return s.process_medians.has_value(); });
   RunSamples samples;
   if (blocked && !stored) {
     auto read = store.GetSamples(run.meta.run_id);
-    if (!read.ok()) return read.status();
+    PERFGATE_RETURN_IF_ERROR(read);
     samples = std::move(*read);
   }
   for (StoredSummary& s : *summaries) {
@@ -63,7 +64,7 @@ absl::StatusOr<gate::RunData> LoadRun(Store& store, const RunRecord& run) {
 absl::StatusOr<RunRecord> CompleteRun(Store& store, const std::string& run_id,
                                       const std::string& role) {
   auto run = store.GetRun(run_id);
-  if (!run.ok()) return run.status();
+  PERFGATE_RETURN_IF_ERROR(run);
   if (run->status != RunStatus::kComplete) {
     return absl::FailedPreconditionError(absl::StrCat(role, " run ", run_id, " is ",
                                                       ToString(run->status),
@@ -82,7 +83,7 @@ absl::StatusOr<std::map<std::pair<std::string, std::string>, gate::Calibration>>
   if (meta.node.empty()) return out;  // ingested without a node: no node to have calibrated
   auto records = store.GetCalibrations(meta.environment.sku, meta.node, meta.environment.Hash(),
                                        policy.calibration_max_age);
-  if (!records.ok()) return records.status();
+  PERFGATE_RETURN_IF_ERROR(records);
   for (const CalibrationRecord& r : *records) {
     out.try_emplace({r.entry.benchmark, r.entry.metric},
                     gate::Calibration{r.entry.spread, r.entry.processes,
@@ -123,7 +124,7 @@ absl::Status LoadAbSides(Store& store, const GateRequest& request, GateEvaluatio
   // pooled connections, about half the wait. (An early return waits for it.)
   auto cand_future = std::async(std::launch::async, [&] { return LoadRun(store, ev.candidate); });
   auto baseline = CompleteRun(store, request.baseline_run_id, "baseline");
-  if (!baseline.ok()) return baseline.status();
+  PERFGATE_RETURN_IF_ERROR(baseline);
   if (baseline->meta.environment.sku != sku) {
     return absl::InvalidArgumentError(absl::StrCat(
         "baseline_run_id: run ", request.baseline_run_id, " ran on ",
@@ -132,8 +133,8 @@ absl::Status LoadAbSides(Store& store, const GateRequest& request, GateEvaluatio
   }
   auto data = LoadRun(store, *baseline);
   auto cand_data = cand_future.get();
-  if (!cand_data.ok()) return cand_data.status();
-  if (!data.ok()) return data.status();
+  PERFGATE_RETURN_IF_ERROR(cand_data);
+  PERFGATE_RETURN_IF_ERROR(data);
   input.candidate = std::move(*cand_data);
   input.baselines.push_back(std::move(*data));
   ev.baselines.push_back(std::move(*baseline));
@@ -161,7 +162,7 @@ absl::StatusOr<std::vector<RunRecord>> HistoryBaselines(Store& store, const Gate
   // Fetch more than K: some will fail the environment match.
   q.limit = policy.history * 8;
   auto runs = store.FindBaselineRuns(q);
-  if (!runs.ok()) return runs.status();
+  PERFGATE_RETURN_IF_ERROR(runs);
   const std::vector<std::string> fields = policy.MatchFields(sku);
   std::vector<RunRecord> comparable;
   for (RunRecord& r : *runs) {
@@ -197,7 +198,7 @@ absl::StatusOr<std::vector<RunRecord>> CandidateRepeats(Store& store, const RunR
   q.allowed_commits = {meta.commit};
   q.limit = kMaxCandidateRepeats * 4;
   auto runs = store.FindBaselineRuns(q);
-  if (!runs.ok()) return runs.status();
+  PERFGATE_RETURN_IF_ERROR(runs);
   const std::vector<std::string> fields = policy.MatchFields(meta.environment.sku);
   std::vector<RunRecord> out;
   for (RunRecord& r : *runs) {
@@ -224,14 +225,14 @@ absl::Status LoadHistorySides(Store& store, const GateEvaluation& ev, gate::Gate
   std::vector<absl::StatusOr<gate::RunData>> repeats;
   for (const RunRecord& r : ev.candidate_repeats) repeats.push_back(LoadRun(store, r));
   auto cand_data = cand_future.get();
-  if (!cand_data.ok()) return cand_data.status();
+  PERFGATE_RETURN_IF_ERROR(cand_data);
   input.candidate = std::move(*cand_data);
   for (auto& data : loaded) {
-    if (!data.ok()) return data.status();
+    PERFGATE_RETURN_IF_ERROR(data);
     input.baselines.push_back(std::move(*data));
   }
   for (auto& data : repeats) {
-    if (!data.ok()) return data.status();
+    PERFGATE_RETURN_IF_ERROR(data);
     input.candidate_repeats.push_back(std::move(*data));
   }
   return absl::OkStatus();
@@ -240,32 +241,32 @@ absl::Status LoadHistorySides(Store& store, const GateEvaluation& ev, gate::Gate
 }  // namespace
 
 absl::StatusOr<GateEvaluation> EvaluateCandidate(Store& store, const GateRequest& request) {
-  if (absl::Status s = CheckRequest(request); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(CheckRequest(request));
   auto policy = gate::ParsePolicy(request.policy_yaml, request.policy_name);
-  if (!policy.ok()) return policy.status();
+  PERFGATE_RETURN_IF_ERROR(policy);
 
   GateEvaluation ev;
   ev.policy = *policy;
   auto candidate = CompleteRun(store, request.candidate_run_id, "candidate");
-  if (!candidate.ok()) return candidate.status();
+  PERFGATE_RETURN_IF_ERROR(candidate);
   ev.candidate = std::move(*candidate);
 
   gate::GateInput input;
   input.mode = request.mode;
   input.sku = ev.candidate.meta.environment.sku;
   auto calibrations = LoadCalibrations(store, ev.candidate, *policy);
-  if (!calibrations.ok()) return calibrations.status();
+  PERFGATE_RETURN_IF_ERROR(calibrations);
   input.calibrations = std::move(*calibrations);
   if (request.mode == gate::Mode::kAb) {
-    if (absl::Status s = LoadAbSides(store, request, ev, input); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(LoadAbSides(store, request, ev, input));
   } else {
     auto baselines = HistoryBaselines(store, request, ev.candidate, *policy);
-    if (!baselines.ok()) return baselines.status();
+    PERFGATE_RETURN_IF_ERROR(baselines);
     ev.baselines = std::move(*baselines);
     auto repeats = CandidateRepeats(store, ev.candidate, *policy);
-    if (!repeats.ok()) return repeats.status();
+    PERFGATE_RETURN_IF_ERROR(repeats);
     ev.candidate_repeats = std::move(*repeats);
-    if (absl::Status s = LoadHistorySides(store, ev, input); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(LoadHistorySides(store, ev, input));
   }
   ev.result = gate::EvaluateGate(input, *policy);
   if (!ev.candidate_repeats.empty()) {

@@ -7,6 +7,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/identity.h"
+#include "common/status_macros.h"
+#include "coordinator/error_mapping.h"
+#include "coordinator/fleet.h"
 #include "coordinator/http_json.h"
 #include "coordinator/http_server.h"
 #include "coordinator/metrics.h"
@@ -21,32 +24,13 @@ using Json = nlohmann::json;
 // (a 50 kB series took 200 ms to compress on the CI machine).
 constexpr char kJson[] = "application/json; charset=utf-8";
 
-int HttpStatus(absl::StatusCode code) {
-  switch (code) {
-    case absl::StatusCode::kInvalidArgument: return 400;
-    case absl::StatusCode::kUnauthenticated: return 401;
-    case absl::StatusCode::kPermissionDenied: return 403;
-    case absl::StatusCode::kNotFound: return 404;
-    case absl::StatusCode::kFailedPrecondition:
-    case absl::StatusCode::kAlreadyExists: return 409;
-    case absl::StatusCode::kUnavailable:
-    case absl::StatusCode::kAborted: return 503;
-    default: return 500;
-  }
-}
-
 void Reply(httplib::Response& res, const absl::StatusOr<Json>& body, const char* what) {
   if (body.ok()) {
     res.set_content(body->dump(), kJson);
     return;
   }
-  const absl::StatusCode code = body.status().code();
-  if (code == absl::StatusCode::kUnavailable || code == absl::StatusCode::kInternal ||
-      code == absl::StatusCode::kUnknown || code == absl::StatusCode::kAborted) {
-    DefaultMetrics().StoreError(what);
-  }
-  res.status = HttpStatus(code);
-  if (code == absl::StatusCode::kUnauthenticated) res.set_header("WWW-Authenticate", "Bearer");
+  res.status = ToHttpStatus(body.status(), what);
+  if (body.status().code() == absl::StatusCode::kUnauthenticated) res.set_header("WWW-Authenticate", "Bearer");
   res.set_content(Json{{"error", std::string(body.status().message())}}.dump(), kJson);
 }
 
@@ -86,13 +70,13 @@ absl::StatusOr<std::string> RunIdParam(const std::string& name, const std::strin
 
 absl::StatusOr<Json> Runs(Store& store, const httplib::Request& req) {
   auto limit = Limit(req, 100, 1000);
-  if (!limit.ok()) return limit.status();
+  PERFGATE_RETURN_IF_ERROR(limit);
   auto runs = store.ListRuns(Param(req, "branch"), Param(req, "sku"), *limit);
-  if (!runs.ok()) return runs.status();
+  PERFGATE_RETURN_IF_ERROR(runs);
   std::vector<std::string> ids;
   for (const RunRecord& r : *runs) ids.push_back(r.meta.run_id);
-  auto verdicts = GateVerdicts(store, ids);
-  if (!verdicts.ok()) return verdicts.status();
+  auto verdicts = store.GateVerdicts(ids);
+  PERFGATE_RETURN_IF_ERROR(verdicts);
   Json out = Json::array();
   for (const RunRecord& r : *runs) {
     Json j = ToJson(r);
@@ -105,13 +89,13 @@ absl::StatusOr<Json> Runs(Store& store, const httplib::Request& req) {
 
 absl::StatusOr<Json> Run(Store& store, const httplib::Request& req) {
   auto id = RunIdParam("run", req.matches[1]);
-  if (!id.ok()) return id.status();
+  PERFGATE_RETURN_IF_ERROR(id);
   auto run = store.GetRun(*id);
-  if (!run.ok()) return run.status();
+  PERFGATE_RETURN_IF_ERROR(run);
   auto sums = store.GetSummaries(*id);
-  if (!sums.ok()) return sums.status();
-  auto verdicts = GateVerdicts(store, {run->meta.run_id});
-  if (!verdicts.ok()) return verdicts.status();
+  PERFGATE_RETURN_IF_ERROR(sums);
+  auto verdicts = store.GateVerdicts({run->meta.run_id});
+  PERFGATE_RETURN_IF_ERROR(verdicts);
   Json j = ToJson(*run);
   j["environment"] = {{"sku", run->meta.environment.sku}, {"hash", run->meta.environment.Hash()},
                       {"fields", run->meta.environment.fields}};
@@ -124,11 +108,11 @@ absl::StatusOr<Json> Run(Store& store, const httplib::Request& req) {
 
 absl::StatusOr<Json> SeriesRoute(Store& store, const httplib::Request& req) {
   auto limit = Limit(req, 200, kMaxSeriesPoints);
-  if (!limit.ok()) return limit.status();
+  PERFGATE_RETURN_IF_ERROR(limit);
   SeriesQuery q{Param(req, "benchmark"), Param(req, "metric"), Param(req, "sku"), Param(req, "branch"),
                 Param(req, "node"), *limit};
-  auto series = GetSeries(store, q);
-  if (!series.ok()) return series.status();
+  auto series = store.GetSeries(q);
+  PERFGATE_RETURN_IF_ERROR(series);
   std::vector<Regression> regressions;
   RegressionFilter f;
   f.benchmark = q.benchmark;
@@ -136,7 +120,7 @@ absl::StatusOr<Json> SeriesRoute(Store& store, const httplib::Request& req) {
   f.branch = q.branch;
   f.limit = 1000;
   auto listed = ListRegressions(store, f);
-  if (!listed.ok()) return listed.status();
+  PERFGATE_RETURN_IF_ERROR(listed);
   for (Regression& r : *listed) {
     if (r.metric == q.metric) regressions.push_back(std::move(r));
   }
@@ -145,17 +129,17 @@ absl::StatusOr<Json> SeriesRoute(Store& store, const httplib::Request& req) {
 
 absl::StatusOr<Json> Compare(Store& store, const httplib::Request& req) {
   auto base_id = RunIdParam("base", Param(req, "base"));
-  if (!base_id.ok()) return base_id.status();
+  PERFGATE_RETURN_IF_ERROR(base_id);
   auto cand_id = RunIdParam("cand", Param(req, "cand"));
-  if (!cand_id.ok()) return cand_id.status();
+  PERFGATE_RETURN_IF_ERROR(cand_id);
   auto base = store.GetRun(*base_id);
-  if (!base.ok()) return base.status();
+  PERFGATE_RETURN_IF_ERROR(base);
   auto cand = store.GetRun(*cand_id);
-  if (!cand.ok()) return cand.status();
+  PERFGATE_RETURN_IF_ERROR(cand);
   auto base_sums = store.GetSummaries(*base_id);
-  if (!base_sums.ok()) return base_sums.status();
+  PERFGATE_RETURN_IF_ERROR(base_sums);
   auto cand_sums = store.GetSummaries(*cand_id);
-  if (!cand_sums.ok()) return cand_sums.status();
+  PERFGATE_RETURN_IF_ERROR(cand_sums);
   return CompareJson(*base, *base_sums, *cand, *cand_sums);
 }
 
@@ -172,7 +156,7 @@ absl::StatusOr<Json> Fleet(Store& store, const httplib::Request& req) {
   options.benchmark_glob = Param(req, "benchmark");
   options.metric = Param(req, "metric");
   auto fleet = LoadFleet(store, sku, sweep);
-  if (!fleet.ok()) return fleet.status();
+  PERFGATE_RETURN_IF_ERROR(fleet);
   Json j = ToJson(gate::FindFleetOutliers(*fleet, options));
   j["sku"] = sku;
   j["sweep"] = sweep;
@@ -184,8 +168,8 @@ absl::StatusOr<Json> Fleet(Store& store, const httplib::Request& req) {
 }
 
 absl::StatusOr<Json> Sweeps(Store& store, const httplib::Request& req) {
-  auto sweeps = ListSweeps(store, Param(req, "sku"));
-  if (!sweeps.ok()) return sweeps.status();
+  auto sweeps = store.ListSweeps(Param(req, "sku"));
+  PERFGATE_RETURN_IF_ERROR(sweeps);
   Json out = Json::array();
   for (const Sweep& s : *sweeps) out.push_back(ToJson(s));
   return Json{{"sweeps", out}};
@@ -193,11 +177,11 @@ absl::StatusOr<Json> Sweeps(Store& store, const httplib::Request& req) {
 
 absl::StatusOr<Json> Regressions(Store& store, const httplib::Request& req) {
   auto limit = Limit(req, 100, 1000);
-  if (!limit.ok()) return limit.status();
+  PERFGATE_RETURN_IF_ERROR(limit);
   RegressionFilter f{Param(req, "state"), Param(req, "branch"), Param(req, "sku"),
                      Param(req, "benchmark"), *limit};
   auto list = ListRegressions(store, f);
-  if (!list.ok()) return list.status();
+  PERFGATE_RETURN_IF_ERROR(list);
   Json out = Json::array();
   for (const Regression& r : *list) out.push_back(ToJson(r));
   return Json{{"regressions", out}};
@@ -212,10 +196,10 @@ absl::StatusOr<int64_t> RegressionId(const std::string& text) {
 }
 
 absl::StatusOr<Json> TriageRoute(Store& store, const Authenticator& auth, const httplib::Request& req) {
-  if (auto s = AuthorizeRequest(auth, req, Action::kTriage); !s.ok()) return s;
-  if (auto s = CheckJsonBody(req); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(AuthorizeRequest(auth, req, Action::kTriage));
+  PERFGATE_RETURN_IF_ERROR(CheckJsonBody(req));
   auto id = RegressionId(req.matches[1]);
-  if (!id.ok()) return id.status();
+  PERFGATE_RETURN_IF_ERROR(id);
   const Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
   if (!body.is_object()) return absl::InvalidArgumentError("body: not a JSON object");
   TriageChange change;
@@ -234,7 +218,7 @@ absl::StatusOr<Json> TriageRoute(Store& store, const Authenticator& auth, const 
     *field = value.get<std::string>();
   }
   auto r = Triage(store, change);
-  if (!r.ok()) return r.status();
+  PERFGATE_RETURN_IF_ERROR(r);
   return ToJson(*r);
 }
 
@@ -249,8 +233,8 @@ void RegisterApi(httplib::Server& server, ApiStores stores, const Authenticator&
   Get(server, auth, "/api/v1/series", "http series",
       [s](const httplib::Request& r) { return SeriesRoute(*s, r); });
   Get(server, auth, "/api/v1/catalog", "http catalog", [s](const httplib::Request&) -> absl::StatusOr<Json> {
-    auto c = GetCatalog(*s);
-    if (!c.ok()) return c.status();
+    auto c = s->GetCatalog();
+    PERFGATE_RETURN_IF_ERROR(c);
     return ToJson(*c);
   });
   Get(server, auth, "/api/v1/compare", "http compare", [s](const httplib::Request& r) { return Compare(*s, r); });
@@ -261,9 +245,9 @@ void RegisterApi(httplib::Server& server, ApiStores stores, const Authenticator&
   Get(server, auth, R"(/api/v1/regressions/([^/]+))", "http regression",
       [s](const httplib::Request& r) -> absl::StatusOr<Json> {
         auto id = RegressionId(r.matches[1]);
-        if (!id.ok()) return id.status();
-        auto reg = GetRegression(*s, *id);
-        if (!reg.ok()) return reg.status();
+        PERFGATE_RETURN_IF_ERROR(id);
+        auto reg = s->GetRegression(*id);
+        PERFGATE_RETURN_IF_ERROR(reg);
         return ToJson(*reg);
       });
   // A stored gate report is answered as stored: the JSON `perfgate gate --json` shows.

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "common/stats.h"
-#include "coordinator/history.h"
+#include "gate/history_changes.h"
 #include "gate/inference.h"
 
 namespace perfgate::coordinator {
@@ -121,7 +121,7 @@ Json SeriesJson(const Series& series, const std::vector<Regression>& regressions
   }
   const ValidHistory valid = ValidPoints(series);
   Json changes = Json::array();
-  for (const HistoryChange& c : FindHistoryChanges(valid.history)) {
+  for (const HistoryChange& c : gate::FindHistoryChanges(valid.history)) {
     const size_t at = valid.source_index[c.index];
     changes.push_back({{"index", at}, {"commit", series.points[at].point.commit},
                        {"run_id", series.points[at].point.run_id},
@@ -144,7 +144,7 @@ Json CompareJson(const RunRecord& base, const std::vector<MetricSummary>& base_s
     auto it = by_key.find({c.benchmark, c.metric});
     if (it == by_key.end()) continue;
     const MetricSummary& b = *it->second;
-    const double change = stats::RelativeChange(b.median, c.median,
+    const double change = gate::RelativeChange(b.median, c.median,
                                                 c.direction == Direction::kHigherIsBetter);
     rows.push_back({{"benchmark", c.benchmark}, {"metric", c.metric}, {"unit", c.unit},
                     {"direction", ToString(c.direction)}, {"base_median", Number(b.median)},

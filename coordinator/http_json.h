@@ -6,7 +6,6 @@
 #include <map>
 #include <vector>
 
-#include "coordinator/dashboard_queries.h"
 #include "coordinator/regressions.h"
 #include "coordinator/series.h"
 #include "coordinator/store.h"
@@ -14,6 +13,10 @@
 #include "nlohmann/json.hpp"
 
 namespace perfgate::coordinator {
+
+using store::Catalog;
+using store::Sweep;
+using store::Verdict;
 
 nlohmann::json ToJson(const RunRecord& run);
 nlohmann::json ToJson(const MetricSummary& summary);

@@ -5,7 +5,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/dashboard_assets.h"
-#include "coordinator/dashboard_queries.h"
 #include "coordinator/http_server.h"
 #include "coordinator/metrics.h"
 
@@ -60,7 +59,7 @@ void RegisterPages(httplib::Server& server, Store& read_store, const Authenticat
       res.set_content(absl::StrCat(denied.message(), "\n"), "text/plain");
       return;
     }
-    auto open = CountOpenRuns(*s);
+    auto open = s->CountOpenRuns();
     if (!open.ok()) DefaultMetrics().StoreError("http metrics");
     res.set_content(DefaultMetrics().Render(open.ok() ? std::optional<int64_t>(*open) : std::nullopt),
                     "text/plain; version=0.0.4");

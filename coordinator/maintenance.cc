@@ -2,6 +2,8 @@
 
 #include <iostream>
 
+#include "common/status_macros.h"
+
 namespace perfgate::coordinator {
 
 PartitionKeeper::PartitionKeeper(Store& store, std::chrono::seconds every)
@@ -18,14 +20,14 @@ void PartitionKeeper::Ensure() {
 absl::Status RunMaintenance(Store& store, const MaintenanceRequest& request, std::ostream& out) {
   const TimePoint now = std::chrono::system_clock::now();
   auto made = store.EnsurePartitions(now, request.months_ahead);
-  if (!made.ok()) return made.status();
+  PERFGATE_RETURN_IF_ERROR(made);
   out << "partitions: " << *made << " created (this month and " << request.months_ahead << " ahead exist)\n";
   if (!request.expire_days && request.expire_branch.empty()) return absl::OkStatus();
   RetentionRule rule;
   if (request.expire_days) rule.finished_before = now - std::chrono::hours(24) * *request.expire_days;
   rule.branch = request.expire_branch;
   auto expired = store.ExpireRuns(rule);
-  if (!expired.ok()) return expired.status();
+  PERFGATE_RETURN_IF_ERROR(expired);
   out << "retention: " << expired->runs << " runs removed with " << expired->samples << " sample rows; "
       << expired->partitions_dropped << " empty partitions dropped\n";
   return absl::OkStatus();

@@ -22,65 +22,33 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/model.h"
+#include "common/run_types.h"
 #include "coordinator/store.h"
+#include "coordinator/store/regressions.h"
 #include "gate/policy.h"
 
 namespace perfgate::coordinator {
+
+using store::kRegressionStates;
+using store::Regression;
+using store::RegressionEvent;
+using store::RegressionFilter;
+using store::TriageChange;
 
 /// A change found within this many runs of a stored one's first bad run, in
 /// the same series, is that stored change seen again.
 inline constexpr size_t kSameChangeRuns = 3;
 
-/// The states a regression passes through.
-inline constexpr const char* kRegressionStates[] = {"new",   "acknowledged", "investigating",
-                                                    "fixed", "accepted",     "invalid"};
-
-struct RegressionEvent {
-  std::string from_state, to_state, actor, note, commit;
-  TimePoint at{};
-};
-
-struct Regression {
-  int64_t id = 0;
-  std::string benchmark, metric, sku, branch, unit;
-  Direction direction = Direction::kLowerIsBetter;
-  std::string good_commit, bad_commit, first_bad_run_id;
-  double median_before = 0, median_after = 0;
-  double change = 0;  // relative, > 0 worse for the direction
-  double p_value = 1;
-  std::string state = "new";
-  std::string fixed_by_commit;
-  TimePoint detected_at{}, updated_at{};
-  std::vector<RegressionEvent> events;  // oldest first
-};
-
-/// Which regressions to list; empty fields match all.
-struct RegressionFilter {
-  std::string state, branch, sku, benchmark;
-  uint32_t limit = 100;  // at most 1000
-};
-
 /// Newest first, each with its events. INVALID_ARGUMENT for an unknown state
 /// or a limit above 1000.
-absl::StatusOr<std::vector<Regression>> ListRegressions(Store& store, const RegressionFilter& filter);
-/// One regression with its events. NOT_FOUND when unknown.
-absl::StatusOr<Regression> GetRegression(Store& store, int64_t id);
-
-/// One move of a regression's state.
-struct TriageChange {
-  int64_t id = 0;
-  std::string state;   // acknowledged, investigating, fixed, accepted or invalid
-  std::string note;    // why; required
-  std::string actor;   // who; required
-  std::string commit;  // the fixing commit; required for 'fixed', refused otherwise
-};
+absl::StatusOr<std::vector<Regression>> ListRegressions(store::RegressionRepository& store,
+                                                        const RegressionFilter& filter);
 
 /// Applies the change in one transaction (state, updated_at, an event row)
 /// and returns the regression as it now is. INVALID_ARGUMENT naming the bad
 /// field; NOT_FOUND for an unknown id; FAILED_PRECONDITION when the
 /// regression is already in that state.
-absl::StatusOr<Regression> Triage(Store& store, const TriageChange& change);
+absl::StatusOr<Regression> Triage(store::RegressionRepository& store, const TriageChange& change);
 
 /// Checks the series of run `run_id` for new regressions as described above
 /// and returns the ones it stored. Nothing for a run that is not complete,

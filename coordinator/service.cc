@@ -1,22 +1,20 @@
 #include "coordinator/service.h"
 
-#include "coordinator/dashboard_queries.h"
-
 #include <google/protobuf/util/json_util.h>
 
-#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <iostream>
 #include <optional>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "common/identity.h"
+#include "common/status_macros.h"
 #include "coordinator/evaluate.h"
-#include "coordinator/history.h"
+#include "coordinator/fleet.h"
 #include "coordinator/metrics.h"
 #include "gate/fleet.h"
+#include "gate/history_changes.h"
 #include "wire/convert.h"
 #include "wire/gate_convert.h"
 #include "wire/query_convert.h"
@@ -24,8 +22,6 @@
 
 namespace perfgate::coordinator {
 namespace {
-
-std::atomic<uint64_t> g_request_ids{1};
 
 grpc::Status Invalid(const std::string& message) {
   return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message);
@@ -50,26 +46,10 @@ void ToProto(const RunRecord& r, v1::RunInfo* out) {
 
 }  // namespace
 
-grpc::Status ToGrpc(const absl::Status& status, const char* method) {
-  if (status.ok()) return grpc::Status::OK;
-  if (status.code() == absl::StatusCode::kUnavailable || status.code() == absl::StatusCode::kAborted ||
-      status.code() == absl::StatusCode::kInternal || status.code() == absl::StatusCode::kUnknown) {
-    DefaultMetrics().StoreError(method);
-  }
-  if (status.code() == absl::StatusCode::kInternal || status.code() == absl::StatusCode::kUnknown) {
-    const uint64_t id = g_request_ids.fetch_add(1);
-    std::cerr << "perfgate-coordinator: " << method << " request " << id << ": " << status.message()
-              << std::endl;
-    return grpc::Status(grpc::StatusCode::INTERNAL,
-                        absl::StrCat("internal error (request ", id, "; see the coordinator log)"));
-  }
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
-}
-
 grpc::Status IngestService::RegisterAgent(grpc::ServerContext* ctx,
                                           const v1::RegisterAgentRequest* req,
                                           v1::RegisterAgentResponse* resp) {
-  if (auto s = auth_.CheckAgent(ctx, req->name()); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(auth_.CheckAgent(ctx, req->name()));
   if (auto s = wire::ValidateRegisterAgent(*req); !s.ok()) return ToGrpc(s, "RegisterAgent");
   auto id = store_.RegisterAgent(req->name(), req->hostname(), req->version());
   if (!id.ok()) return ToGrpc(id.status(), "RegisterAgent");
@@ -79,7 +59,7 @@ grpc::Status IngestService::RegisterAgent(grpc::ServerContext* ctx,
 
 grpc::Status IngestService::OpenRun(grpc::ServerContext* ctx, const v1::OpenRunRequest* req,
                                     v1::OpenRunResponse* resp) {
-  if (auto s = auth_.CheckAgent(ctx, req->agent_name()); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(auth_.CheckAgent(ctx, req->agent_name()));
   if (auto s = wire::ValidateOpenRun(*req); !s.ok()) return ToGrpc(s, "OpenRun");
   auto meta = wire::FromProto(*req);
   if (!meta.ok()) return ToGrpc(meta.status(), "OpenRun");
@@ -96,7 +76,7 @@ grpc::Status IngestService::StreamResults(
   std::set<std::string> writable_runs;
   v1::ResultBatch batch;
   while (stream->Read(&batch)) {
-    if (auto s = auth_.CheckRunOf(*caller, batch.run_id(), &writable_runs); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(auth_.CheckRunOf(*caller, batch.run_id(), &writable_runs));
     const std::string where = absl::StrCat("batch ", batch.sequence(), ": ");
     if (auto s = wire::ValidateBatch(batch); !s.ok()) return Invalid(where + std::string(s.message()));
     if (!IsUuid(batch.run_id())) return Invalid(where + "run_id: '" + batch.run_id() + "' is not a UUID");
@@ -133,7 +113,7 @@ grpc::Status IngestService::StreamResults(
 
 grpc::Status IngestService::CloseRun(grpc::ServerContext* ctx, const v1::CloseRunRequest* req,
                                      v1::CloseRunResponse* resp) {
-  if (auto s = auth_.CheckRun(ctx, req->run_id()); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(auth_.CheckRun(ctx, req->run_id()));
   if (auto s = wire::ValidateCloseRun(*req); !s.ok()) return ToGrpc(s, "CloseRun");
   auto status = wire::FromProto(req->status(), "status");
   if (!status.ok()) return ToGrpc(status.status(), "CloseRun");
@@ -151,7 +131,7 @@ grpc::Status IngestService::CloseRun(grpc::ServerContext* ctx, const v1::CloseRu
 grpc::Status IngestService::PutCalibration(grpc::ServerContext* ctx,
                                            const v1::PutCalibrationRequest* req,
                                            v1::PutCalibrationResponse* resp) {
-  if (auto s = auth_.CheckAgent(ctx, req->agent_name()); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(auth_.CheckAgent(ctx, req->agent_name()));
   if (auto s = wire::ValidatePutCalibration(*req); !s.ok()) return ToGrpc(s, "PutCalibration");
   auto set = wire::FromProto(*req);
   if (!set.ok()) return ToGrpc(set.status(), "PutCalibration");
@@ -215,7 +195,7 @@ grpc::Status GateService::Evaluate(grpc::ServerContext* ctx, const v1::EvaluateR
 
 grpc::Status GateService::GetReport(grpc::ServerContext* ctx, const v1::GetReportRequest* req,
                                     v1::GateReport* resp) {
-  if (auto s = auth_.CheckRead(ctx); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(auth_.CheckRead(ctx));
   if (req->report_id() <= 0) {
     return Invalid(absl::StrCat("report_id: ", req->report_id(),
                                 " is not a report id; ids are positive and printed by `perfgate gate`"));
@@ -235,7 +215,7 @@ grpc::Status GateService::GetReport(grpc::ServerContext* ctx, const v1::GetRepor
 
 grpc::Status QueryService::ListRuns(grpc::ServerContext* ctx, const v1::ListRunsRequest* req,
                                     v1::ListRunsResponse* resp) {
-  if (auto s = auth_.CheckRead(ctx); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(auth_.CheckRead(ctx));
   uint32_t limit = req->limit() == 0 ? 20 : req->limit();
   if (limit > 1000) return Invalid("limit: at most 1000");
   auto runs = store_.ListRuns(req->branch(), req->sku(), limit);
@@ -246,7 +226,7 @@ grpc::Status QueryService::ListRuns(grpc::ServerContext* ctx, const v1::ListRuns
 
 grpc::Status QueryService::GetRun(grpc::ServerContext* ctx, const v1::GetRunRequest* req,
                                   v1::RunDetail* resp) {
-  if (auto s = auth_.CheckRead(ctx); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(auth_.CheckRead(ctx));
   if (!IsUuid(req->run_id())) return Invalid("run_id: '" + req->run_id() + "' is not a UUID");
   auto run = store_.GetRun(req->run_id());
   if (!run.ok()) return ToGrpc(run.status(), "GetRun");
@@ -276,7 +256,7 @@ grpc::Status QueryService::GetRun(grpc::ServerContext* ctx, const v1::GetRunRequ
 
 grpc::Status QueryService::History(grpc::ServerContext* ctx, const v1::HistoryRequest* req,
                                    v1::HistoryResponse* resp) {
-  if (auto s = auth_.CheckRead(ctx); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(auth_.CheckRead(ctx));
   if (auto id = ParseBenchmarkKey(req->benchmark()); !id.ok()) {
     return Invalid(absl::StrCat("benchmark: ", id.status().message()));
   }
@@ -286,7 +266,7 @@ grpc::Status QueryService::History(grpc::ServerContext* ctx, const v1::HistoryRe
   auto series = store_.GetHistory(req->benchmark(), req->metric(), req->sku(), req->branch(), limit);
   if (!series.ok()) return ToGrpc(series.status(), "History");
   HistoryReport history;
-  history.changes = FindHistoryChanges(*series);
+  history.changes = gate::FindHistoryChanges(*series);
   history.series = *std::move(series);
   wire::ToProto(history, resp);
   return grpc::Status::OK;
@@ -294,7 +274,7 @@ grpc::Status QueryService::History(grpc::ServerContext* ctx, const v1::HistoryRe
 
 grpc::Status QueryService::Fleet(grpc::ServerContext* ctx, const v1::FleetRequest* req,
                                  v1::FleetResponse* resp) {
-  if (auto s = auth_.CheckRead(ctx); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(auth_.CheckRead(ctx));
   if (req->sku().empty()) return Invalid("sku: must not be empty");
   if (req->sweep().empty()) {
     return Invalid("sweep: must not be empty (the Slurm array job id, Slurm job id or CI job of the sweep)");
@@ -313,7 +293,7 @@ grpc::Status QueryService::Fleet(grpc::ServerContext* ctx, const v1::FleetReques
 grpc::Status QueryService::ListCalibrations(grpc::ServerContext* ctx,
                                             const v1::ListCalibrationsRequest* req,
                                             v1::ListCalibrationsResponse* resp) {
-  if (auto s = auth_.CheckRead(ctx); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(auth_.CheckRead(ctx));
   const TimePoint now = std::chrono::system_clock::now();
   auto records = store_.GetCalibrations(req->sku(), req->node(), "", std::nullopt);
   if (!records.ok()) return ToGrpc(records.status(), "ListCalibrations");

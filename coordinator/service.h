@@ -1,5 +1,6 @@
 // The gRPC services. They translate between wire messages and domain calls
-// and do nothing else; errors are mapped to gRPC statuses in one place.
+// and do nothing else; errors are mapped to gRPC statuses in one place
+// (error_mapping.h).
 // Every handler starts with the Authenticator's check (auth.h).
 #pragma once
 
@@ -10,16 +11,13 @@
 
 #include "absl/status/status.h"
 #include "coordinator/auth.h"
+#include "coordinator/error_mapping.h"
 #include "coordinator/store.h"
 #include "perfgate/v1/gate.grpc.pb.h"
 #include "perfgate/v1/ingest.grpc.pb.h"
 #include "perfgate/v1/query.grpc.pb.h"
 
 namespace perfgate::coordinator {
-
-/// The one mapping of domain errors to gRPC statuses. INTERNAL (a bug) is
-/// logged with a request id that the client also sees.
-grpc::Status ToGrpc(const absl::Status& status, const char* method);
 
 /// Called after a run was closed and the close committed (regression checks).
 using RunClosedHook = std::function<void(const std::string& run_id, RunStatus status)>;

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/identity.h"
+#include "common/status_macros.h"
 #include "formats/result_file.h"
 
 namespace perfgate {
@@ -36,7 +37,7 @@ absl::StatusOr<const json*> Get(const json& obj, const std::string& path, const 
 
 absl::StatusOr<std::string> GetString(const json& obj, const std::string& path, const std::string& key) {
   auto v = Get(obj, path, key, &json::is_string, "a string");
-  if (!v.ok()) return v.status();
+  PERFGATE_RETURN_IF_ERROR(v);
   return (*v)->get<std::string>();
 }
 
@@ -46,73 +47,73 @@ absl::StatusOr<CalibrationEntry> ParseEntry(const json& e, const std::string& pa
   for (auto [key, target] : {std::pair{"benchmark", &out.benchmark}, std::pair{"metric", &out.metric},
                              std::pair{"unit", &out.unit}}) {
     auto text = GetString(e, path, key);
-    if (!text.ok()) return text.status();
+    PERFGATE_RETURN_IF_ERROR(text);
     *target = *std::move(text);
   }
   auto direction = GetString(e, path, "direction");
-  if (!direction.ok()) return direction.status();
+  PERFGATE_RETURN_IF_ERROR(direction);
   if (!ParseDirection(*direction, &out.direction)) {
     return Bad(Member(path, "direction"), absl::StrCat("'", *direction,
                                                        "' is neither higher_is_better nor lower_is_better"));
   }
   // JSON has no NaN: a spread written as null was not a number.
   auto spread = Get(e, path, "spread", &json::is_number, "a number");
-  if (!spread.ok()) return spread.status();
+  PERFGATE_RETURN_IF_ERROR(spread);
   out.spread = (*spread)->get<double>();
   auto processes = Get(e, path, "processes", &json::is_number_unsigned, "a whole number");
-  if (!processes.ok()) return processes.status();
+  PERFGATE_RETURN_IF_ERROR(processes);
   const uint64_t n = (*processes)->get<uint64_t>();
   if (n > 1000000) return Bad(Member(path, "processes"), absl::StrCat(n, " is out of range"));
   out.processes = static_cast<unsigned>(n);
-  if (auto s = ValidateCalibrationEntry(out, path); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(ValidateCalibrationEntry(out, path));
   return out;
 }
 
 absl::StatusOr<CalibrationSet> Parse(const json& root) {
   if (!root.is_object()) return Bad("(top level)", "must be an object");
   auto format = GetString(root, "", "format");
-  if (!format.ok()) return format.status();
+  PERFGATE_RETURN_IF_ERROR(format);
   if (*format != kCalibrationFormat) {
     return Bad("format", absl::StrCat("'", *format, "' is not ", kCalibrationFormat,
                                       "; is this a calibration file?"));
   }
   auto version = Get(root, "", "version", &json::is_number_integer, "a whole number");
-  if (!version.ok()) return version.status();
+  PERFGATE_RETURN_IF_ERROR(version);
   if ((*version)->get<int64_t>() != kCalibrationVersion) {
     return Bad("version", absl::StrCat((*version)->dump(), " is not a version this perfgate reads (",
                                        kCalibrationVersion, ")"));
   }
   CalibrationSet set;
   auto sku = GetString(root, "", "sku");
-  if (!sku.ok()) return sku.status();
+  PERFGATE_RETURN_IF_ERROR(sku);
   if (sku->empty()) return Bad("sku", "must not be empty");
   set.environment.sku = *sku;
   auto node = GetString(root, "", "node");
-  if (!node.ok()) return node.status();
+  PERFGATE_RETURN_IF_ERROR(node);
   if (node->empty()) return Bad("node", "must not be empty");
   set.node = *node;
   auto fields = Get(root, "", "environment", &json::is_object, "an object of field names to values");
-  if (!fields.ok()) return fields.status();
+  PERFGATE_RETURN_IF_ERROR(fields);
   for (const auto& [k, v] : (*fields)->items()) {
     if (!v.is_string()) return Bad(Member("environment", k), "must be a string");
     set.environment.fields[k] = v.get<std::string>();
   }
   auto hash = GetString(root, "", "environment_hash");
-  if (!hash.ok()) return hash.status();
+  PERFGATE_RETURN_IF_ERROR(hash);
   if (*hash != set.environment.Hash()) {
     return Bad("environment_hash", "does not match the sku and environment fields of the file; "
                                    "calibrate again rather than editing a calibration");
   }
   auto at = GetString(root, "", "measured_at");
-  if (!at.ok()) return at.status();
+  PERFGATE_RETURN_IF_ERROR(at);
   auto measured = ParseUtcTime(*at);
   if (!measured.ok()) return Bad("measured_at", std::string(measured.status().message()));
   set.measured_at = *measured;
   auto entries = Get(root, "", "entries", &json::is_array, "a list");
-  if (!entries.ok()) return entries.status();
+  PERFGATE_RETURN_IF_ERROR(entries);
   for (size_t i = 0; i < (*entries)->size(); ++i) {
     auto entry = ParseEntry((**entries)[i], absl::StrCat("entries[", i, "]"));
-    if (!entry.ok()) return entry.status();
+    PERFGATE_RETURN_IF_ERROR(entry);
     set.entries.push_back(*std::move(entry));
   }
   return set;

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/model.h"
+#include "common/run_types.h"
 #include "formats/result_file.h"
 
 namespace perfgate::formats {

@@ -47,7 +47,7 @@ double SingleRunHalfWidth(double spread, unsigned processes) {
   if (processes < 2 || !std::isfinite(spread) || spread < 0) {
     return std::numeric_limits<double>::quiet_NaN();
   }
-  return stats::StudentTQuantile(0.975, processes - 1.0) * spread * std::sqrt(2.0);
+  return gate::StudentTQuantile(0.975, processes - 1.0) * spread * std::sqrt(2.0);
 }
 
 bool FitToGate(double spread, unsigned processes, double tolerance) {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/calibration.h"
-#include "common/model.h"
+#include "common/run_types.h"
 #include "gate/gate.h"
 
 namespace perfgate::gate {

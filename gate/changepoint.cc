@@ -6,7 +6,10 @@
 
 #include "common/stats.h"
 
-namespace perfgate::stats {
+namespace perfgate::gate {
+
+using stats::UniformIndex;
+
 namespace {
 
 // Q̂ from the three distance sums of a split into m and n points.
@@ -114,4 +117,4 @@ std::vector<ChangePoint> EDivisive(std::span<const double> series, double signif
   return found;
 }
 
-}  // namespace perfgate::stats
+}  // namespace perfgate::gate

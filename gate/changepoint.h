@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-namespace perfgate::stats {
+namespace perfgate::gate {
 
 /// One detected change: the series differs in level before and from index.
 struct ChangePoint {
@@ -33,4 +33,4 @@ double EnergyStatistic(std::span<const double> x, std::span<const double> y);
 std::vector<ChangePoint> EDivisive(std::span<const double> series, double significance = 0.05,
                                    unsigned permutations = 199, size_t min_size = 3, uint64_t seed = 0x5eed);
 
-}  // namespace perfgate::stats
+}  // namespace perfgate::gate

@@ -66,19 +66,19 @@ void AddRepeats(Entry& e, std::vector<double>& cand) {
     return std::isfinite(Best(*r, higher));
   });
   for (const MetricData* r : runs) {
-    e.run_changes.push_back(stats::RelativeChange(
+    e.run_changes.push_back(gate::RelativeChange(
         out.baseline_median, e.run_changes_by_best ? Best(*r, higher) : r->summary.median, higher));
   }
 }
 
 }  // namespace
 
-void SetShift(MetricVerdict& out, const stats::ShiftEstimate& s) {
+void SetShift(MetricVerdict& out, const gate::ShiftEstimate& s) {
   const bool higher = out.direction == Direction::kHigherIsBetter;
   const double sign = higher ? -1.0 : 1.0;
-  out.change = stats::ChangeFromLogRatio(sign * s.shift, higher);
-  const double a = stats::ChangeFromLogRatio(sign * s.ci.low, higher);
-  const double b = stats::ChangeFromLogRatio(sign * s.ci.high, higher);
+  out.change = gate::ChangeFromLogRatio(sign * s.shift, higher);
+  const double a = gate::ChangeFromLogRatio(sign * s.ci.low, higher);
+  const double b = gate::ChangeFromLogRatio(sign * s.ci.high, higher);
   out.change_ci_low = std::min(a, b);
   out.change_ci_high = std::max(a, b);
   out.p_value = s.p_value;
@@ -100,7 +100,7 @@ bool Test(Entry& e, Mode mode, const Calibration* calibration) {
   if (lb.empty() || lc.empty()) {
     // Zero or negative values: no log scale, no test; the change alone.
     out.method = Method::kNone;
-    out.change = stats::RelativeChange(out.baseline_median, out.candidate_median,
+    out.change = gate::RelativeChange(out.baseline_median, out.candidate_median,
                                        out.direction == Direction::kHigherIsBetter);
     return true;
   }
@@ -233,7 +233,7 @@ void TestAll(std::map<MetricKey, Entry>& entries, const GateInput& input, const 
   }
   std::vector<double> p;
   for (const Entry* e : tested) p.push_back(e->verdict.p_value);
-  const std::vector<double> adjusted = stats::BenjaminiHochberg(p);
+  const std::vector<double> adjusted = gate::BenjaminiHochberg(p);
   for (size_t i = 0; i < tested.size(); ++i) {
     tested[i]->verdict.p_adjusted = adjusted[i];
     tested[i]->tested_metrics = tested.size();

@@ -35,7 +35,7 @@
 #include <string>
 #include <vector>
 
-#include "common/model.h"
+#include "common/run_types.h"
 #include "gate/policy.h"
 
 namespace perfgate::gate {

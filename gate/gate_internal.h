@@ -61,7 +61,7 @@ bool Test(Entry& e, Mode mode, const Calibration* calibration);
 
 /// Sets the change, its 95 % interval and the p-value from a shift on the
 /// log scale, oriented so that a positive change is worse.
-void SetShift(MetricVerdict& out, const stats::ShiftEstimate& s);
+void SetShift(MetricVerdict& out, const gate::ShiftEstimate& s);
 
 /// The tests of blocks.cc over the log process medians of the two sides:
 /// paired t by round (burst rounds set aside) when both are the rounds of

@@ -7,7 +7,15 @@
 #include <boost/math/distributions/normal.hpp>
 #include <boost/math/distributions/students_t.hpp>
 
-namespace perfgate::stats {
+namespace perfgate::gate {
+
+using stats::Interval;
+using stats::Mean;
+using stats::Median;
+using stats::Quantile;
+using stats::ResampledMedian;
+using stats::Stdev;
+
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -400,4 +408,4 @@ double StudentTQuantile(double p, double df) {
   return boost::math::quantile(boost::math::students_t(df), p);
 }
 
-}  // namespace perfgate::stats
+}  // namespace perfgate::gate

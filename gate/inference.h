@@ -11,7 +11,7 @@
 
 #include "common/stats.h"
 
-namespace perfgate::stats {
+namespace perfgate::gate {
 
 /// Relative change of medians oriented so that > 0 is WORSE for the metric's direction:
 ///   lower_is_better: (median(cand) - median(base)) / median(base)
@@ -22,7 +22,7 @@ double RelativeChange(double baseline_median, double candidate_median, bool high
 /// A relative change (as RelativeChange) with its confidence interval.
 struct ChangeEstimate {
   double change = std::numeric_limits<double>::quiet_NaN();
-  Interval ci;
+  stats::Interval ci;
 };
 /// RelativeChange of the medians, and a percentile-bootstrap CI of it that
 /// resamples each side independently (seeded: same data + seed → same CI).
@@ -61,10 +61,10 @@ std::vector<double> BenjaminiHochberg(std::span<const double> p_values);
 /// A candidate run's median against the medians of past runs.
 struct HistoryComparison {
   double change = std::numeric_limits<double>::quiet_NaN();  // RelativeChange(median(history), candidate)
-  Interval ci;            // prediction interval of a new unchanged run, in units of change
+  stats::Interval ci;            // prediction interval of a new unchanged run, in units of change
   double p_value = std::numeric_limits<double>::quiet_NaN();  // two-sided, Student t with K-1 d.o.f.
   unsigned history_runs = 0;  // K
-  Interval change_ci;     // the same half-width centred on the candidate: plausible true changes
+  stats::Interval change_ci;     // the same half-width centred on the candidate: plausible true changes
 };
 /// Candidate run median against the medians of K history runs: change = RelativeChange(median(history), candidate, dir);
 /// the between-run spread of the history gives a Student-t prediction interval for a new run
@@ -89,7 +89,7 @@ double ChangeFromLogRatio(double r, bool higher_is_better);
 /// is worse), with its interval and two-sided p-value.
 struct ShiftEstimate {
   double shift = std::numeric_limits<double>::quiet_NaN();
-  Interval ci;  // either end may be infinite when too few processes bound it
+  stats::Interval ci;  // either end may be infinite when too few processes bound it
   double p_value = std::numeric_limits<double>::quiet_NaN();
   double df = std::numeric_limits<double>::quiet_NaN();  // t tests only
 };
@@ -136,4 +136,4 @@ ShiftEstimate PairedTShift(std::span<const double> d, double confidence = 0.95);
 /// (p in (0, 1), df > 0); NaN otherwise.
 double StudentTQuantile(double p, double df);
 
-}  // namespace perfgate::stats
+}  // namespace perfgate::gate

@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "common/identity.h"
+#include "common/status_macros.h"
 
 namespace perfgate::gate {
 namespace {
@@ -248,7 +249,7 @@ class PolicyParser {
       } else if (key == "gating") {
         s = ParseGating(entry.second, &out->gating);
       }
-      if (!s.ok()) return s;
+      PERFGATE_RETURN_IF_ERROR(s);
     }
     return absl::OkStatus();
   }
@@ -273,7 +274,7 @@ class PolicyParser {
 
   absl::Status ParseFdr(const YAML::Node& node, double* out) const {
     std::optional<double> q;
-    if (auto s = ParsePercent(node, "fdr", &q); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(ParsePercent(node, "fdr", &q));
     if (*q <= 0) {
       return Error(node.Mark(), "fdr must be above 0%; 5% is the usual false-discovery rate");
     }
@@ -326,7 +327,7 @@ class PolicyParser {
     for (const auto& item : node) {
       PolicyRule rule;
       rule.line = item.Mark().line + 1;
-      if (auto s = CheckMap(item, "a rule", kRuleKeys); !s.ok()) return s;
+      PERFGATE_RETURN_IF_ERROR(CheckMap(item, "a rule", kRuleKeys));
       for (const auto& entry : item) {
         const std::string& key = entry.first.Scalar();
         const YAML::Node& value = entry.second;
@@ -346,7 +347,7 @@ class PolicyParser {
         } else if (key == "ab") {
           s = ParseAb(value, &rule.ab);
         }
-        if (!s.ok()) return s;
+        PERFGATE_RETURN_IF_ERROR(s);
       }
       if (!rule.tolerance && !rule.floor && !rule.gating && !rule.max_noise &&
           !rule.ab.tolerance && !rule.ab.max_noise && !rule.ab.gating) {
@@ -369,7 +370,7 @@ class PolicyParser {
     for (const auto& item : node) {
       SkuPolicy sku;
       sku.line = item.Mark().line + 1;
-      if (auto s = CheckMap(item, "an SKU section", kSkuKeys); !s.ok()) return s;
+      PERFGATE_RETURN_IF_ERROR(CheckMap(item, "an SKU section", kSkuKeys));
       if (!item["pattern"]) {
         return Error(item.Mark(), "SKU section has no pattern; add e.g. pattern: \"h100-*\"");
       }
@@ -395,7 +396,7 @@ class PolicyParser {
           s = ParseRules(value, absl::StrCat("SKU section '", item["pattern"].Scalar(), "'"),
                          &sku.rules);
         }
-        if (!s.ok()) return s;
+        PERFGATE_RETURN_IF_ERROR(s);
       }
       out->push_back(std::move(sku));
     }
@@ -444,7 +445,7 @@ class PolicyParser {
     policy.version = static_cast<int>(v);
 
     if (const YAML::Node defaults = root["defaults"]; defaults && !defaults.IsNull()) {
-      if (auto s = CheckMap(defaults, "defaults", kDefaultsKeys); !s.ok()) return s;
+      PERFGATE_RETURN_IF_ERROR(CheckMap(defaults, "defaults", kDefaultsKeys));
       for (const auto& entry : defaults) {
         const std::string& key = entry.first.Scalar();
         const YAML::Node& value = entry.second;
@@ -472,14 +473,14 @@ class PolicyParser {
         } else if (key == "ab") {
           s = ParseAb(value, &policy.ab);
         }
-        if (!s.ok()) return s;
+        PERFGATE_RETURN_IF_ERROR(s);
       }
     }
     if (const YAML::Node rules = root["rules"]; rules && !rules.IsNull()) {
-      if (auto s = ParseRules(rules, "the top level", &policy.rules); !s.ok()) return s;
+      PERFGATE_RETURN_IF_ERROR(ParseRules(rules, "the top level", &policy.rules));
     }
     if (const YAML::Node skus = root["skus"]; skus && !skus.IsNull()) {
-      if (auto s = ParseSkus(skus, &policy.skus); !s.ok()) return s;
+      PERFGATE_RETURN_IF_ERROR(ParseSkus(skus, &policy.skus));
     }
     return policy;
   }
@@ -579,7 +580,7 @@ absl::StatusOr<PolicyFile> ReadPolicyFile(const std::string& path) {
   if (!in) return absl::NotFoundError(absl::StrCat("cannot read policy file '", path, "'"));
   file.text = text.str();
   auto parsed = ParsePolicy(file.text, path);
-  if (!parsed.ok()) return parsed.status();
+  PERFGATE_RETURN_IF_ERROR(parsed);
   file.policy = *std::move(parsed);
   return file;
 }

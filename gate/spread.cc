@@ -31,7 +31,7 @@ std::string Processes(size_t n) { return absl::StrCat(n, n == 1 ? " process" : "
 void TooFewRuns(MetricVerdict& out, Mode mode, size_t base_processes, size_t cand_processes) {
   const bool higher = out.direction == Direction::kHigherIsBetter;
   out.method = Method::kNone;
-  out.change = stats::RelativeChange(out.baseline_median, out.candidate_median, higher);
+  out.change = gate::RelativeChange(out.baseline_median, out.candidate_median, higher);
   out.verdict = Verdict::kTooFewRuns;
   out.note = absl::StrCat(
       "median ", WithUnit(out.candidate_median, out.unit), " vs ",
@@ -68,7 +68,7 @@ bool TestSpread(Entry& e, Mode mode, const Calibration* calibration,
     TooFewRuns(out, mode, log_base.size(), log_cand.size());
     return false;
   }
-  SetShift(out, stats::TShift(stats::Mean(log_base), static_cast<unsigned>(log_base.size()),
+  SetShift(out, gate::TShift(stats::Mean(log_base), static_cast<unsigned>(log_base.size()),
                               stats::Mean(log_cand), static_cast<unsigned>(log_cand.size()),
                               std::sqrt(ss / df), df));
   out.method = calibrated ? Method::kCalibrated : Method::kHistory;

@@ -1,7 +1,8 @@
 // Report writers for a gate: one gate::GateReport (from the coordinator,
 // the agent's `ab` or the offline `perfgate compare`), rendered for a
 // terminal, a pull-request comment, a CI test view (JUnit) or a program
-// (JSON). They only format: every number and verdict comes from the report,
+// (JSON), one file per format (table_report.cc, markdown_report.cc,
+// junit_report.cc, json_report.cc), each a GateReportRenderer. They only format: every number and verdict comes from the report,
 // in the order the gate sorted it (worst first).
 #pragma once
 
@@ -12,6 +13,9 @@
 #include "gate/report.h"
 
 namespace perfgate::report {
+
+/// A format of a gate report: the whole report as the text of one file.
+using GateReportRenderer = std::string (*)(const gate::GateReport& report);
 
 /// A fixed-width table for a terminal: a header naming the candidate run,
 /// SKU, baseline branch and number of baseline runs; one row per verdict
@@ -35,10 +39,11 @@ std::string RenderJUnit(const gate::GateReport& report);
 /// become null, enums their lower-case names.
 std::string RenderJson(const gate::GateReport& report);
 
-/// The process exit code for the report: 0 pass, 1 regression (or a floor
-/// missed, a metric missing, or undecided metrics the policy fails), 3
-/// inconclusive (a gating metric too noisy, without baseline, or measured in
-/// an unfit environment, and the policy reports it).
+/// The process exit code for the report (common/exit_codes.h): kExitPass,
+/// kExitRegression (a regression, a floor missed, a metric missing, or
+/// undecided metrics the policy fails), kExitInconclusive (a gating metric
+/// too noisy, without baseline, or measured in an unfit environment, and the
+/// policy reports it).
 int ExitCode(const gate::GateReport& report);
 
 /// Writes the report as Markdown, JUnit XML and JSON to each of the paths

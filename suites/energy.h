@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "common/model.h"
+#include "common/run_types.h"
 #include "measure/engine.h"
 
 namespace perfgate::suites {

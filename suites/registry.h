@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/model.h"
+#include "common/run_types.h"
 #include "suites/state.h"
 
 namespace perfgate::suites {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "measure/engine.h"
-#include "common/model.h"
+#include "common/run_types.h"
 #include "suites/energy.h"
 
 namespace perfgate::suites {

@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/identity.h"
+#include "common/status_macros.h"
 
 namespace perfgate::wire {
 namespace {
@@ -192,7 +193,7 @@ absl::StatusOr<CaseResult> FromProto(const v1::CaseResult& c, const std::string&
     if (!names.insert(m.name()).second) return Bad(f + ".name", absl::StrCat("'", m.name(), "' appears twice"));
     if (m.unit().empty()) return Bad(f + ".unit", "must not be empty");
     auto dir = FromProto(m.direction(), f + ".direction");
-    if (!dir.ok()) return dir.status();
+    PERFGATE_RETURN_IF_ERROR(dir);
     out.metrics.push_back({m.name(), m.unit(), *dir});
   }
   for (int i = 0; i < c.samples_size(); ++i) {
@@ -269,11 +270,11 @@ absl::StatusOr<CalibrationEntry> FromProto(const v1::CalibrationEntry& e, const 
   out.metric = e.metric();
   out.unit = e.unit();
   auto direction = FromProto(e.direction(), field + ".direction");
-  if (!direction.ok()) return direction.status();
+  PERFGATE_RETURN_IF_ERROR(direction);
   out.direction = *direction;
   out.spread = e.spread();
   out.processes = e.processes();
-  if (auto s = ValidateCalibrationEntry(out, field); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(ValidateCalibrationEntry(out, field));
   return out;
 }
 
@@ -291,7 +292,7 @@ absl::StatusOr<CalibrationSet> FromProto(const v1::PutCalibrationRequest& r) {
   for (int i = 0; i < r.entries_size(); ++i) {
     const std::string field = absl::StrCat("entries[", i, "]");
     auto e = FromProto(r.entries(i), field);
-    if (!e.ok()) return e.status();
+    PERFGATE_RETURN_IF_ERROR(e);
     if (!seen.insert({e->benchmark, e->metric}).second) {
       return Bad(field, absl::StrCat("benchmark ", e->benchmark, " metric '", e->metric,
                                      "' appears twice"));

@@ -6,7 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/calibration.h"
-#include "common/model.h"
+#include "common/run_types.h"
 #include "google/protobuf/timestamp.pb.h"
 #include "perfgate/v1/common.pb.h"
 #include "perfgate/v1/ingest.pb.h"

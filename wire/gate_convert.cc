@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "wire/convert.h"
 
 namespace perfgate::wire {
@@ -53,13 +54,13 @@ absl::StatusOr<gate::MetricVerdict> MetricFromProto(const v1::MetricVerdict& m,
   v.metric = m.metric();
   v.unit = m.unit();
   auto direction = FromProto(m.direction(), field + ".direction");
-  if (!direction.ok()) return direction.status();
+  PERFGATE_RETURN_IF_ERROR(direction);
   v.direction = *direction;
   auto verdict = VerdictFromProto(m.verdict(), field + ".verdict");
-  if (!verdict.ok()) return verdict.status();
+  PERFGATE_RETURN_IF_ERROR(verdict);
   v.verdict = *verdict;
   auto method = MethodFromProto(m.method(), field + ".method");
-  if (!method.ok()) return method.status();
+  PERFGATE_RETURN_IF_ERROR(method);
   v.method = *method;
   v.baseline_median = m.baseline_median();
   v.candidate_median = m.candidate_median();
@@ -198,7 +199,7 @@ absl::StatusOr<gate::GateReport> FromProto(const v1::GateReport& report) {
   result.mode = report.mode() == v1::GATE_MODE_AB ? gate::Mode::kAb : gate::Mode::kHistory;
   for (int i = 0; i < report.verdicts_size(); ++i) {
     auto v = MetricFromProto(report.verdicts(i), absl::StrCat("verdicts[", i, "]"));
-    if (!v.ok()) return v.status();
+    PERFGATE_RETURN_IF_ERROR(v);
     result.verdicts.push_back(*std::move(v));
   }
   result.outcome = OutcomeFromProto(report.outcome(), result.verdicts);

@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "wire/convert.h"
 
 namespace perfgate::wire {
@@ -21,7 +22,7 @@ absl::StatusOr<gate::FleetOutlier> OutlierFromProto(const v1::FleetOutlier& o, c
   out.metric = o.metric();
   out.unit = o.unit();
   auto direction = FromProto(o.direction(), field + ".direction");
-  if (!direction.ok()) return direction.status();
+  PERFGATE_RETURN_IF_ERROR(direction);
   out.direction = *direction;
   out.node_median = o.node_median();
   out.fleet_median = o.fleet_median();
@@ -75,7 +76,7 @@ absl::StatusOr<HistoryReport> FromProto(const v1::HistoryResponse& history) {
   HistoryReport out;
   out.series.unit = history.unit();
   auto direction = FromProto(history.direction(), "direction");
-  if (!direction.ok()) return direction.status();
+  PERFGATE_RETURN_IF_ERROR(direction);
   out.series.direction = *direction;
   for (const v1::HistoryPoint& p : history.points()) {
     out.series.points.push_back(
@@ -132,7 +133,7 @@ absl::StatusOr<gate::FleetReport> FromProto(const v1::FleetResponse& fleet) {
   out.k = fleet.k();
   for (int i = 0; i < fleet.outliers_size(); ++i) {
     auto o = OutlierFromProto(fleet.outliers(i), absl::StrCat("outliers[", i, "]"));
-    if (!o.ok()) return o.status();
+    PERFGATE_RETURN_IF_ERROR(o);
     out.outliers.push_back(*std::move(o));
   }
   for (const v1::FleetNode& n : fleet.node_summary()) {

@@ -9,7 +9,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/identity.h"
-#include "common/model.h"
+#include "common/run_types.h"
+#include "common/status_macros.h"
 
 namespace perfgate::wire {
 namespace {
@@ -40,7 +41,7 @@ absl::Status CheckMap(const Map& m, const std::string& field, const MapLimits& l
   }
   size_t total = 0;
   for (const auto& [k, v] : m) {
-    if (auto s = CheckText(k, field + " key", limits.key, true, true); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(CheckText(k, field + " key", limits.key, true, true));
     if (auto s = CheckText(v, absl::StrCat(field, "[", Quoted(k), "]"), limits.value, false, false); !s.ok()) {
       return s;
     }
@@ -53,7 +54,7 @@ absl::Status CheckMap(const Map& m, const std::string& field, const MapLimits& l
 }
 
 absl::Status CheckEnvironment(const v1::Environment& e, const std::string& field) {
-  if (auto s = CheckText(e.sku(), field + ".sku", kMaxSku, true, true); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(CheckText(e.sku(), field + ".sku", kMaxSku, true, true));
   return CheckMap(e.fields(), field + ".fields",
                   {kMaxEnvironmentFields, kMaxDetailKey, kMaxEnvironmentValue, kMaxEnvironmentBytes});
 }
@@ -65,7 +66,7 @@ absl::Status CheckRunId(const std::string& run_id, const std::string& field) {
 
 // Metric names build keys and reports: a line without / { } , =.
 absl::Status CheckMetricName(const std::string& name, const std::string& field) {
-  if (auto s = CheckText(name, field, kMaxMetricName, true, true); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(CheckText(name, field, kMaxMetricName, true, true));
   if (name.find_first_of("/{},=") != std::string::npos) return Bad(field, "must not hold / { } , =");
   return absl::OkStatus();
 }
@@ -86,10 +87,10 @@ absl::Status CheckMetrics(const v1::CaseResult& c, const std::string& field) {
   for (int i = 0; i < c.metrics_size(); ++i) {
     const v1::MetricSpec& m = c.metrics(i);
     const std::string f = absl::StrCat(field, ".metrics[", i, "]");
-    if (auto s = CheckMetricName(m.name(), f + ".name"); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(CheckMetricName(m.name(), f + ".name"));
     if (!names.insert(m.name()).second) return Bad(f + ".name", absl::StrCat(Quoted(m.name()), " appears twice"));
-    if (auto s = CheckText(m.unit(), f + ".unit", kMaxUnit, true, true); !s.ok()) return s;
-    if (auto s = CheckDirection(m.direction(), f + ".direction"); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(CheckText(m.unit(), f + ".unit", kMaxUnit, true, true));
+    PERFGATE_RETURN_IF_ERROR(CheckDirection(m.direction(), f + ".direction"));
   }
   return absl::OkStatus();
 }
@@ -171,13 +172,13 @@ absl::Status CheckTimestamp(const google::protobuf::Timestamp& t, const std::str
 }
 
 absl::Status ValidateRegisterAgent(const v1::RegisterAgentRequest& r) {
-  if (auto s = CheckText(r.name(), "name", kMaxAgentName, true, true); !s.ok()) return s;
-  if (auto s = CheckText(r.hostname(), "hostname", kMaxHostname, false, true); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(CheckText(r.name(), "name", kMaxAgentName, true, true));
+  PERFGATE_RETURN_IF_ERROR(CheckText(r.hostname(), "hostname", kMaxHostname, false, true));
   return CheckText(r.version(), "version", kMaxVersion, false, true);
 }
 
 absl::Status ValidateOpenRun(const v1::OpenRunRequest& r) {
-  if (auto s = CheckRunId(r.run_id(), "run_id"); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(CheckRunId(r.run_id(), "run_id"));
   struct Line {
     const std::string& value;
     const char* field;
@@ -188,14 +189,14 @@ absl::Status ValidateOpenRun(const v1::OpenRunRequest& r) {
                         Line{r.repo(), "repo", kMaxRepo, false}, Line{r.branch(), "branch", kMaxBranch, true},
                         Line{r.commit(), "commit", kMaxCommit, false}, Line{r.ci_job(), "ci_job", kMaxCiJob, false},
                         Line{r.node(), "node", kMaxNode, false}}) {
-    if (auto s = CheckText(l.value, l.field, l.max, l.required, true); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(CheckText(l.value, l.field, l.max, l.required, true));
   }
-  if (auto s = CheckEnvironment(r.environment(), "environment"); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(CheckEnvironment(r.environment(), "environment"));
   if (r.trigger() != v1::TRIGGER_CI && r.trigger() != v1::TRIGGER_SWEEP && r.trigger() != v1::TRIGGER_MANUAL) {
     return Bad("trigger", "must be TRIGGER_CI, TRIGGER_SWEEP or TRIGGER_MANUAL");
   }
   if (!r.has_started_at()) return Bad("started_at", "must be set");
-  if (auto s = CheckTimestamp(r.started_at(), "started_at"); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(CheckTimestamp(r.started_at(), "started_at"));
   if (static_cast<size_t>(r.parent_commits_size()) > kMaxParentCommits) {
     return Bad("parent_commits", absl::StrCat(r.parent_commits_size(), " commits; at most ", kMaxParentCommits));
   }
@@ -216,9 +217,9 @@ absl::Status ValidateCase(const v1::CaseResult& c, const std::string& field) {
     if (!IsUtf8(k) || !IsUtf8(v)) return Bad(field + ".benchmark.params", "is not valid UTF-8");
     id.params[k] = v;
   }
-  if (auto s = ValidateBenchmarkId(id, field + ".benchmark"); !s.ok()) return s;
-  if (auto s = CheckMetrics(c, field); !s.ok()) return s;
-  if (auto s = CheckSamples(c, field); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(ValidateBenchmarkId(id, field + ".benchmark"));
+  PERFGATE_RETURN_IF_ERROR(CheckMetrics(c, field));
+  PERFGATE_RETURN_IF_ERROR(CheckSamples(c, field));
   switch (c.status()) {
     case v1::CASE_STATUS_UNSPECIFIED:
     case v1::CASE_OK:
@@ -229,13 +230,13 @@ absl::Status ValidateCase(const v1::CaseResult& c, const std::string& field) {
     default:
       return Bad(field + ".status", "unknown case status");
   }
-  if (auto s = CheckText(c.reason(), field + ".reason", kMaxReason, false, false); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(CheckText(c.reason(), field + ".reason", kMaxReason, false, false));
   if (!std::isfinite(c.noise()) || c.noise() < 0) return Bad(field + ".noise", "must be finite and >= 0");
   return absl::OkStatus();
 }
 
 absl::Status ValidateBatch(const v1::ResultBatch& b) {
-  if (auto s = CheckRunId(b.run_id(), "run_id"); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(CheckRunId(b.run_id(), "run_id"));
   if (b.sequence() == 0 || b.sequence() > static_cast<uint64_t>(INT64_MAX)) {
     return Bad("sequence", absl::StrCat(b.sequence(), " is out of range; sequences start at 1"));
   }
@@ -247,7 +248,7 @@ absl::Status ValidateBatch(const v1::ResultBatch& b) {
   std::map<std::string, std::vector<uint32_t>> indices;
   for (int i = 0; i < b.cases_size(); ++i) {
     const std::string field = absl::StrCat("cases[", i, "]");
-    if (auto s = ValidateCase(b.cases(i), field); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(ValidateCase(b.cases(i), field));
     BenchmarkId id;
     id.suite = b.cases(i).benchmark().suite();
     id.name = b.cases(i).benchmark().name();
@@ -267,12 +268,12 @@ absl::Status ValidateBatch(const v1::ResultBatch& b) {
 }
 
 absl::Status ValidateCloseRun(const v1::CloseRunRequest& r) {
-  if (auto s = CheckRunId(r.run_id(), "run_id"); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(CheckRunId(r.run_id(), "run_id"));
   if (r.status() != v1::RUN_COMPLETE && r.status() != v1::RUN_FAILED) {
     return Bad("status", "a run is closed as RUN_COMPLETE or RUN_FAILED");
   }
   if (r.last_sequence() > static_cast<uint64_t>(INT64_MAX)) return Bad("last_sequence", "is out of range");
-  if (auto s = CheckText(r.reason(), "reason", kMaxReason, false, false); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(CheckText(r.reason(), "reason", kMaxReason, false, false));
   if (static_cast<size_t>(r.invalid_reasons_size()) > kMaxInvalidReasons) {
     return Bad("invalid_reasons", absl::StrCat(r.invalid_reasons_size(), " reasons; at most ", kMaxInvalidReasons));
   }
@@ -287,11 +288,11 @@ absl::Status ValidateCloseRun(const v1::CloseRunRequest& r) {
 }
 
 absl::Status ValidatePutCalibration(const v1::PutCalibrationRequest& r) {
-  if (auto s = CheckText(r.agent_name(), "agent_name", kMaxAgentName, true, true); !s.ok()) return s;
-  if (auto s = CheckText(r.node(), "node", kMaxNode, true, true); !s.ok()) return s;
-  if (auto s = CheckEnvironment(r.environment(), "environment"); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(CheckText(r.agent_name(), "agent_name", kMaxAgentName, true, true));
+  PERFGATE_RETURN_IF_ERROR(CheckText(r.node(), "node", kMaxNode, true, true));
+  PERFGATE_RETURN_IF_ERROR(CheckEnvironment(r.environment(), "environment"));
   if (!r.has_measured_at()) return Bad("measured_at", "must be set");
-  if (auto s = CheckTimestamp(r.measured_at(), "measured_at"); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(CheckTimestamp(r.measured_at(), "measured_at"));
   if (r.entries().empty()) return Bad("entries", "a calibration carries at least one entry");
   if (static_cast<size_t>(r.entries_size()) > kMaxCalibrationEntries) {
     return Bad("entries", absl::StrCat(r.entries_size(), " entries; at most ", kMaxCalibrationEntries));
@@ -299,11 +300,11 @@ absl::Status ValidatePutCalibration(const v1::PutCalibrationRequest& r) {
   for (int i = 0; i < r.entries_size(); ++i) {
     const v1::CalibrationEntry& e = r.entries(i);
     const std::string f = absl::StrCat("entries[", i, "]");
-    if (auto s = CheckText(e.benchmark(), f + ".benchmark", 8192, true, true); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(CheckText(e.benchmark(), f + ".benchmark", 8192, true, true));
     if (auto id = ParseBenchmarkKey(e.benchmark()); !id.ok()) return Bad(f + ".benchmark", std::string(id.status().message()));
-    if (auto s = CheckMetricName(e.metric(), f + ".metric"); !s.ok()) return s;
-    if (auto s = CheckText(e.unit(), f + ".unit", kMaxUnit, true, true); !s.ok()) return s;
-    if (auto s = CheckDirection(e.direction(), f + ".direction"); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(CheckMetricName(e.metric(), f + ".metric"));
+    PERFGATE_RETURN_IF_ERROR(CheckText(e.unit(), f + ".unit", kMaxUnit, true, true));
+    PERFGATE_RETURN_IF_ERROR(CheckDirection(e.direction(), f + ".direction"));
   }
   return absl::OkStatus();
 }

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/status_macros.h"
 #include "measure/engine.h"
 #include "suites/collectives/backend.h"
 #include "suites/collectives/gloo_backend.h"
@@ -38,18 +39,18 @@ const char* Describe(Op op) {
 absl::Status Drive(State& state, World& world, Backend& backend, Op op, const Layout& layout) {
   state.SetAlgorithmBytes(layout.algorithm_bytes);
   state.SetBusFactor(BusFactor(op, backend.ranks()));
-  if (auto s = backend.Fill(); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(backend.Fill());
   // The fastest of a few single operations sizes the batch: one slow first
   // call (a page fault, a descheduled rank) must not shrink every sample.
   double fastest = 0;
   for (int trial = 0; trial < 3; ++trial) {
-    if (auto s = world.Barrier(); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(world.Barrier());
     auto one = backend.Time(1);
-    if (!one.ok()) return one.status();
+    PERFGATE_RETURN_IF_ERROR(one);
     fastest = trial == 0 ? *one : std::min(fastest, *one);
   }
   std::vector<double> agreed{fastest};
-  if (auto s = world.AllReduceMax(agreed); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(world.AllReduceMax(agreed));
   const int iters = static_cast<int>(
       std::clamp(std::ceil(kTargetSampleS / std::max(agreed[0], 1e-9)), 1.0, double{kMaxIters}));
   auto m = MeasureInLockstep(
@@ -57,22 +58,22 @@ absl::Status Drive(State& state, World& world, Backend& backend, Op op, const La
       [&]() { return backend.Time(1).status(); },
       [&]() -> absl::StatusOr<double> {
         auto elapsed = backend.Time(iters);
-        if (!elapsed.ok()) return elapsed.status();
+        PERFGATE_RETURN_IF_ERROR(elapsed);
         return *elapsed / iters;
       });
-  if (!m.ok()) return m.status();
+  PERFGATE_RETURN_IF_ERROR(m);
   state.Record(*m);
 
   // The check runs on fresh inputs: the timed loop fed in-place results back
   // in as inputs, so its final buffers say nothing about one operation.
-  if (auto s = backend.Fill(); !s.ok()) return s;
-  if (auto s = world.Barrier(); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(backend.Fill());
+  PERFGATE_RETURN_IF_ERROR(world.Barrier());
   if (auto t = backend.Time(1); !t.ok()) return t.status();
   auto wrong = backend.Check(world.options().corrupt_rank);
-  if (!wrong.ok()) return wrong.status();
+  PERFGATE_RETURN_IF_ERROR(wrong);
   // Rank 0 alone reports; it must fail the case when any rank saw a wrong result.
   std::vector<double> first_bad{wrong->empty() ? 0.0 : double(world.size() - world.rank())};
-  if (auto s = world.AllReduceMax(first_bad); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(world.AllReduceMax(first_bad));
   if (!wrong->empty()) {
     state.Fail(*wrong);
   } else if (first_bad[0] > 0) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "gloo/allgather.h"
 #include "gloo/allreduce.h"
 #include "gloo/alltoall.h"
@@ -164,7 +165,7 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeGlooBackend(World& world, Op op, si
                                                    " can address; use a smaller size"));
   }
   auto ctx = world.Context();
-  if (!ctx.ok()) return ctx.status();
+  PERFGATE_RETURN_IF_ERROR(ctx);
   try {
     if (dtype == DType::kInt32) {
       return std::unique_ptr<Backend>(new GlooBackend<int32_t>(*ctx, op, bytes, in_place, layout));

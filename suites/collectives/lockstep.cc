@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "common/status_macros.h"
+
 namespace perfgate::suites::collectives {
 
 absl::StatusOr<Measurement> MeasureInLockstep(World& world, const EngineOptions& options,
@@ -12,8 +14,8 @@ absl::StatusOr<Measurement> MeasureInLockstep(World& world, const EngineOptions&
   Clock& clock = SteadyClock();
   const double start = clock.Now();
   for (unsigned i = 0; i < std::max(1u, options.warmup_runs); ++i) {
-    if (auto s = world.Barrier(); !s.ok()) return s;
-    if (auto s = warmup(); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(world.Barrier());
+    PERFGATE_RETURN_IF_ERROR(warmup());
   }
   const double default_mhz = throttle != nullptr ? throttle->DefaultSmClockMhz() : 0.0;
   StoppingRule rule(options);
@@ -23,10 +25,10 @@ absl::StatusOr<Measurement> MeasureInLockstep(World& world, const EngineOptions&
       throttle != nullptr ? throttle->EnergyJoules() : absl::StatusOr<double>(0.0);
   const double sampling_start = clock.Now();
   while (true) {
-    if (auto s = world.Barrier(); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(world.Barrier());
     const ThrottleReading before = throttle != nullptr ? throttle->Read() : ThrottleReading{};
     auto seconds = sample();
-    if (!seconds.ok()) return seconds.status();
+    PERFGATE_RETURN_IF_ERROR(seconds);
     const ThrottleReading after = throttle != nullptr ? throttle->Read() : ThrottleReading{};
     double t = *seconds;
     if (inject_fraction > 0) {
@@ -37,9 +39,9 @@ absl::StatusOr<Measurement> MeasureInLockstep(World& world, const EngineOptions&
     }
     const bool throttled = throttle != nullptr && IsThrottled(before, after, default_mhz);
     std::vector<double> agreed{t, throttled ? 1.0 : 0.0};
-    if (auto s = world.AllReduceMax(agreed); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(world.AllReduceMax(agreed));
     int64_t verdict = static_cast<int64_t>(rule.Add(agreed[0], agreed[1] > 0, clock.Now() - start));
-    if (auto s = world.Broadcast(verdict); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(world.Broadcast(verdict));
     m.sample_s.push_back(agreed[0]);
     m.throttled.push_back(agreed[1] > 0);
     if (agreed[1] > 0) ++m.throttled_count;

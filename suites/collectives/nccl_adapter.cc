@@ -4,6 +4,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "suites/collectives/nccl_backend.h"
 #include "suites/cuda/visible_devices.h"
 
@@ -59,7 +60,7 @@ absl::StatusOr<std::unique_ptr<nccl::Communicators>> MakeCommunicators(World& wo
     id = *std::move(made);
   }
   auto shared = world.ShareFromRoot("nccl_unique_id", std::move(id));
-  if (!shared.ok()) return shared.status();
+  PERFGATE_RETURN_IF_ERROR(shared);
   const int device = WorldDevice(world, visible);
   if (device >= visible) {
     return absl::InvalidArgumentError(
@@ -79,7 +80,7 @@ absl::StatusOr<std::shared_ptr<nccl::Communicators>> WorldCommunicators(World& w
   absl::StatusOr<int> visible = cuda::VisibleDevices();
   if (!visible.ok()) return ToStatus(visible.status());
   absl::StatusOr<std::unique_ptr<nccl::Communicators>> made = MakeCommunicators(world, *visible);
-  if (!made.ok()) return made.status();
+  PERFGATE_RETURN_IF_ERROR(made);
   std::shared_ptr<nccl::Communicators> comms(*std::move(made));
   world.nccl = comms;
   return comms;
@@ -103,9 +104,9 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeNcclBackend(World& world, Op op, si
                                                           bool in_place, DType dtype,
                                                           Layout* layout) {
   auto comms = WorldCommunicators(world);
-  if (!comms.ok()) return comms.status();
+  PERFGATE_RETURN_IF_ERROR(comms);
   *layout = LayoutOf(op, bytes, (*comms)->ranks(), dtype);
-  if (absl::Status s = ToStatus((*comms)->Prepare(op, dtype, bytes, in_place)); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(ToStatus((*comms)->Prepare(op, dtype, bytes, in_place)));
   return std::unique_ptr<Backend>(new NcclBackend(*comms));
 }
 

@@ -6,6 +6,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "gloo/allreduce.h"
 #include "gloo/barrier.h"
 #include "gloo/broadcast.h"
@@ -64,7 +65,7 @@ absl::Status ValidateWorldOptions(const WorldOptions& o) {
         absl::StrCat("--rank ", o.rank, " is outside [0, ", o.size, ") of --world-size ", o.size));
   }
   auto r = ParseRendezvous(o.rendezvous);
-  if (!r.ok()) return r.status();
+  PERFGATE_RETURN_IF_ERROR(r);
   if (o.size > 1 && r->kind == RendezvousSpec::Kind::kNone) {
     return absl::InvalidArgumentError(
         "--world-size > 1 needs --rendezvous file:DIR or tcp:HOST:PORT so the ranks can find each other");
@@ -78,7 +79,7 @@ World::~World() = default;
 
 absl::StatusOr<gloo::rendezvous::Store*> World::Store() {
   if (store_) return store_.get();
-  if (auto s = ValidateWorldOptions(options_); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(ValidateWorldOptions(options_));
   auto spec = ParseRendezvous(options_.rendezvous);
   try {
     switch (spec->kind) {
@@ -99,7 +100,7 @@ absl::StatusOr<gloo::rendezvous::Store*> World::Store() {
       case RendezvousSpec::Kind::kTcp:
         if (options_.rank == 0) {
           auto server = TcpStoreServer::Start(spec->host, spec->port);
-          if (!server.ok()) return server.status();
+          PERFGATE_RETURN_IF_ERROR(server);
           server_ = std::shared_ptr<TcpStoreServer>(std::move(*server));
         }
         base_store_ = std::make_unique<TcpStore>(spec->host, spec->port, kRendezvousTimeout);
@@ -115,7 +116,7 @@ absl::StatusOr<gloo::rendezvous::Store*> World::Store() {
 absl::StatusOr<std::shared_ptr<gloo::Context>> World::Context() {
   if (context_) return context_;
   auto store = Store();
-  if (!store.ok()) return store.status();
+  PERFGATE_RETURN_IF_ERROR(store);
   try {
     gloo::transport::tcp::attr attr;
     attr.hostname = options_.transport_host;
@@ -136,7 +137,7 @@ absl::StatusOr<std::shared_ptr<gloo::Context>> World::Context() {
 absl::Status World::Barrier() {
   if (options_.size == 1) return absl::OkStatus();
   auto ctx = Context();
-  if (!ctx.ok()) return ctx.status();
+  PERFGATE_RETURN_IF_ERROR(ctx);
   try {
     gloo::BarrierOptions opts(*ctx);
     gloo::barrier(opts);
@@ -149,7 +150,7 @@ absl::Status World::Barrier() {
 absl::Status World::AllReduceMax(std::vector<double>& values) {
   if (options_.size == 1 || values.empty()) return absl::OkStatus();
   auto ctx = Context();
-  if (!ctx.ok()) return ctx.status();
+  PERFGATE_RETURN_IF_ERROR(ctx);
   try {
     gloo::AllreduceOptions opts(*ctx);
     opts.setOutput(values.data(), values.size());
@@ -165,7 +166,7 @@ absl::Status World::AllReduceMax(std::vector<double>& values) {
 absl::Status World::Broadcast(int64_t& value) {
   if (options_.size == 1) return absl::OkStatus();
   auto ctx = Context();
-  if (!ctx.ok()) return ctx.status();
+  PERFGATE_RETURN_IF_ERROR(ctx);
   try {
     gloo::BroadcastOptions opts(*ctx);
     opts.setOutput(&value, 1);
@@ -180,7 +181,7 @@ absl::Status World::Broadcast(int64_t& value) {
 absl::StatusOr<std::vector<char>> World::ShareFromRoot(const std::string& key,
                                                        std::vector<char> data) {
   auto store = Store();
-  if (!store.ok()) return store.status();
+  PERFGATE_RETURN_IF_ERROR(store);
   try {
     if (options_.rank == 0) {
       (*store)->set(key, data);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace perfgate::cuda {
 namespace {
@@ -53,7 +54,7 @@ absl::StatusOr<CublasLt> Open() {
 
 absl::StatusOr<const CublasLt*> LoadCublasLt() {
   static const absl::StatusOr<CublasLt> loaded = Open();
-  if (!loaded.ok()) return loaded.status();
+  PERFGATE_RETURN_IF_ERROR(loaded);
   return &*loaded;
 }
 

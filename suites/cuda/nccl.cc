@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace perfgate::cuda {
 namespace {
@@ -48,7 +49,7 @@ absl::StatusOr<Nccl> Open() {
 
 absl::StatusOr<const Nccl*> LoadNccl() {
   static const absl::StatusOr<Nccl> loaded = Open();
-  if (!loaded.ok()) return loaded.status();
+  PERFGATE_RETURN_IF_ERROR(loaded);
   return &*loaded;
 }
 

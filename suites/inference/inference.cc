@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/status_macros.h"
 #include "measure/engine.h"
 #include "suites/model/config.h"
 #include "suites/model/host_model.h"
@@ -181,12 +182,12 @@ absl::Status VerifyAgainstHost() {
 
 absl::Status CudaCase(State& state, const CaseParams& p, bool decode) {
   if (auto visible = cuda::VisibleDevices(); !visible.ok()) return visible.status();
-  if (auto s = VerifyAgainstHost(); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(VerifyAgainstHost());
   auto made = model::cuda::CudaModel::CreateForInference(p.config, model::InitParameters(p.config, p.seed), 0);
-  if (!made.ok()) return made.status();
+  PERFGATE_RETURN_IF_ERROR(made);
   model::cuda::CudaModel& m = **made;
   const std::vector<int32_t> prompt = Prompt(p);
-  if (auto s = m.Prefill(prompt.data(), p.config.batch, p.prompt, nullptr); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(m.Prefill(prompt.data(), p.config.batch, p.prompt, nullptr));
   absl::Status st;
   std::function<double()> sample;
   if (decode) {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "common/model.h"
+#include "common/run_types.h"
 #include "suites/state.h"
 
 namespace perfgate::suites::kernels {

@@ -10,7 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "common/model.h"
+#include "common/run_types.h"
 #include "suites/model/config.h"
 #include "suites/state.h"
 

@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/status_macros.h"
 #include "gloo/allreduce.h"
 #include "gloo/context.h"
 #include "gloo/math.h"
@@ -129,7 +130,7 @@ absl::Status CheckRanksAgree(collectives::World& world, const std::vector<float>
     weighted += params[i] * double(i % 977 + 1);
   }
   std::vector<double> v{sum, weighted, -sum, -weighted};
-  if (auto s = world.AllReduceMax(v); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(world.AllReduceMax(v));
   if (v[0] != -v[2] || v[1] != -v[3]) {
     return absl::InternalError(absl::StrFormat(
         "the ranks' weights differ after data-parallel steps (checksums from %.9g to %.9g)", -v[2], v[0]));
@@ -144,7 +145,7 @@ absl::Status RecordLockstep(State& state, collectives::World& world,
                             const std::function<absl::StatusOr<double>()>& sample) {
   auto m = collectives::MeasureInLockstep(world, state.options(), state.throttle_source(),
                                           state.inject_fraction(), warmup, sample);
-  if (!m.ok()) return m.status();
+  PERFGATE_RETURN_IF_ERROR(m);
   state.Record(*m);
   return absl::OkStatus();
 }
@@ -195,7 +196,7 @@ absl::Status HostDataParallel(State& state, const CaseParams& p, collectives::Wo
   if (!peak) return absl::OkStatus();
   // Every rank divides by the same peak: the best of theirs.
   std::vector<double> agreed_peak{*peak};
-  if (auto s = world.AllReduceMax(agreed_peak); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(world.AllReduceMax(agreed_peak));
   const std::vector<float> initial = model::InitParameters(p.config, p.weight_seed);
   std::vector<int32_t> inputs, targets;
   RankBatch(p.config, p.weight_seed, world.rank(), &inputs, &targets);
@@ -214,10 +215,10 @@ absl::Status HostDataParallel(State& state, const CaseParams& p, collectives::Wo
           const double t = Seconds([&] {
             status = HostTrainStep(local, inputs.data(), targets.data(), batch, seq, hp, nullptr).status();
           });
-          if (!status.ok()) return status;
+          PERFGATE_RETURN_IF_ERROR(status);
           return t;
         });
-    if (!single.ok()) return single.status();
+    PERFGATE_RETURN_IF_ERROR(single);
     state.SetReferenceTime(MedianSeconds(*single));
   }
 
@@ -230,11 +231,11 @@ absl::Status HostDataParallel(State& state, const CaseParams& p, collectives::Wo
     const double t = Seconds([&] {
       status = HostTrainStep(m, inputs.data(), targets.data(), batch, seq, hp, &reducer).status();
     });
-    if (!status.ok()) return status;
+    PERFGATE_RETURN_IF_ERROR(status);
     return t;
   };
-  if (auto s = RecordLockstep(state, world, [&] { return step().status(); }, step); !s.ok()) return s;
-  if (auto s = CheckRanksAgree(world, m.params()); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(RecordLockstep(state, world, [&] { return step().status(); }, step));
+  PERFGATE_RETURN_IF_ERROR(CheckRanksAgree(world, m.params()));
   CheckTrained(state, before, m.Forward(inputs.data(), targets.data(), batch, seq));
   return absl::OkStatus();
 }
@@ -257,13 +258,13 @@ absl::Status CompareWithHost(const Config& c, const std::vector<float>& params, 
                              const std::vector<int32_t>& targets, int device, float host_loss,
                              const std::vector<float>& host_grads) {
   auto gpu = model::cuda::CudaModel::Create(c, params, device);
-  if (!gpu.ok()) return gpu.status();
-  if (auto s = (*gpu)->SetBatch(inputs.data(), targets.data(), c.batch, c.seq); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(gpu);
+  PERFGATE_RETURN_IF_ERROR((*gpu)->SetBatch(inputs.data(), targets.data(), c.batch, c.seq));
   absl::StatusOr<float> gpu_loss = (*gpu)->Forward();
-  if (!gpu_loss.ok()) return gpu_loss.status();
-  if (auto s = (*gpu)->Backward(nullptr); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(gpu_loss);
+  PERFGATE_RETURN_IF_ERROR((*gpu)->Backward(nullptr));
   absl::StatusOr<std::vector<float>> grads = (*gpu)->DownloadGrads();
-  if (!grads.ok()) return grads.status();
+  PERFGATE_RETURN_IF_ERROR(grads);
   const double loss_error = std::fabs(*gpu_loss - host_loss) / std::fabs(host_loss);
   const double grad_error = RelativeL2(*grads, host_grads);
   if (!(loss_error <= kLossTolerance) || !(grad_error <= kGradientTolerance)) {
@@ -313,27 +314,27 @@ class NcclReducer final : public model::cuda::AllReducer {
 // Sets this rank's batch; returns its loss before any step.
 absl::StatusOr<float> SetBatch(model::cuda::CudaModel& m, const Config& c, const std::vector<int32_t>& inputs,
                                const std::vector<int32_t>& targets) {
-  if (auto s = m.SetBatch(inputs.data(), targets.data(), c.batch, c.seq); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(m.SetBatch(inputs.data(), targets.data(), c.batch, c.seq));
   return m.Forward();
 }
 
 absl::Status CudaTrain(State& state, const CaseParams& p, collectives::World* world) {
   const absl::StatusOr<int> visible = cuda::VisibleDevices();
-  if (!visible.ok()) return visible.status();
+  PERFGATE_RETURN_IF_ERROR(visible);
   const int device = world != nullptr ? collectives::WorldDevice(*world, *visible) : 0;
   if (device >= *visible) {
     return absl::InvalidArgumentError(absl::StrCat("device ", device, " but only ", *visible, " are visible"));
   }
-  if (auto s = VerifyAgainstHost(device); !s.ok()) return s;
+  PERFGATE_RETURN_IF_ERROR(VerifyAgainstHost(device));
   std::shared_ptr<collectives::nccl::Communicators> comms;
   if (world != nullptr && world->size() > 1) {
     auto made = collectives::WorldCommunicators(*world);
-    if (!made.ok()) return made.status();
+    PERFGATE_RETURN_IF_ERROR(made);
     comms = *made;
   }
   const std::vector<float> initial = model::InitParameters(p.config, p.weight_seed);
   auto m = model::cuda::CudaModel::Create(p.config, initial, device);
-  if (!m.ok()) return m.status();
+  PERFGATE_RETURN_IF_ERROR(m);
   // The GEMM peak of this device (Create made it current).
   std::optional<double> peak = kernels::DeviceGemmPeak(state, "bf16");
   if (!peak) return absl::OkStatus();
@@ -341,7 +342,7 @@ absl::Status CudaTrain(State& state, const CaseParams& p, collectives::World* wo
   std::vector<int32_t> inputs, targets;
   RankBatch(p.config, p.weight_seed, rank, &inputs, &targets);
   absl::StatusOr<float> before = SetBatch(**m, p.config, inputs, targets);
-  if (!before.ok()) return before.status();
+  PERFGATE_RETURN_IF_ERROR(before);
   const model::AdamW hp = StepHyperParameters();
 
   auto timed = [&](model::cuda::AllReducer* reducer) { return (*m)->TimedTrainStep(hp, reducer); };
@@ -356,19 +357,19 @@ absl::Status CudaTrain(State& state, const CaseParams& p, collectives::World* wo
     }
   } else {
     std::vector<double> agreed_peak{*peak};
-    if (auto s = world->AllReduceMax(agreed_peak); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(world->AllReduceMax(agreed_peak));
     // One device: the same step with no exchange, every rank at once; then
     // the weights go back to their start so the ranks begin equal.
     auto single = collectives::MeasureInLockstep(*world, state.options(), state.throttle_source(), 0,
                                                  [&] { return timed(nullptr).status(); },
                                                  [&] { return timed(nullptr); });
-    if (!single.ok()) return single.status();
+    PERFGATE_RETURN_IF_ERROR(single);
     state.SetReferenceTime(MedianSeconds(*single));
     m->reset();
     m = model::cuda::CudaModel::Create(p.config, initial, device);
-    if (!m.ok()) return m.status();
+    PERFGATE_RETURN_IF_ERROR(m);
     before = SetBatch(**m, p.config, inputs, targets);
-    if (!before.ok()) return before.status();
+    PERFGATE_RETURN_IF_ERROR(before);
     std::unique_ptr<NcclReducer> reducer;
     if (comms) reducer = std::make_unique<NcclReducer>(comms, world->size());
     SetStepQuantities(state, p.config, world->size(), agreed_peak[0]);
@@ -378,11 +379,11 @@ absl::Status CudaTrain(State& state, const CaseParams& p, collectives::World* wo
       return s;
     }
     absl::StatusOr<std::vector<float>> params = (*m)->DownloadParams();
-    if (!params.ok()) return params.status();
-    if (auto s = CheckRanksAgree(*world, *params); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(params);
+    PERFGATE_RETURN_IF_ERROR(CheckRanksAgree(*world, *params));
   }
   absl::StatusOr<float> after = (*m)->Forward();
-  if (!after.ok()) return after.status();
+  PERFGATE_RETURN_IF_ERROR(after);
   CheckTrained(state, *before, *after);
   return absl::OkStatus();
 }
@@ -499,7 +500,7 @@ absl::Status HostGradientReducer::Finish(size_t total) {
   cv_.wait(lock, [&] { return in_flight_ == 0; });
   absl::Status error = std::exchange(error_, absl::OkStatus());
   lock.unlock();
-  if (!error.ok()) return error;
+  PERFGATE_RETURN_IF_ERROR(error);
   const float scale = 1.0f / static_cast<float>(world_.size());
   for (size_t i = 0; i < total; ++i) grads_[i] *= scale;
   return absl::OkStatus();
@@ -513,7 +514,7 @@ absl::StatusOr<float> HostTrainStep(model::HostModel& model, const int32_t* inpu
     model.Backward();
   } else {
     model.Backward([&](size_t begin, size_t end) { reducer->Enqueue(begin, end); });
-    if (auto s = reducer->Finish(model.grads().size()); !s.ok()) return s;
+    PERFGATE_RETURN_IF_ERROR(reducer->Finish(model.grads().size()));
   }
   model.Step(hp);
   return loss;

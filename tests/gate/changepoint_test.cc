@@ -10,15 +10,16 @@
 
 #include "tests/common/random_series.h"
 
-namespace perfgate::stats {
+namespace perfgate::gate {
 namespace {
+
 
 // Levels of the given lengths, each with N(0, sd) noise from one seeded stream.
 std::vector<double> Levels(std::vector<std::pair<size_t, double>> levels, double sd, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<double> series;
   for (const auto& [n, level] : levels) {
-    const std::vector<double> part = testing::Normal(rng, n, level, sd);
+    const std::vector<double> part = stats::testing::Normal(rng, n, level, sd);
     series.insert(series.end(), part.begin(), part.end());
   }
   return series;
@@ -133,4 +134,4 @@ TEST(EDivisive, TooShortOrNonFiniteSeriesGiveNothing) {
 }
 
 }  // namespace
-}  // namespace perfgate::stats
+}  // namespace perfgate::gate

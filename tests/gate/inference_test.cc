@@ -14,8 +14,12 @@
 #include "common/stats.h"
 #include "tests/common/random_series.h"
 
-namespace perfgate::stats {
+namespace perfgate::gate {
 namespace {
+
+using stats::Median;
+using stats::Stdev;
+
 
 // Reference values computed by SciPy; tests/data/make_stats_reference.py says how.
 const nlohmann::json& Reference() {
@@ -49,8 +53,8 @@ TEST(RelativeChange, IsNaNWithoutAUsableBaseline) {
 
 TEST(BootstrapRelativeChange, CatchesAFivePercentSlowdownWithItsSign) {
   std::mt19937_64 rng(11);
-  const std::vector<double> base = testing::Normal(rng, 30, 100.0, 1.0);
-  const std::vector<double> slower = testing::Normal(rng, 30, 105.0, 1.0);
+  const std::vector<double> base = stats::testing::Normal(rng, 30, 100.0, 1.0);
+  const std::vector<double> slower = stats::testing::Normal(rng, 30, 105.0, 1.0);
   const ChangeEstimate time = BootstrapRelativeChange(base, slower, /*higher_is_better=*/false);
   EXPECT_DOUBLE_EQ(time.change, RelativeChange(Median(base), Median(slower), false));
   EXPECT_GT(time.ci.low, 0.0);
@@ -65,8 +69,8 @@ TEST(BootstrapRelativeChange, CatchesAFivePercentSlowdownWithItsSign) {
 
 TEST(BootstrapRelativeChange, SameSeedSameIntervalAndNoChangeStraddlesZero) {
   std::mt19937_64 rng(12);
-  const std::vector<double> a = testing::Normal(rng, 25, 50.0, 1.0);
-  const std::vector<double> b = testing::Normal(rng, 25, 50.0, 1.0);
+  const std::vector<double> a = stats::testing::Normal(rng, 25, 50.0, 1.0);
+  const std::vector<double> b = stats::testing::Normal(rng, 25, 50.0, 1.0);
   const ChangeEstimate x = BootstrapRelativeChange(a, b, false, 0.95, 1000, 99);
   const ChangeEstimate y = BootstrapRelativeChange(a, b, false, 0.95, 1000, 99);
   EXPECT_EQ(x.ci.low, y.ci.low);
@@ -78,9 +82,9 @@ TEST(BootstrapRelativeChange, SameSeedSameIntervalAndNoChangeStraddlesZero) {
 TEST(BootstrapRelativeChange, NarrowsWithMoreSamples) {
   std::mt19937_64 rng(13);
   const ChangeEstimate few =
-      BootstrapRelativeChange(testing::Normal(rng, 10, 100.0, 2.0), testing::Normal(rng, 10, 100.0, 2.0), false);
+      BootstrapRelativeChange(stats::testing::Normal(rng, 10, 100.0, 2.0), stats::testing::Normal(rng, 10, 100.0, 2.0), false);
   const ChangeEstimate many =
-      BootstrapRelativeChange(testing::Normal(rng, 1000, 100.0, 2.0), testing::Normal(rng, 1000, 100.0, 2.0), false);
+      BootstrapRelativeChange(stats::testing::Normal(rng, 1000, 100.0, 2.0), stats::testing::Normal(rng, 1000, 100.0, 2.0), false);
   EXPECT_LT(3.0 * (many.ci.high - many.ci.low), few.ci.high - few.ci.low);
 }
 
@@ -215,14 +219,14 @@ TEST(PairedTShift, IsTheOneSampleTOfTheDifferences) {
   // 3 % +- 1.9632 %, and the two-sided p lies between 0.01 (t(0.995, 4) =
   // 4.604) and 0.02 (t(0.99, 4) = 3.747).
   const std::vector<double> d = {0.01, 0.02, 0.03, 0.04, 0.05};
-  const stats::ShiftEstimate s = stats::PairedTShift(d);
+  const gate::ShiftEstimate s = gate::PairedTShift(d);
   EXPECT_NEAR(s.shift, 0.03, 1e-12);
   EXPECT_NEAR(s.ci.low, 0.03 - 0.0196320, 1e-6);
   EXPECT_NEAR(s.ci.high, 0.03 + 0.0196320, 1e-6);
   EXPECT_GT(s.p_value, 0.01);
   EXPECT_LT(s.p_value, 0.02);
   EXPECT_EQ(s.df, 4.0);
-  EXPECT_TRUE(std::isnan(stats::PairedTShift(std::vector<double>{0.01}).shift));
+  EXPECT_TRUE(std::isnan(gate::PairedTShift(std::vector<double>{0.01}).shift));
 }
 
 TEST(CompareWithHistory, MatchesScipyStudentTIntervalAndPValue) {
@@ -300,4 +304,4 @@ TEST(CompareWithHistory, IdenticalHistoryGivesAZeroWidthInterval) {
 }
 
 }  // namespace
-}  // namespace perfgate::stats
+}  // namespace perfgate::gate

@@ -1,7 +1,8 @@
 // The dashboard: hash routing (#/<view>?<params>), one render function per
 // view, every view's state in its URL so that it can be pasted; the token
 // box in the header, asked once per tab when the coordinator needs a
-// credential (docs/dashboard.md).
+// credential (docs/dashboard.md). Views move with navigate (nav.js), so no
+// view imports this file.
 import { AuthError, setToken, token } from './api.js';
 import { h } from './dom.js';
 import { renderRuns, renderRun } from './runs.js';
@@ -15,12 +16,6 @@ const views = {
   runs: renderRuns, run: renderRun, series: renderSeries, compare: renderCompare,
   fleet: renderFleet, report: renderReport, regressions: renderRegressions,
 };
-
-// Changes the URL (and so the view) to view with params.
-export function navigate(view, params) {
-  const q = new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined && v !== ''));
-  location.hash = `#/${view}${q.toString() ? '?' + q : ''}`;
-}
 
 async function route() {
   const [path, query] = location.hash.replace(/^#\/?/, '').split('?');

@@ -1,7 +1,7 @@
 // Two runs side by side, one row per metric both have, largest change first.
 import { get } from './api.js';
 import { h, link, num, pct, short, table } from './dom.js';
-import { navigate } from './app.js';
+import { navigate } from './nav.js';
 
 export async function renderCompare(root, params) {
   const base = params.get('base') || '', cand = params.get('cand') || '';

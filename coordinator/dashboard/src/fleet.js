@@ -2,7 +2,7 @@
 // the environment fields in which each differs from the fleet's majority.
 import { get } from './api.js';
 import { h, link, num, table, when } from './dom.js';
-import { navigate } from './app.js';
+import { navigate } from './nav.js';
 
 export async function renderFleet(root, params) {
   const sku = params.get('sku') || '', sweep = params.get('sweep') || '', k = params.get('k') || '';

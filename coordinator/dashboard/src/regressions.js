@@ -3,7 +3,7 @@
 // or admin when the coordinator checks credentials.
 import { get, post } from './api.js';
 import { h, link, num, pct, select, short, table, when } from './dom.js';
-import { navigate } from './app.js';
+import { navigate } from './nav.js';
 
 const STATES = ['new', 'acknowledged', 'investigating', 'fixed', 'accepted', 'invalid'];
 

@@ -1,7 +1,7 @@
 // Runs by branch and SKU with their verdicts; one run with its cases.
 import { get } from './api.js';
 import { h, link, num, select, short, table, when } from './dom.js';
-import { navigate } from './app.js';
+import { navigate } from './nav.js';
 
 function verdictCell(v) {
   if (!v) return h('td', { class: 'muted' }, '—');

@@ -4,7 +4,7 @@
 // benchmark and metric, SKU, branch and node, all kept in the URL.
 import { get } from './api.js';
 import { h, link, num, pct, select, short, table, when } from './dom.js';
-import { navigate } from './app.js';
+import { navigate } from './nav.js';
 
 function plotData(points, byTime) {
   const xs = points.map((p, i) => (byTime ? p.t : i));

@@ -1,4 +1,4 @@
-#include "coordinator/ingest_checks.h"
+#include "coordinator/store/ingest_checks.h"
 
 #include <algorithm>
 #include <limits>
@@ -10,7 +10,7 @@
 #include "common/identity.h"
 #include "nlohmann/json.hpp"
 
-namespace perfgate::coordinator::ingest {
+namespace perfgate::coordinator::store::ingest {
 namespace {
 
 // Length-prefixed, so no two contents share a canonical text.
@@ -183,4 +183,4 @@ absl::Status CheckCloseAgainstStored(pqxx::transaction_base& txn, const std::str
   return absl::OkStatus();
 }
 
-}  // namespace perfgate::coordinator::ingest
+}  // namespace perfgate::coordinator::store::ingest

@@ -1,4 +1,4 @@
-#include "common/model.h"
+#include "common/run_types.h"
 
 #include <array>
 #include <utility>

@@ -8,14 +8,14 @@
 
 #include "common/history.h"
 
-namespace perfgate::coordinator {
+namespace perfgate::gate {
 
 /// Smallest segment E-divisive may split off: a level needs this many runs.
 inline constexpr size_t kChangePointMinSize = 3;
 
-/// The level shifts of the series' run medians (stats::EDivisive with its
+/// The level shifts of the series' run medians (EDivisive with its
 /// defaults), oldest first; none when the series has fewer than
 /// 2 × kChangePointMinSize points.
 std::vector<HistoryChange> FindHistoryChanges(const HistorySeries& series);
 
-}  // namespace perfgate::coordinator
+}  // namespace perfgate::gate

@@ -1,4 +1,4 @@
-#include "coordinator/history.h"
+#include "gate/history_changes.h"
 
 #include <span>
 
@@ -6,7 +6,7 @@
 #include "gate/inference.h"
 #include "common/stats.h"
 
-namespace perfgate::coordinator {
+namespace perfgate::gate {
 
 std::vector<HistoryChange> FindHistoryChanges(const HistorySeries& series) {
   std::vector<HistoryChange> out;
@@ -14,8 +14,8 @@ std::vector<HistoryChange> FindHistoryChanges(const HistorySeries& series) {
   std::vector<double> medians;
   medians.reserve(series.points.size());
   for (const HistoryPoint& p : series.points) medians.push_back(p.median);
-  const std::vector<stats::ChangePoint> found =
-      stats::EDivisive(medians, 0.05, 199, kChangePointMinSize);
+  const std::vector<gate::ChangePoint> found =
+      gate::EDivisive(medians, 0.05, 199, kChangePointMinSize);
   const std::span<const double> all(medians);
   for (size_t i = 0; i < found.size(); ++i) {
     // Each level runs from one change point to the next, so a shift is measured
@@ -26,7 +26,7 @@ std::vector<HistoryChange> FindHistoryChanges(const HistorySeries& series) {
     c.index = found[i].index;
     c.median_before = stats::Median(all.subspan(begin, c.index - begin));
     c.median_after = stats::Median(all.subspan(c.index, end - c.index));
-    c.change = stats::RelativeChange(c.median_before, c.median_after,
+    c.change = gate::RelativeChange(c.median_before, c.median_after,
                                      series.direction == Direction::kHigherIsBetter);
     c.statistic = found[i].statistic;
     c.p_value = found[i].p_value;
@@ -35,4 +35,4 @@ std::vector<HistoryChange> FindHistoryChanges(const HistorySeries& series) {
   return out;
 }
 
-}  // namespace perfgate::coordinator
+}  // namespace perfgate::gate

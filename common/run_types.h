@@ -1,4 +1,6 @@
-// Domain types shared by the agent, the suites and the coordinator. They carry
+// The run and result types shared by the agent, the suites and the
+// coordinator: a run's metadata and environment, its cases, samples and
+// metric summaries, and how it ended. They carry
 // no wire or database concerns; wire/convert.h maps them to messages.
 #pragma once
 

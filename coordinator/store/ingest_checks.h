@@ -1,9 +1,11 @@
 // The checks of Ingest writes against what PostgreSQL already holds, used
-// by Store inside its transactions (store.cc): a resent batch must carry the
-// content stored under its sequence, a sample index is stored once per case
-// and run, a run keeps one definition per metric name, a reopened run is the
-// same run, and a close agrees with the batches stored. Each refusal is a
+// by the repositories inside their transactions (runs.cc, batches.cc,
+// summaries.cc): a resent batch must carry the content stored under its
+// sequence, a sample index is stored once per case and run, a run keeps one
+// definition per metric name, a reopened run is the same run, and a close
+// agrees with the batches stored. Each refusal is a
 // status naming the run, batch, case or field; nothing here writes.
+// Internal to coordinator/store/ (it includes libpqxx).
 #pragma once
 
 #include <cstdint>
@@ -12,9 +14,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "common/model.h"
+#include "common/run_types.h"
 
-namespace perfgate::coordinator::ingest {
+namespace perfgate::coordinator::store::ingest {
 
 /// A digest of everything a batch carries (cases, metrics, samples, statuses).
 std::string BatchDigest(const std::vector<CaseResult>& cases);
@@ -57,4 +59,4 @@ const char* ReopenColumns();
 absl::Status CheckCloseAgainstStored(pqxx::transaction_base& txn, const std::string& run_id, RunStatus status,
                                      uint64_t last_sequence);
 
-}  // namespace perfgate::coordinator::ingest
+}  // namespace perfgate::coordinator::store::ingest

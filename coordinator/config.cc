@@ -1,0 +1,146 @@
+#include "coordinator/config.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/exit_codes.h"
+#include "common/status_macros.h"
+#include "common/token_file.h"
+#include "coordinator/commands.h"
+
+namespace perfgate::coordinator {
+namespace {
+
+// The `maintenance` subcommand; --expire-days goes to *expire_days_value,
+// and *expire_days tells whether it was given.
+CLI::App* AddMaintenance(CLI::App& app, CoordinatorConfig& config, uint32_t* expire_days_value,
+                         CLI::Option** expire_days) {
+  CLI::App* maintenance = app.add_subcommand(
+      "maintenance", "Apply migrations, make the partitions of samples ahead of time, then remove expired runs");
+  maintenance->add_option("--months-ahead", config.maintenance.months_ahead,
+                          "Monthly partitions made beyond the current month")
+      ->check(CLI::Range(0, 120))->capture_default_str();
+  *expire_days = maintenance->add_option("--expire-days", *expire_days_value,
+                          "Remove finished runs (samples, summaries, batches, reports) finished more than this many "
+                          "days ago")
+      ->check(CLI::Range(0, 1000000));
+  maintenance->add_option("--expire-branch", config.maintenance.expire_branch,
+                          "Remove only runs of this branch (alone: every finished run of it)");
+  return maintenance;
+}
+
+CLI::App* AddServe(CLI::App& app, CoordinatorConfig& c) {
+  CLI::App* serve = app.add_subcommand("serve", "Apply pending migrations, then serve gRPC");
+  serve->add_option("--listen", c.listen, "host:port to listen on (port 0: any free port)")
+      ->envname("PERFGATE_LISTEN")->capture_default_str();
+  serve->add_option("--token-file", c.token_file,
+                    "File with a token shared by every caller, with role admin (docs/security.md)")
+      ->envname("PERFGATE_TOKEN_FILE");
+  serve->add_option("--query-database", c.query_database,
+                    "libpq connection string for Query's reads, e.g. as a read-only role (default: --database)")
+      ->envname("PERFGATE_QUERY_DATABASE");
+  serve->add_flag("--require-credentials", c.auth.require_credentials,
+                  "Every call but the health check needs a credential (`credentials issue`) or the shared token");
+  serve->add_option("--tls-cert", c.tls.cert_file, "PEM certificate chain of this server: serve TLS only")
+      ->envname("PERFGATE_TLS_CERT");
+  serve->add_option("--tls-key", c.tls.key_file, "PEM private key of --tls-cert")->envname("PERFGATE_TLS_KEY");
+  serve->add_option("--tls-client-ca", c.tls.ca_file,
+                    "PEM CA certificates: clients must present a certificate they signed (mutual TLS)")
+      ->envname("PERFGATE_TLS_CLIENT_CA");
+  serve->add_option("--max-evaluations-per-caller", c.auth.max_evaluations,
+                    "Gate evaluations one caller may have running at once")
+      ->check(CLI::Range(1, 1000))->capture_default_str();
+  serve->add_option("--evaluations-per-minute", c.auth.evaluations_per_minute,
+                    "Gate evaluations one caller may start per minute (0: no bound)")
+      ->check(CLI::Range(0, 100000))->capture_default_str();
+  serve->add_option("--http-listen", c.http_listen,
+                    "host:port for the dashboard, JSON API, /metrics and /healthz (none: no HTTP)")
+      ->envname("PERFGATE_HTTP_LISTEN");
+  serve->add_option("--track-branch", c.track_branches,
+                    "Branch whose closed runs are checked for regressions (repeatable)")
+      ->capture_default_str();
+  serve->add_option("--regression-policy", c.regression_policy,
+                    "Policy (YAML) whose tolerances a regression must exceed (none: the defaults)");
+  serve->add_option("--expire-runs-after", c.expire_runs_after_s,
+                    "Seconds without word from a running run's agent (OpenRun, a batch) after which the run "
+                    "is closed as failed; 0: never")
+      ->envname("PERFGATE_EXPIRE_RUNS_AFTER")->check(CLI::Range(0.0, 1e9))->capture_default_str();
+  return serve;
+}
+
+CLI::App* AddCredentials(CLI::App& app, CoordinatorConfig& c) {
+  CLI::App* creds = app.add_subcommand("credentials", "Issue, revoke and list the callers' credentials");
+  creds->require_subcommand(1);
+  CLI::App* issue = creds->add_subcommand("issue", "Issue a credential and print its token (shown only this once)");
+  issue->add_option("name", c.name, "Its name; for role agent, the one agent name it may ingest as")->required();
+  issue->add_option("--role", c.role, "agent: ingest as NAME; read: query; gate: query and gate; admin: all")
+      ->check(CLI::IsMember({"agent", "read", "gate", "admin"}))->required();
+  issue->add_option("--output", c.output, "Write the token to this new file (mode 0600) instead of stdout");
+  CLI::App* revoke = creds->add_subcommand("revoke", "Revoke every credential of a name, or one by its key id");
+  revoke->add_option("name", c.name, "Name or key id")->required();
+  creds->add_subcommand("list", "List the credentials: key id, name, role, issued, revoked");
+  return creds;
+}
+
+// Everything `serve` reads from files, read before the database is touched.
+absl::Status ReadServeFiles(const CoordinatorConfig& c, ServerConfig* out) {
+  out->listen = c.listen;
+  out->auth = c.auth;
+  if (!c.token_file.empty()) {
+    auto token = ReadTokenFile(c.token_file);
+    if (!token.ok()) return absl::InvalidArgumentError(absl::StrCat("--token-file: ", token.status().message()));
+    out->auth.shared_token = *std::move(token);
+  }
+  if (c.tls.cert_file.empty() && !c.tls.ca_file.empty()) {
+    return absl::InvalidArgumentError("--tls-client-ca needs --tls-cert and --tls-key (mutual TLS is TLS)");
+  }
+  auto tls = LoadTlsFiles(c.tls, {"--tls-cert", "--tls-key", "--tls-client-ca"});
+  PERFGATE_RETURN_IF_ERROR(tls);
+  out->tls = *std::move(tls);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+CommandLine ParseCommandLine(int argc, char** argv) {
+  CommandLine line;
+  CoordinatorConfig& config = line.config;
+  CLI::App app{"perfgate-coordinator: store benchmark runs in PostgreSQL and gate merges"};
+  app.set_config("--config", "", "TOML/INI file with option values (flags and PERFGATE_* override it)");
+  app.require_subcommand(1);
+  app.add_option("--database", config.database, "libpq connection string of the PostgreSQL database")
+      ->envname("PERFGATE_DATABASE")->capture_default_str();
+  app.add_option("--pool-size", config.pool_size, "Database connections kept open")
+      ->check(CLI::Range(1, 256))->capture_default_str();
+  CLI::App* serve = AddServe(app, config);
+  app.add_subcommand("migrate", "Apply pending schema migrations and exit");
+  CLI::App* credentials = AddCredentials(app, config);
+  uint32_t expire_days = 0;
+  CLI::Option* expire_days_option = nullptr;
+  CLI::App* maintenance = AddMaintenance(app, config, &expire_days, &expire_days_option);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    line.exit_code = app.exit(e);
+    return line;
+  }
+  if (serve->parsed()) {
+    line.command = Command::kServe;
+    // Files first: a wrong one is told before the database is touched.
+    if (absl::Status s = ReadServeFiles(config, &config.server); !s.ok()) line.exit_code = Fail(s, "bad option");
+  } else if (credentials->parsed()) {
+    line.command = Command::kCredentials;
+    config.credentials = credentials->got_subcommand("issue")    ? CredentialsAction::kIssue
+                         : credentials->got_subcommand("revoke") ? CredentialsAction::kRevoke
+                                                                 : CredentialsAction::kList;
+  } else if (maintenance->parsed()) {
+    line.command = Command::kMaintenance;
+    if (expire_days_option->count() > 0) config.maintenance.expire_days = expire_days;
+  }
+  return line;
+}
+
+}  // namespace perfgate::coordinator

@@ -1,0 +1,65 @@
+// The configuration of perfgate-coordinator: one struct filled from
+// defaults, a --config file, PERFGATE_* variables and flags (CLI11), in that
+// order, and checked at start (ParseCommandLine): everything `serve` reads
+// from files (the shared token, the TLS files) is read here, before the
+// database is touched.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/tls_files.h"
+#include "coordinator/auth.h"
+#include "coordinator/maintenance.h"
+#include "coordinator/server.h"
+
+namespace perfgate::coordinator {
+
+/// The subcommands of perfgate-coordinator.
+enum class Command { kServe, kMigrate, kCredentials, kMaintenance };
+
+/// What `credentials` does.
+enum class CredentialsAction { kIssue, kRevoke, kList };
+
+/// Everything the coordinator's commands read.
+struct CoordinatorConfig {
+  std::string database = "host=127.0.0.1 port=5432 dbname=perfgate user=perfgate";
+  int pool_size = 8;
+
+  // serve
+  std::string listen = "127.0.0.1:50051";
+  std::string token_file;
+  std::string query_database;
+  TlsFiles tls;
+  AuthConfig auth;
+  std::string http_listen;  // empty: no HTTP
+  std::vector<std::string> track_branches{"main"};
+  std::string regression_policy;
+  double expire_runs_after_s = 24 * 3600;
+  /// Parsed at start from the options above and the files they name.
+  ServerConfig server;
+
+  // credentials
+  CredentialsAction credentials = CredentialsAction::kList;
+  std::string name, role, output;
+
+  // maintenance
+  MaintenanceRequest maintenance;
+};
+
+/// A command line, parsed and checked.
+struct CommandLine {
+  Command command = Command::kMigrate;
+  CoordinatorConfig config;
+  /// Set when the process ends here: CLI11's code after --help or a bad
+  /// command line, kExitError for a file `serve` cannot read (told on
+  /// stderr as "perfgate-coordinator: bad option: <reason>").
+  std::optional<int> exit_code;
+};
+
+/// Parses argv (and the --config file and PERFGATE_* variables) and reads
+/// the files `serve` needs.
+CommandLine ParseCommandLine(int argc, char** argv);
+
+}  // namespace perfgate::coordinator

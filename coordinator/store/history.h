@@ -1,0 +1,58 @@
+// History and series: the run medians of one metric of one case over the
+// complete runs of a SKU and branch, as the gate's history comparison takes
+// them (GetHistory) and as the dashboard and the regression detector read
+// them (GetSeries: each run also with its p5–p95 band, throttled samples
+// and the reasons it is invalid for gating).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/history.h"
+#include "coordinator/store/repository.h"
+
+namespace perfgate::coordinator::store {
+
+/// Which series; empty sku/branch/node match all.
+struct SeriesQuery {
+  std::string benchmark;  // BenchmarkId::Key()
+  std::string metric;
+  std::string sku, branch, node;
+  uint32_t limit = 200;   // the newest points, at most kMaxSeriesPoints
+};
+inline constexpr uint32_t kMaxSeriesPoints = 5000;
+
+/// One run of the series.
+struct SeriesPoint {
+  HistoryPoint point;      // run, commit, branch, node, finished_at, median, n
+  double p5 = 0, p95 = 0;  // NaN for runs closed before p5/p95 were stored
+  uint32_t n_throttled = 0;
+  std::vector<std::string> invalid_reasons;  // empty: valid for gating
+  bool valid() const { return invalid_reasons.empty(); }
+};
+
+struct Series {
+  std::string unit;
+  Direction direction = Direction::kLowerIsBetter;
+  std::vector<SeriesPoint> points;  // oldest first
+};
+
+class HistoryRepository : protected Repository {
+ public:
+  /// Run medians of one metric over complete runs, oldest first, at most limit
+  /// newest points. Empty sku/branch match all.
+  absl::StatusOr<HistorySeries> GetHistory(const std::string& benchmark_key,
+                                           const std::string& metric, const std::string& sku,
+                                           const std::string& branch, uint32_t limit);
+  /// The newest q.limit points, oldest first. NOT_FOUND when nothing was ever
+  /// stored for the benchmark and metric; INVALID_ARGUMENT for an empty
+  /// benchmark or metric or a limit above kMaxSeriesPoints.
+  absl::StatusOr<Series> GetSeries(const SeriesQuery& q);
+
+ protected:
+  using Repository::Repository;
+};
+
+}  // namespace perfgate::coordinator::store

@@ -1,0 +1,41 @@
+// Gate reports: each gate's JSON report stored against its candidate run,
+// read back by id, and the verdicts of runs as the dashboard lists them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/run_types.h"
+#include "coordinator/store/repository.h"
+
+namespace perfgate::coordinator::store {
+
+/// A gate report of a run, without its body.
+struct Verdict {
+  int64_t report_id = 0;
+  std::string outcome;
+  std::string baseline_branch;
+  TimePoint created_at{};
+};
+
+class ReportRepository : protected Repository {
+ public:
+  /// Stores a gate report (its JSON form) and returns its id.
+  absl::StatusOr<int64_t> SaveGateReport(const std::string& candidate_run_id,
+                                         const std::string& baseline_branch,
+                                         const std::string& outcome,
+                                         const std::string& report_json);
+  /// The JSON of a stored report. NOT_FOUND when unknown.
+  absl::StatusOr<std::string> GetGateReport(int64_t report_id);
+  /// Every gate report of these runs, newest first per run (run id -> reports).
+  absl::StatusOr<std::map<std::string, std::vector<Verdict>>> GateVerdicts(
+      const std::vector<std::string>& run_ids);
+
+ protected:
+  using Repository::Repository;
+};
+
+}  // namespace perfgate::coordinator::store

@@ -1,0 +1,76 @@
+// The coordinator's PostgreSQL storage as one object: a connection pool
+// shared by one repository per concern (schema, agents and runs, batches
+// and samples, close and summaries, history and series, calibrations,
+// retention and partitions, gate reports, the dashboard's catalog,
+// credentials, regressions). Every write that belongs together is one
+// transaction; libpqxx exceptions never leave this folder (they become
+// statuses: connection trouble -> UNAVAILABLE, constraint misuse ->
+// INVALID_ARGUMENT / FAILED_PRECONDITION, missing rows -> NOT_FOUND).
+// A caller that needs one concern may take that repository alone.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "coordinator/store/batches.h"
+#include "coordinator/store/calibrations.h"
+#include "coordinator/store/catalog.h"
+#include "coordinator/store/credentials.h"
+#include "coordinator/store/history.h"
+#include "coordinator/store/records.h"
+#include "coordinator/store/regressions.h"
+#include "coordinator/store/reports.h"
+#include "coordinator/store/retention.h"
+#include "coordinator/store/runs.h"
+#include "coordinator/store/schema.h"
+#include "coordinator/store/summaries.h"
+
+namespace perfgate::coordinator {
+namespace store {
+
+/// Owns the pool; a base of Store so that it is made before the repositories.
+class DatabaseOwner {
+ protected:
+  explicit DatabaseOwner(std::unique_ptr<Database> db);
+  ~DatabaseOwner();
+  std::unique_ptr<Database> db_owned_;
+};
+
+}  // namespace store
+
+class Store : private store::DatabaseOwner,
+              public store::SchemaRepository,
+              public store::RunRepository,
+              public store::BatchRepository,
+              public store::SummaryRepository,
+              public store::HistoryRepository,
+              public store::CalibrationRepository,
+              public store::RetentionRepository,
+              public store::ReportRepository,
+              public store::CatalogRepository,
+              public store::CredentialRepository,
+              public store::RegressionRepository {
+ public:
+  /// Connects with a libpq connection string ("host=... port=... dbname=...
+  /// user=..."), keeping up to pool_size connections open.
+  static absl::StatusOr<std::unique_ptr<Store>> Connect(const std::string& conninfo,
+                                                        int pool_size = 4);
+  ~Store();
+
+ private:
+  explicit Store(std::unique_ptr<store::Database> db);
+};
+
+// The records callers name without the folder's namespace.
+using store::BaselineQuery;
+using store::BatchOutcome;
+using store::CalibrationRecord;
+using store::CloseOutcome;
+using store::RetentionOutcome;
+using store::RetentionRule;
+using store::RunRecord;
+using store::RunSamples;
+using store::StoredSummary;
+
+}  // namespace perfgate::coordinator

@@ -1,0 +1,325 @@
+#include "coordinator/store/summaries.h"
+
+#include <cmath>
+#include <future>
+#include <limits>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/stats.h"
+#include "common/status_macros.h"
+#include "coordinator/process_medians.h"
+#include "coordinator/store/ingest_checks.h"
+#include "coordinator/store/database.h"
+#include "coordinator/store/sql.h"
+
+namespace perfgate::coordinator::store {
+
+namespace {
+// The cases and samples a run holds so far.
+CloseOutcome StoredCounts(pqxx::transaction_base& txn, const std::string& run_id) {
+  CloseOutcome out;
+  const pqxx::row row = Prepared(txn, "stored_counts", run_id).at(0);
+  out.cases = row[0].as<uint32_t>();
+  out.samples = row[1].as<uint64_t>();
+  return out;
+}
+
+// Every batch the agent says it sent must be here, or the summaries would
+// silently leave samples out.
+absl::Status CheckBatchesArrived(pqxx::transaction_base& txn, const std::string& run_id,
+                                 uint64_t last_sequence) {
+  uint64_t expected = 1;
+  for (const auto& row : txn.exec_params(
+           "SELECT sequence FROM batches WHERE run_id = $1 AND sequence <= $2 ORDER BY sequence",
+           run_id,
+           static_cast<int64_t>(
+               std::min<uint64_t>(last_sequence, std::numeric_limits<int64_t>::max())))) {
+    if (row[0].as<uint64_t>() != expected) break;
+    ++expected;
+  }
+  if (expected <= last_sequence) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("batch ", expected, " of ", last_sequence, " of run ", run_id,
+                     " never arrived; resend the missing batches before closing the run"));
+  }
+  return absl::OkStatus();
+}
+
+
+// One metric of a run being closed: its case, its unthrottled values (in
+// sample order where the run has process blocks), and how many throttled
+// ones were left out.
+struct MetricValues {
+  std::string benchmark;
+  std::vector<double> values;
+  uint32_t throttled = 0;
+};
+
+// What CloseRun reads of a running run in one snapshot: its batches (to
+// tell later whether any arrived meanwhile), its details and its samples.
+struct CloseRead {
+  std::optional<CloseOutcome> already_closed;  // a resent CloseRun: nothing to do
+  std::string batches;                         // count, sum and max of the run's batches
+  RunDetails details;
+  bool blocked = false;  // several processes took the samples: their medians are stored too
+  std::map<int64_t, MetricValues> metrics;     // by metric id
+};
+
+// Reads the run's unthrottled values per metric into out.metrics, one row
+// per metric, its values one bytea: 400 rows to take apart rather than
+// 400k. For a run with process blocks, in sample order (the order
+// GetSamples gives the gate).
+void ReadCloseValues(pqxx::transaction_base& txn, const std::string& run_id, const std::string& from,
+                     const std::string& to, CloseRead& out) {
+  if (!out.blocked) {
+    for (const auto& row : Prepared(txn, "close_values", run_id, from, to)) {
+      MetricValues& m = out.metrics[ParseNumber<int64_t>(row[0])];
+      m.throttled = ParseNumber<uint32_t>(row[1]);
+      m.values = ParseBinaryNumbers<double>(row[2]);
+    }
+    return;
+  }
+  for (const auto& row : Prepared(txn, "close_values_indexed", run_id, from, to)) {
+    MetricValues& m = out.metrics[ParseNumber<int64_t>(row[0])];
+    m.throttled = ParseNumber<uint32_t>(row[1]);
+    m.values = InSampleOrder(ParseBinaryNumbers<double>(row[2]), ParseBinaryNumbers<int32_t>(row[3]));
+  }
+}
+
+absl::StatusOr<CloseRead> ReadForClose(pqxx::transaction_base& txn, const std::string& run_id,
+                                       const std::string& new_status, uint64_t last_sequence) {
+  CloseRead out;
+  pqxx::result run =
+      txn.exec_params(absl::StrCat("SELECT status, ", kRunBounds, ", details::text FROM runs WHERE id = $1"), run_id);
+  if (run.empty()) return absl::NotFoundError(absl::StrCat("run ", run_id, " does not exist"));
+  const std::string current = run[0][0].as<std::string>();
+  if (current != "running") {
+    if (current != new_status) {
+      return absl::FailedPreconditionError(absl::StrCat("run ", run_id, " was already closed as ", current,
+                                                        "; it cannot be closed again as ", new_status));
+    }
+    out.already_closed = StoredCounts(txn, run_id);  // a resent CloseRun
+    return out;
+  }
+  const RunStatus closing = new_status == ToString(RunStatus::kComplete) ? RunStatus::kComplete : RunStatus::kFailed;
+  PERFGATE_RETURN_IF_ERROR(ingest::CheckCloseAgainstStored(txn, run_id, closing, last_sequence));
+  // A failed run is closed with what it has, a missing batch included.
+  if (closing == RunStatus::kComplete) {
+    PERFGATE_RETURN_IF_ERROR(CheckBatchesArrived(txn, run_id, last_sequence));
+  }
+  out.batches = Prepared(txn, "batch_print", run_id).at(0)[0].as<std::string>();
+  out.details = ParseDetails(run[0][3].as<std::string>());
+  out.blocked = HasProcessBlocks(out.details);
+  for (const auto& row : txn.exec_params(
+           "SELECT s.metric_id, b.key FROM summaries s JOIN metrics m ON m.id = s.metric_id "
+           "JOIN benchmarks b ON b.id = m.benchmark_id WHERE s.run_id = $1",
+           run_id)) {
+    out.metrics[row[0].as<int64_t>()].benchmark = row[1].as<std::string>();
+  }
+  ReadCloseValues(txn, run_id, run[0][1].as<std::string>(), run[0][2].as<std::string>(), out);
+  return out;
+}
+
+// The medians of a metric's processes as a JSON array (null when a
+// median is not finite: the gate then reads the samples).
+Json ProcessMediansRow(const CloseRead& read, const MetricValues& v, const stats::Summary& s) {
+  const std::vector<double> medians = ComputeProcessMedians(read.details, v.benchmark, v.values, s.n, s.median);
+  if (!std::all_of(medians.begin(), medians.end(), [](double x) { return std::isfinite(x); })) return nullptr;
+  return Json(medians);
+}
+
+// The summary row (JSON) of one metric, over its unthrottled samples, with
+// how many throttled ones were left out and, for a run of several
+// processes, the processes' medians.
+Json SummaryRow(const CloseRead& read, int64_t metric_id, const MetricValues& v) {
+  const stats::Summary s = stats::Summarize(v.values);
+  // JSON has no NaN: statistics of an empty set are stored as NULL.
+  auto num = [&](double x) { return std::isfinite(x) && s.n > 0 ? Json(x) : Json(nullptr); };
+  return {{"metric_id", metric_id},
+          {"n", s.n},
+          {"n_throttled", v.throttled},
+          {"process_medians", read.blocked ? ProcessMediansRow(read, v, s) : Json(nullptr)},
+          {"median", num(s.median)},
+          {"mean", num(s.mean)},
+          {"stdev", num(s.stdev)},
+          {"min", num(s.min)},
+          {"max", num(s.max)},
+          {"noise", num(s.noise)},
+          {"mad", num(s.mad)},
+          {"p5", num(s.p5)},
+          {"p95", num(s.p95)},
+          {"median_ci_low", num(s.median_ci_low)},
+          {"median_ci_high", num(s.median_ci_high)}};
+}
+
+// The summary rows of every metric of the run, a large run's on two
+// threads (no connection is held meanwhile).
+Json SummaryRows(const CloseRead& read) {
+  std::vector<std::pair<int64_t, const MetricValues*>> metrics;
+  for (const auto& [id, v] : read.metrics) metrics.emplace_back(id, &v);
+  auto rows_of = [&](size_t from, size_t to) {
+    Json rows = Json::array();
+    for (size_t i = from; i < to; ++i) rows.push_back(SummaryRow(read, metrics[i].first, *metrics[i].second));
+    return rows;
+  };
+  constexpr size_t kParallelFrom = 64;  // metrics; fewer are summarized in well under a millisecond
+  if (metrics.size() < kParallelFrom) return rows_of(0, metrics.size());
+  const size_t half = metrics.size() / 2;
+  auto second = std::async(std::launch::async, rows_of, half, metrics.size());
+  Json rows = rows_of(0, half);
+  for (Json& row : second.get()) rows.push_back(std::move(row));
+  return rows;
+}
+
+// Writes what ReadForClose saw and SummaryRows made, unless a batch arrived
+// in between (then nullopt: read again).
+absl::StatusOr<std::optional<CloseOutcome>> WriteClose(pqxx::work& txn, const std::string& run_id,
+                                                       const std::string& new_status, const CloseRead& read,
+                                                       const Json& rows, const std::string& reason,
+                                                       const std::vector<std::string>& invalid_reasons) {
+  // FOR UPDATE waits for batches being stored (they hold FOR SHARE) and
+  // keeps new ones out until the run is closed.
+  pqxx::result run = txn.exec_params("SELECT status FROM runs WHERE id = $1 FOR UPDATE", run_id);
+  if (run.empty()) return absl::NotFoundError(absl::StrCat("run ", run_id, " does not exist"));
+  if (run[0][0].as<std::string>() != "running" ||
+      Prepared(txn, "batch_print", run_id).at(0)[0].as<std::string>() != read.batches) {
+    return std::optional<CloseOutcome>();
+  }
+  Prepared(txn, "summaries_write", run_id, rows.dump());
+  txn.exec_params(
+      "UPDATE runs SET status = $2, finished_at = now(), failure_reason = $3, "
+      "invalid_reasons = ARRAY(SELECT jsonb_array_elements_text($4::jsonb)) WHERE id = $1",
+      run_id, new_status, reason, Json(invalid_reasons).dump());
+  CloseOutcome out = StoredCounts(txn, run_id);
+  txn.commit();
+  return std::optional<CloseOutcome>(out);
+}
+
+}  // namespace
+absl::StatusOr<CloseOutcome> SummaryRepository::CloseRun(const std::string& raw_run_id, RunStatus status,
+                                             uint64_t last_sequence, const std::string& reason,
+                                             const std::vector<std::string>& invalid_reasons) {
+  auto run_id = NormalizeRunId(raw_run_id);
+  PERFGATE_RETURN_IF_ERROR(run_id);
+  if (status != RunStatus::kComplete && status != RunStatus::kFailed) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a run is closed as complete or failed, not ", ToString(status)));
+  }
+  const std::string new_status = ToString(status);
+  // Read the samples in one snapshot, summarize them with no connection
+  // held and no lock taken, then write under the run's lock if no batch
+  // came in between. A batch arriving meanwhile (the agent still sending)
+  // means reading again; a few times at most.
+  constexpr int kAttempts = 4;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    auto read = db_.Run("closing a run", [&](pqxx::connection& c) -> absl::StatusOr<CloseRead> {
+      pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> txn(c);
+      return ReadForClose(txn, *run_id, new_status, last_sequence);
+    });
+    PERFGATE_RETURN_IF_ERROR(read);
+    if (read->already_closed) return *read->already_closed;
+    const Json rows = SummaryRows(*read);
+    read->metrics.clear();
+    auto written = db_.Run("closing a run", [&](pqxx::connection& c) -> absl::StatusOr<std::optional<CloseOutcome>> {
+      pqxx::work txn(c);
+      return WriteClose(txn, *run_id, new_status, *read, rows, reason, invalid_reasons);
+    });
+    PERFGATE_RETURN_IF_ERROR(written);
+    if (written->has_value()) return **written;
+  }
+  return absl::AbortedError(absl::StrCat("run ", *run_id, " kept receiving batches while being closed (",
+                                         kAttempts, " attempts); close it once its batches are sent"));
+}
+
+absl::StatusOr<std::vector<MetricSummary>> SummaryRepository::GetSummaries(const std::string& run_id) {
+  auto stored = GetGateSummaries(run_id);
+  PERFGATE_RETURN_IF_ERROR(stored);
+  std::vector<MetricSummary> out;
+  out.reserve(stored->size());
+  for (StoredSummary& s : *stored) out.push_back(std::move(s.summary));
+  return out;
+}
+
+absl::StatusOr<std::vector<StoredSummary>> SummaryRepository::GetGateSummaries(const std::string& raw_run_id) {
+  auto run_id = NormalizeRunId(raw_run_id);
+  PERFGATE_RETURN_IF_ERROR(run_id);
+  return db_.Run(
+      "reading summaries", [&](pqxx::connection& c) -> absl::StatusOr<std::vector<StoredSummary>> {
+        pqxx::read_transaction txn(c);
+        if (txn.exec_params("SELECT 1 FROM runs WHERE id = $1", *run_id).empty()) {
+          return absl::NotFoundError(absl::StrCat("run ", *run_id, " does not exist"));
+        }
+        std::vector<StoredSummary> out;
+        // COLLATE "C": byte order, the order std::string comparison gives, on any
+        // database locale.
+        for (const auto& row : txn.exec_params(
+                 "SELECT b.key, m.name, m.unit, m.direction, s.n, s.n_throttled, s.median, s.mean, "
+                 "s.stdev, s.min, s.max, s.noise, coalesce(rc.status, 'unspecified'), "
+                 "coalesce(rc.reason, ''), s.mad, s.p5, s.p95, s.median_ci_low, s.median_ci_high, "
+                 "s.process_medians "
+                 "FROM summaries s JOIN metrics m ON m.id = s.metric_id "
+                 "JOIN benchmarks b ON b.id = m.benchmark_id "
+                 "LEFT JOIN run_cases rc ON rc.run_id = s.run_id AND rc.benchmark_id = b.id "
+                 "WHERE s.run_id = $1 ORDER BY b.key COLLATE \"C\", m.name COLLATE \"C\"",
+                 *run_id)) {
+          StoredSummary stored;
+          MetricSummary& ms = stored.summary;
+          ms.benchmark = row[0].as<std::string>();
+          ms.metric = row[1].as<std::string>();
+          ms.unit = row[2].as<std::string>();
+          ParseDirection(row[3].as<std::string>(), &ms.direction);
+          ms.n = row[4].as<uint32_t>();
+          ms.n_throttled = row[5].as<uint32_t>();
+          ms.median = NullableDouble(row[6]);
+          ms.mean = NullableDouble(row[7]);
+          ms.stdev = NullableDouble(row[8]);
+          ms.min = NullableDouble(row[9]);
+          ms.max = NullableDouble(row[10]);
+          ms.noise = NullableDouble(row[11]);
+          ParseCaseStatus(row[12].as<std::string>(), &ms.status);
+          ms.reason = row[13].as<std::string>();
+          ms.mad = NullableDouble(row[14]);
+          ms.p5 = NullableDouble(row[15]);
+          ms.p95 = NullableDouble(row[16]);
+          ms.median_ci_low = NullableDouble(row[17]);
+          ms.median_ci_high = NullableDouble(row[18]);
+          if (!row[19].is_null()) ParseFloatArray(row[19], stored.process_medians.emplace());
+          out.push_back(std::move(stored));
+        }
+        return out;
+      });
+}
+
+absl::StatusOr<std::vector<std::string>> SummaryRepository::ExpireSilentRuns(double max_silence_s) {
+  auto idle = db_.Run("finding silent runs", [&](pqxx::connection& c) -> absl::StatusOr<std::vector<std::string>> {
+    pqxx::read_transaction txn(c);
+    std::vector<std::string> ids;
+    for (const auto& row : txn.exec_params(
+             "SELECT r.id::text FROM runs r WHERE r.status = 'running' "
+             "AND r.heard_at < now() - make_interval(secs => $1::float8) AND NOT EXISTS (SELECT 1 FROM batches b "
+             "WHERE b.run_id = r.id AND b.received_at >= now() - make_interval(secs => $1::float8)) ORDER BY r.heard_at",
+             max_silence_s)) {
+      ids.push_back(row[0].as<std::string>());
+    }
+    return ids;
+  });
+  PERFGATE_RETURN_IF_ERROR(idle);
+  std::vector<std::string> expired;
+  const std::string reason = absl::StrFormat(
+      "expired: no word from its agent for %.0f s (the agent stopped; `perfgate-agent replay` of its spool "
+      "cannot add to a closed run)", max_silence_s);
+  for (const std::string& id : *idle) {
+    auto closed = CloseRun(id, RunStatus::kFailed, static_cast<uint64_t>(std::numeric_limits<int64_t>::max()),
+                           reason, {});
+    if (closed.ok()) {
+      expired.push_back(id);
+    } else if (closed.status().code() != absl::StatusCode::kFailedPrecondition) {
+      return closed.status();  // FAILED_PRECONDITION: closed meanwhile by its agent
+    }
+  }
+  return expired;
+}
+
+}  // namespace perfgate::coordinator::store

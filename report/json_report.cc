@@ -1,0 +1,68 @@
+// The gate report as a JSON object for a program (RenderJson).
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "report/gate_report.h"
+#include "report/report_text.h"
+
+namespace perfgate::report {
+
+using gate::MetricVerdict;
+
+namespace {
+
+nlohmann::ordered_json JsonNumber(double value) {
+  if (!std::isfinite(value)) return nullptr;
+  return value;
+}
+
+}  // namespace
+
+std::string RenderJson(const gate::GateReport& report) {
+  nlohmann::ordered_json verdicts = nlohmann::ordered_json::array();
+  for (const MetricVerdict& v : report.result.verdicts) {
+    verdicts.push_back({
+        {"benchmark", v.benchmark},
+        {"metric", v.metric},
+        {"unit", v.unit},
+        {"direction", perfgate::ToString(v.direction)},
+        {"baseline_median", JsonNumber(v.baseline_median)},
+        {"candidate_median", JsonNumber(v.candidate_median)},
+        {"change", JsonNumber(v.change)},
+        {"change_ci", {JsonNumber(v.change_ci_low), JsonNumber(v.change_ci_high)}},
+        {"p_value", JsonNumber(v.p_value)},
+        {"p_adjusted", JsonNumber(v.p_adjusted)},
+        {"method", gate::ToString(v.method)},
+        {"candidate_noise", JsonNumber(v.candidate_noise)},
+        {"baseline_samples", v.baseline_samples},
+        {"tolerance", JsonNumber(v.tolerance)},
+        {"floor", JsonNumber(v.floor)},
+        {"verdict", VerdictName(v.verdict)},
+        {"gating", v.gating},
+        {"candidate_samples", v.candidate_samples},
+        {"baseline_runs", v.baseline_runs},
+        {"note", v.note},
+    });
+  }
+  nlohmann::ordered_json out = {
+      {"report_id", report.report_id},
+      {"candidate_run_id", report.candidate_run_id},
+      {"sku", report.sku},
+      {"candidate_branch", report.candidate_branch},
+      {"candidate_commit", report.candidate_commit},
+      {"baseline_branch", report.baseline_branch},
+      {"baseline_run_ids", report.baseline_run_ids},
+      {"candidate_image_digest", report.candidate_image_digest},
+      {"baseline_image_digests", report.baseline_image_digests},
+      {"mode", ModeName(report)},
+      {"fdr", JsonNumber(report.fdr)},
+      {"outcome", OutcomeName(report)},
+      {"summary", report.result.summary},
+      {"invalid_reasons", report.result.invalid_reasons},
+      {"verdicts", std::move(verdicts)},
+  };
+  // Strings from the wire or a result file should be UTF-8; replace rather than throw if not.
+  return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace perfgate::report
