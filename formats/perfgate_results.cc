@@ -120,7 +120,9 @@ BenchmarkId ReadBenchmark(element c, const std::string& path) {
   id.name = StringOf(FieldOf(b, bpath, "name"), Member(bpath, "name"));
   if (const auto params = OptionalFieldOf(b, bpath, "params")) {
     for (const auto [k, v] : ObjectOf(*params, Member(bpath, "params"))) {
-      id.params[std::string(k)] = StringOf(v, [&] { return absl::StrCat(bpath, ".params.", std::string(k)); });
+      // A named copy: clang before 16 refuses a lambda that captures a structured binding.
+      const std::string key(k);
+      id.params[key] = StringOf(v, [&] { return absl::StrCat(bpath, ".params.", key); });
     }
   }
   if (absl::Status s = ValidateBenchmarkId(id, bpath); !s.ok()) Throw("", std::string(s.message()));
@@ -194,7 +196,8 @@ void ReadRun(element root, ResultSet* set) {
   set->sku = StringOf(FieldOf(run, std::string("run"), "sku"), std::string("run.sku"));
   const element env = FieldOf(run, std::string("run"), "environment");
   for (const auto [k, v] : ObjectOf(env, std::string("run.environment"))) {
-    set->context[std::string(k)] = StringOf(v, [&] { return Member("run.environment", std::string(k)); });
+    const std::string key(k);  // captured by name, as for the params above
+    set->context[key] = StringOf(v, [&] { return Member("run.environment", key); });
   }
   for (const char* key : {"run_id", "agent_name", "repo", "branch", "commit", "trigger", "ci_job", "node",
                           "started_at"}) {
