@@ -124,7 +124,8 @@ CommandLine ParseCommandLine(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    line.exit_code = app.exit(e);
+    const int rc = app.exit(e);
+    line.exit_code = rc == 0 ? kExitPass : kExitError;
     return line;
   }
   if (serve->parsed()) {

@@ -52,9 +52,9 @@ struct CoordinatorConfig {
 struct CommandLine {
   Command command = Command::kMigrate;
   CoordinatorConfig config;
-  /// Set when the process ends here: CLI11's code after --help or a bad
-  /// command line, kExitError for a file `serve` cannot read (told on
-  /// stderr as "perfgate-coordinator: bad option: <reason>").
+  /// Set when the process ends here: kExitPass after --help, kExitError for
+  /// a bad command line (CLI11 says why) or a file `serve` cannot read (told
+  /// on stderr as "perfgate-coordinator: bad option: <reason>").
   std::optional<int> exit_code;
 };
 

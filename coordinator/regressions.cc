@@ -1,13 +1,12 @@
 #include "coordinator/regressions.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
 #include "coordinator/series.h"
-#include "gate/history_changes.h"
+#include "gate/regression_detection.h"
 
 namespace perfgate::coordinator {
 namespace {
@@ -46,37 +45,9 @@ absl::Status CheckTriage(const TriageChange& c) {
   return absl::OkStatus();
 }
 
-// A change that detection would store: in the series' valid points, the
-// first bad point and the size.
-struct Candidate {
-  HistoryChange change;
-  std::string good_commit, bad_commit, first_bad_run_id;
-  std::vector<std::string> nearby_runs;  // runs within kSameChangeRuns of the first bad one
-};
-
-std::vector<Candidate> Candidates(const Series& series, const gate::ResolvedRule& rule) {
-  const ValidHistory valid = ValidPoints(series);
-  const std::vector<HistoryPoint>& pts = valid.history.points;
-  std::vector<Candidate> out;
-  for (const HistoryChange& c : gate::FindHistoryChanges(valid.history)) {
-    if (!(c.change > rule.tolerance)) continue;
-    if (rule.floor && std::abs(c.median_after - c.median_before) < *rule.floor) continue;
-    Candidate cand;
-    cand.change = c;
-    cand.bad_commit = pts[c.index].commit;
-    cand.first_bad_run_id = pts[c.index].run_id;
-    cand.good_commit = c.index > 0 ? pts[c.index - 1].commit : "";
-    const size_t lo = c.index >= kSameChangeRuns ? c.index - kSameChangeRuns : 0;
-    const size_t hi = std::min(pts.size() - 1, c.index + kSameChangeRuns);
-    for (size_t i = lo; i <= hi; ++i) cand.nearby_runs.push_back(pts[i].run_id);
-    out.push_back(std::move(cand));
-  }
-  return out;
-}
-
 // What SaveDetectedRegression stores of a candidate of run `run`'s metric `m`.
 store::DetectedRegression ToStore(const RunRecord& run, const MetricSummary& m, const Series& series,
-                                  const Candidate& c) {
+                                  const gate::DetectedChange& c) {
   store::DetectedRegression d;
   Regression& r = d.regression;
   r.benchmark = m.benchmark;
@@ -130,7 +101,7 @@ absl::StatusOr<std::vector<Regression>> DetectRegressions(Store& store, const st
     auto series = store.GetSeries(q);
     PERFGATE_RETURN_IF_ERROR(series);
     const gate::ResolvedRule rule = policy.Resolve(q.sku, m.benchmark, m.metric);
-    for (const Candidate& c : Candidates(*series, rule)) {
+    for (const gate::DetectedChange& c : gate::FindRegressions(ValidPoints(*series).history, rule)) {
       auto stored = store.SaveDetectedRegression(ToStore(*run, m, *series, c));
       PERFGATE_RETURN_IF_ERROR(stored);
       if (*stored) found.push_back(**stored);

@@ -2,9 +2,9 @@
 //
 // When a complete, valid run of a tracked branch closes, DetectRegressions
 // reads every series the run reported (benchmark, metric, the run's SKU and
-// branch), finds its change points with E-divisive over the valid runs
-// (FindHistoryChanges), and stores each shift that is worse than the policy's
-// tolerance as one regression: the series, the last good and first bad
+// branch), asks the domain which shifts are regressions
+// (gate/regression_detection.h: change points over the valid runs worse than
+// the policy's tolerance), and stores each as one regression: the series, the last good and first bad
 // commit, the size, the first bad run. A change already stored for the
 // series within kSameChangeRuns runs of the new one is the same change, so
 // every later run that sees the step again adds nothing; while that change
@@ -26,6 +26,7 @@
 #include "coordinator/store.h"
 #include "coordinator/store/regressions.h"
 #include "gate/policy.h"
+#include "gate/regression_detection.h"
 
 namespace perfgate::coordinator {
 
@@ -35,9 +36,7 @@ using store::RegressionEvent;
 using store::RegressionFilter;
 using store::TriageChange;
 
-/// A change found within this many runs of a stored one's first bad run, in
-/// the same series, is that stored change seen again.
-inline constexpr size_t kSameChangeRuns = 3;
+using gate::kSameChangeRuns;
 
 /// Newest first, each with its events. INVALID_ARGUMENT for an unknown state
 /// or a limit above 1000.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch reference of the model the training and inference suites measure.
 
-The same GPT-style decoder as suites/model/config.h, with its parameters
+The same GPT-style decoder as suites/transformer/transformer.h, with its parameters
 named and laid out as MakeLayout, so our flat fp32 weights load unchanged:
 
   check   fp32 loss, gradient norms, the losses of five AdamW steps and
@@ -35,7 +35,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-# Copied from Preset() in suites/model/config.cc; keep the two in sync.
+# Copied from Preset() in suites/transformer/transformer.cc; keep the two in sync.
 # name: (layers, width, heads, seq, batch, vocab)
 PRESETS = {
     "tiny": (2, 64, 4, 32, 4, 256),
@@ -73,7 +73,7 @@ def preset(name, batch=None, seq=None):
     return c
 
 
-# ---- layout, FLOPs, initialisation: as suites/model/config.cc ----
+# ---- layout, FLOPs, initialisation: as suites/transformer/transformer.cc ----
 
 def layout(c):
     """[(name, shape, decays)] in the order of the flat array (MakeLayout)."""

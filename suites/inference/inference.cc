@@ -15,20 +15,20 @@
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
 #include "measure/engine.h"
-#include "suites/model/config.h"
-#include "suites/model/host_model.h"
-#include "suites/model/model_case.h"
+#include "suites/transformer/transformer.h"
+#include "suites/transformer/host_model.h"
+#include "suites/transformer/model_case.h"
 #include "suites/seed.h"
 
 #if PERFGATE_HAVE_CUDA
 #include "suites/cuda/visible_devices.h"
-#include "suites/model/cuda_model.h"
+#include "suites/transformer/cuda_model.h"
 #endif
 
 namespace perfgate::suites::inference {
 namespace {
 
-using model::Config;
+using transformer::Config;
 
 constexpr const char* kBuiltWithoutCuda = "built without CUDA";
 // Greedy tokens the CUDA backend must reproduce from the host backend on the
@@ -47,10 +47,10 @@ struct CaseParams {
 
 std::optional<CaseParams> ReadParams(State& state, bool decode) {
   CaseParams p;
-  model::Backend backend;
+  transformer::Backend backend;
   const int64_t batch = state.IntParam("batch"), prompt = state.IntParam("prompt");
   const int64_t tokens = decode ? state.IntParam("tokens") : 0;
-  if (state.failed() || !model::ReadBackend(state, &backend)) return std::nullopt;
+  if (state.failed() || !transformer::ReadBackend(state, &backend)) return std::nullopt;
   p.backend = backend.cuda ? "cuda" : "host";
   p.threads = backend.threads;
   if (prompt <= 0) {
@@ -61,7 +61,7 @@ std::optional<CaseParams> ReadParams(State& state, bool decode) {
     state.Fail("tokens (decode steps per sample) must be in 1..4096");
     return std::nullopt;
   }
-  auto config = model::CaseConfig(state.Param("preset"), batch, prompt + tokens);
+  auto config = transformer::CaseConfig(state.Param("preset"), batch, prompt + tokens);
   if (!config.ok()) {
     state.Fail(std::string(config.status().message()));
     return std::nullopt;
@@ -74,14 +74,14 @@ std::optional<CaseParams> ReadParams(State& state, bool decode) {
 }
 
 std::vector<int32_t> Prompt(const CaseParams& p) {
-  return model::SyntheticTokens(int64_t{p.config.batch} * p.prompt, p.config.vocab, p.seed + 1);
+  return transformer::SyntheticTokens(int64_t{p.config.batch} * p.prompt, p.config.vocab, p.seed + 1);
 }
 
 // ---- host backend ----
 
 void HostPrefill(State& state, const CaseParams& p) {
   openblas_set_num_threads(p.threads);
-  model::HostModel m(p.config, model::InitParameters(p.config, p.seed));
+  transformer::HostModel m(p.config, transformer::InitParameters(p.config, p.seed));
   const std::vector<int32_t> prompt = Prompt(p);
   state.SetTokensPerIteration(double(p.config.batch) * p.prompt);
   state.MeasureHost([&] { m.Prefill(prompt.data(), p.config.batch, p.prompt); });
@@ -91,12 +91,12 @@ void HostDecode(State& state, const CaseParams& p) {
   // A host case: the GPU's clocks and energy counter say nothing about it.
   state.set_throttle_source(nullptr);
   openblas_set_num_threads(p.threads);
-  model::HostModel m(p.config, model::InitParameters(p.config, p.seed));
+  transformer::HostModel m(p.config, transformer::InitParameters(p.config, p.seed));
   const std::vector<int32_t> prompt = Prompt(p);
   const int batch = p.config.batch, vocab = p.config.vocab;
   std::vector<int32_t> next(static_cast<size_t>(batch));
   auto greedy = [&](const std::vector<float>& logits) {
-    for (int b = 0; b < batch; ++b) next[b] = model::Argmax(logits.data() + size_t(b) * vocab, vocab);
+    for (int b = 0; b < batch; ++b) next[b] = transformer::Argmax(logits.data() + size_t(b) * vocab, vocab);
   };
   // A sample: the prompt prefilled (untimed), then `tokens` greedy steps
   // timed together; the value is the time per step (per output token).
@@ -152,12 +152,12 @@ absl::Status VerifyAgainstHost() {
   static std::optional<absl::Status> verified;
   std::lock_guard<std::mutex> lock(mu);
   if (verified) return *verified;
-  Config c = *model::Preset("tiny");
+  Config c = *transformer::Preset("tiny");
   c.batch = 2;
-  const std::vector<float> params = model::InitParameters(c, 11);
+  const std::vector<float> params = transformer::InitParameters(c, 11);
   const int prompt_len = c.seq - kVerifiedSteps;
-  const auto prompt = model::SyntheticTokens(int64_t{c.batch} * prompt_len, c.vocab, 12);
-  model::HostModel host(c, params);
+  const auto prompt = transformer::SyntheticTokens(int64_t{c.batch} * prompt_len, c.vocab, 12);
+  transformer::HostModel host(c, params);
   const std::vector<int32_t> want = host.Greedy(prompt.data(), c.batch, prompt_len, kVerifiedSteps);
   // The host's logits at every step, to judge a disagreement.
   std::vector<std::vector<float>> logits;
@@ -167,7 +167,7 @@ absl::Status VerifyAgainstHost() {
     for (int b = 0; b < c.batch; ++b) next[b] = want[size_t(b) * kVerifiedSteps + s - 1];
     logits.push_back(host.Decode(next.data()));
   }
-  auto gpu = model::cuda::CudaModel::CreateForInference(c, params, 0);
+  auto gpu = transformer::cuda::CudaModel::CreateForInference(c, params, 0);
   absl::Status result = gpu.status();
   for (bool graph : {false, true}) {
     if (!result.ok()) break;
@@ -183,9 +183,9 @@ absl::Status VerifyAgainstHost() {
 absl::Status CudaCase(State& state, const CaseParams& p, bool decode) {
   if (auto visible = cuda::VisibleDevices(); !visible.ok()) return visible.status();
   PERFGATE_RETURN_IF_ERROR(VerifyAgainstHost());
-  auto made = model::cuda::CudaModel::CreateForInference(p.config, model::InitParameters(p.config, p.seed), 0);
+  auto made = transformer::cuda::CudaModel::CreateForInference(p.config, transformer::InitParameters(p.config, p.seed), 0);
   PERFGATE_RETURN_IF_ERROR(made);
-  model::cuda::CudaModel& m = **made;
+  transformer::cuda::CudaModel& m = **made;
   const std::vector<int32_t> prompt = Prompt(p);
   PERFGATE_RETURN_IF_ERROR(m.Prefill(prompt.data(), p.config.batch, p.prompt, nullptr));
   absl::Status st;
@@ -228,7 +228,7 @@ void Prefill(State& state) {
   if (!p) return;
   if (p->backend == "host") return HostPrefill(state, *p);
 #if PERFGATE_HAVE_CUDA
-  model::Conclude(state, CudaCase(state, *p, false));
+  transformer::Conclude(state, CudaCase(state, *p, false));
 #else
   state.Skip(kBuiltWithoutCuda);
 #endif
@@ -239,7 +239,7 @@ void Decode(State& state) {
   if (!p) return;
   if (p->backend == "host") return HostDecode(state, *p);
 #if PERFGATE_HAVE_CUDA
-  model::Conclude(state, CudaCase(state, *p, true));
+  transformer::Conclude(state, CudaCase(state, *p, true));
 #else
   state.Skip(kBuiltWithoutCuda);
 #endif
@@ -247,7 +247,7 @@ void Decode(State& state) {
 
 std::map<std::string, std::string> Point(const std::string& backend, const std::string& preset,
                                          const std::string& prompt) {
-  std::map<std::string, std::string> p = model::ModelPoint(backend, preset);
+  std::map<std::string, std::string> p = transformer::ModelPoint(backend, preset);
   p["prompt"] = prompt;
   return p;
 }
@@ -268,7 +268,7 @@ void Register(Registry& registry) {
                            Point("cuda", "large", "2048")},
                 .metrics = {MetricKind::kTime, MetricKind::kTokensPerSecond},
                 .body = Prefill,
-                .unavailable = model::ModelCaseUnavailable});
+                .unavailable = transformer::ModelCaseUnavailable});
   registry.Add({.suite = "inference",
                 .name = "decode",
                 .description = "greedy decode steps from a KV cache after a prompt of P tokens (the GPU "
@@ -280,7 +280,7 @@ void Register(Registry& registry) {
                            with(Point("cuda", "large", "2048"), "tokens", "64")},
                 .metrics = {MetricKind::kTime, MetricKind::kTokensPerSecond},
                 .body = Decode,
-                .unavailable = model::ModelCaseUnavailable});
+                .unavailable = transformer::ModelCaseUnavailable});
 }
 
 }  // namespace perfgate::suites::inference

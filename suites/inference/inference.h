@@ -1,4 +1,4 @@
-// The inference suite: the model of suites/model serving requests.
+// The inference suite: the model of suites/transformer serving requests.
 // inference/prefill runs a prompt of P tokens at batch B through the model
 // and fills the KV cache (time to first token); inference/decode generates
 // tokens one step at a time from that cache, greedy, at batch 1, 8 and 64

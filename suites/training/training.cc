@@ -22,20 +22,20 @@
 #include "suites/collectives/lockstep.h"
 #include "suites/kernels/kernels.h"
 
-#include "suites/model/model_case.h"
+#include "suites/transformer/model_case.h"
 #include "suites/seed.h"
 
 #if PERFGATE_HAVE_CUDA
 #include "suites/collectives/nccl_adapter.h"
 #include "suites/collectives/nccl_backend.h"
 #include "suites/cuda/visible_devices.h"
-#include "suites/model/cuda_model.h"
+#include "suites/transformer/cuda_model.h"
 #endif
 
 namespace perfgate::suites::training {
 namespace {
 
-using model::Config;
+using transformer::Config;
 
 constexpr const char* kBuiltWithoutCuda = "built without CUDA";
 
@@ -66,12 +66,12 @@ struct CaseParams {
 
 std::optional<CaseParams> ReadParams(State& state) {
   CaseParams p;
-  model::Backend backend;
+  transformer::Backend backend;
   const int64_t batch = state.IntParam("batch"), seq = state.IntParam("seq");
-  if (state.failed() || !model::ReadBackend(state, &backend)) return std::nullopt;
+  if (state.failed() || !transformer::ReadBackend(state, &backend)) return std::nullopt;
   p.backend = backend.cuda ? "cuda" : "host";
   p.threads = backend.threads;
-  auto config = model::CaseConfig(state.Param("preset"), batch, seq);
+  auto config = transformer::CaseConfig(state.Param("preset"), batch, seq);
   if (!config.ok()) {
     state.Fail(std::string(config.status().message()));
     return std::nullopt;
@@ -86,9 +86,9 @@ std::optional<CaseParams> ReadParams(State& state) {
 // This rank's batch: the same on every run, different on every rank.
 void RankBatch(const Config& c, uint64_t seed, int rank, std::vector<int32_t>* inputs,
                std::vector<int32_t>* targets) {
-  const auto tokens = model::SyntheticTokens(int64_t{c.batch} * (c.seq + 1), c.vocab,
+  const auto tokens = transformer::SyntheticTokens(int64_t{c.batch} * (c.seq + 1), c.vocab,
                                              seed + 1 + static_cast<uint64_t>(rank));
-  model::SplitBatch(tokens, c.batch, c.seq, inputs, targets);
+  transformer::SplitBatch(tokens, c.batch, c.seq, inputs, targets);
 }
 
 // A step that trains: the loss of the fixed batch is finite and went down
@@ -104,7 +104,7 @@ void CheckTrained(State& state, float before, float after) {
 }
 
 void SetStepQuantities(State& state, const Config& c, int ranks, double peak) {
-  state.SetFlopsPerIteration(model::TrainingStepFlops(c));
+  state.SetFlopsPerIteration(transformer::TrainingStepFlops(c));
   state.SetTokensPerIteration(double(c.tokens()) * ranks);
   state.SetPeakFlops(peak);
 }
@@ -175,11 +175,11 @@ void HostStep(State& state, const CaseParams& p) {
   openblas_set_num_threads(p.threads);
   const std::optional<double> peak = kernels::HostGemmPeak(state, p.threads);
   if (!peak) return;
-  model::HostModel m(p.config, model::InitParameters(p.config, p.weight_seed));
+  transformer::HostModel m(p.config, transformer::InitParameters(p.config, p.weight_seed));
   std::vector<int32_t> inputs, targets;
   RankBatch(p.config, p.weight_seed, 0, &inputs, &targets);
   SetStepQuantities(state, p.config, 1, *peak);
-  const model::AdamW hp = StepHyperParameters();
+  const transformer::AdamW hp = StepHyperParameters();
   const int batch = p.config.batch, seq = p.config.seq;
   const float before = m.Forward(inputs.data(), targets.data(), batch, seq);
   state.MeasureHost([&] {
@@ -197,16 +197,16 @@ absl::Status HostDataParallel(State& state, const CaseParams& p, collectives::Wo
   // Every rank divides by the same peak: the best of theirs.
   std::vector<double> agreed_peak{*peak};
   PERFGATE_RETURN_IF_ERROR(world.AllReduceMax(agreed_peak));
-  const std::vector<float> initial = model::InitParameters(p.config, p.weight_seed);
+  const std::vector<float> initial = transformer::InitParameters(p.config, p.weight_seed);
   std::vector<int32_t> inputs, targets;
   RankBatch(p.config, p.weight_seed, world.rank(), &inputs, &targets);
   const int batch = p.config.batch, seq = p.config.seq;
-  const model::AdamW hp = StepHyperParameters();
+  const transformer::AdamW hp = StepHyperParameters();
 
   // One device: the same step with no gradient exchange, every rank at once
   // (so the reference sees the same machine load), on a model of its own.
   {
-    model::HostModel local(p.config, initial);
+    transformer::HostModel local(p.config, initial);
     auto single = collectives::MeasureInLockstep(
         world, state.options(), nullptr, 0,
         [&] { return HostTrainStep(local, inputs.data(), targets.data(), batch, seq, hp, nullptr).status(); },
@@ -222,7 +222,7 @@ absl::Status HostDataParallel(State& state, const CaseParams& p, collectives::Wo
     state.SetReferenceTime(MedianSeconds(*single));
   }
 
-  model::HostModel m(p.config, initial);
+  transformer::HostModel m(p.config, initial);
   HostGradientReducer reducer(world, m.grads().data());
   SetStepQuantities(state, p.config, world.size(), agreed_peak[0]);
   const float before = m.Forward(inputs.data(), targets.data(), batch, seq);
@@ -257,7 +257,7 @@ double RelativeL2(const std::vector<float>& got, const std::vector<float>& want)
 absl::Status CompareWithHost(const Config& c, const std::vector<float>& params, const std::vector<int32_t>& inputs,
                              const std::vector<int32_t>& targets, int device, float host_loss,
                              const std::vector<float>& host_grads) {
-  auto gpu = model::cuda::CudaModel::Create(c, params, device);
+  auto gpu = transformer::cuda::CudaModel::Create(c, params, device);
   PERFGATE_RETURN_IF_ERROR(gpu);
   PERFGATE_RETURN_IF_ERROR((*gpu)->SetBatch(inputs.data(), targets.data(), c.batch, c.seq));
   absl::StatusOr<float> gpu_loss = (*gpu)->Forward();
@@ -284,11 +284,11 @@ absl::Status VerifyAgainstHost(int device) {
   static std::map<int, absl::Status> verified;
   std::lock_guard<std::mutex> lock(mu);
   if (auto it = verified.find(device); it != verified.end()) return it->second;
-  const Config c = *model::Preset("tiny");
-  const std::vector<float> params = model::InitParameters(c, 7);
+  const Config c = *transformer::Preset("tiny");
+  const std::vector<float> params = transformer::InitParameters(c, 7);
   std::vector<int32_t> inputs, targets;
   RankBatch(c, 7, 0, &inputs, &targets);
-  model::HostModel host(c, params);
+  transformer::HostModel host(c, params);
   const float host_loss = host.Forward(inputs.data(), targets.data(), c.batch, c.seq);
   host.Backward();
   absl::Status result = CompareWithHost(c, params, inputs, targets, device, host_loss, host.grads());
@@ -297,7 +297,7 @@ absl::Status VerifyAgainstHost(int device) {
 }
 
 // Sums gradient buckets over the world's NCCL communicator (one device per rank).
-class NcclReducer final : public model::cuda::AllReducer {
+class NcclReducer final : public transformer::cuda::AllReducer {
  public:
   NcclReducer(std::shared_ptr<collectives::nccl::Communicators> comms, int ranks)
       : comms_(std::move(comms)), ranks_(ranks) {}
@@ -312,7 +312,7 @@ class NcclReducer final : public model::cuda::AllReducer {
 };
 
 // Sets this rank's batch; returns its loss before any step.
-absl::StatusOr<float> SetBatch(model::cuda::CudaModel& m, const Config& c, const std::vector<int32_t>& inputs,
+absl::StatusOr<float> SetBatch(transformer::cuda::CudaModel& m, const Config& c, const std::vector<int32_t>& inputs,
                                const std::vector<int32_t>& targets) {
   PERFGATE_RETURN_IF_ERROR(m.SetBatch(inputs.data(), targets.data(), c.batch, c.seq));
   return m.Forward();
@@ -332,8 +332,8 @@ absl::Status CudaTrain(State& state, const CaseParams& p, collectives::World* wo
     PERFGATE_RETURN_IF_ERROR(made);
     comms = *made;
   }
-  const std::vector<float> initial = model::InitParameters(p.config, p.weight_seed);
-  auto m = model::cuda::CudaModel::Create(p.config, initial, device);
+  const std::vector<float> initial = transformer::InitParameters(p.config, p.weight_seed);
+  auto m = transformer::cuda::CudaModel::Create(p.config, initial, device);
   PERFGATE_RETURN_IF_ERROR(m);
   // The GEMM peak of this device (Create made it current).
   std::optional<double> peak = kernels::DeviceGemmPeak(state, "bf16");
@@ -343,9 +343,9 @@ absl::Status CudaTrain(State& state, const CaseParams& p, collectives::World* wo
   RankBatch(p.config, p.weight_seed, rank, &inputs, &targets);
   absl::StatusOr<float> before = SetBatch(**m, p.config, inputs, targets);
   PERFGATE_RETURN_IF_ERROR(before);
-  const model::AdamW hp = StepHyperParameters();
+  const transformer::AdamW hp = StepHyperParameters();
 
-  auto timed = [&](model::cuda::AllReducer* reducer) { return (*m)->TimedTrainStep(hp, reducer); };
+  auto timed = [&](transformer::cuda::AllReducer* reducer) { return (*m)->TimedTrainStep(hp, reducer); };
   if (world == nullptr) {
     // One device: the engine's loop with nobody to agree with.
     collectives::World solo{collectives::WorldOptions{}};
@@ -366,7 +366,7 @@ absl::Status CudaTrain(State& state, const CaseParams& p, collectives::World* wo
     PERFGATE_RETURN_IF_ERROR(single);
     state.SetReferenceTime(MedianSeconds(*single));
     m->reset();
-    m = model::cuda::CudaModel::Create(p.config, initial, device);
+    m = transformer::cuda::CudaModel::Create(p.config, initial, device);
     PERFGATE_RETURN_IF_ERROR(m);
     before = SetBatch(**m, p.config, inputs, targets);
     PERFGATE_RETURN_IF_ERROR(before);
@@ -397,7 +397,7 @@ void Step(State& state) {
   if (!p) return;
   if (p->backend == "host") return HostStep(state, *p);
 #if PERFGATE_HAVE_CUDA
-  model::Conclude(state, CudaTrain(state, *p, nullptr));
+  transformer::Conclude(state, CudaTrain(state, *p, nullptr));
 #else
   state.Skip(kBuiltWithoutCuda);
 #endif
@@ -406,8 +406,8 @@ void Step(State& state) {
 void DataParallel(State& state) { RunDataParallel(state, collectives::ProcessWorld()); }
 
 std::map<std::string, std::string> Point(const std::string& backend, const std::string& preset) {
-  const Config c = *model::Preset(preset);
-  std::map<std::string, std::string> p = model::ModelPoint(backend, preset);
+  const Config c = *transformer::Preset(preset);
+  std::map<std::string, std::string> p = transformer::ModelPoint(backend, preset);
   p["batch"] = std::to_string(c.batch);
   p["seq"] = std::to_string(c.seq);
   return p;
@@ -426,7 +426,7 @@ void RunDataParallel(State& state, collectives::World& world) {
     return;
   }
 #if PERFGATE_HAVE_CUDA
-  model::Conclude(state, CudaTrain(state, *p, &world));
+  transformer::Conclude(state, CudaTrain(state, *p, &world));
 #else
   state.Skip(kBuiltWithoutCuda);
 #endif
@@ -435,7 +435,7 @@ void RunDataParallel(State& state, collectives::World& world) {
 model::AdamW StepHyperParameters() {
   // A small learning rate: thousands of timed steps on one fixed batch must
   // not drive the weights to extremes (fp32 denormals slow a host step).
-  model::AdamW hp;
+  transformer::AdamW hp;
   hp.lr = 1e-4f;
   return hp;
 }
@@ -506,9 +506,9 @@ absl::Status HostGradientReducer::Finish(size_t total) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<float> HostTrainStep(model::HostModel& model, const int32_t* inputs,
+absl::StatusOr<float> HostTrainStep(transformer::HostModel& model, const int32_t* inputs,
                                     const int32_t* targets, int batch, int seq,
-                                    const model::AdamW& hp, HostGradientReducer* reducer) {
+                                    const transformer::AdamW& hp, HostGradientReducer* reducer) {
   const float loss = model.Forward(inputs, targets, batch, seq);
   if (reducer == nullptr) {
     model.Backward();
@@ -528,7 +528,7 @@ void Register(Registry& registry) {
                 .points = {Point("host", "tiny"), Point("cuda", "small"), Point("cuda", "large")},
                 .metrics = StepMetrics(),
                 .body = Step,
-                .unavailable = model::ModelCaseUnavailable});
+                .unavailable = transformer::ModelCaseUnavailable});
   registry.Add({.suite = "training",
                 .name = "data_parallel",
                 .description = "the step on every rank (one per device), gradients summed in buckets "
@@ -539,7 +539,7 @@ void Register(Registry& registry) {
                 .metrics = DataParallelMetrics(),
                 .body = DataParallel,
                 .only_when_named = true,
-                .unavailable = model::ModelCaseUnavailable});
+                .unavailable = transformer::ModelCaseUnavailable});
 }
 
 }  // namespace perfgate::suites::training

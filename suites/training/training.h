@@ -1,4 +1,4 @@
-// The training suite: one optimizer step of the model (suites/model) per
+// The training suite: one optimizer step of the model (suites/transformer) per
 // sample: forward, backward and AdamW on a fixed synthetic batch. Reports
 // step time, tokens/s and MFU (model FLOPs per step / step time / the
 // measured GEMM peak of the same device). training/step runs on one device;
@@ -18,8 +18,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "suites/collectives/world.h"
-#include "suites/model/config.h"
-#include "suites/model/host_model.h"
+#include "suites/transformer/transformer.h"
+#include "suites/transformer/host_model.h"
 #include "suites/registry.h"
 
 namespace perfgate::suites::training {
@@ -70,8 +70,8 @@ class HostGradientReducer {
 /// batch with each gradient range summed as soon as it is final, the mean
 /// gradient, AdamW. `reducer` null is the one-device step. Returns the loss
 /// of this rank's batch.
-absl::StatusOr<float> HostTrainStep(model::HostModel& model, const int32_t* inputs,
+absl::StatusOr<float> HostTrainStep(transformer::HostModel& model, const int32_t* inputs,
                                     const int32_t* targets, int batch, int seq,
-                                    const model::AdamW& hp, HostGradientReducer* reducer);
+                                    const transformer::AdamW& hp, HostGradientReducer* reducer);
 
 }  // namespace perfgate::suites::training

@@ -425,6 +425,17 @@ TEST(SecurityFiles, BadFilesAreToldBeforeTheDatabaseIsTouched) {
     EXPECT_NE(r->output.find(c.expected), std::string::npos) << r->output;
     EXPECT_EQ(r->output.find("database"), std::string::npos) << r->output;
   }
+  // A command line CLI11 refuses is the same exit 2 in every binary, and
+  // --help is a pass.
+  for (const std::string& bin : {"coordinator/perfgate-coordinator", "cli/perfgate", "agent/perfgate-agent"}) {
+    auto bad = RunCommand({Bin(bin), "--no-such-option"});
+    ASSERT_TRUE(bad.ok()) << bad.status();
+    EXPECT_EQ(bad->exit_code, 2) << bin << ": " << bad->output;
+    EXPECT_NE(bad->output.find("--no-such-option"), std::string::npos) << bad->output;
+    auto help = RunCommand({Bin(bin), "--help"});
+    ASSERT_TRUE(help.ok()) << help.status();
+    EXPECT_EQ(help->exit_code, 0) << bin << ": " << help->output;
+  }
   // The clients read theirs before any call too.
   auto cli = RunCommand({Bin("cli/perfgate"), "--coordinator", "127.0.0.1:1", "--tls-ca", garbage, "runs"});
   ASSERT_TRUE(cli.ok()) << cli.status();

@@ -1,6 +1,6 @@
 // The training and inference suites on the host backend: registration,
 // parameters, the metrics each sample reports, and data-parallel training
-// over Gloo with ranks as threads (the GPU path is in model_gpu_test).
+// over Gloo with ranks as threads (the GPU path is in transformer_gpu_test).
 #include <cmath>
 #include <chrono>
 #include <cstdlib>
@@ -15,9 +15,9 @@
 #include "suites/builtin.h"
 #include "suites/collectives/world.h"
 #include "suites/kernels/ceilings.h"
-#include "suites/model/config.h"
-#include "suites/model/host_model.h"
-#include "suites/model/model_case.h"
+#include "suites/transformer/transformer.h"
+#include "suites/transformer/host_model.h"
+#include "suites/transformer/model_case.h"
 #include "suites/training/training.h"
 #include "tests/support/processes.h"
 
@@ -94,15 +94,15 @@ TEST(TrainingRegistry, CudaCasesSayWhyTheyCannotRunHere) {
 }
 
 TEST(TrainingCase, BadParametersFailNamingTheParameter) {
-  EXPECT_NE(std::string(model::CaseConfig("huge", 4, 32).status().message()).find("tiny, small, medium, large"),
+  EXPECT_NE(std::string(transformer::CaseConfig("huge", 4, 32).status().message()).find("tiny, small, medium, large"),
             std::string::npos);
-  EXPECT_NE(std::string(model::CaseConfig("tiny", 0, 32).status().message()).find("batch"), std::string::npos);
-  EXPECT_NE(std::string(model::CaseConfig("tiny", 4, -1).status().message()).find("seq"), std::string::npos);
-  auto ok = model::CaseConfig("small", 2, 128);
+  EXPECT_NE(std::string(transformer::CaseConfig("tiny", 0, 32).status().message()).find("batch"), std::string::npos);
+  EXPECT_NE(std::string(transformer::CaseConfig("tiny", 4, -1).status().message()).find("seq"), std::string::npos);
+  auto ok = transformer::CaseConfig("small", 2, 128);
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->batch, 2);
   EXPECT_EQ(ok->seq, 128);
-  EXPECT_EQ(ok->width, model::Preset("small")->width);
+  EXPECT_EQ(ok->width, transformer::Preset("small")->width);
 
   auto cases = BuiltinRegistry().Select({"training"}, {"step{backend=host*"}, {{"dtype", {"bf16"}}});
   ASSERT_TRUE(cases.ok()) << cases.status();
@@ -125,12 +125,12 @@ TEST(TrainingCase, HostStepReportsTimeTokensPerSecondAndMfu) {
   // The peak MFU divides by is the host sgemm the case measured for itself.
   auto peak = kernels::Ceilings::Process().Best("host_sgemm_t1");
   ASSERT_TRUE(peak.has_value());
-  const model::Config c = *model::Preset("tiny");
+  const transformer::Config c = *transformer::Preset("tiny");
   ASSERT_GE(r.samples.size(), 5u);
   for (const Sample& s : r.samples) {
     const double seconds = s.values[0] / 1e3;
     EXPECT_NEAR(s.values[1], double(c.tokens()) / seconds, 1e-9 * s.values[1]);
-    EXPECT_NEAR(s.values[2], model::TrainingStepFlops(c) / seconds / (peak->median * 1e9), 1e-9);
+    EXPECT_NEAR(s.values[2], transformer::TrainingStepFlops(c) / seconds / (peak->median * 1e9), 1e-9);
     // A tiny model's step is far from the GEMM peak, and never above it by much.
     EXPECT_GT(s.values[2], 0.0);
     EXPECT_LT(s.values[2], 1.5);
@@ -189,20 +189,20 @@ void OnRanks(int n, const std::function<void(int, World&)>& body) {
 // model on all 2b sequences (to fp32 rounding), and end equal to each other
 // bit for bit.
 TEST(DataParallel, TwoRanksTrainLikeOneModelOnTheirJoinedBatch) {
-  model::Config c = *model::Preset("tiny");
+  transformer::Config c = *transformer::Preset("tiny");
   c.batch = 2;
-  const std::vector<float> initial = model::InitParameters(c, 3);
+  const std::vector<float> initial = transformer::InitParameters(c, 3);
   std::vector<std::vector<int32_t>> inputs(2), targets(2);
   for (int r = 0; r < 2; ++r) {
-    model::SplitBatch(model::SyntheticTokens(int64_t{c.batch} * (c.seq + 1), c.vocab, 100 + r), c.batch,
+    transformer::SplitBatch(transformer::SyntheticTokens(int64_t{c.batch} * (c.seq + 1), c.vocab, 100 + r), c.batch,
                       c.seq, &inputs[r], &targets[r]);
   }
-  const model::AdamW hp{.lr = 1e-3f};
+  const transformer::AdamW hp{.lr = 1e-3f};
   constexpr int kSteps = 3;
   std::vector<std::vector<float>> rank_params(2), first_grads(2);
   std::vector<absl::Status> errors(2);
   OnRanks(2, [&](int rank, World& world) {
-    model::HostModel m(c, initial);
+    transformer::HostModel m(c, initial);
     HostGradientReducer reducer(world, m.grads().data());
     for (int i = 0; i < kSteps; ++i) {
       auto loss = HostTrainStep(m, inputs[rank].data(), targets[rank].data(), c.batch, c.seq, hp, &reducer);
@@ -215,12 +215,12 @@ TEST(DataParallel, TwoRanksTrainLikeOneModelOnTheirJoinedBatch) {
   ASSERT_TRUE(errors[1].ok()) << errors[1];
   EXPECT_EQ(rank_params[0], rank_params[1]);
 
-  model::Config joined = c;
+  transformer::Config joined = c;
   joined.batch = 2 * c.batch;
   std::vector<int32_t> all_inputs = inputs[0], all_targets = targets[0];
   all_inputs.insert(all_inputs.end(), inputs[1].begin(), inputs[1].end());
   all_targets.insert(all_targets.end(), targets[1].begin(), targets[1].end());
-  model::HostModel one(joined, initial);
+  transformer::HostModel one(joined, initial);
   // The first step's mean gradient (AdamW alone would hide a missing 1/n:
   // its update is nearly scale-free).
   one.Forward(all_inputs.data(), all_targets.data(), joined.batch, c.seq);
@@ -267,7 +267,7 @@ TEST(DataParallel, TheCaseReportsScalingEfficiencyAndTheRanksAgree) {
       EXPECT_EQ(results[r].samples[i].values, results[0].samples[i].values);
     }
   }
-  const model::Config c = *model::Preset("tiny");
+  const transformer::Config c = *transformer::Preset("tiny");
   for (const Sample& s : results[0].samples) {
     const double seconds = s.values[0] / 1e3;
     EXPECT_NEAR(s.values[1], 2.0 * double(c.tokens()) / seconds, 1e-9 * s.values[1]);  // both ranks' tokens

@@ -11,9 +11,9 @@
 #include <memory>
 #include <vector>
 
-#include "suites/model/config.h"
+#include "suites/transformer/transformer.h"
 
-namespace perfgate::suites::model {
+namespace perfgate::suites::transformer {
 
 /// Called by Backward when the gradient of the flat range [begin, end) is
 /// final: each block's range, last block first, then the embedding range
@@ -97,4 +97,4 @@ class HostModel {
 /// Index of the largest of `n` values (the lowest index on ties).
 int Argmax(const float* values, int n);
 
-}  // namespace perfgate::suites::model
+}  // namespace perfgate::suites::transformer

@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "suites/cuda/visible_devices.h"
-#include "suites/model/config.h"
-#include "suites/model/cuda_model.h"
-#include "suites/model/host_model.h"
+#include "suites/transformer/transformer.h"
+#include "suites/transformer/cuda_model.h"
+#include "suites/transformer/host_model.h"
 
-namespace perfgate::suites::model::cuda {
+namespace perfgate::suites::transformer::cuda {
 namespace {
 
 constexpr uint64_t kParamSeed = 1234;
@@ -384,4 +384,4 @@ TEST(CudaModel, CreateRefusesAModelLargerThanTheDevice) {
 }
 
 }  // namespace
-}  // namespace perfgate::suites::model::cuda
+}  // namespace perfgate::suites::transformer::cuda

@@ -1,4 +1,4 @@
-#include "suites/model/host_model.h"
+#include "suites/transformer/host_model.h"
 
 #include <cblas.h>
 
@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <utility>
 
-namespace perfgate::suites::model {
+namespace perfgate::suites::transformer {
 namespace {
 
 constexpr float kLayerNormEps = 1e-5f;
@@ -493,4 +493,4 @@ int Argmax(const float* values, int n) {
   return best;
 }
 
-}  // namespace perfgate::suites::model
+}  // namespace perfgate::suites::transformer

@@ -11,10 +11,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/run_types.h"
-#include "suites/model/config.h"
+#include "suites/transformer/transformer.h"
 #include "suites/state.h"
 
-namespace perfgate::suites::model {
+namespace perfgate::suites::transformer {
 
 /// A case's backend: host (fp32, OpenBLAS on `threads` threads) or cuda
 /// (bf16 compute, fp32 master weights).
@@ -44,4 +44,4 @@ absl::StatusOr<Config> CaseConfig(const std::string& preset, int64_t batch, int6
 /// machine lacks a device, memory or NCCL) skip, any other error fails.
 void Conclude(State& state, const absl::Status& status);
 
-}  // namespace perfgate::suites::model
+}  // namespace perfgate::suites::transformer

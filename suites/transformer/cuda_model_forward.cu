@@ -8,9 +8,9 @@
 #include <cmath>
 
 #include "suites/cuda/check.h"
-#include "suites/model/cuda_model_impl.cuh"
+#include "suites/transformer/cuda_model_impl.cuh"
 
-namespace perfgate::suites::model::cuda {
+namespace perfgate::suites::transformer::cuda {
 
 // The bf16 LayerNorm of `rows` fp32 rows; their mean and rstd into `stats`
 // ([2][T]) when it is not null.
@@ -94,4 +94,4 @@ absl::Status CudaModel::Impl::EnqueueForward() {
   return absl::OkStatus();
 }
 
-}  // namespace perfgate::suites::model::cuda
+}  // namespace perfgate::suites::transformer::cuda

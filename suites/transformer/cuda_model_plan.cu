@@ -15,9 +15,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "suites/cuda/check.h"
-#include "suites/model/cuda_model_impl.cuh"
+#include "suites/transformer/cuda_model_impl.cuh"
 
-namespace perfgate::suites::model::cuda {
+namespace perfgate::suites::transformer::cuda {
 namespace {
 
 // Room left for the context, cuBLASLt's own state and graphs.
@@ -350,4 +350,4 @@ absl::StatusOr<std::vector<float>> CudaModel::Impl::Download(const float* src) {
   return out;
 }
 
-}  // namespace perfgate::suites::model::cuda
+}  // namespace perfgate::suites::transformer::cuda

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace perfgate::suites::model {
+namespace perfgate::suites::transformer {
 
 /// The shape of the model and of one training batch.
 struct Config {
@@ -136,4 +136,4 @@ void AdamWUpdate(const AdamW& hp, int t, size_t n, float* params, const float* g
 float Gelu(float x);
 float GeluGrad(float x);
 
-}  // namespace perfgate::suites::model
+}  // namespace perfgate::suites::transformer

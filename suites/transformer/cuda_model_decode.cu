@@ -7,9 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "suites/cuda/check.h"
-#include "suites/model/cuda_model_impl.cuh"
+#include "suites/transformer/cuda_model_impl.cuh"
 
-namespace perfgate::suites::model::cuda {
+namespace perfgate::suites::transformer::cuda {
 
 // Loads every kernel the decode graph launches, so none loads lazily
 // while a stream is being captured.
@@ -145,4 +145,4 @@ absl::Status CudaModel::Impl::Decode(int steps, bool use_graph) {
   return absl::OkStatus();
 }
 
-}  // namespace perfgate::suites::model::cuda
+}  // namespace perfgate::suites::transformer::cuda

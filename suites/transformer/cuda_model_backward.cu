@@ -7,9 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "suites/cuda/check.h"
-#include "suites/model/cuda_model_impl.cuh"
+#include "suites/transformer/cuda_model_impl.cuh"
 
-namespace perfgate::suites::model::cuda {
+namespace perfgate::suites::transformer::cuda {
 
 // Gradients of a LayerNorm: into the residual gradient (added or not) and
 // its bf16 copy, and the gain and bias gradients (written).
@@ -147,4 +147,4 @@ absl::Status CudaModel::Impl::EnqueueStep(const AdamW& hp) {
   return absl::OkStatus();
 }
 
-}  // namespace perfgate::suites::model::cuda
+}  // namespace perfgate::suites::transformer::cuda

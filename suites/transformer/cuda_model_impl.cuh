@@ -1,4 +1,4 @@
-// The CUDA backend's state, private to suites/model: CudaModel::Impl, split
+// The CUDA backend's state, private to suites/transformer: CudaModel::Impl, split
 // over cuda_model_plan.cu (buffers, cuBLASLt plans, set-up and teardown),
 // cuda_model_forward.cu, cuda_model_backward.cu and cuda_model_decode.cu.
 //
@@ -29,11 +29,11 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "suites/cuda/cublaslt.h"
-#include "suites/model/config.h"
-#include "suites/model/cuda_kernels.cuh"
-#include "suites/model/cuda_model.h"
+#include "suites/transformer/transformer.h"
+#include "suites/transformer/cuda_kernels.cuh"
+#include "suites/transformer/cuda_model.h"
 
-namespace perfgate::suites::model::cuda {
+namespace perfgate::suites::transformer::cuda {
 
 namespace k = kernels;
 using k::bf16;
@@ -264,4 +264,4 @@ struct CudaModel::Impl {
   absl::Status Decode(int steps, bool use_graph);
 };
 
-}  // namespace perfgate::suites::model::cuda
+}  // namespace perfgate::suites::transformer::cuda

@@ -1,11 +1,11 @@
-#include "suites/model/model_case.h"
+#include "suites/transformer/model_case.h"
 
 #include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "suites/cuda/visible_devices.h"
 
-namespace perfgate::suites::model {
+namespace perfgate::suites::transformer {
 
 bool ReadBackend(State& state, Backend* backend) {
   const std::string& name = state.Param("backend");
@@ -79,4 +79,4 @@ void Conclude(State& state, const absl::Status& s) {
   state.Fail(std::string(s.message()));
 }
 
-}  // namespace perfgate::suites::model
+}  // namespace perfgate::suites::transformer

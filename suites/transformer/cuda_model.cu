@@ -9,10 +9,10 @@
 #include "suites/cuda/check.h"
 #include "suites/cuda/cublaslt.h"
 #include "suites/cuda/visible_devices.h"
-#include "suites/model/cuda_model.h"
-#include "suites/model/cuda_model_impl.cuh"
+#include "suites/transformer/cuda_model.h"
+#include "suites/transformer/cuda_model_impl.cuh"
 
-namespace perfgate::suites::model::cuda {
+namespace perfgate::suites::transformer::cuda {
 
 CudaModel::CudaModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 CudaModel::~CudaModel() = default;
@@ -219,4 +219,4 @@ absl::StatusOr<double> CudaModel::TimedDecode(int steps) {
   return m.Elapsed();
 }
 
-}  // namespace perfgate::suites::model::cuda
+}  // namespace perfgate::suites::transformer::cuda

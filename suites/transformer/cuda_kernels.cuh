@@ -13,7 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace perfgate::suites::model::cuda::kernels {
+namespace perfgate::suites::transformer::cuda::kernels {
 
 using bf16 = __nv_bfloat16;
 
@@ -130,13 +130,13 @@ struct DecayGeometry {
   size_t ln2_offset = 0;
 };
 
-// One AdamW step's hyper-parameters, as model::AdamW, and bias corrections.
+// One AdamW step's hyper-parameters, as transformer::AdamW, and bias corrections.
 struct AdamWArgs {
   float lr, beta1, beta2, eps, weight_decay;
-  float c1, c2;  // the bias corrections 1 − β^t, from the host as model::AdamWUpdate computes them
+  float c1, c2;  // the bias corrections 1 − β^t, from the host as transformer::AdamWUpdate computes them
 };
 
-// model::AdamWUpdate's arithmetic in the same order, then the bf16 copy.
+// transformer::AdamWUpdate's arithmetic in the same order, then the bf16 copy.
 __global__ void AdamW(float* params, const float* grads, float* m, float* v, bf16* params_bf, size_t n,
                       AdamWArgs a, DecayGeometry geo);
 
@@ -160,7 +160,7 @@ __global__ void DecodeAttention(const bf16* qkv, const bf16* k_cache, const bf16
 __global__ void GatherLast(const bf16* x, bf16* out, int batch, int len, int w);
 
 // One block per sequence: the index of the largest logit (lowest on ties,
-// as model::Argmax) becomes the next input token and is logged at *step.
+// as transformer::Argmax) becomes the next input token and is logged at *step.
 __global__ void ArgmaxTokens(const float* logits, int vocab, int32_t* next, int32_t* log, const int* step,
                              int max_steps);
 
@@ -174,4 +174,4 @@ __global__ void RewindDecode(int* pos, int* step, int32_t* next, const int32_t* 
 // Right after the prefill's argmax: remember its tokens for RewindDecode.
 __global__ void StartDecode(int* pos, int* step, const int32_t* next, int32_t* first, int len, int batch);
 
-}  // namespace perfgate::suites::model::cuda::kernels
+}  // namespace perfgate::suites::transformer::cuda::kernels

@@ -1,9 +1,9 @@
 // The bodies of the kernels declared in cuda_kernels.cuh.
-#include "suites/model/cuda_kernels.cuh"
+#include "suites/transformer/cuda_kernels.cuh"
 
 #include <cmath>
 
-namespace perfgate::suites::model::cuda::kernels {
+namespace perfgate::suites::transformer::cuda::kernels {
 namespace {
 
 #define PERFGATE_GRID_STRIDE(i, n)                                                        \
@@ -45,7 +45,7 @@ __device__ inline float BlockMax(float v) {
   return v;
 }
 
-// The same formulas as config.cc's Gelu and GeluGrad.
+// The same formulas as transformer.cc's Gelu and GeluGrad.
 __device__ __forceinline__ float GeluF(float x) {
   const float k = 0.7978845608028654f;
   return 0.5f * x * (1.0f + tanhf(k * (x + 0.044715f * x * x * x)));
@@ -465,4 +465,4 @@ __global__ void StartDecode(int* pos, int* step, const int32_t* next, int32_t* f
 
 #undef PERFGATE_GRID_STRIDE
 
-}  // namespace perfgate::suites::model::cuda::kernels
+}  // namespace perfgate::suites::transformer::cuda::kernels

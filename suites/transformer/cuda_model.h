@@ -22,9 +22,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "suites/model/config.h"
+#include "suites/transformer/transformer.h"
 
-namespace perfgate::suites::model::cuda {
+namespace perfgate::suites::transformer::cuda {
 
 /// Sums a device buffer of fp32 gradients over the data-parallel ranks, in
 /// place, enqueued on `stream` (a cudaStream_t). NCCL in the suites; a test
@@ -126,4 +126,4 @@ class CudaModel {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace perfgate::suites::model::cuda
+}  // namespace perfgate::suites::transformer::cuda

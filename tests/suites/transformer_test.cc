@@ -8,10 +8,10 @@
 #include <utility>
 #include <vector>
 
-#include "suites/model/config.h"
-#include "suites/model/host_model.h"
+#include "suites/transformer/transformer.h"
+#include "suites/transformer/host_model.h"
 
-namespace perfgate::suites::model {
+namespace perfgate::suites::transformer {
 namespace {
 
 Config Tiny() { return *Preset("tiny"); }
@@ -435,9 +435,9 @@ TEST(HostModel, GradientOfABatchIsTheMeanOfItsHalves) {
 }
 
 }  // namespace
-}  // namespace perfgate::suites::model
+}  // namespace perfgate::suites::transformer
 
-namespace perfgate::suites::model {
+namespace perfgate::suites::transformer {
 namespace {
 
 // An independent implementation: scripts/model-reference.py (PyTorch 1.13.1,
@@ -462,4 +462,4 @@ TEST(HostModel, TrainsLikeThePyTorchReferenceOnTheTinyPreset) {
 }
 
 }  // namespace
-}  // namespace perfgate::suites::model
+}  // namespace perfgate::suites::transformer

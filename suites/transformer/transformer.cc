@@ -1,11 +1,11 @@
-#include "suites/model/config.h"
+#include "suites/transformer/transformer.h"
 
 #include <cmath>
 #include <map>
 
 #include "suites/seed.h"
 
-namespace perfgate::suites::model {
+namespace perfgate::suites::transformer {
 namespace {
 
 // A uniform in (0, 1) that depends only on (seed, stream, index).
@@ -195,4 +195,4 @@ float GeluGrad(float x) {
   return 0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * du;
 }
 
-}  // namespace perfgate::suites::model
+}  // namespace perfgate::suites::transformer
