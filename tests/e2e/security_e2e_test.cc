@@ -427,8 +427,10 @@ TEST(SecurityFiles, BadFilesAreToldBeforeTheDatabaseIsTouched) {
   }
   // A command line CLI11 refuses is the same exit 2 in every binary, and
   // --help is a pass.
-  for (const std::string& bin : {"coordinator/perfgate-coordinator", "cli/perfgate", "agent/perfgate-agent"}) {
-    auto bad = RunCommand({Bin(bin), "--no-such-option"});
+  const std::vector<std::pair<std::string, std::string>> commands = {
+      {"coordinator/perfgate-coordinator", "migrate"}, {"cli/perfgate", "runs"}, {"agent/perfgate-agent", "run"}};
+  for (const auto& [bin, sub] : commands) {
+    auto bad = RunCommand({Bin(bin), sub, "--no-such-option"});
     ASSERT_TRUE(bad.ok()) << bad.status();
     EXPECT_EQ(bad->exit_code, 2) << bin << ": " << bad->output;
     EXPECT_NE(bad->output.find("--no-such-option"), std::string::npos) << bad->output;
