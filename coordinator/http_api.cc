@@ -222,6 +222,92 @@ absl::StatusOr<Json> TriageRoute(Store& store, const Authenticator& auth, const 
   return ToJson(*r);
 }
 
+absl::StatusOr<int64_t> BisectionId(const std::string& text) {
+  int64_t id = 0;
+  if (!absl::SimpleAtoi(text, &id) || id <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not a bisection id"));
+  }
+  return id;
+}
+
+// A write of `perfgate bisect`: the caller may triage, the body is JSON.
+absl::StatusOr<Json> BisectionBody(const Authenticator& auth, const httplib::Request& req) {
+  PERFGATE_RETURN_IF_ERROR(AuthorizeRequest(auth, req, Action::kTriage));
+  PERFGATE_RETURN_IF_ERROR(CheckJsonBody(req));
+  Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  if (!body.is_object()) return absl::InvalidArgumentError("body: not a JSON object");
+  return body;
+}
+
+absl::StatusOr<Json> BisectionWrite(Store& store, const Authenticator& auth, const httplib::Request& req,
+                                    const std::string& what) {
+  auto body = BisectionBody(auth, req);
+  PERFGATE_RETURN_IF_ERROR(body);
+  if (what == "create") {
+    auto b = BisectionFromJson(*body);
+    PERFGATE_RETURN_IF_ERROR(b);
+    auto stored = store.CreateBisection(*b);
+    PERFGATE_RETURN_IF_ERROR(stored);
+    return ToJson(*stored);
+  }
+  auto id = BisectionId(req.matches[1]);
+  PERFGATE_RETURN_IF_ERROR(id);
+  if (what == "probe") {
+    auto probe = ProbeFromJson(*body);
+    PERFGATE_RETURN_IF_ERROR(probe);
+    auto b = store.AddBisectionProbe(*id, *probe);
+    PERFGATE_RETURN_IF_ERROR(b);
+    return ToJson(*b);
+  }
+  auto outcome = OutcomeFromJson(*body);
+  PERFGATE_RETURN_IF_ERROR(outcome);
+  auto b = store.FinishBisection(*id, *outcome, "perfgate bisect");
+  PERFGATE_RETURN_IF_ERROR(b);
+  return ToJson(*b);
+}
+
+absl::StatusOr<Json> Bisections(Store& store, const httplib::Request& req) {
+  auto limit = Limit(req, 50, 1000);
+  PERFGATE_RETURN_IF_ERROR(limit);
+  int64_t regression = 0;
+  if (const std::string r = Param(req, "regression"); !r.empty()) {
+    auto id = RegressionId(r);
+    PERFGATE_RETURN_IF_ERROR(id);
+    regression = *id;
+  }
+  auto list = store.ListBisections(regression, *limit);
+  PERFGATE_RETURN_IF_ERROR(list);
+  Json out = Json::array();
+  for (const Bisection& b : *list) out.push_back(ToJson(b));
+  return Json{{"bisections", out}};
+}
+
+void RegisterBisections(httplib::Server& server, ApiStores stores, const Authenticator& auth) {
+  Store* s = &stores.read;
+  Store* w = &stores.write;
+  const Authenticator* a = &auth;
+  Get(server, auth, "/api/v1/bisections", "http bisections",
+      [s](const httplib::Request& r) { return Bisections(*s, r); });
+  Get(server, auth, R"(/api/v1/bisections/([^/]+))", "http bisection",
+      [w](const httplib::Request& r) -> absl::StatusOr<Json> {
+        // From the primary: a bisection resumed reads what it has just written.
+        auto id = BisectionId(r.matches[1]);
+        PERFGATE_RETURN_IF_ERROR(id);
+        auto b = w->GetBisection(*id);
+        PERFGATE_RETURN_IF_ERROR(b);
+        return ToJson(*b);
+      });
+  const std::pair<const char*, const char*> writes[] = {{"/api/v1/bisections", "create"},
+                                                        {R"(/api/v1/bisections/([^/]+)/probes)", "probe"},
+                                                        {R"(/api/v1/bisections/([^/]+)/finish)", "finish"}};
+  for (const auto& [pattern, what] : writes) {
+    const std::string kind = what;
+    server.Post(pattern, [w, a, kind](const httplib::Request& r, httplib::Response& res) {
+      Reply(res, BisectionWrite(*w, *a, r, kind), "http bisection");
+    });
+  }
+}
+
 }  // namespace
 
 void RegisterApi(httplib::Server& server, ApiStores stores, const Authenticator& auth) {
@@ -267,6 +353,7 @@ void RegisterApi(httplib::Server& server, ApiStores stores, const Authenticator&
               [w, a](const httplib::Request& r, httplib::Response& res) {
                 Reply(res, TriageRoute(*w, *a, r), "http triage");
               });
+  RegisterBisections(server, stores, auth);
 }
 
 }  // namespace perfgate::coordinator

@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace perfgate::agent {
+namespace perfgate {
 
 /// Runs argv (looked up in PATH) with stdout captured; stderr passes through,
 /// or goes to /dev/null when `quiet` is set. Returns the exit status (128 +
@@ -25,6 +25,7 @@ struct ProcessOptions {
   /// > 0: the child (and every process of its group) is killed once it has
   /// run this many seconds.
   double timeout_s = 0;
+  std::string working_dir;  // non-empty: the child starts in this folder
 };
 
 /// What a child did.
@@ -63,4 +64,4 @@ class TempDir {
 /// newline; empty when git is missing or fails.
 std::string Git(const std::vector<std::string>& args);
 
-}  // namespace perfgate::agent
+}  // namespace perfgate
