@@ -116,14 +116,17 @@ absl::StatusOr<Json> NewJob(const Config& c) {
   return client::HttpPost(o, "/api/v1/bisections", body);
 }
 
-// The tasks of one round; a commit whose build fails gets a failed probe instead.
-std::vector<ProbeTask> TasksOf(const Job& job, const BisectStep& step, std::vector<Json>* failed) {
+// The tasks of one round; a commit whose build fails gets a failed probe
+// instead. Without the good endpoint's build nothing can be measured: an error.
+absl::StatusOr<std::vector<ProbeTask>> TasksOf(const Job& job, const BisectStep& step, std::vector<Json>* failed) {
   std::vector<ProbeTask> tasks;
   auto good = BuildOf(job.settings, job.plan.good, std::cout);
+  if (!good.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat("the good endpoint cannot be built: ", good.status().message()));
+  }
   for (size_t i = 0; i < step.commits.size(); ++i) {
-    ProbeTask t{step.commits[i], step.attempts[i], good.ok() ? *good : "", "", step.threshold, job.benchmark,
-                job.metric};
-    auto build = good.ok() ? BuildOf(job.settings, t.commit, std::cout) : good;
+    ProbeTask t{step.commits[i], step.attempts[i], *good, "", step.threshold, job.benchmark, job.metric};
+    auto build = BuildOf(job.settings, t.commit, std::cout);
     if (!build.ok()) {
       failed->push_back({{"commit", t.commit}, {"attempt", t.attempt}, {"verdict", "failed"},
                          {"threshold", t.threshold}, {"note", std::string(build.status().message())}});
@@ -151,7 +154,7 @@ Json ProbeJson(const ProbeTask& t, const ProbeMeasurement& m) {
 absl::StatusOr<Json> MeasureRound(const Config& c, Job& job, const BisectStep& step) {
   const client::HttpClientOptions o = HttpOptions(c);
   std::vector<Json> probes;
-  const std::vector<ProbeTask> tasks = TasksOf(job, step, &probes);
+  PERFGATE_ASSIGN_OR_RETURN(const std::vector<ProbeTask> tasks, TasksOf(job, step, &probes));
   if (!tasks.empty()) {
     PERFGATE_ASSIGN_OR_RETURN(const std::vector<ProbeMeasurement> ms, MeasureProbes(job.settings, tasks, std::cout));
     for (size_t i = 0; i < tasks.size(); ++i) probes.push_back(ProbeJson(tasks[i], ms[i]));
