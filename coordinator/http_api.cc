@@ -187,12 +187,27 @@ absl::StatusOr<Json> Regressions(Store& store, const httplib::Request& req) {
   return Json{{"regressions", out}};
 }
 
-absl::StatusOr<int64_t> RegressionId(const std::string& text) {
+// The id of a stored record (`what`: "regression", "bisection") from a path or a parameter.
+absl::StatusOr<int64_t> PositiveId(const std::string& text, const char* what) {
   int64_t id = 0;
   if (!absl::SimpleAtoi(text, &id) || id <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not a regression id"));
+    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not a ", what, " id"));
   }
   return id;
+}
+
+absl::StatusOr<int64_t> RegressionId(const std::string& text) { return PositiveId(text, "regression"); }
+
+// A read route answering the record `fetch` finds by the id in its path.
+template <typename Fetch>
+auto OneById(const char* what, Fetch fetch) {
+  return [what, fetch](const httplib::Request& r) -> absl::StatusOr<Json> {
+    auto id = PositiveId(r.matches[1], what);
+    PERFGATE_RETURN_IF_ERROR(id);
+    auto record = fetch(*id);
+    PERFGATE_RETURN_IF_ERROR(record);
+    return ToJson(*record);
+  };
 }
 
 absl::StatusOr<Json> TriageRoute(Store& store, const Authenticator& auth, const httplib::Request& req) {
@@ -222,14 +237,6 @@ absl::StatusOr<Json> TriageRoute(Store& store, const Authenticator& auth, const 
   return ToJson(*r);
 }
 
-absl::StatusOr<int64_t> BisectionId(const std::string& text) {
-  int64_t id = 0;
-  if (!absl::SimpleAtoi(text, &id) || id <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not a bisection id"));
-  }
-  return id;
-}
-
 // A write of `perfgate bisect`: the caller may triage, the body is JSON.
 absl::StatusOr<Json> BisectionBody(const Authenticator& auth, const httplib::Request& req) {
   PERFGATE_RETURN_IF_ERROR(AuthorizeRequest(auth, req, Action::kTriage));
@@ -250,7 +257,7 @@ absl::StatusOr<Json> BisectionWrite(Store& store, const Authenticator& auth, con
     PERFGATE_RETURN_IF_ERROR(stored);
     return ToJson(*stored);
   }
-  auto id = BisectionId(req.matches[1]);
+  auto id = PositiveId(req.matches[1], "bisection");
   PERFGATE_RETURN_IF_ERROR(id);
   if (what == "probe") {
     auto probe = ProbeFromJson(*body);
@@ -288,15 +295,9 @@ void RegisterBisections(httplib::Server& server, ApiStores stores, const Authent
   const Authenticator* a = &auth;
   Get(server, auth, "/api/v1/bisections", "http bisections",
       [s](const httplib::Request& r) { return Bisections(*s, r); });
+  // From the primary: a bisection resumed reads what it has just written.
   Get(server, auth, R"(/api/v1/bisections/([^/]+))", "http bisection",
-      [w](const httplib::Request& r) -> absl::StatusOr<Json> {
-        // From the primary: a bisection resumed reads what it has just written.
-        auto id = BisectionId(r.matches[1]);
-        PERFGATE_RETURN_IF_ERROR(id);
-        auto b = w->GetBisection(*id);
-        PERFGATE_RETURN_IF_ERROR(b);
-        return ToJson(*b);
-      });
+      OneById("bisection", [w](int64_t id) { return w->GetBisection(id); }));
   const std::pair<const char*, const char*> writes[] = {{"/api/v1/bisections", "create"},
                                                         {R"(/api/v1/bisections/([^/]+)/probes)", "probe"},
                                                         {R"(/api/v1/bisections/([^/]+)/finish)", "finish"}};
@@ -329,13 +330,7 @@ void RegisterApi(httplib::Server& server, ApiStores stores, const Authenticator&
   Get(server, auth, "/api/v1/regressions", "http regressions",
       [s](const httplib::Request& r) { return Regressions(*s, r); });
   Get(server, auth, R"(/api/v1/regressions/([^/]+))", "http regression",
-      [s](const httplib::Request& r) -> absl::StatusOr<Json> {
-        auto id = RegressionId(r.matches[1]);
-        PERFGATE_RETURN_IF_ERROR(id);
-        auto reg = s->GetRegression(*id);
-        PERFGATE_RETURN_IF_ERROR(reg);
-        return ToJson(*reg);
-      });
+      OneById("regression", [s](int64_t id) { return s->GetRegression(id); }));
   // A stored gate report is answered as stored: the JSON `perfgate gate --json` shows.
   server.Get(R"(/api/v1/reports/([^/]+))", [s, a](const httplib::Request& r, httplib::Response& res) {
     res.set_header("Cache-Control", "no-store");
