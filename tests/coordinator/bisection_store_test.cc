@@ -4,6 +4,7 @@
 // regression's triage record in the same transaction.
 #include <gtest/gtest.h>
 
+#include "common/identity.h"
 #include "coordinator/http_json.h"
 #include "tests/coordinator/migrated_store_test.h"
 
