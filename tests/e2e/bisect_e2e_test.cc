@@ -1,6 +1,7 @@
-// `perfgate bisect` end to end, here (bisect_fixture.h): the bisection is
-// killed with its probe after the first step and resumed from its stored
-// probes, and it names the commit that adds 15 % work. The same history
+// `perfgate bisect` end to end, here (bisect_fixture.h): the bisection of
+// a stored regression is killed with its probe after the first step and
+// resumed from its stored probes; it names the commit that adds 15 % work,
+// and the regression's triage record says so. The same history
 // without the slowdown ends with no culprit and names no commit.
 #include <signal.h>
 
@@ -11,10 +12,13 @@
 namespace perfgate {
 namespace {
 
-TEST_F(BisectEndToEnd, InterruptedBisectionResumesFromItsStoredProbesAndNamesTheCommitThatAddsTheSlowdown) {
+TEST_F(BisectEndToEnd, InterruptedBisectionOfARegressionResumesAndWritesTheCulpritIntoItsTriageRecord) {
   const std::vector<std::string> commits = MakeRepo("slow", 15);
   const std::string culprit = commits[kCulpritCommit - 1];
-  auto child = testing::ChildProcess::Start(BisectArgs(dir_->Join("slow"), commits), dir_->Join("first.log"));
+  const int64_t regression = StoreRegression(commits);
+  ASSERT_GT(regression, 0);
+  auto child = testing::ChildProcess::Start(BisectArgs(dir_->Join("slow"), commits, regression),
+                                            dir_->Join("first.log"));
   ASSERT_TRUE(child.ok()) << child.status();
   // The bad endpoint measured and stored: kill the bisection and what it runs.
   ASSERT_TRUE((*child)->WaitForLine("(attempt 1): carries", std::chrono::minutes(5))) << (*child)->Output();
@@ -50,6 +54,13 @@ TEST_F(BisectEndToEnd, InterruptedBisectionResumesFromItsStoredProbesAndNamesThe
     if (p["verdict"] == "carries") EXPECT_GE(at, kCulpritCommit - 1) << p.dump();
     if (p["verdict"] == "clean") EXPECT_LT(at, kCulpritCommit - 1) << p.dump();
   }
+
+  // The regression's triage record names the culprit with its change.
+  const Json events = GetJson("/api/v1/regressions/" + std::to_string(regression))["events"];
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back()["note"].get<std::string>().rfind("culprit " + culprit.substr(0, 12) + " (+", 0), 0u)
+      << events.dump(2);
+  EXPECT_EQ(b["regression_id"], regression);
 
   auto status = RunCommand({Bin("cli/perfgate"), "--token-file", token_file_, "bisect", "--http", Http(),
                             "--status", std::to_string(id)});

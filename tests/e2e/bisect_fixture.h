@@ -14,6 +14,8 @@
 #include <fstream>
 #include <regex>
 
+#include "common/identity.h"
+#include "coordinator/store.h"
 #include "tests/e2e/dashboard_seed.h"
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
@@ -100,15 +102,54 @@ class BisectEndToEnd : public testing::PostgresDirTest {
     return commits;
   }
 
-  std::vector<std::string> BisectArgs(const std::string& repo, const std::vector<std::string>& commits) {
-    return {Bin("cli/perfgate"), "--token-file", token_file_, "bisect", "--http", Http(),
-            "--good", commits.front(), "--bad", commits.back(), "--repo", repo,
+  // A regression of gbench/BM_Work real_time on main from the first commit
+  // to the last, stored as the coordinator's watcher stores one.
+  int64_t StoreRegression(const std::vector<std::string>& commits) {
+    auto store = coordinator::Store::Connect(ConnInfo(), 1);
+    EXPECT_TRUE(store.ok()) << store.status();
+    if (!store.ok()) return 0;
+    EXPECT_TRUE((*store)->RegisterAgent("nightly", "node-1", "0.1.0").ok());
+    RunMeta run;
+    run.run_id = NewUuid();
+    run.agent_name = "nightly";
+    run.environment.sku = "cpu-test";
+    run.branch = "main";
+    run.commit = commits.back();
+    run.trigger = Trigger::kCi;
+    EXPECT_TRUE((*store)->OpenRun(run).ok());
+    coordinator::store::DetectedRegression d;
+    coordinator::store::Regression& r = d.regression;
+    r.benchmark = "gbench/BM_Work";
+    r.metric = "real_time";
+    r.sku = "cpu-test";
+    r.branch = "main";
+    r.good_commit = commits.front();
+    r.bad_commit = commits.back();
+    r.first_bad_run_id = run.run_id;
+    r.change = 0.15;
+    d.detected_after_run_id = run.run_id;
+    auto saved = (*store)->SaveDetectedRegression(d);
+    EXPECT_TRUE(saved.ok() && saved->has_value()) << saved.status();
+    return saved.ok() && saved->has_value() ? (*saved)->id : 0;
+  }
+
+  // `perfgate bisect` of the range (--good first --bad last), or of the
+  // stored regression `regression` when it is not 0.
+  std::vector<std::string> BisectArgs(const std::string& repo, const std::vector<std::string>& commits,
+                                      int64_t regression = 0) {
+    std::vector<std::string> what = {"--good", commits.front(), "--bad", commits.back()};
+    if (regression != 0) what = {std::to_string(regression)};
+    std::vector<std::string> args = {Bin("cli/perfgate"), "--token-file", token_file_, "bisect", "--http", Http()};
+    args.insert(args.end(), what.begin(), what.end());
+    std::vector<std::string> rest = {"--repo", repo,
             "--work-dir", repo + ".work",
             "--build", "g++ -O2 -o {out}/bench bench.cc -lbenchmark -lpthread",
             "--cmd", "{artifact}/bench --benchmark_repetitions={samples} --benchmark_min_time=0.05 "
                      "--benchmark_out={out} --benchmark_out_format=json",
             "--agent", Bin("agent/perfgate-agent"), "--ab-arg=--block-time=0.3", "--ab-arg=--block-timeout=120",
             "--case-budget", "40"};
+    args.insert(args.end(), rest.begin(), rest.end());
+    return args;
   }
 
   std::string Http() const { return "127.0.0.1:" + std::to_string(coordinator_.http_port); }
