@@ -90,7 +90,7 @@ absl::Status BuildInWorktree(const BisectSettings& s, const std::string& commit,
   ProcessOptions options;
   options.working_dir = tree;
   options.timeout_s = s.build_timeout_s;
-  options.quiet = true;
+  options.merge_stderr = true;  // the compiler's errors into the build's log
   auto r = RunProcess(Expand(*argv, {{kCommitPlaceholder, commit}, {kBuildOutPlaceholder, out}}), options);
   (void)GitIn(s.repo, {"worktree", "remove", "--force", tree});
   PERFGATE_RETURN_IF_ERROR(r);
@@ -326,7 +326,10 @@ absl::StatusOr<std::vector<ProbeMeasurement>> MeasureProbes(const BisectSettings
     if (!s.slurm) {
       log << "  measuring " << tasks[i].commit.substr(0, 12) << " against good (attempt " << tasks[i].attempt
           << ", log " << f.log << ")\n" << std::flush;
-      auto r = RunProcess(argv, ProcessOptions{});
+      // The agent's output and its sides' stderr go to the probe's log.
+      ProcessOptions options;
+      options.merge_stderr = true;
+      auto r = RunProcess(argv, options);
       PERFGATE_RETURN_IF_ERROR(r);
       PERFGATE_RETURN_IF_ERROR(WriteText(f.log, r->out));
     }

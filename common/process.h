@@ -22,6 +22,7 @@ absl::StatusOr<std::pair<int, std::string>> CaptureOutput(const std::vector<std:
 struct ProcessOptions {
   bool capture_stdout = true;  // false: the child's stdout is read and dropped
   bool quiet = false;          // stderr to /dev/null instead of passing through
+  bool merge_stderr = false;   // stderr into the same pipe as stdout (captured with it)
   /// > 0: the child (and every process of its group) is killed once it has
   /// run this many seconds.
   double timeout_s = 0;
