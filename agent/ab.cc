@@ -11,70 +11,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "agent/process.h"
+#include "common/process.h"
 #include "formats/result_file.h"
 #include "common/stats.h"
 
 namespace perfgate::agent {
-
-absl::StatusOr<std::vector<std::string>> SplitCommand(const std::string& command) {
-  std::vector<std::string> out;
-  std::string word;
-  bool in_word = false;
-  enum class Quote { kNone, kSingle, kDouble } quote = Quote::kNone;
-  for (size_t i = 0; i < command.size(); ++i) {
-    const char c = command[i];
-    switch (quote) {
-      case Quote::kSingle:
-        if (c == '\'') {
-          quote = Quote::kNone;
-        } else {
-          word += c;
-        }
-        continue;
-      case Quote::kDouble:
-        if (c == '"') {
-          quote = Quote::kNone;
-        } else if (c == '\\' && i + 1 < command.size() &&
-                   std::strchr("\"\\$`", command[i + 1]) != nullptr) {
-          word += command[++i];
-        } else {
-          word += c;
-        }
-        continue;
-      case Quote::kNone:
-        break;
-    }
-    if (c == ' ' || c == '\t' || c == '\n') {
-      if (in_word) out.push_back(std::move(word));
-      word.clear();
-      in_word = false;
-      continue;
-    }
-    in_word = true;
-    if (c == '\'') {
-      quote = Quote::kSingle;
-    } else if (c == '"') {
-      quote = Quote::kDouble;
-    } else if (c == '\\') {
-      if (i + 1 == command.size()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("command '", command, "' ends in a backslash; escape it as \\\\"));
-      }
-      word += command[++i];
-    } else {
-      word += c;
-    }
-  }
-  if (quote != Quote::kNone) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("command '", command, "' has an unterminated ",
-                     quote == Quote::kSingle ? "single" : "double", " quote"));
-  }
-  if (in_word) out.push_back(std::move(word));
-  if (out.empty()) return absl::InvalidArgumentError("empty command: name the perfgate-agent build to run");
-  return out;
-}
 
 const char* ToString(AbRole role) { return role == AbRole::kBaseline ? "baseline" : "candidate"; }
 

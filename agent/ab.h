@@ -14,18 +14,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/command_line.h"
 #include "common/run_types.h"
 #include "gate/gate.h"
 #include "gate/policy.h"
 
 namespace perfgate::agent {
-
-/// Splits a command line into arguments with the shell's quoting rules but
-/// no shell: blanks separate, '...' is literal, "..." keeps blanks and takes
-/// \" \\ \$ \` as escapes, and a backslash outside quotes escapes the next
-/// character. INVALID_ARGUMENT for an unterminated quote, a trailing
-/// backslash or an empty command.
-absl::StatusOr<std::vector<std::string>> SplitCommand(const std::string& command);
 
 /// Which build a block measures.
 enum class AbRole { kBaseline, kCandidate };

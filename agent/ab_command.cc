@@ -10,7 +10,7 @@
 #include "agent/command_support.h"
 #include "agent/image.h"
 #include "agent/probe.h"
-#include "agent/process.h"
+#include "common/process.h"
 #include "agent/program_ab.h"
 #include "client/upload.h"
 #include "common/identity.h"

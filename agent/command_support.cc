@@ -9,7 +9,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "agent/process.h"
+#include "common/process.h"
 #include "agent/runner.h"
 #include "common/identity.h"
 #include "common/status_macros.h"

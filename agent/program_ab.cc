@@ -11,7 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
-#include "agent/process.h"
+#include "common/process.h"
 
 namespace perfgate::agent {
 namespace {

@@ -11,7 +11,7 @@
 #include "agent/agent.h"
 #include "agent/command_support.h"
 #include "agent/probe.h"
-#include "agent/process.h"
+#include "common/process.h"
 #include "agent/runner.h"
 #include "client/upload.h"
 #include "formats/result_file.h"

@@ -33,4 +33,16 @@ bool WriteFile(const std::string& path, const std::string& text) {
   return true;
 }
 
+client::HttpClientOptions HttpOptions(const Config& c) {
+  return client::HttpClientOptions{c.http, c.client.token, c.client.tls, c.timeout_s};
+}
+
+int HttpError(const absl::Status& s, const char* what) {
+  std::cerr << "perfgate: " << what << ": " << s.message();
+  if (absl::IsUnauthenticated(s)) std::cerr << " (refused: give --token-file with a credential's token)";
+  if (absl::IsPermissionDenied(s)) std::cerr << " (refused: the credential's role does not allow it)";
+  std::cerr << "\n";
+  return kExitError;
+}
+
 }  // namespace perfgate::cli

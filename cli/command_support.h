@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "cli/config.h"
 #include "client/coordinator_client.h"
+#include "client/http_client.h"
 #include "common/exit_codes.h"
 
 namespace perfgate::cli {
@@ -15,6 +16,14 @@ namespace perfgate::cli {
 /// The coordinator's client: the address, the token of --token-file, the
 /// TLS options, and each call ending by --timeout (read by ValidateConfig).
 client::ClientOptions CoordinatorOptions(const Config& config);
+
+/// The client of the coordinator's HTTP API (--http) with the token and
+/// TLS options ValidateConfig read.
+client::HttpClientOptions HttpOptions(const Config& config);
+
+/// Tells a failed HTTP API call on stderr ("perfgate: <what>: ...", with a
+/// hint for a refused credential); returns kExitError.
+int HttpError(const absl::Status& s, const char* what);
 
 /// Tells a failed call on stderr ("perfgate: <call> failed: ...", with a hint
 /// when nothing listens at `address`); returns kExitError.

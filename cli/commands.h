@@ -33,5 +33,9 @@ int TriageCommand(const Config& config);
 /// export_command.cc: result files written as Bencher Metric Format; 0 when
 /// written, 2 when a file cannot be read or the output cannot be written.
 int ExportCommand(const Config& config);
+/// bisect_command.cc: bisect a regression or a range to its culprit, show
+/// or resume a stored bisection; 0 when it ended (a culprit or none), 3
+/// when it could only narrow the range, 2 on an error.
+int BisectCommand(const Config& config);
 
 }  // namespace perfgate::cli

@@ -308,6 +308,58 @@ CLI::App* AddTriage(CLI::App& app, Config& c) {
   return sub;
 }
 
+// bisect: the range or regression, how commits are built and measured.
+CLI::App* AddBisect(CLI::App& app, Config& c) {
+  CLI::App* sub = app.add_subcommand("bisect", "Find the commit that carries a regression (docs/bisect.md)");
+  BisectSettings& b = c.bisect;
+  sub->add_option("regression", c.regression_id, "A stored regression's id (perfgate regressions prints it)");
+  sub->add_option("--good", c.good, "The last commit at the old level");
+  sub->add_option("--bad", c.bad, "The first commit known to carry the change");
+  sub->add_option("--status", c.bisect_status, "Show a stored bisection's steps and outcome");
+  sub->add_option("--resume", c.bisect_resume, "Go on with a stored bisection from its stored probes");
+  sub->add_option("--repo", b.repo, "The git checkout")->capture_default_str();
+  sub->add_option("--build", b.build, "Build command run in a worktree of the commit: {commit}, {out} (the folder to fill)");
+  sub->add_option("--artifact", b.artifact, "Ready build of each commit instead: a path with {commit}");
+  sub->add_option("--cmd", b.command, "The benchmark program of a build, as ab runs it: {artifact}, {out}, {samples}");
+  sub->add_option("--case", c.bisect_case, "The case judged (default: the regression's, else the worst at bad)");
+  sub->add_option("--metric", c.bisect_metric, "The metric judged (with --case)");
+  sub->add_option("--min-change", c.bisect_min_change_pct, "Smallest change at bad worth bisecting, in %")
+      ->capture_default_str();
+  sub->add_option("--attempts", c.bisect_attempts, "Measurements of one commit before it is inconclusive")
+      ->capture_default_str();
+  sub->add_option("--probes-per-round", c.bisect_per_round, "Commits measured in one round")->capture_default_str();
+  sub->add_option("--agent", b.agent, "The perfgate-agent whose ab measures")->capture_default_str();
+  sub->add_option("--ab-arg", b.ab_args, "A flag for ab, repeated (--ab-arg=--block-time=0.3)");
+  sub->add_option("--case-budget", b.case_budget_s, "ab's seconds a probe at its first attempt")->capture_default_str();
+  sub->add_option("--max-rounds", b.max_rounds, "ab's rounds a probe at its first attempt")->capture_default_str();
+  sub->add_option("--work-dir", b.work_dir, "Builds, worktrees and probe reports")->capture_default_str();
+  sub->add_option("--by", c.by, "Who (default: $USER)")->envname("USER");
+  sub->add_flag("--slurm", b.slurm, "Each round as an sbatch array (work dir shared with the nodes)");
+  sub->add_option("--sbatch-arg", b.sbatch_args, "A flag for sbatch, repeated (--sbatch-arg=--constraint=h100)");
+  sub->add_option("--http", c.http, "The coordinator's HTTP address (its --http-listen); HTTPS with --tls or --tls-ca")
+      ->envname("PERFGATE_HTTP")->capture_default_str();
+  return sub;
+}
+
+// One of a regression, --good/--bad, --status, --resume; a new one's settings.
+absl::Status ValidateBisect(Config& c) {
+  const bool range = !c.good.empty() || !c.bad.empty();
+  const int given = (c.regression_id != 0) + range + (c.bisect_status != 0) + (c.bisect_resume != 0);
+  if (given != 1) {
+    return absl::InvalidArgumentError(
+        "bisect takes one of REGRESSION_ID, --good C1 --bad C2, --status ID and --resume ID");
+  }
+  if (range && (c.good.empty() || c.bad.empty())) return absl::InvalidArgumentError("--good and --bad go together");
+  if (c.bisect_case.empty() != c.bisect_metric.empty()) {
+    return absl::InvalidArgumentError("--case and --metric go together");
+  }
+  if (!(c.bisect_min_change_pct > 0) || c.bisect_attempts == 0 || c.bisect_per_round == 0) {
+    return absl::InvalidArgumentError("--min-change must be positive, --attempts and --probes-per-round at least 1");
+  }
+  if (c.bisect_status != 0 || c.bisect_resume != 0) return absl::OkStatus();
+  return CheckSettings(c.bisect);
+}
+
 }  // namespace
 
 absl::Status ValidateConfig(Config& c) {
@@ -323,6 +375,8 @@ absl::Status ValidateConfig(Config& c) {
       return ReadPolicy(c);
     case Command::kCompare:
       return ValidateCompare(c);
+    case Command::kBisect:
+      return ValidateBisect(c);
     case Command::kIngest:
       c.ingest.coordinator = c.coordinator;
       c.ingest.timeout_s = c.timeout_s;
@@ -351,6 +405,7 @@ std::optional<int> ParseCommandLine(int argc, const char* const* argv, Config& c
       {AddRegressions(app, c), Command::kRegressions},
       {AddTriage(app, c), Command::kTriage},
       {AddExport(app, c), Command::kExport},
+      {AddBisect(app, c), Command::kBisect},
   };
   try {
     app.parse(argc, argv);

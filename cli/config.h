@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "cli/bisect_probe.h"
 #include "cli/compare.h"
 #include "cli/ingest.h"
 #include "client/coordinator_client.h"
@@ -36,6 +37,7 @@ enum class Command {
   kRegressions,
   kTriage,
   kExport,
+  kBisect,
 };
 
 /// Everything the command line says, for whichever subcommand it names.
@@ -73,6 +75,14 @@ struct Config {
   std::string export_format = "bmf";
   std::vector<std::string> export_files;
   std::string export_output;  // stdout when empty
+  // bisect (docs/bisect.md): a stored regression (regression_id), or
+  // --good/--bad; --status or --resume of a stored bisection
+  std::string good, bad;
+  int64_t bisect_status = 0, bisect_resume = 0;
+  BisectSettings bisect;
+  std::string bisect_case, bisect_metric;
+  double bisect_min_change_pct = 5;
+  unsigned bisect_attempts = 3, bisect_per_round = 1;
   // compare and ingest keep their own options; ValidateConfig gives them
   // the coordinator and the timeout
   CompareOptions compare;

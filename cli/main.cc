@@ -2,7 +2,8 @@
 // gate a candidate run, compare two runs or result files, list runs, show one
 // run, print a metric's history with its change points, name the outlier
 // nodes of a sweep, list the nodes' calibrated noise floors, store result
-// files as runs, export them as Bencher's format. The command line
+// files as runs, export them as Bencher's format, bisect a regression to
+// its culprit. The command line
 // is parsed and checked in config.cc; each command lives in its own file.
 #include <iostream>
 
@@ -33,6 +34,7 @@ int Run(const perfgate::cli::Config& c) {
     case Command::kRegressions: return cli::RegressionsCommand(c);
     case Command::kTriage: return cli::TriageCommand(c);
     case Command::kExport: return cli::ExportCommand(c);
+    case Command::kBisect: return cli::BisectCommand(c);
   }
   return perfgate::kExitError;
 }

@@ -12,19 +12,6 @@
 namespace perfgate::cli {
 namespace {
 
-int Failed(const absl::Status& s, const char* what) {
-  std::cerr << "perfgate: " << what << ": " << s.message();
-  if (absl::IsUnauthenticated(s)) std::cerr << " (refused: give --token-file with a credential's token)";
-  if (absl::IsPermissionDenied(s)) std::cerr << " (refused: the credential's role does not allow it)";
-  std::cerr << "\n";
-  return kExitError;
-}
-
-// The HTTP client with the token and TLS options ValidateConfig read.
-client::HttpClientOptions HttpOptions(const Config& c) {
-  return client::HttpClientOptions{c.http, c.client.token, c.client.tls, c.timeout_s};
-}
-
 std::string Percent(const nlohmann::json& v) {
   return v.is_number() ? absl::StrFormat("%+.1f %%", 100 * v.get<double>()) : std::string("?");
 }
@@ -47,7 +34,7 @@ int RegressionsCommand(const Config& c) {
       "/api/v1/regressions?state=%s&branch=%s&sku=%s&limit=%d", client::UrlEncode(c.state),
       client::UrlEncode(c.branch), client::UrlEncode(c.sku), c.limit == 0 ? 100 : c.limit);
   auto body = client::HttpGet(o, path);
-  if (!body.ok()) return Failed(body.status(), "regressions");
+  if (!body.ok()) return HttpError(body.status(), "regressions");
   const nlohmann::json& list = (*body)["regressions"];
   if (list.empty()) {
     std::cout << "no regressions\n";
@@ -63,7 +50,7 @@ int TriageCommand(const Config& c) {
   nlohmann::json body = {{"state", c.state}, {"note", c.note}, {"by", c.by}};
   if (!c.commit.empty()) body["commit"] = c.commit;
   auto r = client::HttpPost(o, absl::StrFormat("/api/v1/regressions/%d/triage", c.regression_id), body);
-  if (!r.ok()) return Failed(r.status(), "triage");
+  if (!r.ok()) return HttpError(r.status(), "triage");
   PrintRegression(*r);
   return kExitPass;
 }

@@ -187,12 +187,27 @@ absl::StatusOr<Json> Regressions(Store& store, const httplib::Request& req) {
   return Json{{"regressions", out}};
 }
 
-absl::StatusOr<int64_t> RegressionId(const std::string& text) {
+// The id of a stored record (`what`: "regression", "bisection") from a path or a parameter.
+absl::StatusOr<int64_t> PositiveId(const std::string& text, const char* what) {
   int64_t id = 0;
   if (!absl::SimpleAtoi(text, &id) || id <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not a regression id"));
+    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not a ", what, " id"));
   }
   return id;
+}
+
+absl::StatusOr<int64_t> RegressionId(const std::string& text) { return PositiveId(text, "regression"); }
+
+// A read route answering the record `fetch` finds by the id in its path.
+template <typename Fetch>
+auto OneById(const char* what, Fetch fetch) {
+  return [what, fetch](const httplib::Request& r) -> absl::StatusOr<Json> {
+    auto id = PositiveId(r.matches[1], what);
+    PERFGATE_RETURN_IF_ERROR(id);
+    auto record = fetch(*id);
+    PERFGATE_RETURN_IF_ERROR(record);
+    return ToJson(*record);
+  };
 }
 
 absl::StatusOr<Json> TriageRoute(Store& store, const Authenticator& auth, const httplib::Request& req) {
@@ -222,6 +237,78 @@ absl::StatusOr<Json> TriageRoute(Store& store, const Authenticator& auth, const 
   return ToJson(*r);
 }
 
+// A write of `perfgate bisect`: the caller may triage, the body is JSON.
+absl::StatusOr<Json> BisectionBody(const Authenticator& auth, const httplib::Request& req) {
+  PERFGATE_RETURN_IF_ERROR(AuthorizeRequest(auth, req, Action::kTriage));
+  PERFGATE_RETURN_IF_ERROR(CheckJsonBody(req));
+  Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  if (!body.is_object()) return absl::InvalidArgumentError("body: not a JSON object");
+  return body;
+}
+
+absl::StatusOr<Json> BisectionWrite(Store& store, const Authenticator& auth, const httplib::Request& req,
+                                    const std::string& what) {
+  auto body = BisectionBody(auth, req);
+  PERFGATE_RETURN_IF_ERROR(body);
+  if (what == "create") {
+    auto b = BisectionFromJson(*body);
+    PERFGATE_RETURN_IF_ERROR(b);
+    auto stored = store.CreateBisection(*b);
+    PERFGATE_RETURN_IF_ERROR(stored);
+    return ToJson(*stored);
+  }
+  auto id = PositiveId(req.matches[1], "bisection");
+  PERFGATE_RETURN_IF_ERROR(id);
+  if (what == "probe") {
+    auto probe = ProbeFromJson(*body);
+    PERFGATE_RETURN_IF_ERROR(probe);
+    auto b = store.AddBisectionProbe(*id, *probe);
+    PERFGATE_RETURN_IF_ERROR(b);
+    return ToJson(*b);
+  }
+  auto outcome = OutcomeFromJson(*body);
+  PERFGATE_RETURN_IF_ERROR(outcome);
+  auto b = store.FinishBisection(*id, *outcome, "perfgate bisect");
+  PERFGATE_RETURN_IF_ERROR(b);
+  return ToJson(*b);
+}
+
+absl::StatusOr<Json> Bisections(Store& store, const httplib::Request& req) {
+  auto limit = Limit(req, 50, 1000);
+  PERFGATE_RETURN_IF_ERROR(limit);
+  int64_t regression = 0;
+  if (const std::string r = Param(req, "regression"); !r.empty()) {
+    auto id = RegressionId(r);
+    PERFGATE_RETURN_IF_ERROR(id);
+    regression = *id;
+  }
+  auto list = store.ListBisections(regression, *limit);
+  PERFGATE_RETURN_IF_ERROR(list);
+  Json out = Json::array();
+  for (const Bisection& b : *list) out.push_back(ToJson(b));
+  return Json{{"bisections", out}};
+}
+
+void RegisterBisections(httplib::Server& server, ApiStores stores, const Authenticator& auth) {
+  Store* s = &stores.read;
+  Store* w = &stores.write;
+  const Authenticator* a = &auth;
+  Get(server, auth, "/api/v1/bisections", "http bisections",
+      [s](const httplib::Request& r) { return Bisections(*s, r); });
+  // From the primary: a bisection resumed reads what it has just written.
+  Get(server, auth, R"(/api/v1/bisections/([^/]+))", "http bisection",
+      OneById("bisection", [w](int64_t id) { return w->GetBisection(id); }));
+  const std::pair<const char*, const char*> writes[] = {{"/api/v1/bisections", "create"},
+                                                        {R"(/api/v1/bisections/([^/]+)/probes)", "probe"},
+                                                        {R"(/api/v1/bisections/([^/]+)/finish)", "finish"}};
+  for (const auto& [pattern, what] : writes) {
+    const std::string kind = what;
+    server.Post(pattern, [w, a, kind](const httplib::Request& r, httplib::Response& res) {
+      Reply(res, BisectionWrite(*w, *a, r, kind), "http bisection");
+    });
+  }
+}
+
 }  // namespace
 
 void RegisterApi(httplib::Server& server, ApiStores stores, const Authenticator& auth) {
@@ -243,13 +330,7 @@ void RegisterApi(httplib::Server& server, ApiStores stores, const Authenticator&
   Get(server, auth, "/api/v1/regressions", "http regressions",
       [s](const httplib::Request& r) { return Regressions(*s, r); });
   Get(server, auth, R"(/api/v1/regressions/([^/]+))", "http regression",
-      [s](const httplib::Request& r) -> absl::StatusOr<Json> {
-        auto id = RegressionId(r.matches[1]);
-        PERFGATE_RETURN_IF_ERROR(id);
-        auto reg = s->GetRegression(*id);
-        PERFGATE_RETURN_IF_ERROR(reg);
-        return ToJson(*reg);
-      });
+      OneById("regression", [s](int64_t id) { return s->GetRegression(id); }));
   // A stored gate report is answered as stored: the JSON `perfgate gate --json` shows.
   server.Get(R"(/api/v1/reports/([^/]+))", [s, a](const httplib::Request& r, httplib::Response& res) {
     res.set_header("Cache-Control", "no-store");
@@ -267,6 +348,7 @@ void RegisterApi(httplib::Server& server, ApiStores stores, const Authenticator&
               [w, a](const httplib::Request& r, httplib::Response& res) {
                 Reply(res, TriageRoute(*w, *a, r), "http triage");
               });
+  RegisterBisections(server, stores, auth);
 }
 
 }  // namespace perfgate::coordinator

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
+#include "absl/strings/str_cat.h"
 #include "common/stats.h"
+#include "common/status_macros.h"
 #include "gate/history_changes.h"
 #include "gate/inference.h"
 
@@ -158,6 +161,165 @@ Json CompareJson(const RunRecord& base, const std::vector<MetricSummary>& base_s
   std::stable_sort(rows.begin(), rows.end(),
                    [&](const Json& a, const Json& b) { return magnitude(a) > magnitude(b); });
   return {{"base", ToJson(base)}, {"cand", ToJson(cand)}, {"rows", rows}};
+}
+
+namespace {
+
+// The 95 % interval as [low, high].
+Json Interval(double low, double high) { return Json::array({Number(low), Number(high)}); }
+
+Json ToJson(const BisectionProbe& p) {
+  return {{"commit", p.commit},         {"attempt", p.attempt},
+          {"verdict", p.verdict},       {"change", Number(p.change)},
+          {"ci", Interval(p.ci_low, p.ci_high)}, {"p_value", Number(p.p_value)},
+          {"threshold", Number(p.threshold)},   {"rounds", p.rounds},
+          {"note", p.note},             {"at", Seconds(p.at)}};
+}
+
+// Reads body's fields into the named targets: each key must be one of them
+// and of its type; a key left out keeps its target as it is.
+struct Fields {
+  std::map<std::string, std::string*> text;
+  std::map<std::string, double*> numbers;
+  std::map<std::string, int64_t*> integers;
+  std::map<std::string, std::pair<double*, double*>> intervals;
+  std::map<std::string, Json*> raw;
+};
+
+absl::Status ReadField(const std::string& key, const Json& v, const Fields& f) {
+  if (auto it = f.text.find(key); it != f.text.end()) {
+    if (!v.is_string()) return absl::InvalidArgumentError(absl::StrCat(key, ": must be a string"));
+    *it->second = v.get<std::string>();
+  } else if (auto n = f.numbers.find(key); n != f.numbers.end()) {
+    if (!v.is_number() && !v.is_null()) return absl::InvalidArgumentError(absl::StrCat(key, ": must be a number"));
+    *n->second = v.is_null() ? store::kNotMeasured : v.get<double>();
+  } else if (auto i = f.integers.find(key); i != f.integers.end()) {
+    if (!v.is_number_integer()) return absl::InvalidArgumentError(absl::StrCat(key, ": must be an integer"));
+    *i->second = v.get<int64_t>();
+  } else if (auto c = f.intervals.find(key); c != f.intervals.end()) {
+    if (!v.is_array() || v.size() != 2 || !(v[0].is_number() || v[0].is_null()) ||
+        !(v[1].is_number() || v[1].is_null())) {
+      return absl::InvalidArgumentError(absl::StrCat(key, ": must be [low, high]"));
+    }
+    *c->second.first = v[0].is_null() ? store::kNotMeasured : v[0].get<double>();
+    *c->second.second = v[1].is_null() ? store::kNotMeasured : v[1].get<double>();
+  } else if (auto r = f.raw.find(key); r != f.raw.end()) {
+    *r->second = v;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("body: unknown field '", key, "'"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadFields(const Json& body, const Fields& f) {
+  if (!body.is_object()) return absl::InvalidArgumentError("body: not a JSON object");
+  for (const auto& [key, value] : body.items()) PERFGATE_RETURN_IF_ERROR(ReadField(key, value, f));
+  return absl::OkStatus();
+}
+
+absl::Status Required(const std::string& value, const char* name) {
+  if (value.empty()) return absl::InvalidArgumentError(absl::StrCat(name, ": must not be empty"));
+  return absl::OkStatus();
+}
+
+bool OneOf(const std::string& value, const auto& allowed) {
+  return std::find(std::begin(allowed), std::end(allowed), value) != std::end(allowed);
+}
+
+}  // namespace
+
+Json ToJson(const Bisection& b) {
+  Json probes = Json::array();
+  for (const BisectionProbe& p : b.probes) probes.push_back(ToJson(p));
+  const BisectionOutcome& o = b.outcome;
+  return {{"id", b.id},
+          {"regression_id", b.regression_id == 0 ? Json(nullptr) : Json(b.regression_id)},
+          {"good", b.good_commit},
+          {"bad", b.bad_commit},
+          {"benchmark", b.benchmark},
+          {"metric", b.metric},
+          {"commits", Json::parse(b.commits_json, nullptr, false)},
+          {"settings", Json::parse(b.settings_json, nullptr, false)},
+          {"state", b.state},
+          {"regression_size", Number(o.regression_size)},
+          {"culprit", o.culprit},
+          {"change", Number(o.change)},
+          {"ci", Interval(o.ci_low, o.ci_high)},
+          {"range_good", o.range_good},
+          {"range_bad", o.range_bad},
+          {"summary", o.summary},
+          {"by", b.created_by},
+          {"created_at", Seconds(b.created_at)},
+          {"updated_at", Seconds(b.updated_at)},
+          {"probes", probes}};
+}
+
+absl::StatusOr<Bisection> BisectionFromJson(const Json& body) {
+  Bisection b;
+  Json commits, settings = Json::object();
+  PERFGATE_RETURN_IF_ERROR(ReadFields(
+      body, Fields{.text = {{"good", &b.good_commit}, {"bad", &b.bad_commit}, {"benchmark", &b.benchmark},
+                            {"metric", &b.metric}, {"by", &b.created_by}},
+                   .integers = {{"regression_id", &b.regression_id}},
+                   .raw = {{"commits", &commits}, {"settings", &settings}}}));
+  PERFGATE_RETURN_IF_ERROR(Required(b.good_commit, "good"));
+  PERFGATE_RETURN_IF_ERROR(Required(b.bad_commit, "bad"));
+  if (b.regression_id < 0) return absl::InvalidArgumentError("regression_id: must be positive");
+  if (!commits.is_array() || commits.empty()) {
+    return absl::InvalidArgumentError("commits: must be a non-empty array of the commits after good, oldest first");
+  }
+  for (const Json& c : commits) {
+    if (!c.is_string() || c.get<std::string>().empty()) {
+      return absl::InvalidArgumentError("commits: every entry must be a commit");
+    }
+  }
+  if (commits.back() != b.bad_commit) return absl::InvalidArgumentError("commits: the last must be bad");
+  if (!settings.is_object()) return absl::InvalidArgumentError("settings: must be an object");
+  b.commits_json = commits.dump();
+  b.settings_json = settings.dump();
+  return b;
+}
+
+absl::StatusOr<BisectionProbe> ProbeFromJson(const Json& body) {
+  BisectionProbe p;
+  int64_t attempt = 0, rounds = 0;
+  PERFGATE_RETURN_IF_ERROR(ReadFields(
+      body, Fields{.text = {{"commit", &p.commit}, {"verdict", &p.verdict}, {"benchmark", &p.benchmark},
+                            {"metric", &p.metric}, {"note", &p.note}},
+                   .numbers = {{"change", &p.change}, {"p_value", &p.p_value}, {"threshold", &p.threshold}},
+                   .integers = {{"attempt", &attempt}, {"rounds", &rounds}},
+                   .intervals = {{"ci", {&p.ci_low, &p.ci_high}}}}));
+  PERFGATE_RETURN_IF_ERROR(Required(p.commit, "commit"));
+  if (!OneOf(p.verdict, store::kProbeVerdicts)) {
+    return absl::InvalidArgumentError(absl::StrCat("verdict: '", p.verdict,
+                                                   "' is not carries, clean, undecided or failed"));
+  }
+  if (attempt < 1 || attempt > 1000) return absl::InvalidArgumentError("attempt: must be from 1 to 1000");
+  if (rounds < 0 || rounds > 1000000) return absl::InvalidArgumentError("rounds: must be from 0 to 1000000");
+  if (!std::isfinite(p.threshold) || p.threshold <= 0) {
+    return absl::InvalidArgumentError("threshold: must be a positive relative change");
+  }
+  p.attempt = static_cast<int>(attempt);
+  p.rounds = static_cast<int>(rounds);
+  return p;
+}
+
+absl::StatusOr<BisectionOutcome> OutcomeFromJson(const Json& body) {
+  BisectionOutcome o;
+  PERFGATE_RETURN_IF_ERROR(ReadFields(
+      body, Fields{.text = {{"state", &o.state}, {"culprit", &o.culprit}, {"range_good", &o.range_good},
+                            {"range_bad", &o.range_bad}, {"summary", &o.summary},
+                            {"triage_note", &o.triage_note}},
+                   .numbers = {{"change", &o.change}, {"regression_size", &o.regression_size}},
+                   .intervals = {{"ci", {&o.ci_low, &o.ci_high}}}}));
+  if (o.state == "running" || !OneOf(o.state, store::kBisectionStates)) {
+    return absl::InvalidArgumentError(absl::StrCat("state: '", o.state, "' is not culprit, no_culprit or range"));
+  }
+  PERFGATE_RETURN_IF_ERROR(Required(o.summary, "summary"));
+  if ((o.state == "culprit") != !o.culprit.empty()) {
+    return absl::InvalidArgumentError("culprit: required with state culprit and refused otherwise");
+  }
+  return o;
 }
 
 }  // namespace perfgate::coordinator

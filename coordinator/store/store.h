@@ -2,7 +2,7 @@
 // shared by one repository per concern (schema, agents and runs, batches
 // and samples, close and summaries, history and series, calibrations,
 // retention and partitions, gate reports, the dashboard's catalog,
-// credentials, regressions). Every write that belongs together is one
+// credentials, regressions, bisections). Every write that belongs together is one
 // transaction; libpqxx exceptions never leave this folder (they become
 // statuses: connection trouble -> UNAVAILABLE, constraint misuse ->
 // INVALID_ARGUMENT / FAILED_PRECONDITION, missing rows -> NOT_FOUND).
@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "coordinator/store/batches.h"
+#include "coordinator/store/bisections.h"
 #include "coordinator/store/calibrations.h"
 #include "coordinator/store/catalog.h"
 #include "coordinator/store/credentials.h"
@@ -50,7 +51,8 @@ class Store : private store::DatabaseOwner,
               public store::ReportRepository,
               public store::CatalogRepository,
               public store::CredentialRepository,
-              public store::RegressionRepository {
+              public store::RegressionRepository,
+              public store::BisectionRepository {
  public:
   /// Connects with a libpq connection string ("host=... port=... dbname=...
   /// user=..."), keeping up to pool_size connections open.

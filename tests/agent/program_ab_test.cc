@@ -9,7 +9,7 @@
 #include <optional>
 #include <sstream>
 
-#include "agent/process.h"
+#include "common/process.h"
 #include "tests/support/processes.h"
 
 namespace perfgate::agent {

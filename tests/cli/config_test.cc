@@ -146,5 +146,31 @@ TEST_F(ConfigTest, HelpExits0AndAMissingSubcommandExits2) {
   EXPECT_EQ(none.exit_code, 2);
 }
 
+TEST_F(ConfigTest, BisectRefusesAnIncompleteOrAmbiguousRequestNamingWhatIsWrong) {
+  // Neither a regression nor a range, or both.
+  EXPECT_THAT(Parse({"bisect", "--cmd", "{artifact}/bench"}).err, HasSubstr("bisect takes one of"));
+  EXPECT_THAT(Parse({"bisect", "7", "--good", "a", "--bad", "b"}).err, HasSubstr("bisect takes one of"));
+  EXPECT_THAT(Parse({"bisect", "--good", "a"}).err, HasSubstr("--good and --bad go together"));
+  // How commits are built and run.
+  const char* repo = ".";
+  Parsed p = Parse({"bisect", "--good", "a", "--bad", "b", "--repo", repo, "--cmd", "{artifact}/bench"});
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_THAT(p.err, HasSubstr("give one of --build"));
+  p = Parse({"bisect", "--good", "a", "--bad", "b", "--build", "make", "--cmd", "{artifact}/bench"});
+  EXPECT_THAT(p.err, HasSubstr("{out}"));
+  p = Parse({"bisect", "--good", "a", "--bad", "b", "--artifact", "/builds/bench", "--cmd", "{artifact}/bench"});
+  EXPECT_THAT(p.err, HasSubstr("{commit}"));
+  p = Parse({"bisect", "--good", "a", "--bad", "b", "--artifact", "/b/{commit}", "--cmd", "./bench 'open"});
+  EXPECT_THAT(p.err, HasSubstr("unterminated single quote"));
+  p = Parse({"bisect", "--good", "a", "--bad", "b", "--artifact", "/b/{commit}", "--cmd", "./bench"});
+  EXPECT_THAT(p.err, HasSubstr("{artifact}"));
+  p = Parse({"bisect", "--good", "a", "--bad", "b", "--artifact", "/b/{commit}", "--cmd", "{artifact}",
+             "--repo", "/nonexistent/repo"});
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_THAT(p.err, HasSubstr("/nonexistent/repo"));
+  // --status needs nothing else.
+  EXPECT_FALSE(Parse({"bisect", "--status", "3"}).exit_code.has_value());
+}
+
 }  // namespace
 }  // namespace perfgate::cli

@@ -1,7 +1,9 @@
 // Regressions found on tracked branches and their triage. A change of state
 // is sent with the tab's credential (the token box), which needs role gate
-// or admin when the coordinator checks credentials.
+// or admin when the coordinator checks credentials. One regression's view
+// also shows its bisections (bisections.js).
 import { get, post } from './api.js';
+import { bisectionsOf } from './bisections.js';
 import { h, link, num, pct, select, short, table, when } from './dom.js';
 import { navigate } from './nav.js';
 
@@ -51,4 +53,6 @@ export async function renderRegressions(root, params) {
   });
   root.append(list.length ? table(['id', 'series', 'SKU / branch', 'commits (good → bad)', 'change', 'level', 'state', 'detected'], rows, { 'data-testid': 'regressions' })
     : h('p', { class: 'muted' }, 'No regression found.'));
+  // One regression: its bisections with their steps below it.
+  if (id && list.length) root.append(await bisectionsOf(id));
 }

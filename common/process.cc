@@ -1,4 +1,4 @@
-#include "agent/process.h"
+#include "common/process.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -20,7 +20,7 @@
 
 extern char** environ;
 
-namespace perfgate::agent {
+namespace perfgate {
 namespace {
 
 // Reads the pipe until the child closes it or the deadline passes; false
@@ -78,7 +78,12 @@ absl::StatusOr<ProcessResult> RunProcess(const std::vector<std::string>& argv, c
   posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
   posix_spawn_file_actions_addclose(&actions, fds[0]);
   posix_spawn_file_actions_addclose(&actions, fds[1]);
-  if (options.quiet) posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  if (options.merge_stderr) {
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  } else if (options.quiet) {
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  }
+  if (!options.working_dir.empty()) posix_spawn_file_actions_addchdir_np(&actions, options.working_dir.c_str());
   // A group of its own when it may have to be killed, so that its children
   // (a benchmark a wrapper script starts) go with it.
   posix_spawnattr_t attr;
@@ -157,4 +162,4 @@ std::string Git(const std::vector<std::string>& args) {
   return std::string(absl::StripTrailingAsciiWhitespace(ran->second));
 }
 
-}  // namespace perfgate::agent
+}  // namespace perfgate

@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace perfgate::agent {
+namespace perfgate {
 
 /// Runs argv (looked up in PATH) with stdout captured; stderr passes through,
 /// or goes to /dev/null when `quiet` is set. Returns the exit status (128 +
@@ -22,9 +22,11 @@ absl::StatusOr<std::pair<int, std::string>> CaptureOutput(const std::vector<std:
 struct ProcessOptions {
   bool capture_stdout = true;  // false: the child's stdout is read and dropped
   bool quiet = false;          // stderr to /dev/null instead of passing through
+  bool merge_stderr = false;   // stderr into the same pipe as stdout (captured with it)
   /// > 0: the child (and every process of its group) is killed once it has
   /// run this many seconds.
   double timeout_s = 0;
+  std::string working_dir;  // non-empty: the child starts in this folder
 };
 
 /// What a child did.
@@ -63,4 +65,4 @@ class TempDir {
 /// newline; empty when git is missing or fails.
 std::string Git(const std::vector<std::string>& args);
 
-}  // namespace perfgate::agent
+}  // namespace perfgate

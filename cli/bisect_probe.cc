@@ -1,0 +1,354 @@
+// Builds and probes of `perfgate bisect` (bisect_probe.h).
+#include "cli/bisect_probe.h"
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
+#include "common/command_line.h"
+#include "common/process.h"
+#include "common/status_macros.h"
+
+namespace perfgate::cli {
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+namespace {
+
+// `git -C repo ARGS...`: its stdout, trimmed; the error names what was asked.
+absl::StatusOr<std::string> GitIn(const std::string& repo, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"git", "-C", repo};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ProcessOptions options;
+  options.quiet = true;
+  auto r = RunProcess(argv, options);
+  PERFGATE_RETURN_IF_ERROR(r);
+  if (r->exit_code != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("git ", args.front(), " ", args.back(), " ",
+                                                   DescribeExit(*r, 0), " in ", repo));
+  }
+  return std::string(absl::StripTrailingAsciiWhitespace(r->out));
+}
+
+absl::StatusOr<std::string> FullCommit(const std::string& repo, const std::string& name) {
+  if (name.empty() || name.front() == '-') {
+    return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a commit"));
+  }
+  auto sha = GitIn(repo, {"rev-parse", "--verify", "--quiet", "--end-of-options", name + "^{commit}"});
+  if (!sha.ok()) return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a commit of ", repo));
+  return sha;
+}
+
+// Each word of `argv` with every placeholder of `values` replaced.
+std::vector<std::string> Expand(std::vector<std::string> argv,
+                                const std::vector<std::pair<std::string, std::string>>& values) {
+  for (std::string& word : argv) word = absl::StrReplaceAll(word, values);
+  return argv;
+}
+
+absl::Status WriteText(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The side command of `ab` that runs `build`'s benchmark program.
+std::string SideCommand(const BisectSettings& s, const std::string& build) {
+  auto argv = SplitCommand(s.command);  // checked at start
+  return JoinCommand(Expand(argv.ok() ? *argv : std::vector<std::string>{}, {{kArtifactPlaceholder, build}}));
+}
+
+// Builds `commit` in a worktree of its own into `out`; the build's output in `log_path`.
+absl::Status BuildInWorktree(const BisectSettings& s, const std::string& commit, const std::string& out,
+                             const std::string& log_path) {
+  const std::string tree = (fs::path(s.work_dir) / "trees" / commit).string();
+  std::error_code ec;
+  if (fs::exists(tree)) {
+    (void)GitIn(s.repo, {"worktree", "remove", "--force", tree});
+    fs::remove_all(tree, ec);
+  }
+  (void)GitIn(s.repo, {"worktree", "prune"});
+  PERFGATE_RETURN_IF_ERROR(GitIn(s.repo, {"worktree", "add", "--detach", "--force", tree, commit}).status());
+  auto argv = SplitCommand(s.build);
+  PERFGATE_RETURN_IF_ERROR(argv);
+  ProcessOptions options;
+  options.working_dir = tree;
+  options.timeout_s = s.build_timeout_s;
+  options.merge_stderr = true;  // the compiler's errors into the build's log
+  auto r = RunProcess(Expand(*argv, {{kCommitPlaceholder, commit}, {kBuildOutPlaceholder, out}}), options);
+  (void)GitIn(s.repo, {"worktree", "remove", "--force", tree});
+  PERFGATE_RETURN_IF_ERROR(r);
+  PERFGATE_RETURN_IF_ERROR(WriteText(log_path, r->out));
+  if (r->timed_out || r->exit_code != 0) {
+    return absl::FailedPreconditionError(absl::StrCat("the build of ", commit, " ", DescribeExit(*r, s.build_timeout_s),
+                                                      " (its output: ", log_path, ")"));
+  }
+  return absl::OkStatus();
+}
+
+// The task's folder: its policy, argument vector, report and log.
+struct TaskFiles {
+  std::string dir, policy, args, report, log;
+};
+
+absl::StatusOr<TaskFiles> PrepareTask(const BisectSettings& s, const std::string& round, size_t index,
+                                      const ProbeTask& t) {
+  TaskFiles f;
+  f.dir = (fs::path(round) / std::to_string(index)).string();
+  std::error_code ec;
+  fs::create_directories(f.dir, ec);
+  if (ec) return absl::UnavailableError(absl::StrCat("cannot make ", f.dir, ": ", ec.message()));
+  f.policy = f.dir + "/policy.yaml";
+  f.args = f.dir + "/args";
+  f.report = f.dir + "/report.json";
+  f.log = f.dir + "/ab.log";
+  // ab's tolerance is the probe's threshold, so that its rounds stop where
+  // the probe's verdict is decided.
+  PERFGATE_RETURN_IF_ERROR(WriteText(
+      f.policy, absl::StrFormat("version: 1\ndefaults:\n  tolerance: %.4f%%\n", 100 * t.threshold)));
+  return f;
+}
+
+// A fresh folder for one round of probes.
+absl::StatusOr<std::string> NewRound(const BisectSettings& s) {
+  const fs::path rounds = fs::path(s.work_dir) / "rounds";
+  std::error_code ec;
+  fs::create_directories(rounds, ec);
+  for (int n = 1; n < 1000000; ++n) {
+    const fs::path dir = rounds / std::to_string(n);
+    if (fs::create_directory(dir, ec)) return dir.string();
+  }
+  return absl::UnavailableError(absl::StrCat("cannot make a round folder in ", rounds.string()));
+}
+
+// The fixed job script of a Slurm round: task i runs the agent with the
+// NUL-separated words of ROUND/i/args, which no shell parses.
+constexpr char kSlurmScript[] = R"(#!/bin/sh
+# One probe of `perfgate bisect`: perfgate-agent ab with the arguments stored
+# for this array task, handed over by xargs -0 so that no shell parses them.
+exec xargs -0 -x -a "$1/$SLURM_ARRAY_TASK_ID/args" "$2"
+)";
+
+absl::Status RunSlurmRound(const BisectSettings& s, const std::string& round, size_t tasks, std::ostream& log) {
+  const std::string script = s.work_dir + "/slurm-probe.sh";
+  PERFGATE_RETURN_IF_ERROR(WriteText(script, kSlurmScript));
+  chmod(script.c_str(), 0755);
+  std::vector<std::string> argv = {"sbatch", "--wait", "--parsable", absl::StrCat("--array=0-", tasks - 1),
+                                   "--job-name=perfgate-bisect", "--output=" + round + "/%a/ab.log"};
+  argv.insert(argv.end(), s.sbatch_args.begin(), s.sbatch_args.end());
+  argv.insert(argv.end(), {script, round, s.agent});
+  log << "  sbatch array of " << tasks << " probe(s), waiting\n" << std::flush;
+  auto r = RunProcess(argv, ProcessOptions{});
+  PERFGATE_RETURN_IF_ERROR(r);
+  const std::string job(absl::StripAsciiWhitespace(r->out));
+  if (job.empty()) {
+    return absl::UnavailableError(absl::StrCat("sbatch ", DescribeExit(*r, 0), " without a job id"));
+  }
+  // A task's exit code is its gate's (1 for a regression), so sbatch --wait
+  // fails whenever a probe carries the change: the reports tell.
+  log << "  slurm job " << job << " done\n" << std::flush;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+Json ToJson(const BisectSettings& s) {
+  return {{"repo", s.repo},         {"build", s.build},         {"artifact", s.artifact},
+          {"command", s.command},   {"agent", s.agent},         {"ab_args", s.ab_args},
+          {"work_dir", s.work_dir}, {"case_budget_s", s.case_budget_s}, {"max_rounds", s.max_rounds},
+          {"build_timeout_s", s.build_timeout_s}, {"slurm", s.slurm}, {"sbatch_args", s.sbatch_args}};
+}
+
+absl::StatusOr<BisectSettings> SettingsFromJson(const Json& j) {
+  BisectSettings s;
+  try {
+    s.repo = j.at("repo").get<std::string>();
+    s.build = j.at("build").get<std::string>();
+    s.artifact = j.at("artifact").get<std::string>();
+    s.command = j.at("command").get<std::string>();
+    s.agent = j.at("agent").get<std::string>();
+    s.ab_args = j.at("ab_args").get<std::vector<std::string>>();
+    s.work_dir = j.at("work_dir").get<std::string>();
+    s.case_budget_s = j.at("case_budget_s").get<double>();
+    s.max_rounds = j.at("max_rounds").get<unsigned>();
+    s.build_timeout_s = j.at("build_timeout_s").get<double>();
+    s.slurm = j.at("slurm").get<bool>();
+    s.sbatch_args = j.at("sbatch_args").get<std::vector<std::string>>();
+  } catch (const Json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("the stored settings are incomplete: ", e.what()));
+  }
+  return s;
+}
+
+absl::Status CheckSettings(BisectSettings& s) {
+  if (s.build.empty() == s.artifact.empty()) {
+    return absl::InvalidArgumentError("give one of --build 'CMD {commit} {out}' and --artifact 'PATH/{commit}/...'");
+  }
+  if (!s.build.empty()) {
+    PERFGATE_RETURN_IF_ERROR(SplitCommand(s.build).status());
+    if (s.build.find(kBuildOutPlaceholder) == std::string::npos) {
+      return absl::InvalidArgumentError("--build: the command must name {out}, the folder its build fills");
+    }
+  }
+  if (!s.artifact.empty() && s.artifact.find(kCommitPlaceholder) == std::string::npos) {
+    return absl::InvalidArgumentError("--artifact: the path must name {commit}");
+  }
+  if (s.command.empty()) return absl::InvalidArgumentError("--cmd: the benchmark program to run is required");
+  PERFGATE_RETURN_IF_ERROR(SplitCommand(s.command).status());
+  if (s.command.find(kArtifactPlaceholder) == std::string::npos) {
+    return absl::InvalidArgumentError("--cmd: the command must name {artifact}, the commit's build");
+  }
+  if (!(s.case_budget_s > 0) || s.max_rounds < 5) {
+    return absl::InvalidArgumentError("--case-budget must be positive and --max-rounds at least 5");
+  }
+  std::error_code ec;
+  s.repo = fs::absolute(s.repo, ec).lexically_normal().string();
+  PERFGATE_RETURN_IF_ERROR(GitIn(s.repo, {"rev-parse", "--git-dir"}).status());
+  s.work_dir = fs::absolute(s.work_dir, ec).lexically_normal().string();
+  fs::create_directories(s.work_dir, ec);
+  if (ec) return absl::InvalidArgumentError(absl::StrCat("--work-dir ", s.work_dir, ": ", ec.message()));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<CommitRange> PlanRange(const std::string& repo, const std::string& good, const std::string& bad) {
+  CommitRange r;
+  PERFGATE_ASSIGN_OR_RETURN(r.good, FullCommit(repo, good));
+  PERFGATE_ASSIGN_OR_RETURN(r.bad, FullCommit(repo, bad));
+  if (!GitIn(repo, {"merge-base", "--is-ancestor", r.good, r.bad}).ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("the good commit ", good, " is not an ancestor of the bad one ", bad));
+  }
+  PERFGATE_ASSIGN_OR_RETURN(const std::string list,
+                            GitIn(repo, {"rev-list", "--first-parent", "--reverse", r.good + ".." + r.bad}));
+  std::istringstream in(list);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) r.commits.push_back(line);
+  }
+  if (r.commits.empty() || r.commits.back() != r.bad) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("no first-parent commit leads from ", good, " to ", bad, ": nothing to bisect"));
+  }
+  return r;
+}
+
+absl::StatusOr<std::string> BuildOf(const BisectSettings& s, const std::string& commit, std::ostream& log) {
+  if (!s.artifact.empty()) {
+    const std::string path = absl::StrReplaceAll(s.artifact, {{kCommitPlaceholder, commit}});
+    if (!fs::exists(path)) {
+      return absl::NotFoundError(absl::StrCat("no artifact for ", commit.substr(0, 12), " at ", path));
+    }
+    return path;
+  }
+  const fs::path base = fs::path(s.work_dir) / "builds" / commit;
+  const std::string out = (base / "out").string();
+  if (fs::exists(base / "built")) return out;
+  std::error_code ec;
+  fs::remove_all(base, ec);
+  fs::create_directories(out, ec);
+  if (ec) return absl::UnavailableError(absl::StrCat("cannot make ", out, ": ", ec.message()));
+  log << "  building " << commit.substr(0, 12) << "\n" << std::flush;
+  PERFGATE_RETURN_IF_ERROR(BuildInWorktree(s, commit, out, (base / "build.log").string()));
+  PERFGATE_RETURN_IF_ERROR(WriteText((base / "built").string(), commit + "\n"));
+  return out;
+}
+
+std::vector<std::string> ProbeArgv(const BisectSettings& s, const ProbeTask& t, const std::string& policy,
+                                   const std::string& report) {
+  std::vector<std::string> argv = {s.agent, "ab", "--offline", "--no-confirm",
+                                   "--baseline-cmd", SideCommand(s, t.good_build),
+                                   "--candidate-cmd", SideCommand(s, t.build),
+                                   "--policy", policy, "--json", report,
+                                   "--max-rounds", std::to_string(s.max_rounds * t.attempt),
+                                   "--case-budget", absl::StrCat(s.case_budget_s * t.attempt),
+                                   "--branch", "bisect", "--commit", t.commit};
+  argv.insert(argv.end(), s.ab_args.begin(), s.ab_args.end());
+  return argv;
+}
+
+ProbeMeasurement ReadProbeReport(const std::string& report, const ProbeTask& t) {
+  ProbeMeasurement m;
+  m.benchmark = t.benchmark;
+  m.metric = t.metric;
+  const Json j = Json::parse(ReadText(report), nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("verdicts") || !j["verdicts"].is_array()) {
+    m.note = absl::StrCat("no report at ", report);
+    return m;
+  }
+  const Json* best = nullptr;
+  for (const Json& v : j["verdicts"]) {
+    if (!v.value("change", Json()).is_number()) continue;
+    if (!t.benchmark.empty() && (v.value("benchmark", "") != t.benchmark || v.value("metric", "") != t.metric)) continue;
+    if (best == nullptr || v["change"].get<double>() > (*best)["change"].get<double>()) best = &v;
+  }
+  if (best == nullptr) {
+    m.note = t.benchmark.empty() ? "the report has no measured case"
+                                 : absl::StrCat("the report lacks ", t.benchmark, " ", t.metric);
+    return m;
+  }
+  const Json& v = *best;
+  const Json ci = v.value("change_ci", Json::array());
+  m.ok = ci.size() == 2 && ci[0].is_number() && ci[1].is_number();
+  m.change = v["change"].get<double>();
+  m.ci_low = m.ok ? ci[0].get<double>() : 0;
+  m.ci_high = m.ok ? ci[1].get<double>() : 0;
+  m.p_value = v.value("p_value", Json(1.0)).is_number() ? v["p_value"].get<double>() : 1.0;
+  m.benchmark = v.value("benchmark", "");
+  m.metric = v.value("metric", "");
+  m.note = m.ok ? v.value("note", "") : "the report has no interval for the case";
+  return m;
+}
+
+absl::StatusOr<std::vector<ProbeMeasurement>> MeasureProbes(const BisectSettings& s,
+                                                            const std::vector<ProbeTask>& tasks, std::ostream& log) {
+  PERFGATE_ASSIGN_OR_RETURN(const std::string round, NewRound(s));
+  std::vector<TaskFiles> files;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    PERFGATE_ASSIGN_OR_RETURN(TaskFiles f, PrepareTask(s, round, i, tasks[i]));
+    std::vector<std::string> argv = ProbeArgv(s, tasks[i], f.policy, f.report);
+    std::string args;
+    for (size_t w = 1; w < argv.size(); ++w) args += argv[w] + '\0';
+    PERFGATE_RETURN_IF_ERROR(WriteText(f.args, args));
+    if (!s.slurm) {
+      log << "  measuring " << tasks[i].commit.substr(0, 12) << " against good (attempt " << tasks[i].attempt
+          << ", log " << f.log << ")\n" << std::flush;
+      // The agent's output and its sides' stderr go to the probe's log.
+      ProcessOptions options;
+      options.merge_stderr = true;
+      auto r = RunProcess(argv, options);
+      PERFGATE_RETURN_IF_ERROR(r);
+      PERFGATE_RETURN_IF_ERROR(WriteText(f.log, r->out));
+    }
+    files.push_back(std::move(f));
+  }
+  if (s.slurm) PERFGATE_RETURN_IF_ERROR(RunSlurmRound(s, round, tasks.size(), log));
+  std::vector<ProbeMeasurement> out;
+  static const std::regex kRounds(R"((\d+) rounds of)");
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    ProbeMeasurement m = ReadProbeReport(files[i].report, tasks[i]);
+    const std::string text = ReadText(files[i].log);
+    if (std::smatch match; std::regex_search(text, match, kRounds)) m.rounds = std::stoul(match[1]);
+    if (!m.ok && m.note.rfind("no report", 0) == 0) {
+      const std::string tail = text.substr(text.size() > 300 ? text.size() - 300 : 0);
+      m.note = absl::StrCat("ab wrote no report; its output ends: ", absl::StripAsciiWhitespace(tail));
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+}  // namespace perfgate::cli

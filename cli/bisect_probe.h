@@ -1,0 +1,92 @@
+// How `perfgate bisect` builds and measures its probes (docs/bisect.md):
+// the first-parent commits of a range from git, a build of each commit in a
+// git worktree of its own (cached by commit) or a ready artifact per
+// commit, and the interleaved A/B of `perfgate-agent ab --baseline-cmd
+// --candidate-cmd` of a commit's build against the good endpoint's, run
+// here or as one Slurm array job per round. Every command is an argument
+// vector; no shell sees a value from outside.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "cli/bisect.h"
+#include "nlohmann/json.hpp"
+
+namespace perfgate::cli {
+
+/// In --build, the commit being built and the folder its build fills; in
+/// --artifact, the commit; in --cmd, that commit's build (the folder, or
+/// the artifact's path).
+inline constexpr char kCommitPlaceholder[] = "{commit}";
+inline constexpr char kBuildOutPlaceholder[] = "{out}";
+inline constexpr char kArtifactPlaceholder[] = "{artifact}";
+
+/// What a bisection needs to build and measure a commit; stored with the
+/// job so that a resumed bisection measures as the first run did.
+struct BisectSettings {
+  std::string repo = ".";  // the git checkout (made absolute when checked)
+  std::string build;       // --build: a command with {commit} and {out}, run in the commit's worktree
+  std::string artifact;    // --artifact: a path with {commit}
+  std::string command;     // --cmd: the benchmark program, with {artifact}, and ab's {out}, {samples}
+  std::string agent = "perfgate-agent";  // the agent whose `ab` measures
+  std::vector<std::string> ab_args;      // more flags for `ab` (--block-time=0.3, ...)
+  std::string work_dir = ".perfgate-bisect";  // builds, worktrees, probe reports (shared with Slurm nodes)
+  double case_budget_s = 60;  // ab's --case-budget at the first attempt; later attempts get more
+  unsigned max_rounds = 30;   // ab's --max-rounds at the first attempt
+  double build_timeout_s = 1800;
+  bool slurm = false;                     // each round as an sbatch array, one task per probe
+  std::vector<std::string> sbatch_args;   // --partition=..., --constraint=SKU, ...
+};
+
+nlohmann::json ToJson(const BisectSettings& s);
+/// INVALID_ARGUMENT naming the field that is wrong.
+absl::StatusOr<BisectSettings> SettingsFromJson(const nlohmann::json& j);
+
+/// Checks the templates (exactly one of build and artifact, each with its
+/// placeholders; a command with {artifact}), makes repo and work_dir
+/// absolute and the work folder present.
+absl::Status CheckSettings(BisectSettings& s);
+
+/// The full ids of good and bad and the first-parent commits after good up
+/// to bad, oldest first (`git rev-list --first-parent --reverse good..bad`).
+/// INVALID_ARGUMENT when a commit is unknown, good is not an ancestor of
+/// bad, or nothing lies between.
+struct CommitRange {
+  std::string good, bad;
+  std::vector<std::string> commits;
+};
+absl::StatusOr<CommitRange> PlanRange(const std::string& repo, const std::string& good, const std::string& bad);
+
+/// The build of `commit`: the artifact's path, or the folder its build
+/// filled (built now in a worktree of its own unless a finished build of
+/// that commit is cached). The error names the commit and what its build did.
+absl::StatusOr<std::string> BuildOf(const BisectSettings& s, const std::string& commit, std::ostream& log);
+
+/// One probe to measure: a commit's build against the good endpoint's.
+struct ProbeTask {
+  std::string commit;
+  unsigned attempt = 1;
+  std::string good_build, build;
+  double threshold = 0;          // ab's tolerance, so that its rounds stop where the verdict is decided
+  std::string benchmark, metric;  // the case judged; empty: the worst of the first report
+};
+
+/// The `perfgate-agent ab` argument vector of `task`, writing its JSON
+/// report to `report`; attempt a gets a times the rounds and the budget.
+std::vector<std::string> ProbeArgv(const BisectSettings& s, const ProbeTask& task, const std::string& policy,
+                                   const std::string& report);
+
+/// The measurement of task's case in an `ab` JSON report; not ok, with the
+/// reason, when the report is missing or lacks the case.
+ProbeMeasurement ReadProbeReport(const std::string& report, const ProbeTask& task);
+
+/// Measures every task: one after another here, or as one sbatch array
+/// (waited for) with settings.slurm. A measurement per task, in order.
+absl::StatusOr<std::vector<ProbeMeasurement>> MeasureProbes(const BisectSettings& s,
+                                                            const std::vector<ProbeTask>& tasks, std::ostream& log);
+
+}  // namespace perfgate::cli

@@ -1,0 +1,90 @@
+// `perfgate bisect` end to end, here (bisect_fixture.h): the bisection of
+// a stored regression is killed with its probe after the first step and
+// resumed from its stored probes; it names the commit that adds 15 % work,
+// and the regression's triage record says so. The same history
+// without the slowdown ends with no culprit and names no commit.
+#include <signal.h>
+
+#include <algorithm>
+
+#include "tests/e2e/bisect_fixture.h"
+
+namespace perfgate {
+namespace {
+
+TEST_F(BisectEndToEnd, InterruptedBisectionOfARegressionResumesAndWritesTheCulpritIntoItsTriageRecord) {
+  const std::vector<std::string> commits = MakeRepo("slow", 15);
+  const std::string culprit = commits[kCulpritCommit - 1];
+  const int64_t regression = StoreRegression(commits);
+  ASSERT_GT(regression, 0);
+  auto child = testing::ChildProcess::Start(BisectArgs(dir_->Join("slow"), commits, regression),
+                                            dir_->Join("first.log"));
+  ASSERT_TRUE(child.ok()) << child.status();
+  // The bad endpoint measured and stored: kill the bisection and what it runs.
+  ASSERT_TRUE((*child)->WaitForLine("(attempt 1): carries", std::chrono::minutes(5))) << (*child)->Output();
+  kill(-(*child)->pid(), SIGKILL);
+  (*child)->Wait(std::chrono::seconds(30));
+  const int64_t id = BisectionId((*child)->Output());
+  ASSERT_GT(id, 0) << (*child)->Output();
+  const size_t stored = GetJson("/api/v1/bisections/" + std::to_string(id))["probes"].size();
+  ASSERT_GE(stored, 1u);
+
+  auto resumed = RunCommand({Bin("cli/perfgate"), "--token-file", token_file_, "bisect", "--http", Http(),
+                             "--resume", std::to_string(id)},
+                            {}, std::chrono::minutes(10));
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  std::cout << (*child)->Output() << resumed->output;
+  EXPECT_EQ(resumed->exit_code, 0) << resumed->output;
+  EXPECT_NE(resumed->output.find("resuming bisection " + std::to_string(id) + " from its " +
+                                 std::to_string(stored) + " stored probe(s)"),
+            std::string::npos);
+
+  const Json b = GetJson("/api/v1/bisections/" + std::to_string(id));
+  EXPECT_EQ(b["state"], "culprit") << b.dump(2);
+  EXPECT_EQ(b["culprit"], culprit) << b.dump(2);
+  EXPECT_GT(b["change"].get<double>(), 0.075);
+  EXPECT_GT(b["ci"][0].get<double>(), 0);
+  // The bad endpoint was measured once: the resumed run went on from it.
+  unsigned bad_probes = 0;
+  for (const Json& p : b["probes"]) bad_probes += p["commit"] == commits.back() && p["attempt"] == 1;
+  EXPECT_EQ(bad_probes, 1u) << b.dump(2);
+  // Each commit just before a carrying one that the search measured is clean or the good endpoint.
+  for (const Json& p : b["probes"]) {
+    const auto at = std::find(commits.begin(), commits.end(), p["commit"].get<std::string>()) - commits.begin();
+    if (p["verdict"] == "carries") EXPECT_GE(at, kCulpritCommit - 1) << p.dump();
+    if (p["verdict"] == "clean") EXPECT_LT(at, kCulpritCommit - 1) << p.dump();
+  }
+
+  // The regression's triage record names the culprit with its change.
+  const Json events = GetJson("/api/v1/regressions/" + std::to_string(regression))["events"];
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back()["note"].get<std::string>().rfind("culprit " + culprit.substr(0, 12) + " (+", 0), 0u)
+      << events.dump(2);
+  EXPECT_EQ(b["regression_id"], regression);
+
+  auto status = RunCommand({Bin("cli/perfgate"), "--token-file", token_file_, "bisect", "--http", Http(),
+                            "--status", std::to_string(id)});
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(status->exit_code, 0) << status->output;
+  EXPECT_NE(status->output.find("culprit " + culprit.substr(0, 12)), std::string::npos) << status->output;
+}
+
+TEST_F(BisectEndToEnd, TheSameHistoryWithoutTheSlowdownEndsWithNoCulprit) {
+  const std::vector<std::string> commits = MakeRepo("flat", 0);
+  auto r = RunCommand(BisectArgs(dir_->Join("flat"), commits), {}, std::chrono::minutes(10));
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::cout << r->output;
+  EXPECT_EQ(r->exit_code, 0) << r->output;
+  const int64_t id = BisectionId(r->output);
+  ASSERT_GT(id, 0);
+  const Json b = GetJson("/api/v1/bisections/" + std::to_string(id));
+  EXPECT_EQ(b["state"], "no_culprit") << b.dump(2);
+  EXPECT_EQ(b["culprit"], "");
+  EXPECT_NE(b["summary"].get<std::string>().find("no culprit"), std::string::npos);
+  for (const std::string& c : commits) {
+    EXPECT_EQ(r->output.find("culprit " + c.substr(0, 12)), std::string::npos) << r->output;
+  }
+}
+
+}  // namespace
+}  // namespace perfgate

@@ -1,0 +1,30 @@
+// `perfgate bisect` on the private Slurm cluster the tests start
+// (bisect_fixture.h): each round of probes is one sbatch array job, and the
+// bisection names the commit that adds 15 % work.
+#include "tests/e2e/bisect_fixture.h"
+#include "tests/support/slurm.h"
+
+namespace perfgate {
+namespace {
+
+TEST_F(BisectEndToEnd, EachRoundRunsAsAnSbatchArrayOnTheSlurmCluster) {
+  if (absl::Status s = testing::SlurmCluster::CanRun(); !s.ok()) GTEST_SKIP() << s.message();
+  auto cluster = testing::SlurmCluster::Start();
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  const std::vector<std::string> commits = MakeRepo("slurm", 15);
+  std::vector<std::string> args = BisectArgs(dir_->Join("slurm"), commits);
+  args.push_back("--slurm");
+  testing::ProcessOptions options;
+  options.env = (*cluster)->env();
+  auto r = RunCommand(args, options, std::chrono::minutes(10));
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::cout << r->output;
+  EXPECT_EQ(r->exit_code, 0) << r->output << (*cluster)->LogTails();
+  EXPECT_NE(r->output.find("sbatch array of 1 probe(s)"), std::string::npos);
+  const Json b = GetJson("/api/v1/bisections/" + std::to_string(BisectionId(r->output)));
+  EXPECT_EQ(b["state"], "culprit") << b.dump(2);
+  EXPECT_EQ(b["culprit"], commits[kCulpritCommit - 1]) << b.dump(2);
+}
+
+}  // namespace
+}  // namespace perfgate
