@@ -234,7 +234,7 @@ std::vector<CaseResult> DeriveKnees(const std::vector<CaseResult>& results) {
 std::map<std::string, std::string> ServePoint() {
   std::map<std::string, std::string> p = transformer::ModelPoint("host", "tiny");
   const std::map<std::string, std::string> knobs = {
-      {"users", "0"}, {"prompt", "16"}, {"output", "16"}, {"kv_blocks", "64"}, {"block_tokens", "8"},
+      {"prompt", "16"}, {"output", "16"}, {"block_tokens", "8"},
       {"max_running", "16"}, {"warmup", "16"}, {"requests", "300"}, {"min_s", "0"}, {"ttft_ms", "20"},
       {"tpot_ms", "2"}, {"seed", "1"}};
   p.insert(knobs.begin(), knobs.end());
@@ -259,7 +259,8 @@ void RegisterServe(Registry& registry) {
                 .description = "requests arriving at `rate` per second (Poisson, seeded) served with continuous "
                                "batching over a KV cache of kv_blocks blocks (preemption by recompute): "
                                "throughput, TTFT and TPOT percentiles, goodput at ttft_ms/tpot_ms, preemptions",
-                .axes = {{"rate", {"1000"}}},
+                // Axes, so that a sweep may vary them together (--set rate=250..8K --set kv_blocks=32,64).
+                .axes = {{"rate", {"500"}}, {"kv_blocks", {"64"}}, {"users", {"0"}}},
                 .points = {ServePoint()},
                 .metrics = kServeMetrics,
                 .body = ServeBody,

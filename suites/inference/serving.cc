@@ -16,6 +16,9 @@ namespace {
 
 using transformer::HostModel;
 
+// How long before an arrival the idle server stops sleeping and polls.
+constexpr double kPollSeconds = 0.002;
+
 // Element i of the uniform [0, 1) stream seeded by `seed` (53 bits), the same
 // with every compiler and library, so a seed fixes the arrival sequence.
 double Unit(uint64_t seed, uint64_t i) {
@@ -56,7 +59,10 @@ class Server {
       if (o_.rate > 0) ReleaseArrivals(now);
       if (running_.empty() && waiting_.empty()) {
         if (o_.rate <= 0 || !MayIssue(next_arrival_)) break;
-        clock_.Sleep(next_arrival_ - now);
+        // Sleep until shortly before the arrival, then poll the clock: waking
+        // from a sleep can take milliseconds on a busy machine, which would
+        // count as the request's queueing delay.
+        if (next_arrival_ - now > kPollSeconds) clock_.Sleep(next_arrival_ - now - kPollSeconds);
         continue;
       }
       Iterate();

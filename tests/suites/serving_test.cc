@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -27,7 +28,9 @@ using transformer::HostModel;
 
 class FakeClock : public Clock {
  public:
-  double Now() override { return t; }
+  // Each reading advances a microsecond, as a real clock would while the
+  // server polls it.
+  double Now() override { return t += 1e-6; }
   void Sleep(double seconds) override { t += std::max(0.0, seconds); }
   double t = 0;
 };
@@ -273,6 +276,27 @@ TEST(ServeCase, ReportsEveryMetricOnTheRealModelFromEnoughRequests) {
   EXPECT_LE(v[4], v[5]);
   EXPECT_LE(v[6], v[7]);              // TPOT likewise
   EXPECT_LE(v[7], v[8]);
+}
+
+TEST(ServeCase, ASweepOfSixRatesOnTheRealModelFindsAKnee) {
+  auto cases = BuiltinRegistry().Select({"inference"}, {"serve{*"}, {{"rate", {"125", "250", "500", "1000", "2000", "4000"}}});
+  ASSERT_TRUE(cases.ok()) << cases.status();
+  ASSERT_EQ(cases->size(), 6u);
+  std::vector<CaseResult> results;
+  for (const CaseInstance& c : *cases) results.push_back(RunOne(c));
+  const std::vector<CaseResult> knees = cases->front().spec->derive(results);
+  ASSERT_EQ(knees.size(), 1u);
+  const CaseResult& k = knees[0];
+  EXPECT_EQ(k.benchmark.name, "serve_knee");
+  EXPECT_EQ(k.benchmark.params.at("rates"), "125,250,500,1000,2000,4000");
+  EXPECT_EQ(k.benchmark.params.at("objective"), "p99");
+  EXPECT_EQ(k.benchmark.params.count("rate"), 0u);
+  ASSERT_EQ(k.samples.size(), 1u);
+  // 125 requests/s leave the tiny model idle most of the time; 4000 are
+  // several times what one core serves: the knee lies between.
+  EXPECT_GE(k.samples[0].values[0], 125.0) << k.reason;
+  EXPECT_LT(k.samples[0].values[0], 4000.0) << k.reason;
+  std::cout << k.reason << "\n";
 }
 
 }  // namespace
