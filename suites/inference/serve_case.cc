@@ -87,25 +87,23 @@ std::optional<ServeOptions> ReadOptions(State& state) {
   return o;
 }
 
+// The field of a summary each serving kind reports.
+double ServeSummary::* FieldOf(MetricKind k) {
+  static const std::map<MetricKind, double ServeSummary::*> kFields = {
+      {MetricKind::kRequestsPerSecond, &ServeSummary::requests_per_s},
+      {MetricKind::kOutputTokensPerSecond, &ServeSummary::output_tokens_per_s},
+      {MetricKind::kGoodput, &ServeSummary::goodput},
+      {MetricKind::kTtftP50, &ServeSummary::ttft_p50}, {MetricKind::kTtftP90, &ServeSummary::ttft_p90},
+      {MetricKind::kTtftP99, &ServeSummary::ttft_p99}, {MetricKind::kTpotP50, &ServeSummary::tpot_p50},
+      {MetricKind::kTpotP90, &ServeSummary::tpot_p90}, {MetricKind::kTpotP99, &ServeSummary::tpot_p99},
+      {MetricKind::kQueueP99, &ServeSummary::queue_p99}, {MetricKind::kE2eP99, &ServeSummary::e2e_p99},
+      {MetricKind::kPreemptions, &ServeSummary::preemptions}, {MetricKind::kKvOccupancy, &ServeSummary::kv_occupancy}};
+  return kFields.at(k);
+}
+
 std::vector<double> Values(const ServeSummary& s, const std::vector<MetricKind>& kinds) {
   std::vector<double> out;
-  for (MetricKind k : kinds) {
-    switch (k) {
-      case MetricKind::kRequestsPerSecond: out.push_back(s.requests_per_s); break;
-      case MetricKind::kOutputTokensPerSecond: out.push_back(s.output_tokens_per_s); break;
-      case MetricKind::kGoodput: out.push_back(s.goodput); break;
-      case MetricKind::kTtftP50: out.push_back(s.ttft_p50); break;
-      case MetricKind::kTtftP90: out.push_back(s.ttft_p90); break;
-      case MetricKind::kTtftP99: out.push_back(s.ttft_p99); break;
-      case MetricKind::kTpotP50: out.push_back(s.tpot_p50); break;
-      case MetricKind::kTpotP90: out.push_back(s.tpot_p90); break;
-      case MetricKind::kTpotP99: out.push_back(s.tpot_p99); break;
-      case MetricKind::kQueueP99: out.push_back(s.queue_p99); break;
-      case MetricKind::kE2eP99: out.push_back(s.e2e_p99); break;
-      case MetricKind::kPreemptions: out.push_back(s.preemptions); break;
-      default: out.push_back(s.kv_occupancy); break;
-    }
-  }
+  for (MetricKind k : kinds) out.push_back(s.*FieldOf(k));
   return out;
 }
 
