@@ -160,8 +160,8 @@ TEST(ServeGate, AHalvedKvBudgetIsARegressionOfTtftAndAnUnchangedBuildPasses) {
 }
 
 // The planted change: one iteration in `every` is followed by a stall of
-// kStallSeconds (0: never). Two users in a closed loop make about 8 000
-// iterations a run of 1 000 requests: thirteen stalls, each lengthening every token of the two
+// kStallSeconds (0: never). Two users in a closed loop make about 2 500
+// iterations a run of 300 requests: four stalls, each lengthening every token of the two
 // requests running then by about a fifteenth of it (some 15 ms, several
 // times the p99 a busy machine gives on its own), and no queue builds
 // behind it (the users wait), so the other 97 % keep their TPOT.
@@ -194,7 +194,7 @@ class PlantedSide : public Side {
     o.users = 2;
     o.prompt_min = 8, o.prompt_max = 24, o.output_min = 8, o.output_max = 24;
     o.kv_blocks = 32, o.block_tokens = 8, o.max_running = 16;
-    o.warmup_requests = 16, o.requests = 1000;
+    o.warmup_requests = 16, o.requests = 300;
     suites::transformer::Config c = *suites::transformer::Preset("tiny");
     c.batch = o.max_running;
     c.seq = o.prompt_max + o.output_max;
@@ -214,7 +214,7 @@ class PlantedSide : public Side {
     }
     return r;
   }
-  static BenchmarkId PlantId() { return {"inference", "serve", {{"users", "2"}, {"requests", "1000"}}}; }
+  static BenchmarkId PlantId() { return {"inference", "serve", {{"users", "2"}, {"requests", "300"}}}; }
 
  private:
   bool planted_;

@@ -261,7 +261,8 @@ TEST(ServeCase, LeavesOutP99FromTooFewRequestsAndSaysHowManyItNeeds) {
 }
 
 TEST(ServeCase, ReportsEveryMetricOnTheRealModelFromEnoughRequests) {
-  auto cases = BuiltinRegistry().Select({"inference"}, {"serve{*"}, {{"rate", {"400"}}});
+  // Four users in a closed loop: a load that follows the machine's speed.
+  auto cases = BuiltinRegistry().Select({"inference"}, {"serve{*"}, {{"rate", {"0"}}, {"users", {"4"}}});
   ASSERT_TRUE(cases.ok()) << cases.status();
   ASSERT_EQ(cases->size(), 1u);
   const CaseResult r = RunOne(cases->front());
@@ -269,33 +270,37 @@ TEST(ServeCase, ReportsEveryMetricOnTheRealModelFromEnoughRequests) {
   ASSERT_EQ(r.metrics.size(), 13u);
   ASSERT_EQ(r.samples.size(), 1u);
   const std::vector<double>& v = r.samples[0].values;
-  EXPECT_NEAR(v[0], 400, 400 * 0.5);  // requests/s: the offered rate, the machine being fast enough
-  EXPECT_GT(v[1], v[0] * 8);          // at least 8 output tokens a request
-  EXPECT_LE(v[2], v[0] * 1.0001);     // goodput counts a subset of the requests
-  EXPECT_LE(v[3], v[4]);              // TTFT p50 <= p90 <= p99
+  EXPECT_GT(v[0], 0.0);             // requests/s
+  EXPECT_GE(v[1], v[0] * 8);        // at least 8 output tokens a request
+  EXPECT_LE(v[2], v[0] * 1.0001);   // goodput counts a subset of the requests
+  EXPECT_LE(v[3], v[4]);            // TTFT p50 <= p90 <= p99
   EXPECT_LE(v[4], v[5]);
-  EXPECT_LE(v[6], v[7]);              // TPOT likewise
+  EXPECT_LE(v[6], v[7]);            // TPOT likewise
   EXPECT_LE(v[7], v[8]);
+  EXPECT_GT(v[12], 0.0);            // some KV blocks held
+  EXPECT_LE(v[12], 1.0);
 }
 
-TEST(ServeCase, ASweepOfSixRatesOnTheRealModelFindsAKnee) {
-  auto cases = BuiltinRegistry().Select({"inference"}, {"serve{*"}, {{"rate", {"125", "250", "500", "1000", "2000", "4000"}}});
+TEST(ServeCase, ASweepOfFiveRatesOnTheRealModelFindsAKnee) {
+  // 40 requests a point (judged at p90, which 29 bound): about 3 s in all.
+  auto cases = BuiltinRegistry().Select({"inference"}, {"serve{*"},
+                                        {{"rate", {"30", "120", "500", "2000", "8000"}}, {"requests", {"40"}}});
   ASSERT_TRUE(cases.ok()) << cases.status();
-  ASSERT_EQ(cases->size(), 6u);
+  ASSERT_EQ(cases->size(), 5u);
   std::vector<CaseResult> results;
   for (const CaseInstance& c : *cases) results.push_back(RunOne(c));
   const std::vector<CaseResult> knees = cases->front().spec->derive(results);
   ASSERT_EQ(knees.size(), 1u);
   const CaseResult& k = knees[0];
   EXPECT_EQ(k.benchmark.name, "serve_knee");
-  EXPECT_EQ(k.benchmark.params.at("rates"), "125,250,500,1000,2000,4000");
-  EXPECT_EQ(k.benchmark.params.at("objective"), "p99");
+  EXPECT_EQ(k.benchmark.params.at("rates"), "30,120,500,2000,8000");
+  EXPECT_EQ(k.benchmark.params.at("objective"), "p90");
   EXPECT_EQ(k.benchmark.params.count("rate"), 0u);
   ASSERT_EQ(k.samples.size(), 1u);
-  // 125 requests/s leave the tiny model idle most of the time; 4000 are
+  // 30 requests/s leave the tiny model idle most of the time; 8000 are
   // several times what one core serves: the knee lies between.
-  EXPECT_GE(k.samples[0].values[0], 125.0) << k.reason;
-  EXPECT_LT(k.samples[0].values[0], 4000.0) << k.reason;
+  EXPECT_GE(k.samples[0].values[0], 30.0) << k.reason;
+  EXPECT_LT(k.samples[0].values[0], 8000.0) << k.reason;
   std::cout << k.reason << "\n";
 }
 
