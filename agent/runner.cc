@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <map>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -125,6 +126,9 @@ CaseResult RunCase(const suites::CaseInstance& instance, const RunnerOptions& op
 absl::Status RunCases(const std::vector<suites::CaseInstance>& cases, const RunnerOptions& options,
                       const std::function<absl::Status(CaseResult)>& sink, Clock& clock) {
   const double start = clock.Now();
+  // The results of cases that draw more from them (CaseSpec::derive).
+  std::map<const suites::CaseSpec*, std::vector<CaseResult>> drawn_from;
+  std::vector<const suites::CaseSpec*> derived_order;
   for (size_t i = 0; i < cases.size(); ++i) {
     const suites::CaseInstance& c = cases[i];
     RunnerOptions case_options = options;
@@ -140,8 +144,16 @@ absl::Status RunCases(const std::vector<suites::CaseInstance>& cases, const Runn
                                                       elapsed, cases.size() - i);
       result = RunCase(c, case_options);
     }
+    if (c.spec->derive) {
+      auto& seen = drawn_from[c.spec];
+      if (seen.empty()) derived_order.push_back(c.spec);
+      seen.push_back(result);
+    }
     absl::Status s = sink(std::move(result));
     PERFGATE_RETURN_IF_ERROR(s);
+  }
+  for (const suites::CaseSpec* spec : derived_order) {
+    for (CaseResult& r : spec->derive(drawn_from[spec])) PERFGATE_RETURN_IF_ERROR(sink(std::move(r)));
   }
   return absl::OkStatus();
 }

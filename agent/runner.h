@@ -50,7 +50,9 @@ CaseResult RunCase(const suites::CaseInstance& instance, const RunnerOptions& op
 /// Runs every case in order, calling `sink` after each; stops at the first
 /// error the sink returns and returns it. Under a time budget each case's
 /// timeout is BudgetedTimeout(), and the cases not started when the budget
-/// is spent are handed to the sink as skipped, with the reason.
+/// is spent are handed to the sink as skipped, with the reason. After the
+/// last case, what each case spec draws from its results (CaseSpec::derive,
+/// such as the knee of a rate sweep) goes to the sink too.
 absl::Status RunCases(const std::vector<suites::CaseInstance>& cases, const RunnerOptions& options,
                       const std::function<absl::Status(CaseResult)>& sink,
                       Clock& clock = SteadyClock());

@@ -109,6 +109,13 @@ CLI::App* AddSimulate(CLI::App& app, Config& c) {
   simulate->add_option("--threads", c.sim.threads, "Rows run in parallel (0: one per core); the table is the same")
       ->capture_default_str();
   simulate->add_option("--out", c.sim_out, "Also write the Markdown table here");
+  simulate->add_flag("--tail", c.sim_tail,
+                     "Tail latencies instead: heavy-tailed serving runs, each process's p50 and p99 one value, "
+                     "A/B rounds paired; rates for changes of p99 alone (--aa-trials, --power-trials and --seed apply)");
+  simulate->add_option("--tail-requests", c.sim_tail_options.requests, "Tail: requests a process, one row each")
+      ->delimiter(',')->check(CLI::Range(1u, 1000000u))->capture_default_str();
+  simulate->add_option("--tail-rounds", c.sim_tail_options.rounds, "Tail: A/B rounds, one row each")
+      ->delimiter(',')->check(CLI::Range(3u, 1000u))->capture_default_str();
   return simulate;
 }
 

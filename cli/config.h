@@ -18,6 +18,7 @@
 #include "client/coordinator_client.h"
 #include "gate/policy.h"
 #include "gate/simulate.h"
+#include "gate/simulate_tail.h"
 
 namespace perfgate::cli {
 
@@ -62,6 +63,9 @@ struct Config {
   std::vector<double> sim_noise_pct = {0.5, 1, 2, 5};
   double sim_burst_sample_pct = 5, sim_burst_process_pct = 10;
   std::string sim_out;
+  // simulate --tail: the heavy-tailed serving model instead (gate/simulate_tail.h)
+  bool sim_tail = false;
+  gate::TailSimulationOptions sim_tail_options;
   // runs, history, fleet, calibrations
   std::string branch, sku, benchmark, metric;
   unsigned limit = 0;

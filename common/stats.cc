@@ -154,4 +154,36 @@ Summary Summarize(std::span<const double> v) {
   return s;
 }
 
+size_t MinCountForQuantileBound(double q, double confidence) {
+  if (!(q > 0 && q < 1) || !(confidence > 0 && confidence < 1)) return 0;
+  // 1 - q^n >= confidence  <=>  n >= ln(1 - confidence) / ln q; the
+  // epsilon keeps an exact integer ratio from rounding up past itself.
+  return static_cast<size_t>(std::ceil(std::log1p(-confidence) / std::log(q) - 1e-9));
+}
+
+Interval QuantileCi(std::span<const double> v, double q, double confidence) {
+  Interval out;
+  if (v.empty() || !(q > 0 && q < 1)) return out;
+  std::vector<double> s(v.begin(), v.end());
+  std::sort(s.begin(), s.end());
+  const size_t n = s.size();
+  const double tail = (1.0 - confidence) / 2.0;
+  // The binomial cdf term by term in log space: P(B = j) for j = 0..n.
+  const double dn = static_cast<double>(n);
+  double log_pmf = dn * std::log1p(-q), cdf = 0.0;
+  for (size_t j = 0; j <= n; ++j) {
+    if (j > 0) {
+      const double dj = static_cast<double>(j);
+      log_pmf += std::log((dn - dj + 1) / dj) + std::log(q) - std::log1p(-q);
+    }
+    cdf += std::exp(log_pmf);  // P(B <= j): the chance that s[j] lies above the quantile
+    if (j < n && cdf <= tail) out.low = s[j];
+    if (cdf >= 1.0 - tail) {
+      if (j < n) out.high = s[j];
+      break;
+    }
+  }
+  return out;
+}
+
 }  // namespace perfgate::stats

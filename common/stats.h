@@ -51,6 +51,21 @@ Interval MedianCi(std::span<const double> v, double confidence = 0.95);
 /// [sorted[k], sorted[n-1-k]].
 size_t MedianCiRank(size_t n, double confidence = 0.95);
 
+/// The fewest values whose order statistics bound the q-quantile from above
+/// with `confidence`, whatever the distribution: the smallest n with
+/// 1 - q^n >= confidence (the largest of n values then lies above the
+/// quantile with that probability), ceil(ln(1 - confidence) / ln q): 5 for
+/// the median, 29 for p90, 299 for p99 at 95 %. A percentile from fewer
+/// values has no such bound and is not a gating value.
+size_t MinCountForQuantileBound(double q, double confidence = 0.95);
+
+/// Distribution-free two-sided interval of the q-quantile (0 < q < 1) from
+/// order statistics: [s[l], s[u]] with B ~ Binomial(n, q) the count below
+/// the true quantile, l the largest rank with P(B <= l) <= (1 - confidence) / 2
+/// and u the smallest with P(B <= u) >= (1 + confidence) / 2 (0-based ranks).
+/// An end that needs a rank outside the values is NaN (too few values).
+Interval QuantileCi(std::span<const double> v, double q, double confidence = 0.95);
+
 /// Seeded percentile-bootstrap CI of the median (same data + seed → same CI).
 /// Empty v gives NaN ends; a single value gives [v, v].
 Interval BootstrapMedianCi(std::span<const double> v, double confidence = 0.95, unsigned resamples = 2000,

@@ -26,9 +26,26 @@ MetricSpec SpecOf(MetricKind kind) {
     case MetricKind::kMfu: return {"mfu", "ratio", Direction::kHigherIsBetter};
     case MetricKind::kScalingEfficiency:
       return {"scaling_efficiency", "ratio", Direction::kHigherIsBetter};
+    case MetricKind::kRequestsPerSecond: return {"requests_per_s", "requests/s", Direction::kHigherIsBetter};
+    case MetricKind::kOutputTokensPerSecond:
+      return {"output_tokens_per_s", "tokens/s", Direction::kHigherIsBetter};
+    case MetricKind::kGoodput: return {"goodput", "requests/s", Direction::kHigherIsBetter};
+    case MetricKind::kTtftP50: return {"ttft_p50", "ms", Direction::kLowerIsBetter};
+    case MetricKind::kTtftP90: return {"ttft_p90", "ms", Direction::kLowerIsBetter};
+    case MetricKind::kTtftP99: return {"ttft_p99", "ms", Direction::kLowerIsBetter};
+    case MetricKind::kTpotP50: return {"tpot_p50", "ms", Direction::kLowerIsBetter};
+    case MetricKind::kTpotP90: return {"tpot_p90", "ms", Direction::kLowerIsBetter};
+    case MetricKind::kTpotP99: return {"tpot_p99", "ms", Direction::kLowerIsBetter};
+    case MetricKind::kQueueP99: return {"queue_p99", "ms", Direction::kLowerIsBetter};
+    case MetricKind::kE2eP99: return {"e2e_p99", "ms", Direction::kLowerIsBetter};
+    case MetricKind::kPreemptions: return {"preemptions", "count", Direction::kLowerIsBetter};
+    case MetricKind::kKvOccupancy: return {"kv_occupancy", "ratio", Direction::kLowerIsBetter};
+    case MetricKind::kKneeRate: return {"knee_rate", "requests/s", Direction::kHigherIsBetter};
   }
   std::abort();
 }
+
+bool IsValueKind(MetricKind kind) { return kind > MetricKind::kScalingEfficiency; }
 
 State::State(BenchmarkId id, std::vector<MetricKind> metrics, EngineOptions options,
              double inject_fraction)
@@ -88,6 +105,7 @@ void State::Record(const Measurement& m) {
         case MetricKind::kTokensPerSecond: s.values.push_back(tokens_ / t); break;
         case MetricKind::kMfu: s.values.push_back(peak_flops_ > 0 ? flops_ / t / peak_flops_ : 0.0); break;
         case MetricKind::kScalingEfficiency: s.values.push_back(reference_s_ / t); break;
+        default: s.values.push_back(0.0); break;  // value kinds come from RecordValues
       }
     }
     samples_.push_back(std::move(s));
@@ -105,6 +123,25 @@ void State::Record(const Measurement& m) {
       reason_ = ToString(m.reason);
     }
   }
+}
+
+void State::RecordValues(const std::vector<double>& values, double seconds) {
+  if (values.size() != metrics_.size() || !std::all_of(metrics_.begin(), metrics_.end(), IsValueKind)) {
+    Fail(absl::StrFormat("a value sample has %zu values for %zu metrics that must all be values", values.size(),
+                         metrics_.size()));
+    return;
+  }
+  samples_.push_back({static_cast<uint32_t>(samples_.size()), values, false});
+  sampling_s_ += seconds;
+  if (status_ == CaseStatus::kUnspecified) {
+    status_ = CaseStatus::kOk;
+    reason_ = "value samples";
+  }
+}
+
+void State::AddNote(const std::string& note) {
+  if (!notes_.empty()) notes_ += "; ";
+  notes_ += note;
 }
 
 void State::Skip(std::string reason) {
@@ -129,6 +166,9 @@ CaseResult State::TakeResult() {
   }
   r.status = status_;
   r.reason = reason_;
+  if (!notes_.empty() && r.status != CaseStatus::kSkipped && r.status != CaseStatus::kFailed) {
+    r.reason = absl::StrCat(r.reason, "; ", notes_);
+  }
   r.noise = noise_;
   r.sample_seconds = sampling_s_;
   if (r.status == CaseStatus::kOk || r.status == CaseStatus::kTimedOut) energy_.AppendTo(r, flops_, tokens_);

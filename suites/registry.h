@@ -41,6 +41,11 @@ struct CaseSpec {
   // Must be cheap and do no device work beyond asking for a device count;
   // unset means the case runs everywhere.
   std::function<std::string(const BenchmarkId&)> unavailable;
+  // Results drawn from every result of this case in one run (the knee of a
+  // rate sweep), in the order they were measured: called once after the
+  // run's last case, what it returns handed on like measured results.
+  // Unset: nothing is drawn.
+  std::function<std::vector<CaseResult>(const std::vector<CaseResult>&)> derive;
 };
 
 /// One point of a case's axes: what the runner executes.

@@ -13,8 +13,10 @@
 
 namespace perfgate::suites {
 
-/// The quantities a sample can report. Each is derived from the sample's time
-/// and what the body declared per iteration.
+/// The quantities a sample can report. Each kind up to kScalingEfficiency is
+/// derived from the sample's time and what the body declared per iteration;
+/// the serving kinds after it are values a serving run reports of itself
+/// (State::RecordValues), one sample per run.
 enum class MetricKind {
   kTime,        // "time" in ms, lower is better
   kBandwidth,   // "bandwidth" in GB/s (decimal), bytes read + written / time
@@ -26,7 +28,20 @@ enum class MetricKind {
   kTokensPerSecond,  // "tokens_per_s", tokens per iteration (SetTokensPerIteration) / time
   kMfu,              // "mfu", a ratio: flops / time / the peak set with SetPeakFlops
   kScalingEfficiency,  // "scaling_efficiency", a ratio: SetReferenceTime's time / time
+  kRequestsPerSecond,  // "requests_per_s": completed requests / the measured window
+  kOutputTokensPerSecond,  // "output_tokens_per_s": generated tokens / the measured window
+  kGoodput,            // "goodput" in requests/s: requests meeting both latency objectives
+  kTtftP50, kTtftP90, kTtftP99,  // "ttft_pXX" in ms: time to first token, arrival to token
+  kTpotP50, kTpotP90, kTpotP99,  // "tpot_pXX" in ms: time per output token after the first
+  kQueueP99,           // "queue_p99" in ms: arrival to first scheduled
+  kE2eP99,             // "e2e_p99" in ms: arrival to last token
+  kPreemptions,        // "preemptions": sequences evicted from the KV cache and recomputed
+  kKvOccupancy,        // "kv_occupancy": mean fraction of KV blocks held, over iterations
+  kKneeRate,           // "knee_rate" in requests/s: highest swept rate meeting the objectives
 };
+
+/// Whether a kind is a value of its own (RecordValues), not derived from time.
+bool IsValueKind(MetricKind kind);
 
 /// The metric a kind reports.
 MetricSpec SpecOf(MetricKind kind);
@@ -70,6 +85,13 @@ class State {
   void MeasureSamples(const std::function<void()>& warmup, const std::function<double()>& sample);
   /// Records a measurement taken elsewhere (the same rules as above apply).
   void Record(const Measurement& m);
+  /// Records one sample of a case whose metrics are all value kinds: one
+  /// value per metric, in order, from work that took `seconds` of wall time.
+  /// Fails the case when the count does not match or a kind is not a value.
+  void RecordValues(const std::vector<double>& values, double seconds);
+  /// Adds a sentence to the reason a measured case reports (what it could
+  /// not report, what it left out).
+  void AddNote(const std::string& note);
 
   /// The engine options this case runs under.
   const EngineOptions& options() const { return options_; }
@@ -106,6 +128,7 @@ class State {
   std::vector<Sample> samples_;
   CaseStatus status_ = CaseStatus::kUnspecified;
   std::string reason_;
+  std::string notes_;  // AddNote's sentences, appended to a measured case's reason
   double noise_ = 0;
   double sampling_s_ = 0;  // summed over Record calls
   CaseEnergy energy_;      // the energy metrics, appended by TakeResult

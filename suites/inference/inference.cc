@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
 #include "measure/engine.h"
+#include "suites/inference/serve_case.h"
 #include "suites/transformer/transformer.h"
 #include "suites/transformer/host_model.h"
 #include "suites/transformer/model_case.h"
@@ -281,6 +282,7 @@ void Register(Registry& registry) {
                 .metrics = {MetricKind::kTime, MetricKind::kTokensPerSecond},
                 .body = Decode,
                 .unavailable = transformer::ModelCaseUnavailable});
+  RegisterServe(registry);
 }
 
 }  // namespace perfgate::suites::inference

@@ -461,6 +461,77 @@ std::vector<float> HostModel::Decode(const int32_t* tokens) {
   return RunCached(tokens, 1);
 }
 
+void HostModel::OpenSlots(int slots) {
+  Require(slots > 0, "OpenSlots needs at least one slot");
+  cache_batch_ = slots;
+  position_ = 0;
+  const size_t cache = size_t(config_.layers) * slots * config_.seq * config_.width;
+  k_cache_.assign(cache, 0.0f);
+  v_cache_.assign(cache, 0.0f);
+}
+
+std::vector<float> HostModel::StepSlots(const std::vector<SlotRun>& runs) {
+  const Config& c = config_;
+  const int w = c.width, hd = c.head_dim();
+  std::vector<size_t> row0;  // each run's first row
+  size_t rows = 0, max_probs = 0;
+  for (const SlotRun& r : runs) {
+    const int n = static_cast<int>(r.tokens.size());
+    Require(r.slot >= 0 && r.slot < cache_batch_, "StepSlots: slot outside the cache (OpenSlots first)");
+    Require(n > 0 && r.start >= 0 && r.start + n <= c.seq, "StepSlots: positions outside [0, config.seq)");
+    RequireTokens(r.tokens.data(), r.tokens.size(), c.vocab);
+    row0.push_back(rows);
+    rows += size_t(n);
+    max_probs = std::max(max_probs, size_t(n) * size_t(r.start + n));
+  }
+  const size_t rw = rows * w;
+  const float* p = params_.data();
+  std::vector<float> x(rw), h(rw), qkv(rw * 3), att(rw), fc(rw * 4), probs(max_probs);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    for (size_t t = 0; t < runs[i].tokens.size(); ++t) {
+      const float* te = p + layout_.wte.offset + size_t(runs[i].tokens[t]) * w;
+      const float* pe = p + layout_.wpe.offset + (size_t(runs[i].start) + t) * w;
+      float* xr = x.data() + (row0[i] + t) * w;
+      for (int j = 0; j < w; ++j) xr[j] = te[j] + pe[j];
+    }
+  }
+  const int n_rows = static_cast<int>(rows);
+  for (int l = 0; l < c.layers; ++l) {
+    const BlockLayout& bl = layout_.blocks[l];
+    LayerNorm(x.data(), p + bl.ln1_gain.offset, p + bl.ln1_bias.offset, n_rows, w, h.data(), nullptr);
+    Linear(h.data(), p + bl.qkv.offset, n_rows, w, 3 * w, qkv.data());
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const SlotRun& r = runs[i];
+      const int n = static_cast<int>(r.tokens.size());
+      const size_t cache_at = (size_t(l) * cache_batch_ + r.slot) * c.seq * w;
+      for (int t = 0; t < n; ++t) {
+        const float* q = qkv.data() + (row0[i] + t) * 3 * w;
+        std::copy(q + w, q + 2 * w, k_cache_.data() + cache_at + size_t(r.start + t) * w);
+        std::copy(q + 2 * w, q + 3 * w, v_cache_.data() + cache_at + size_t(r.start + t) * w);
+      }
+      for (int hh = 0; hh < c.heads; ++hh) {
+        Attend(qkv.data() + row0[i] * 3 * w + hh * hd, 3 * w, k_cache_.data() + cache_at + hh * hd, w,
+               v_cache_.data() + cache_at + hh * hd, w, n, r.start, r.start + n, hd, probs.data(),
+               att.data() + row0[i] * w + hh * hd, w);
+      }
+    }
+    Linear(att.data(), p + bl.proj.offset, n_rows, w, w, x.data(), /*accumulate=*/true);
+    LayerNorm(x.data(), p + bl.ln2_gain.offset, p + bl.ln2_bias.offset, n_rows, w, h.data(), nullptr);
+    Linear(h.data(), p + bl.fc.offset, n_rows, w, 4 * w, fc.data());
+    for (float& f : fc) f = Gelu(f);
+    Linear(fc.data(), p + bl.fc_proj.offset, n_rows, 4 * w, w, x.data(), /*accumulate=*/true);
+  }
+  const int count = static_cast<int>(runs.size());
+  std::vector<float> last(size_t(count) * w), logits(size_t(count) * c.vocab);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const float* xr = x.data() + (row0[i] + runs[i].tokens.size() - 1) * w;
+    std::copy(xr, xr + w, last.data() + i * w);
+  }
+  LayerNorm(last.data(), p + layout_.lnf_gain.offset, p + layout_.lnf_bias.offset, count, w, h.data(), nullptr);
+  Linear(h.data(), p + layout_.wte.offset, count, w, c.vocab, logits.data());
+  return logits;
+}
+
 std::vector<int32_t> HostModel::Greedy(const int32_t* prompt, int batch, int prompt_len, int steps) {
   Require(steps >= 0, "steps must not be negative");
   Require(steps == 0 || prompt_len + steps - 1 <= config_.seq,

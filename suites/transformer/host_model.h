@@ -64,6 +64,24 @@ class HostModel {
   /// The next position Decode writes (the cache's length).
   int position() const { return position_; }
 
+  /// Continuous batching: a cache of `slots` sequences, each at a position of
+  /// its own (up to config.seq), replacing the batch cache. Slots are filled
+  /// and advanced by StepSlots; a slot is reused by starting it at 0.
+  void OpenSlots(int slots);
+
+  /// One run of a StepSlots call: `tokens` at positions [start, start + n) of
+  /// sequence `slot` (a prompt, a recomputed prefix, or one decode token).
+  struct SlotRun {
+    int slot = 0;
+    int start = 0;
+    std::vector<int32_t> tokens;
+  };
+  /// Runs every run in one pass (their rows share each matrix product, as a
+  /// serving engine's iteration does), appends their keys and values to their
+  /// slots, and returns the logits of each run's last position, runs × vocab.
+  /// Aborts on a slot or position outside the cache.
+  std::vector<float> StepSlots(const std::vector<SlotRun>& runs);
+
   /// Greedy decoding: Prefill the prompt, then `steps` tokens, each the
   /// argmax (lowest index on ties) of the previous logits. Returns
   /// batch × steps tokens.

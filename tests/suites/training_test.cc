@@ -138,7 +138,8 @@ TEST(TrainingCase, HostStepReportsTimeTokensPerSecondAndMfu) {
 }
 
 TEST(InferenceCase, HostPrefillAndDecodeReportTokensPerSecond) {
-  auto cases = BuiltinRegistry().Select({"inference"}, {"*backend=host*"}, {{"batch", {"1", "8"}}});
+  auto cases = BuiltinRegistry().Select({"inference"}, {"prefill{backend=host*", "decode{backend=host*"},
+                                        {{"batch", {"1", "8"}}});
   ASSERT_TRUE(cases.ok()) << cases.status();
   ASSERT_EQ(cases->size(), 4u) << Keys(*cases);  // prefill and decode at batch 1 and 8
   for (const CaseInstance& c : *cases) {

@@ -2,6 +2,7 @@
 import { get } from './api.js';
 import { h, link, num, select, short, table, when } from './dom.js';
 import { navigate } from './nav.js';
+import { servingPlots } from './serving.js';
 
 function verdictCell(v) {
   if (!v) return h('td', { class: 'muted' }, '—');
@@ -46,11 +47,13 @@ export async function renderRun(root, params, id) {
   const reports = run.reports.map((v) => h('li', {}, h('a', { href: link(`report/${v.report_id}`) },
     `report ${v.report_id}: ${v.outcome}`), ` against ${v.baseline_branch} at ${when(v.created_at)}`));
   const env = Object.entries(run.environment.fields).map(([k, v]) => h('tr', {}, h('td', {}, k), h('td', { class: 'mono' }, v)));
+  const serving = servingPlots(run.summaries);
   root.append(h('h1', {}, `Run ${run.id}`),
     h('p', {}, `${run.branch} @ `, h('code', {}, run.commit), ` on ${run.sku}, node ${run.node}, ${run.status}, finished ${when(run.finished_at)}`),
     run.invalid_reasons.length ? h('p', { class: 'warn' }, `Invalid for gating: ${run.invalid_reasons.join('; ')}`) : '',
     reports.length ? h('ul', {}, reports) : '',
     h('h2', {}, 'Cases'),
     table(['benchmark', 'metric', 'median', 'p5', 'p95', 'unit', 'n', 'throttled', 'status'], rows, { 'data-testid': 'cases' }),
+    serving.length ? h('h2', {}, 'Latency against rate') : '', ...serving,
     h('h2', {}, 'Environment'), table(['field', 'value'], env));
 }

@@ -1,0 +1,270 @@
+// inference/serve: the model under load (serving.h), one serving run per
+// sample, and the knee of a rate sweep (docs/serving.md).
+#include "suites/inference/serve_case.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/stats.h"
+#include "suites/inference/serving.h"
+#include "suites/seed.h"
+#include "suites/transformer/host_model.h"
+#include "suites/transformer/model_case.h"
+
+namespace perfgate::suites::inference {
+namespace {
+
+// What every sample reports, before the percentiles its request count
+// cannot bound are left out (ServeMetrics).
+const std::vector<MetricKind> kServeMetrics = {
+    MetricKind::kRequestsPerSecond, MetricKind::kOutputTokensPerSecond, MetricKind::kGoodput,
+    MetricKind::kTtftP50, MetricKind::kTtftP90, MetricKind::kTtftP99,
+    MetricKind::kTpotP50, MetricKind::kTpotP90, MetricKind::kTpotP99,
+    MetricKind::kQueueP99, MetricKind::kE2eP99, MetricKind::kPreemptions, MetricKind::kKvOccupancy};
+
+// The quantile a percentile kind reports; 0 for the other kinds.
+double QuantileOf(MetricKind k) {
+  switch (k) {
+    case MetricKind::kTtftP50: case MetricKind::kTpotP50: return 0.5;
+    case MetricKind::kTtftP90: case MetricKind::kTpotP90: return 0.9;
+    case MetricKind::kTtftP99: case MetricKind::kTpotP99: case MetricKind::kQueueP99: case MetricKind::kE2eP99:
+      return 0.99;
+    default: return 0;
+  }
+}
+
+int64_t ParamOr(const BenchmarkId& id, const std::string& name, int64_t fallback) {
+  auto it = id.params.find(name);
+  int64_t v = 0;
+  return it != id.params.end() && absl::SimpleAtoi(it->second, &v) ? v : fallback;
+}
+
+double DoubleParam(State& state, const std::string& name) {
+  double v = 0;
+  if (!absl::SimpleAtod(state.Param(name), &v)) {
+    state.Fail(absl::StrCat("parameter ", name, "='", state.Param(name), "' is not a number"));
+  }
+  return v;
+}
+
+// The options a point names; nullopt after failing the case.
+std::optional<ServeOptions> ReadOptions(State& state) {
+  ServeOptions o;
+  o.rate = DoubleParam(state, "rate");
+  o.users = static_cast<int>(state.IntParam("users"));
+  const int64_t prompt = state.IntParam("prompt"), output = state.IntParam("output");
+  o.prompt_min = static_cast<int>((prompt + 1) / 2);
+  o.prompt_max = static_cast<int>(prompt * 3 / 2);
+  o.output_min = static_cast<int>((output + 1) / 2);
+  o.output_max = static_cast<int>(output * 3 / 2);
+  o.kv_blocks = static_cast<int>(state.IntParam("kv_blocks"));
+  o.block_tokens = static_cast<int>(state.IntParam("block_tokens"));
+  o.max_running = static_cast<int>(state.IntParam("max_running"));
+  o.warmup_requests = static_cast<int>(state.IntParam("warmup"));
+  o.requests = static_cast<int>(state.IntParam("requests"));
+  o.min_seconds = DoubleParam(state, "min_s");
+  o.ttft_objective_ms = DoubleParam(state, "ttft_ms");
+  o.tpot_objective_ms = DoubleParam(state, "tpot_ms");
+  o.seed = static_cast<uint64_t>(state.IntParam("seed"));
+  if (state.failed()) return std::nullopt;
+  if (prompt > 4096 || output > 4096) {
+    state.Fail("prompt and output must be at most 4096 tokens");
+    return std::nullopt;
+  }
+  if (const std::string problem = Validate(o); !problem.empty()) {
+    state.Fail(problem);
+    return std::nullopt;
+  }
+  return o;
+}
+
+// The field of a summary each serving kind reports.
+double ServeSummary::* FieldOf(MetricKind k) {
+  static const std::map<MetricKind, double ServeSummary::*> kFields = {
+      {MetricKind::kRequestsPerSecond, &ServeSummary::requests_per_s},
+      {MetricKind::kOutputTokensPerSecond, &ServeSummary::output_tokens_per_s},
+      {MetricKind::kGoodput, &ServeSummary::goodput},
+      {MetricKind::kTtftP50, &ServeSummary::ttft_p50}, {MetricKind::kTtftP90, &ServeSummary::ttft_p90},
+      {MetricKind::kTtftP99, &ServeSummary::ttft_p99}, {MetricKind::kTpotP50, &ServeSummary::tpot_p50},
+      {MetricKind::kTpotP90, &ServeSummary::tpot_p90}, {MetricKind::kTpotP99, &ServeSummary::tpot_p99},
+      {MetricKind::kQueueP99, &ServeSummary::queue_p99}, {MetricKind::kE2eP99, &ServeSummary::e2e_p99},
+      {MetricKind::kPreemptions, &ServeSummary::preemptions}, {MetricKind::kKvOccupancy, &ServeSummary::kv_occupancy}};
+  return kFields.at(k);
+}
+
+std::vector<double> Values(const ServeSummary& s, const std::vector<MetricKind>& kinds) {
+  std::vector<double> out;
+  for (MetricKind k : kinds) out.push_back(s.*FieldOf(k));
+  return out;
+}
+
+// The host model with an injected slowdown: each step is followed by busy
+// work in proportion to its time (--inject-slowdown), so latencies grow.
+class SlowedModel : public ServeModel {
+ public:
+  SlowedModel(ServeModel& inner, double fraction) : inner_(inner), fraction_(fraction) {}
+  std::vector<int32_t> Step(const std::vector<transformer::HostModel::SlotRun>& runs) override {
+    Clock& clock = SteadyClock();
+    const double t0 = clock.Now();
+    std::vector<int32_t> next = inner_.Step(runs);
+    if (fraction_ > 0) BusyWork((clock.Now() - t0) * fraction_, clock);
+    return next;
+  }
+
+ private:
+  ServeModel& inner_;
+  double fraction_;
+};
+
+void ServeBody(State& state) {
+  transformer::Backend backend;
+  if (!transformer::ReadBackend(state, &backend)) return;
+  std::optional<ServeOptions> o = ReadOptions(state);
+  if (!o) return;
+  if (backend.cuda) {
+    state.Skip("inference/serve runs on the host backend only: the CUDA model's cache is batch-synchronous");
+    return;
+  }
+  auto config = transformer::CaseConfig(state.Param("preset"), o->max_running, o->prompt_max + o->output_max);
+  if (!config.ok()) return state.Fail(std::string(config.status().message()));
+  state.set_throttle_source(nullptr);
+  openblas_set_num_threads(backend.threads);
+  transformer::HostModel model(*config, transformer::InitParameters(*config, CaseSeed(state.Param("preset"))));
+  HostServeModel host(model, o->max_running);
+  SlowedModel served(host, state.inject_fraction());
+  const unsigned runs = std::max(1u, state.options().sample_count);
+  std::vector<MetricKind> kinds = ServeMetrics(state.id());
+  const double start = SteadyClock().Now();
+  for (unsigned r = 0; r < runs; ++r) {
+    if (r > 0 && SteadyClock().Now() - start > state.options().timeout_s) break;
+    const double t0 = SteadyClock().Now();
+    const ServeRun run = Serve(*o, config->vocab, served, SteadyClock());
+    state.RecordValues(Values(Summarize(run, *o), kinds), SteadyClock().Now() - t0);
+  }
+  std::vector<std::string> refused;
+  for (MetricKind k : kServeMetrics) {
+    if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) refused.push_back(SpecOf(k).name);
+  }
+  if (!refused.empty()) {
+    const double q = 0.99;
+    state.AddNote(absl::StrFormat("not gating: %s from %d requests; a one-sided 95 %% order-statistic bound of "
+                                  "p99 needs %zu (set requests)",
+                                  absl::StrJoin(refused, ", "), o->requests, stats::MinCountForQuantileBound(q)));
+  }
+  state.AddNote(absl::StrCat("seed ", o->seed, "; energy per output token unavailable: a host case reads no "
+                             "device energy counter"));
+}
+
+// The median over a result's samples of metric `name`; nullopt without it.
+std::optional<double> MedianOf(const CaseResult& r, const std::string& name) {
+  for (size_t m = 0; m < r.metrics.size(); ++m) {
+    if (r.metrics[m].name != name) continue;
+    std::vector<double> v;
+    for (const Sample& s : r.samples) v.push_back(s.values[m]);
+    if (v.empty()) return std::nullopt;
+    return stats::Median(v);
+  }
+  return std::nullopt;
+}
+
+// One knee from the points of one sweep (equal but for the rate), judged at
+// the highest percentile they all report.
+CaseResult KneeOf(BenchmarkId id, const std::vector<const CaseResult*>& points) {
+  std::string pct = "p50";
+  for (const char* p : {"p90", "p99"}) {
+    if (MedianOf(*points.front(), absl::StrCat("ttft_", p))) pct = p;
+  }
+  double ttft_ms = 0, tpot_ms = 0;
+  (void)absl::SimpleAtod(id.params.at("ttft_ms"), &ttft_ms);
+  (void)absl::SimpleAtod(id.params.at("tpot_ms"), &tpot_ms);
+  std::vector<std::pair<double, bool>> met;
+  std::vector<std::string> rates, seen;
+  for (const CaseResult* r : points) {
+    double rate = 0;
+    (void)absl::SimpleAtod(r->benchmark.params.at("rate"), &rate);
+    const auto ttft = MedianOf(*r, absl::StrCat("ttft_", pct)), tpot = MedianOf(*r, absl::StrCat("tpot_", pct));
+    const bool ok = ttft && tpot && *ttft <= ttft_ms && *tpot <= tpot_ms;
+    met.push_back({rate, ok});
+    rates.push_back(r->benchmark.params.at("rate"));
+    seen.push_back(absl::StrFormat("%s: TTFT %.3g ms, TPOT %.3g ms%s", rates.back(), ttft.value_or(0),
+                                   tpot.value_or(0), ok ? "" : " (missed)"));
+  }
+  CaseResult k;
+  id.name = "serve_knee";
+  id.params["rates"] = absl::StrJoin(rates, ",");
+  id.params["objective"] = pct;
+  k.benchmark = std::move(id);
+  k.metrics = {SpecOf(MetricKind::kKneeRate)};
+  k.samples = {{0, {KneeRate(met)}, false}};
+  k.status = CaseStatus::kOk;
+  k.reason = absl::StrCat("objectives at ", pct, " by rate: ", absl::StrJoin(seen, "; "));
+  return k;
+}
+
+// The knee of every sweep in a run: points of inference/serve equal but for
+// their rate, two or more of them measured.
+std::vector<CaseResult> DeriveKnees(const std::vector<CaseResult>& results) {
+  std::map<std::string, std::vector<const CaseResult*>> sweeps;
+  std::map<std::string, BenchmarkId> ids;
+  for (const CaseResult& r : results) {
+    if (r.status != CaseStatus::kOk || r.samples.empty()) continue;
+    BenchmarkId id = r.benchmark;
+    id.params.erase("rate");
+    sweeps[id.Key()].push_back(&r);
+    ids.emplace(id.Key(), id);
+  }
+  std::vector<CaseResult> out;
+  for (const auto& [key, points] : sweeps) {
+    if (points.size() >= 2) out.push_back(KneeOf(ids.at(key), points));
+  }
+  return out;
+}
+
+std::map<std::string, std::string> ServePoint() {
+  std::map<std::string, std::string> p = transformer::ModelPoint("host", "tiny");
+  const std::map<std::string, std::string> knobs = {
+      {"prompt", "16"}, {"output", "16"}, {"block_tokens", "8"},
+      {"max_running", "16"}, {"warmup", "16"}, {"requests", "300"}, {"min_s", "0"}, {"ttft_ms", "20"},
+      {"tpot_ms", "2"}, {"seed", "1"}};
+  p.insert(knobs.begin(), knobs.end());
+  return p;
+}
+
+}  // namespace
+
+std::vector<MetricKind> ServeMetrics(const BenchmarkId& id) {
+  const int64_t requests = ParamOr(id, "requests", 0);
+  std::vector<MetricKind> out;
+  for (MetricKind k : kServeMetrics) {
+    const double q = QuantileOf(k);
+    if (q == 0 || requests >= static_cast<int64_t>(stats::MinCountForQuantileBound(q))) out.push_back(k);
+  }
+  return out;
+}
+
+void RegisterServe(Registry& registry) {
+  registry.Add({.suite = "inference",
+                .name = "serve",
+                .description = "requests arriving at `rate` per second (Poisson, seeded) served with continuous "
+                               "batching over a KV cache of kv_blocks blocks (preemption by recompute): "
+                               "throughput, TTFT and TPOT percentiles, goodput at ttft_ms/tpot_ms, preemptions",
+                // Axes, so that a sweep may vary them together (--set rate=250..8K --set kv_blocks=32,64).
+                .axes = {{"rate", {"500"}}, {"kv_blocks", {"64"}}, {"users", {"0"}}},
+                .points = {ServePoint()},
+                .metrics = kServeMetrics,
+                .body = ServeBody,
+                .metrics_for = ServeMetrics,
+                .unavailable = transformer::ModelCaseUnavailable,
+                .derive = DeriveKnees});
+}
+
+}  // namespace perfgate::suites::inference

@@ -1,0 +1,244 @@
+// Tail latencies through the A/B gate on the real host model.
+//
+// A KV budget halved: both sides are perfgate-agent processes running
+// inference/serve with 16 users in a closed loop, interleaved round by round as `perfgate-agent ab` runs
+// them, the candidate's processes measuring the case with half the KV
+// blocks (the build change under test); each process's percentiles are
+// one value, paired by round. The gate must call that a regression of TTFT,
+// and two identical sides a pass.
+//
+// A planted change that doubles p99 TPOT and leaves the median alone: the
+// candidate's server stalls one iteration in kStallEvery for
+// kStallSteps times the iteration's own time, which lengthens every token of
+// the few requests running then; the gate must catch tpot_p99 and not call
+// tpot_p50 a regression.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "agent/ab.h"
+#include "common/stats.h"
+#include "gate/gate.h"
+#include "gate/policy.h"
+#include "measure/engine.h"
+#include "suites/inference/serve_case.h"
+#include "suites/inference/serving.h"
+#include "suites/registry.h"
+#include "suites/transformer/host_model.h"
+#include "suites/transformer/transformer.h"
+#include "tests/support/processes.h"
+
+namespace perfgate {
+namespace {
+
+using agent::AbCase;
+using agent::CommandSide;
+using agent::Side;
+using suites::inference::ServeOptions;
+using testing::Bin;
+
+// The serving point: 16 users in a closed loop, so that the load follows the
+// machine's speed (a fixed rate would be past the knee on a busy machine and
+// far below it on an idle one). With 32 blocks about 8 sequences fit, with
+// 16 about 4: the others wait for blocks, so TTFT rises by half or more and
+// TPOT falls (smaller batches), on any machine.
+constexpr char kRate[] = "0";
+constexpr char kUsers[] = "16";
+constexpr char kRequests[] = "300";
+
+// TTFT is what the KV budget moves, TPOT what the plant moves; the other
+// metrics are watched.
+constexpr char kPolicy[] = R"(version: 1
+defaults:
+  tolerance: 10%
+  inconclusive: pass
+rules:
+  - benchmark: "*"
+    metric: "*"
+    gating: false
+  - benchmark: "*"
+    metric: "ttft_p*"
+    gating: true
+  - benchmark: "*"
+    metric: "tpot_p*"
+    gating: true
+)";
+
+gate::Policy TestPolicy() {
+  auto p = gate::ParsePolicy(kPolicy, "test-policy.yaml");
+  EXPECT_TRUE(p.ok()) << p.status();
+  return p.ok() ? *p : gate::Policy{};
+}
+
+BenchmarkId ServeId(const std::string& kv_blocks) {
+  BenchmarkId id{"inference", "serve", {}};
+  id.params = {{"backend", "host"}, {"block_tokens", "8"}, {"dtype", "fp32"}, {"kv_blocks", kv_blocks},
+               {"max_running", "16"}, {"min_s", "0"}, {"output", "16"}, {"preset", "tiny"},
+               {"prompt", "16"}, {"rate", kRate}, {"requests", kRequests}, {"seed", "1"},
+               {"threads", "1"}, {"tpot_ms", "2"}, {"ttft_ms", "20"}, {"users", kUsers}, {"warmup", "16"}};
+  return id;
+}
+
+std::vector<MetricSpec> SpecsOf(const std::vector<suites::MetricKind>& kinds) {
+  std::vector<MetricSpec> out;
+  for (auto k : kinds) out.push_back(suites::SpecOf(k));
+  return out;
+}
+
+// A perfgate-agent side measuring the case at `kv_blocks`, reported under
+// the key the job asked for (the other side's), as a build with that budget
+// would report it.
+class KvSide : public Side {
+ public:
+  explicit KvSide(const std::string& kv_blocks)
+      : kv_(kv_blocks),
+        inner_({Bin("agent/perfgate-agent")},
+               {"--suite", "inference", "--filter", "serve{*", "--set", absl::StrCat("rate=", kRate), "--set",
+                absl::StrCat("requests=", kRequests), "--set", absl::StrCat("users=", kUsers), "--set",
+                "kv_blocks=" + kv_blocks, "--timeout", "60"}) {}
+  CaseResult Measure(const std::string& key, unsigned samples) override {
+    BenchmarkId asked = ServeId("32");
+    EXPECT_EQ(key, asked.Key());
+    CaseResult r = inner_.Measure(ServeId(kv_).Key(), samples);
+    r.benchmark = asked;
+    return r;
+  }
+
+ private:
+  std::string kv_;
+  CommandSide inner_;
+};
+
+const gate::MetricVerdict* Find(const gate::GateResult& g, const std::string& metric) {
+  for (const auto& v : g.verdicts) {
+    if (v.metric == metric) return &v;
+  }
+  return nullptr;
+}
+
+// One serving run a process (its percentiles are the process's values);
+// exactly n rounds, or with n = 0 rounds added until the gate can decide,
+// up to 12 within 90 seconds.
+agent::AbOptions Rounds(unsigned n) {
+  agent::AbOptions o;
+  o.fixed_block_samples = 1;
+  o.fixed_rounds = n;
+  o.max_rounds = 12;
+  o.case_budget_s = 90;
+  o.confirm = false;
+  return o;
+}
+
+AbCase ServeCase() {
+  const BenchmarkId id = ServeId("32");
+  return {id, SpecsOf(suites::inference::ServeMetrics(id))};
+}
+
+TEST(ServeGate, AHalvedKvBudgetIsARegressionOfTtftAndAnUnchangedBuildPasses) {
+  const gate::Policy policy = TestPolicy();
+  KvSide base("32"), same("32"), half("16");
+  std::ostringstream log;
+  const agent::AbResult changed = agent::RunAb({ServeCase()}, base, half, policy, "cpu-test", Rounds(0), log);
+  const agent::AbResult unchanged = agent::RunAb({ServeCase()}, base, same, policy, "cpu-test", Rounds(0), log);
+  std::cout << log.str();
+  ASSERT_TRUE(changed.error.empty()) << changed.error;
+  ASSERT_TRUE(unchanged.error.empty()) << unchanged.error;
+  for (const char* m : {"ttft_p50", "ttft_p90", "ttft_p99", "preemptions"}) {
+    const gate::MetricVerdict* v = Find(changed.gate, m);
+    ASSERT_NE(v, nullptr) << m;
+    std::cout << "halved KV: " << m << " " << v->baseline_median << " -> " << v->candidate_median << ", "
+              << ToString(v->verdict) << "\n";
+  }
+  EXPECT_EQ(changed.gate.outcome, gate::Outcome::kRegression) << changed.gate.summary;
+  EXPECT_EQ(unchanged.gate.outcome, gate::Outcome::kPass) << unchanged.gate.summary;
+}
+
+// The planted change: one iteration in `every` is followed by a stall of
+// kStallSeconds (0: never). Two users in a closed loop make about 2 500
+// iterations a run of 300 requests: four stalls, each lengthening every token of the two
+// requests running then by about a fifteenth of it (some 30 ms, above the
+// p99 a busy machine gives on its own, so p99 at least doubles), and no
+// queue builds behind it (the users wait), so the other 97 % keep their TPOT.
+constexpr unsigned kStallEvery = 600;
+constexpr double kStallSeconds = 0.5;
+
+class StallingModel : public suites::inference::ServeModel {
+ public:
+  StallingModel(suites::inference::ServeModel& inner, unsigned every) : inner_(inner), every_(every) {}
+  std::vector<int32_t> Step(const std::vector<suites::transformer::HostModel::SlotRun>& runs) override {
+    Clock& clock = SteadyClock();
+    std::vector<int32_t> next = inner_.Step(runs);
+    if (every_ > 0 && ++steps_ % every_ == 0) BusyWork(kStallSeconds, clock);
+    return next;
+  }
+
+ private:
+  suites::inference::ServeModel& inner_;
+  unsigned every_;
+  unsigned steps_ = 0;
+};
+
+// A side serving in this process, one run a block, reporting TPOT p50 and p99.
+class PlantedSide : public Side {
+ public:
+  explicit PlantedSide(bool planted) : planted_(planted) {}
+  CaseResult Measure(const std::string& key, unsigned samples) override {
+    ServeOptions o;
+    o.rate = 0;
+    o.users = 2;
+    o.prompt_min = 8, o.prompt_max = 24, o.output_min = 8, o.output_max = 24;
+    o.kv_blocks = 32, o.block_tokens = 8, o.max_running = 16;
+    o.warmup_requests = 16, o.requests = 300;
+    suites::transformer::Config c = *suites::transformer::Preset("tiny");
+    c.batch = o.max_running;
+    c.seq = o.prompt_max + o.output_max;
+    suites::transformer::HostModel model(c, suites::transformer::InitParameters(c, 1));
+    suites::inference::HostServeModel host(model, o.max_running);
+    StallingModel served(host, planted_ ? kStallEvery : 0);
+    CaseResult r;
+    r.benchmark = PlantId();
+    EXPECT_EQ(key, r.benchmark.Key());
+    r.metrics = SpecsOf({suites::MetricKind::kTpotP50, suites::MetricKind::kTpotP99});
+    r.status = CaseStatus::kOk;
+    for (unsigned s = 0; s < samples; ++s) {
+      const double t0 = SteadyClock().Now();
+      const auto sum = suites::inference::Summarize(suites::inference::Serve(o, c.vocab, served, SteadyClock()), o);
+      r.samples.push_back({s, {sum.tpot_p50, sum.tpot_p99}, false});
+      r.sample_seconds += SteadyClock().Now() - t0;
+    }
+    return r;
+  }
+  static BenchmarkId PlantId() { return {"inference", "serve", {{"users", "2"}, {"requests", "300"}}}; }
+
+ private:
+  bool planted_;
+};
+
+TEST(ServeGate, CatchesAPlantedChangeThatDoublesP99TpotAndLeavesTheMedian) {
+  const gate::Policy policy = TestPolicy();
+  PlantedSide base(false), planted(true);
+  const AbCase c{PlantedSide::PlantId(), SpecsOf({suites::MetricKind::kTpotP50, suites::MetricKind::kTpotP99})};
+  std::ostringstream log;
+  const agent::AbResult r = agent::RunAb({c}, base, planted, policy, "cpu-test", Rounds(0), log);
+  std::cout << log.str();
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  const gate::MetricVerdict* p99 = Find(r.gate, "tpot_p99");
+  const gate::MetricVerdict* p50 = Find(r.gate, "tpot_p50");
+  ASSERT_NE(p99, nullptr);
+  ASSERT_NE(p50, nullptr);
+  std::cout << "planted: tpot_p99 " << p99->baseline_median << " -> " << p99->candidate_median << " ms ("
+            << ToString(p99->verdict) << "), tpot_p50 " << p50->baseline_median << " -> " << p50->candidate_median
+            << " ms (" << ToString(p50->verdict) << ")\n";
+  EXPECT_GT(p99->candidate_median, 1.8 * p99->baseline_median);  // the plant does what it says
+  EXPECT_EQ(p99->verdict, gate::Verdict::kRegression) << p99->note;
+  EXPECT_NE(p50->verdict, gate::Verdict::kRegression) << p50->note;
+}
+
+}  // namespace
+}  // namespace perfgate

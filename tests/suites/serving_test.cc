@@ -1,0 +1,308 @@
+// The serving scenario: the load generator and the continuous-batching
+// scheduler against a model of known cost on a clock of its own (so the
+// scheduling is checked exactly), the host model's per-sequence cache
+// against full forward passes, the order-statistic bounds of percentiles,
+// and the inference/serve case with its knee on the real host model.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/stats.h"
+#include "suites/builtin.h"
+#include "suites/inference/serve_case.h"
+#include "suites/inference/serving.h"
+#include "suites/transformer/host_model.h"
+#include "suites/transformer/transformer.h"
+
+namespace perfgate::suites {
+namespace {
+
+using inference::ServeOptions;
+using inference::ServeRun;
+using transformer::HostModel;
+
+class FakeClock : public Clock {
+ public:
+  // Each reading advances a microsecond, as a real clock would while the
+  // server polls it.
+  double Now() override { return t += 1e-6; }
+  void Sleep(double seconds) override { t += std::max(0.0, seconds); }
+  double t = 0;
+};
+
+// A model whose iteration costs per_step plus per_token for every token it
+// runs, on the fake clock; it also checks what the scheduler hands it.
+class CostModel : public inference::ServeModel {
+ public:
+  CostModel(FakeClock& clock, double per_step, double per_token)
+      : clock_(clock), per_step_(per_step), per_token_(per_token) {}
+  std::vector<int32_t> Step(const std::vector<HostModel::SlotRun>& runs) override {
+    size_t tokens = 0;
+    std::vector<int> slots;
+    for (const auto& r : runs) {
+      tokens += r.tokens.size();
+      slots.push_back(r.slot);
+      max_running = std::max(max_running, runs.size());
+    }
+    std::sort(slots.begin(), slots.end());
+    EXPECT_TRUE(std::adjacent_find(slots.begin(), slots.end()) == slots.end()) << "a slot ran twice in one step";
+    clock_.t += per_step_ + per_token_ * static_cast<double>(tokens);
+    return std::vector<int32_t>(runs.size(), 1);
+  }
+  size_t max_running = 0;
+
+ private:
+  FakeClock& clock_;
+  double per_step_, per_token_;
+};
+
+ServeOptions Options(double rate, int kv_blocks) {
+  ServeOptions o;
+  o.rate = rate;
+  o.prompt_min = 8, o.prompt_max = 24, o.output_min = 8, o.output_max = 24;
+  o.kv_blocks = kv_blocks;
+  o.block_tokens = 8;
+  o.max_running = 16;
+  o.warmup_requests = 10;
+  o.requests = 300;
+  o.ttft_objective_ms = 20;
+  o.tpot_objective_ms = 3;
+  return o;
+}
+
+// 1 ms per iteration plus 20 us per token: about 500 requests/s with 16
+// sequences running, half that when the KV budget holds only 8.
+ServeRun Serve(const ServeOptions& o) {
+  EXPECT_EQ(inference::Validate(o), "");
+  FakeClock clock;
+  CostModel model(clock, 1e-3, 20e-6);
+  return inference::Serve(o, 256, model, clock);
+}
+
+TEST(Serving, MeasuresTheRequestsAfterWarmUpWithTimesInOrder) {
+  const ServeRun run = Serve(Options(200, 64));
+  ASSERT_EQ(run.measured.size(), 300u);
+  for (const auto& r : run.measured) {
+    EXPECT_LE(r.arrival, r.scheduled);
+    EXPECT_LT(r.scheduled, r.first_token);
+    EXPECT_LT(r.first_token, r.finish);
+    EXPECT_GE(r.output, 8);
+    EXPECT_LE(r.output, 24);
+  }
+  EXPECT_GT(run.window_s, 0.0);
+  EXPECT_EQ(run.preemptions, 0);
+}
+
+TEST(Serving, TheSeedFixesTheArrivalsAndTheirMeanGapIsOneOverTheRate) {
+  ServeOptions o = Options(400, 64);
+  o.requests = 2000;
+  const ServeRun a = Serve(o), b = Serve(o);
+  o.seed = 2;
+  const ServeRun c = Serve(o);
+  ASSERT_EQ(a.measured.size(), b.measured.size());
+  for (size_t i = 0; i < a.measured.size(); ++i) EXPECT_EQ(a.measured[i].arrival, b.measured[i].arrival);
+  EXPECT_NE(a.measured[5].arrival, c.measured[5].arrival);
+  const double mean_gap = (a.measured.back().arrival - a.measured.front().arrival) / (a.measured.size() - 1);
+  EXPECT_NEAR(mean_gap, 1.0 / 400, 0.1 / 400);  // 2000 exponential gaps: 2.2 % standard error
+}
+
+TEST(Serving, PreemptsAndRecomputesWhenTheKvBudgetRunsOutAndStillFinishesEveryRequest) {
+  // Six blocks hold one request of 48 tokens but not three prompts' growth.
+  ServeOptions tight = Options(2000, 6);
+  const ServeRun run = Serve(tight);
+  EXPECT_GT(run.preemptions, 0);
+  ASSERT_EQ(run.measured.size(), 300u);
+  for (const auto& r : run.measured) EXPECT_GT(r.finish, 0.0);
+  EXPECT_GT(run.kv_occupancy, 0.5);
+  EXPECT_EQ(Serve(Options(2000, 512)).preemptions, 0);
+}
+
+TEST(Serving, HalvingTheKvBudgetMovesTheKneeDownAndRaisesTailTtft) {
+  auto knee = [](int kv_blocks) {
+    std::vector<std::pair<double, bool>> met;
+    for (double rate : {50.0, 100.0, 200.0, 400.0, 800.0}) {
+      const ServeOptions o = Options(rate, kv_blocks);
+      met.push_back({rate, inference::MeetsObjectives(Serve(o), o, 0.99)});
+    }
+    return inference::KneeRate(met);
+  };
+  const double full = knee(64), half = knee(32);
+  EXPECT_GT(full, 50.0);
+  EXPECT_LT(full, 800.0);
+  EXPECT_LT(half, full);
+  const ServeOptions o = Options(full, 64), h = Options(full, 32);
+  EXPECT_GT(inference::Summarize(Serve(h), h).ttft_p99, 1.5 * inference::Summarize(Serve(o), o).ttft_p99);
+}
+
+TEST(Serving, AClosedLoopKeepsAtMostItsUsersRunning) {
+  ServeOptions o = Options(0, 64);
+  o.users = 4;
+  FakeClock clock;
+  CostModel model(clock, 1e-3, 20e-6);
+  const ServeRun run = inference::Serve(o, 256, model, clock);
+  EXPECT_EQ(run.measured.size(), 300u);
+  EXPECT_EQ(model.max_running, 4u);
+}
+
+TEST(Serving, RefusesARunThatCannotFinish) {
+  ServeOptions o = Options(100, 2);
+  EXPECT_NE(inference::Validate(o).find("raise kv_blocks"), std::string::npos);
+  o = Options(100, 64);
+  o.users = 3;
+  EXPECT_NE(inference::Validate(o).find("not both"), std::string::npos);
+  o = Options(100, 64);
+  o.output_min = 1;
+  EXPECT_NE(inference::Validate(o), "");
+}
+
+TEST(KneeRate, IsTheHighestRateBeforeTheFirstMiss) {
+  EXPECT_EQ(inference::KneeRate({{8, true}, {2, true}, {4, true}, {16, false}, {32, true}}), 8.0);
+  EXPECT_EQ(inference::KneeRate({{2, false}, {4, true}}), 0.0);
+  EXPECT_EQ(inference::KneeRate({{2, true}, {4, true}}), 4.0);
+}
+
+// ---- percentiles from order statistics ----
+
+TEST(QuantileBound, NeedsTheCountAtWhichTheLargestValueBoundsTheQuantile) {
+  EXPECT_EQ(stats::MinCountForQuantileBound(0.5), 5u);
+  EXPECT_EQ(stats::MinCountForQuantileBound(0.9), 29u);
+  EXPECT_EQ(stats::MinCountForQuantileBound(0.99), 299u);
+  // 1 - q^n against the confidence on either side of the count.
+  EXPECT_LT(1 - std::pow(0.99, 298), 0.95);
+  EXPECT_GE(1 - std::pow(0.99, 299), 0.95);
+}
+
+TEST(QuantileCi, AgreesWithTheMedianIntervalAndHasNoUpperEndFromTooFewValues) {
+  std::mt19937_64 rng(7);
+  std::exponential_distribution<double> exp1(1.0);
+  for (size_t n : {6, 20, 101, 400}) {
+    std::vector<double> v(n);
+    for (double& x : v) x = exp1(rng);
+    const stats::Interval m = stats::MedianCi(v), q = stats::QuantileCi(v, 0.5);
+    EXPECT_EQ(m.low, q.low) << n;
+    EXPECT_EQ(m.high, q.high) << n;
+  }
+  const size_t need = stats::MinCountForQuantileBound(0.99, 0.975);
+  std::vector<double> v(need - 1, 1.0);
+  EXPECT_TRUE(std::isnan(stats::QuantileCi(v, 0.99).high));
+  v.push_back(2.0);
+  EXPECT_EQ(stats::QuantileCi(v, 0.99).high, 2.0);
+}
+
+TEST(QuantileCi, CoversTheTrueP99OfAHeavyTailAtLeastNinetyFivePercentOfTheTime) {
+  std::mt19937_64 rng(11);
+  std::lognormal_distribution<double> heavy(0.0, 1.0);
+  const double truth = std::exp(2.326347874);  // the lognormal's 0.99 quantile
+  int covered = 0, trials = 400;
+  for (int t = 0; t < trials; ++t) {
+    std::vector<double> v(1000);
+    for (double& x : v) x = heavy(rng);
+    const stats::Interval ci = stats::QuantileCi(v, 0.99);
+    covered += ci.low <= truth && truth <= ci.high;
+  }
+  EXPECT_GE(covered, trials * 0.92);  // 95 % nominal; 400 trials have a 1.1 % standard error
+}
+
+// ---- the host model's per-sequence cache ----
+
+TEST(HostModelSlots, EachSequenceAtItsOwnPositionMatchesAFullForwardPass) {
+  transformer::Config c = *transformer::Preset("tiny");
+  c.batch = 3;
+  HostModel m(c, transformer::InitParameters(c, 5));
+  const std::vector<int32_t> a = transformer::SyntheticTokens(9, c.vocab, 1), b = transformer::SyntheticTokens(6, c.vocab, 2);
+  m.OpenSlots(3);
+  // a's prompt of 5 and b's of 3 in one step, then one token each, then b's rest alone.
+  m.StepSlots({{2, 0, {a.begin(), a.begin() + 5}}, {0, 0, {b.begin(), b.begin() + 3}}});
+  m.StepSlots({{0, 3, {b[3]}}, {2, 5, {a[5]}}});
+  const std::vector<float> last = m.StepSlots({{0, 4, {b[4], b[5]}}, {2, 6, {a[6]}}});
+  auto reference = [&](const std::vector<int32_t>& seq, int len) {
+    const std::vector<float> full = m.Logits(seq.data(), 1, len);
+    return std::vector<float>(full.end() - c.vocab, full.end());
+  };
+  const std::vector<float> want_b = reference(b, 6), want_a = reference(a, 7);
+  for (int i = 0; i < c.vocab; ++i) {
+    ASSERT_NEAR(last[i], want_b[i], 1e-4) << i;
+    ASSERT_NEAR(last[c.vocab + i], want_a[i], 1e-4) << i;
+  }
+}
+
+// ---- the case ----
+
+CaseResult RunOne(const CaseInstance& c) {
+  State state(c.id, c.metrics, EngineOptions{}, 0);
+  c.spec->body(state);
+  return state.TakeResult();
+}
+
+std::vector<std::string> Names(const CaseResult& r) {
+  std::vector<std::string> out;
+  for (const MetricSpec& m : r.metrics) out.push_back(m.name);
+  return out;
+}
+
+TEST(ServeCase, LeavesOutP99FromTooFewRequestsAndSaysHowManyItNeeds) {
+  auto cases = BuiltinRegistry().Select({"inference"}, {"serve{*"}, {{"requests", {"40"}}, {"rate", {"400"}}});
+  ASSERT_TRUE(cases.ok()) << cases.status();
+  ASSERT_EQ(cases->size(), 1u);
+  const CaseResult r = RunOne(cases->front());
+  ASSERT_EQ(r.status, CaseStatus::kOk) << r.reason;
+  const std::vector<std::string> names = Names(r);
+  EXPECT_NE(std::find(names.begin(), names.end(), "ttft_p90"), names.end());
+  EXPECT_EQ(std::find(names.begin(), names.end(), "ttft_p99"), names.end());
+  EXPECT_NE(r.reason.find("not gating: ttft_p99, tpot_p99, queue_p99, e2e_p99 from 40 requests"), std::string::npos)
+      << r.reason;
+  EXPECT_NE(r.reason.find("needs 299"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("energy per output token unavailable"), std::string::npos) << r.reason;
+}
+
+TEST(ServeCase, ReportsEveryMetricOnTheRealModelFromEnoughRequests) {
+  // Four users in a closed loop: a load that follows the machine's speed.
+  auto cases = BuiltinRegistry().Select({"inference"}, {"serve{*"}, {{"rate", {"0"}}, {"users", {"4"}}});
+  ASSERT_TRUE(cases.ok()) << cases.status();
+  ASSERT_EQ(cases->size(), 1u);
+  const CaseResult r = RunOne(cases->front());
+  ASSERT_EQ(r.status, CaseStatus::kOk) << r.reason;
+  ASSERT_EQ(r.metrics.size(), 13u);
+  ASSERT_EQ(r.samples.size(), 1u);
+  const std::vector<double>& v = r.samples[0].values;
+  EXPECT_GT(v[0], 0.0);             // requests/s
+  EXPECT_GE(v[1], v[0] * 8);        // at least 8 output tokens a request
+  EXPECT_LE(v[2], v[0] * 1.0001);   // goodput counts a subset of the requests
+  EXPECT_LE(v[3], v[4]);            // TTFT p50 <= p90 <= p99
+  EXPECT_LE(v[4], v[5]);
+  EXPECT_LE(v[6], v[7]);            // TPOT likewise
+  EXPECT_LE(v[7], v[8]);
+  EXPECT_GT(v[12], 0.0);            // some KV blocks held
+  EXPECT_LE(v[12], 1.0);
+}
+
+TEST(ServeCase, ASweepOfFiveRatesOnTheRealModelFindsAKnee) {
+  // 40 requests a point (judged at p90, which 29 bound): about 3 s in all.
+  auto cases = BuiltinRegistry().Select({"inference"}, {"serve{*"},
+                                        {{"rate", {"30", "120", "500", "2000", "8000"}}, {"requests", {"40"}}});
+  ASSERT_TRUE(cases.ok()) << cases.status();
+  ASSERT_EQ(cases->size(), 5u);
+  std::vector<CaseResult> results;
+  for (const CaseInstance& c : *cases) results.push_back(RunOne(c));
+  const std::vector<CaseResult> knees = cases->front().spec->derive(results);
+  ASSERT_EQ(knees.size(), 1u);
+  const CaseResult& k = knees[0];
+  EXPECT_EQ(k.benchmark.name, "serve_knee");
+  EXPECT_EQ(k.benchmark.params.at("rates"), "30,120,500,2000,8000");
+  EXPECT_EQ(k.benchmark.params.at("objective"), "p90");
+  EXPECT_EQ(k.benchmark.params.count("rate"), 0u);
+  ASSERT_EQ(k.samples.size(), 1u);
+  // 30 requests/s leave the tiny model idle most of the time; 8000 are
+  // several times what one core serves: the knee lies between.
+  EXPECT_GE(k.samples[0].values[0], 30.0) << k.reason;
+  EXPECT_LT(k.samples[0].values[0], 8000.0) << k.reason;
+  std::cout << k.reason << "\n";
+}
+
+}  // namespace
+}  // namespace perfgate::suites
