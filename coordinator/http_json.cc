@@ -160,4 +160,20 @@ Json CompareJson(const RunRecord& base, const std::vector<MetricSummary>& base_s
   return {{"base", ToJson(base)}, {"cand", ToJson(cand)}, {"rows", rows}};
 }
 
+Json ToJson(const store::OutboxEntry& e) {
+  auto optional = [](const std::optional<TimePoint>& t) { return t ? Seconds(*t) : Json(nullptr); };
+  return Json{{"id", e.id},
+              {"endpoint", e.endpoint},
+              {"event", e.event_type},
+              {"idempotency_key", e.idempotency_key},
+              {"state", e.state},
+              {"attempts", e.attempts},
+              {"last_error", e.last_error},
+              {"created_at", Seconds(e.created_at)},
+              {"last_attempt_at", optional(e.last_attempt_at)},
+              {"next_attempt_at", e.state == "pending" ? Seconds(e.next_attempt_at) : Json(nullptr)},
+              {"delivered_at", optional(e.delivered_at)},
+              {"payload", Json::parse(e.payload, nullptr, /*allow_exceptions=*/false)}};
+}
+
 }  // namespace perfgate::coordinator

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "coordinator/store/database.h"
+#include "coordinator/store/outbox.h"
 #include "coordinator/store/sql.h"
 
 namespace perfgate::coordinator::store {
@@ -104,6 +105,7 @@ absl::StatusOr<std::optional<Regression>> RegressionRepository::SaveDetectedRegr
         "VALUES ($1, '', 'new', 'perfgate-coordinator', $2)",
         stored->id,
         absl::StrCat("detected after run ", d.detected_after_run_id, " of ", r.branch, " closed"));
+    EnqueueInTransaction(txn, RegressionNotification(*stored, nullptr));
     txn.commit();
     return absl::OkStatus();
   });
@@ -169,6 +171,7 @@ absl::StatusOr<Regression> RegressionRepository::ApplyTriage(const TriageChange&
         change.id, from, change.state, change.actor, change.note, change.commit);
     r = RowToRegression(row[0]);
     ReadEvents(txn, r);
+    EnqueueInTransaction(txn, RegressionNotification(r, &r.events.back()));
     txn.commit();
     return absl::OkStatus();
   });
