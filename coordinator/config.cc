@@ -111,9 +111,10 @@ CLI::App* AddWebhooks(CLI::App& app, CoordinatorConfig& c) {
       ->check(CLI::IsMember({"json", "slack"}))->capture_default_str();
   add->add_option("--branch", c.endpoint.branch, "Glob of the branches it wants ('*': any)")->capture_default_str();
   add->add_option("--sku", c.endpoint.sku, "Glob of the SKUs it wants ('*': any)")->capture_default_str();
-  c.endpoint.events.assign(std::begin(store::kNotificationEvents), std::end(store::kNotificationEvents));
+  const std::vector<std::string> events(std::begin(store::kNotificationEvents), std::end(store::kNotificationEvents));
+  c.endpoint.events = events;
   add->add_option("--event", c.endpoint.events, "An event it wants (repeatable; default: all)")
-      ->check(CLI::IsMember(c.endpoint.events));
+      ->check(CLI::IsMember(events));
   CLI::App* remove = hooks->add_subcommand("remove", "Remove an endpoint and its deliveries");
   remove->add_option("name", c.endpoint.name, "Its name")->required();
   hooks->add_subcommand("list", "List the endpoints (never their secrets)");

@@ -26,9 +26,9 @@ std::string RegressionLine(const Json& p) {
       absl::StrCat(r.value("benchmark", ""), " ", r.value("metric", ""), " on ", p.value("branch", ""), " / ",
                    p.value("sku", ""));
   if (p.value("type", "") == "regression.triage") {
-    const Json& t = p["triage"];
+    const Json t = p.value("triage", Json::object());
     std::string line = absl::StrCat("Regression #", r.value("id", int64_t{0}), " (", series, "): ",
-                                     t.value("from", ""), " → ", t.value("to", ""), " by ", t.value("actor", ""));
+                                     t.value("from", ""), " → ", t.value("to", ""), " by ", t.value("by", ""));
     if (!t.value("commit", "").empty()) absl::StrAppend(&line, ", fixed by ", Short(t.value("commit", "")));
     if (!t.value("note", "").empty()) absl::StrAppend(&line, ": ", t.value("note", ""));
     return line;

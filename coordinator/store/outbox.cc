@@ -17,26 +17,14 @@ int EnqueueInTransaction(pqxx::transaction_base& txn, const NotificationEvent& e
 }
 
 NotificationEvent RegressionNotification(const Regression& r, const RegressionEvent* triage) {
-  Json regression = {{"id", r.id},
-                     {"benchmark", r.benchmark},
-                     {"metric", r.metric},
-                     {"unit", r.unit},
-                     {"direction", ToString(r.direction)},
-                     {"good_commit", r.good_commit},
-                     {"bad_commit", r.bad_commit},
-                     {"median_before", r.median_before},
-                     {"median_after", r.median_after},
-                     {"change", r.change},
-                     {"p_value", r.p_value},
-                     {"state", r.state},
-                     {"fixed_by_commit", r.fixed_by_commit}};
+  Json regression = RegressionJson(r);
   Json body = {{"type", triage == nullptr ? "regression.new" : "regression.triage"},
                {"branch", r.branch},
                {"sku", r.sku},
                {"regression", std::move(regression)},
                {"dashboard_path", absl::StrCat("/#/regressions?id=", r.id)}};
   if (triage != nullptr) {
-    body["triage"] = {{"from", triage->from_state}, {"to", triage->to_state}, {"actor", triage->actor},
+    body["triage"] = {{"from", triage->from_state}, {"to", triage->to_state}, {"by", triage->actor},
                       {"note", triage->note},       {"commit", triage->commit}};
   }
   return {body["type"].get<std::string>(), r.branch, r.sku, body.dump()};

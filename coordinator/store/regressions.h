@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
 #include "common/run_types.h"
 #include "coordinator/store/repository.h"
 
@@ -59,6 +60,11 @@ struct DetectedRegression {
   std::vector<std::string> nearby_runs;  // runs whose stored change is this one seen again
   std::string detected_after_run_id;  // the run whose close found it
 };
+
+/// The regression without its events as JSON, the one form the HTTP API
+/// answers and webhooks carry: times in seconds since the epoch, a value
+/// that is not finite null.
+nlohmann::json RegressionJson(const Regression& r);
 
 class RegressionRepository : protected Repository {
  public:

@@ -122,7 +122,7 @@ TEST_F(NotificationsTest, EventsAndTheirDeliveriesCommitTogetherForTheEndpointsT
   }
   EXPECT_EQ(triage.value("type", ""), "regression.triage");
   EXPECT_EQ(triage["triage"].value("to", ""), "acknowledged");
-  EXPECT_EQ(triage["triage"].value("actor", ""), "alice");
+  EXPECT_EQ(triage["triage"].value("by", ""), "alice");
 
   ASSERT_TRUE(store_->RemoveEndpoint("all").ok());
   EXPECT_EQ(Outbox().size(), 6u);
@@ -140,14 +140,18 @@ TEST_F(NotificationsTest, ReceiverDownForAWhileGetsEveryEventOnceWithValidSignat
   constexpr int kEvents = 12;
   for (int i = 0; i < kEvents; ++i) FailGate("main");
 
-  // Two coordinators deliver the same outbox, as two replicas would.
+  // Two coordinators deliver the same outbox, as two replicas would, each
+  // over connections of its own.
+  auto replica_a = Store::Connect(ConnInfo(), 2);
+  auto replica_b = Store::Connect(ConnInfo(), 2);
+  ASSERT_TRUE(replica_a.ok() && replica_b.ok());
   NotifierOptions o;
   o.poll_interval_s = 0.02;
   o.backoff_initial_s = 0.05;
   o.backoff_max_s = 0.2;
   o.batch = 5;
   o.timeout_s = 5;
-  Notifier first(*store_, o), second(*store_, o);
+  Notifier first(**replica_a, o), second(**replica_b, o);
   first.Start();
   second.Start();
   // Every delivery has failed at least twice while the receiver was down.
