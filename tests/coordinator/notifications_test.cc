@@ -114,7 +114,7 @@ TEST_F(NotificationsTest, EventsAndTheirDeliveriesCommitTogetherForTheEndpointsT
   EXPECT_EQ(got["h100-main"], (S{"gate.failed", "regression.new", "regression.triage"}));
   EXPECT_EQ(got["release"], (S{"gate.failed"}));
   EXPECT_EQ(got["triage-only"], (S{"regression.triage"}));
-  EXPECT_EQ(keys.size(), 10u);  // one key per delivery
+  EXPECT_EQ(keys.size(), 9u);  // one key per delivery
 
   json triage;
   for (const store::OutboxEntry& e : Outbox()) {
@@ -125,7 +125,7 @@ TEST_F(NotificationsTest, EventsAndTheirDeliveriesCommitTogetherForTheEndpointsT
   EXPECT_EQ(triage["triage"].value("by", ""), "alice");
 
   ASSERT_TRUE(store_->RemoveEndpoint("all").ok());
-  EXPECT_EQ(Outbox().size(), 6u);
+  EXPECT_EQ(Outbox().size(), 5u);
   EXPECT_TRUE(absl::IsNotFound(store_->RemoveEndpoint("all")));
   EXPECT_TRUE(absl::IsAlreadyExists(store_->AddEndpoint({.name = "release", .url = "http://x/", .secret = kSecret,
                                                           .events = {"gate.failed"}})

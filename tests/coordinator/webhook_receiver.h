@@ -37,7 +37,8 @@ class WebhookReceiver {
       d.idempotency_key = req.get_header_value("Idempotency-Key");
       d.event = req.get_header_value("X-Perfgate-Event");
       d.signature = req.get_header_value("X-Perfgate-Signature");
-      d.timestamp = std::stoll(req.get_header_value("X-Perfgate-Timestamp", "0"));
+      const std::string ts = req.get_header_value("X-Perfgate-Timestamp");
+      d.timestamp = ts.empty() ? 0 : std::stoll(ts);
       d.body = req.body;
       d.at = std::chrono::steady_clock::now();
       {
