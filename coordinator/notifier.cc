@@ -40,6 +40,28 @@ bool KnownEvent(const std::string& event) {
          std::end(store::kNotificationEvents);
 }
 
+// What a person makes of cpp-httplib's error of a request that got no answer.
+std::string Why(httplib::Error e) {
+  switch (e) {
+    case httplib::Error::Connection:
+      return "could not connect (refused, unreachable or no such host)";
+    case httplib::Error::ConnectionTimeout:
+      return "timed out connecting";
+    case httplib::Error::Read:
+      return "no answer (the connection closed or the read timed out)";
+    case httplib::Error::Write:
+      return "could not send the body";
+    case httplib::Error::SSLConnection:
+      return "the TLS handshake failed";
+    case httplib::Error::SSLLoadingCerts:
+      return "could not load the CA certificates (--webhook-ca)";
+    case httplib::Error::SSLServerVerification:
+      return "the server's certificate did not verify against the CA certificates";
+    default:
+      return httplib::to_string(e);
+  }
+}
+
 int64_t UnixSeconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
@@ -147,7 +169,7 @@ store::DeliveryOutcome Notifier::Deliver(const store::OutboxEntry& entry) {
       {"User-Agent", "perfgate-coordinator"}};
   const httplib::Result res = client.Post(url->path, headers, *body, "application/json");
   if (!res) {
-    return fail(absl::StrCat("POST ", entry.url, ": ", httplib::to_string(res.error())));
+    return fail(absl::StrCat("POST ", entry.url, ": ", Why(res.error())));
   }
   if (res->status < 200 || res->status >= 300) {
     return fail(absl::StrCat("POST ", entry.url, ": HTTP ", res->status, ": ", res->body.substr(0, 200)));

@@ -53,7 +53,7 @@ measure() {
 # Gates run $1, writing every file under $out (the job summary to $2); its exit code.
 gate() {
   local rc=0
-  env -u GITHUB_STEP_SUMMARY "$perfgate" gate --coordinator "$PERFGATE_COORDINATOR" --run "$1" \
+  env -u GITHUB_STEP_SUMMARY "$perfgate" --coordinator "$PERFGATE_COORDINATOR" gate --run "$1" \
     --baseline-branch "$base_ref" --baseline-commit "$merge_base" --policy "$PERFGATE_POLICY" \
     --json "$out/report.json" --junit "$out/junit.xml" --markdown "$out/report.md" \
     --comment-file "$out/comment.md" --checks-json "$out/checks.json" --summary-file "$2" || rc=$?

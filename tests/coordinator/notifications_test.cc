@@ -15,6 +15,8 @@
 #include "nlohmann/json.hpp"
 #include "tests/coordinator/migrated_store_test.h"
 #include "tests/coordinator/webhook_receiver.h"
+#include "tests/support/processes.h"
+#include "tests/support/tls.h"
 
 namespace perfgate::coordinator {
 namespace {
@@ -161,7 +163,7 @@ TEST_F(NotificationsTest, ReceiverDownForAWhileGetsEveryEventOnceWithValidSignat
   }, seconds(60)));
   for (const auto& e : Outbox()) {
     EXPECT_EQ(e.state, "pending");
-    EXPECT_NE(e.last_error.find("POST " + receiver.url()), std::string::npos) << e.last_error;
+    EXPECT_NE(e.last_error.find("POST " + receiver.url() + ": could not connect"), std::string::npos) << e.last_error;
   }
   EXPECT_TRUE(receiver.deliveries().empty());
 
@@ -217,6 +219,35 @@ TEST_F(NotificationsTest, ReceiverAnswering500IsRetriedWithBackoffAndTheOutboxSa
     const double waited = std::chrono::duration<double>(got[i].at - got[i - 1].at).count();
     EXPECT_GE(waited, 0.95 * BackoffSeconds(o, static_cast<int>(i))) << "after attempt " << i;
   }
+}
+
+TEST_F(NotificationsTest, HttpsEndpointsAreVerifiedAgainstTheCaGiven) {
+  auto dir = testing::TempDir::Create();
+  ASSERT_TRUE(dir.ok());
+  auto pki = testing::MakeTestPki(dir->path());
+  ASSERT_TRUE(pki.ok()) << pki.status();
+  WebhookReceiver receiver(200, "ok", pki->server_cert, pki->server_key);
+  ASSERT_TRUE(receiver.Start());
+  AddEndpoint("tls", receiver.url());
+  NotifierOptions o;
+  o.max_attempts = 1;
+  o.timeout_s = 5;
+
+  FailGate("main");
+  o.ca_file = pki->other_ca_cert;  // a CA that did not sign the receiver's certificate
+  ASSERT_EQ(Notifier(*store_, o).DeliverDue().value_or(-1), 0);
+  ASSERT_EQ(Outbox("failed").size(), 1u);
+  EXPECT_NE(Outbox("failed")[0].last_error.find("did not verify"), std::string::npos)
+      << Outbox("failed")[0].last_error;
+  EXPECT_TRUE(receiver.deliveries().empty());
+
+  FailGate("main");
+  o.ca_file = pki->ca_cert;
+  ASSERT_EQ(Notifier(*store_, o).DeliverDue().value_or(-1), 1);
+  ASSERT_EQ(receiver.deliveries().size(), 1u);
+  const auto d = receiver.deliveries()[0];
+  EXPECT_TRUE(SignatureMatches(kSecret, d.timestamp, d.body, d.signature));
+  EXPECT_EQ(Outbox("delivered").size(), 1u);
 }
 
 TEST_F(NotificationsTest, AStaleClaimCannotOverwriteANewerOne) {

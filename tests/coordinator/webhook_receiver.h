@@ -1,6 +1,6 @@
 // A webhook receiver for the notification tests: a cpp-httplib server on
 // 127.0.0.1 that records every delivery (headers, body, when it came) and
-// answers with a chosen status; it can be stopped and started again on the
+// answers with a chosen status, over HTTP or HTTPS; it can be stopped and started again on the
 // same port, as a receiver that goes down for a while.
 #pragma once
 
@@ -25,13 +25,19 @@ class WebhookReceiver {
     std::chrono::steady_clock::time_point at;
   };
 
-  explicit WebhookReceiver(int status = 200, std::string answer = "ok")
-      : status_(status), answer_(std::move(answer)) {}
+  /// Plain HTTP, or HTTPS with `cert_file` and `key_file` (PEM).
+  explicit WebhookReceiver(int status = 200, std::string answer = "ok", std::string cert_file = "",
+                           std::string key_file = "")
+      : status_(status), answer_(std::move(answer)), cert_(std::move(cert_file)), key_(std::move(key_file)) {}
   ~WebhookReceiver() { Stop(); }
 
   /// Listens on `port` (0: any free one, kept for StartAgain); false when it cannot bind.
   bool Start(int port = 0) {
-    server_ = std::make_unique<httplib::Server>();
+    if (cert_.empty()) {
+      server_ = std::make_unique<httplib::Server>();
+    } else {
+      server_ = std::make_unique<httplib::SSLServer>(cert_.c_str(), key_.c_str());
+    }
     server_->Post("/hook", [this](const httplib::Request& req, httplib::Response& res) {
       Delivery d;
       d.idempotency_key = req.get_header_value("Idempotency-Key");
@@ -65,7 +71,9 @@ class WebhookReceiver {
     server_.reset();
   }
   int port() const { return port_; }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/hook"; }
+  std::string url() const {
+    return (cert_.empty() ? "http://127.0.0.1:" : "https://127.0.0.1:") + std::to_string(port_) + "/hook";
+  }
   std::vector<Delivery> deliveries() const {
     std::lock_guard<std::mutex> lock(mu_);
     return deliveries_;
@@ -74,6 +82,7 @@ class WebhookReceiver {
  private:
   const int status_;
   const std::string answer_;
+  const std::string cert_, key_;
   int port_ = 0;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
