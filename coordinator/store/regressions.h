@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "nlohmann/json.hpp"
 #include "common/run_types.h"
 #include "coordinator/store/repository.h"
+#include "nlohmann/json.hpp"
 
 namespace perfgate::coordinator::store {
 
@@ -69,7 +69,7 @@ nlohmann::json RegressionJson(const Regression& r);
 class RegressionRepository : protected Repository {
  public:
   /// Stores `d` in one transaction, serialised per series, with a 'new'
-  /// event; returns it. Nothing (nullopt) when a stored change of the
+  /// event and its regression.new notifications; returns it. Nothing (nullopt) when a stored change of the
   /// series has its first bad run among d.nearby_runs: that change is
   /// moved to d's position and size while it is still 'new'.
   absl::StatusOr<std::optional<Regression>> SaveDetectedRegression(const DetectedRegression& d);
@@ -78,7 +78,7 @@ class RegressionRepository : protected Repository {
   /// One regression with its events. NOT_FOUND when unknown.
   absl::StatusOr<Regression> GetRegression(int64_t id);
   /// Applies a checked change in one transaction (state, updated_at, an event
-  /// row) and returns the regression as it now is. NOT_FOUND for an unknown
+  /// row, regression.triage notifications) and returns the regression as it now is. NOT_FOUND for an unknown
   /// id; FAILED_PRECONDITION when the regression is already in that state.
   absl::StatusOr<Regression> ApplyTriage(const TriageChange& change);
 
