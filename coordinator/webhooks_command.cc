@@ -59,8 +59,7 @@ int Webhooks(const CoordinatorConfig& c, Store& store) {
 int WebhooksCommand(const CoordinatorConfig& config) {
   int version = 0;
   auto store = OpenStore(config, &version);
-  if (!store.ok()) return kExitError;
-  return Webhooks(config, **store);
+  return store.ok() ? Webhooks(config, **store) : kExitError;
 }
 
 }  // namespace perfgate::coordinator
