@@ -5,6 +5,8 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include <cmath>
+
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -18,7 +20,15 @@ using Json = nlohmann::json;
 
 std::string Short(const std::string& commit) { return commit.substr(0, 12); }
 
-std::string Percent(double change) { return absl::StrFormat("%+.1f %%", change * 100); }
+// A number of the payload; NaN when absent or null (a value that was not finite).
+double Num(const Json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_number() ? it->get<double>() : std::nan("");
+}
+
+std::string Percent(double change) {
+  return std::isfinite(change) ? absl::StrFormat("%+.1f %%", change * 100) : std::string("(change unknown)");
+}
 
 std::string RegressionLine(const Json& p) {
   const Json& r = p["regression"];
@@ -34,8 +44,8 @@ std::string RegressionLine(const Json& p) {
     return line;
   }
   return absl::StrCat("New regression #", r.value("id", int64_t{0}), ": ", series, " ",
-                      Percent(r.value("change", 0.0)), " worse (",
-                      absl::StrFormat("%.4g → %.4g %s", r.value("median_before", 0.0), r.value("median_after", 0.0),
+                      Percent(Num(r, "change")), " worse (",
+                      absl::StrFormat("%.4g → %.4g %s", Num(r, "median_before"), Num(r, "median_after"),
                                       r.value("unit", "")),
                       "), between ", Short(r.value("good_commit", "")), " and ", Short(r.value("bad_commit", "")));
 }
@@ -45,7 +55,7 @@ std::string GateLine(const Json& p) {
   std::vector<std::string> failed;
   for (const Json& v : g.value("failed", Json::array())) {
     failed.push_back(absl::StrCat(v.value("benchmark", ""), " ", v.value("metric", ""), " ",
-                                  Percent(v.value("change", 0.0))));
+                                  Percent(Num(v, "change"))));
   }
   std::string line = absl::StrCat("Gate failed on ", p.value("branch", ""), " / ", p.value("sku", ""), " at ",
                                   Short(g.value("candidate_commit", "")), " against ",
@@ -88,8 +98,11 @@ bool SignatureMatches(const std::string& secret, int64_t timestamp, const std::s
          CRYPTO_memcmp(expected.data(), signature.data(), expected.size()) == 0;
 }
 
-absl::StatusOr<std::string> RenderBody(const std::string& format, const std::string& payload,
-                                       const std::string& idempotency_key, const std::string& public_url) {
+namespace {
+
+// RenderBody, which may throw nlohmann's exceptions on a payload of the wrong shape.
+absl::StatusOr<std::string> RenderChecked(const std::string& format, const std::string& payload,
+                                          const std::string& idempotency_key, const std::string& public_url) {
   Json p = Json::parse(payload, nullptr, /*allow_exceptions=*/false);
   if (!p.is_object()) return absl::InvalidArgumentError("the stored notification is not a JSON object");
   std::string link;
@@ -105,6 +118,17 @@ absl::StatusOr<std::string> RenderBody(const std::string& format, const std::str
   }
   if (format == "slack") return Json{{"text", SlackText(p, link)}}.dump();
   return absl::InvalidArgumentError(absl::StrCat("unknown webhook format '", format, "' (json or slack)"));
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> RenderBody(const std::string& format, const std::string& payload,
+                                       const std::string& idempotency_key, const std::string& public_url) {
+  try {
+    return RenderChecked(format, payload, idempotency_key, public_url);
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("the stored notification has a field of a wrong type: ", e.what()));
+  }
 }
 
 }  // namespace perfgate::coordinator

@@ -30,6 +30,23 @@ NotificationEvent RegressionNotification(const Regression& r, const RegressionEv
   return {body["type"].get<std::string>(), r.branch, r.sku, body.dump()};
 }
 
+namespace {
+
+// A number of a report as protobuf's JSON writes it: NaN and the infinities
+// are strings there; they become null.
+Json Finite(const Json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_number() ? *it : Json(nullptr);
+}
+
+// A string of a report; "" when absent or of another type.
+std::string Text(const Json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
+
 NotificationEvent GateFailedNotification(int64_t report_id, const std::string& branch, const std::string& sku,
                                          const std::string& commit, const std::string& baseline_branch,
                                          const std::string& report_json) {
@@ -37,14 +54,16 @@ NotificationEvent GateFailedNotification(int64_t report_id, const std::string& b
   Json failed = Json::array();
   if (report.is_object() && report.contains("verdicts") && report["verdicts"].is_array()) {
     for (const Json& v : report["verdicts"]) {
-      const std::string verdict = v.value("verdict", "");
+      if (!v.is_object()) continue;
+      const std::string verdict = Text(v, "verdict");
       const bool fails =
           verdict == "VERDICT_REGRESSION" || verdict == "VERDICT_BELOW_FLOOR" || verdict == "VERDICT_MISSING";
-      if (fails && v.value("gating", true)) {
-        failed.push_back({{"benchmark", v.value("benchmark", "")},
-                          {"metric", v.value("metric", "")},
+      const auto gating = v.find("gating");
+      if (fails && (gating == v.end() || !gating->is_boolean() || gating->get<bool>())) {
+        failed.push_back({{"benchmark", Text(v, "benchmark")},
+                          {"metric", Text(v, "metric")},
                           {"verdict", verdict},
-                          {"change", v.value("change", 0.0)}});
+                          {"change", Finite(v, "change")}});
       }
     }
   }
@@ -55,7 +74,7 @@ NotificationEvent GateFailedNotification(int64_t report_id, const std::string& b
                 {{"report_id", report_id},
                  {"candidate_commit", commit},
                  {"baseline_branch", baseline_branch},
-                 {"summary", report.is_object() ? report.value("summary", "") : ""},
+                 {"summary", report.is_object() ? Text(report, "summary") : ""},
                  {"failed", std::move(failed)}}},
                {"dashboard_path", absl::StrCat("/#/report/", report_id)}};
   return {"gate.failed", branch, sku, body.dump()};

@@ -57,6 +57,15 @@ TEST(NotificationBody, SlackIsOneLineAPersonReads) {
   EXPECT_EQ(g, "Gate failed on pr-12 / h100 at cccccccccccc against main: b1 ms +20.0 %");
 }
 
+TEST(NotificationBody, UnknownNumbersAndFieldsOfAWrongTypeNeverThrow) {
+  const char gate[] = R"({"type":"gate.failed","branch":"b","sku":"s",
+    "gate":{"candidate_commit":"c","baseline_branch":"main","failed":[{"benchmark":"gone","metric":"ms","change":null}]}})";
+  const std::string g = json::parse(*RenderBody("slack", gate, "k", ""))["text"];
+  EXPECT_EQ(g, "Gate failed on b / s at c against main: gone ms (change unknown)");
+  const char odd[] = R"({"type":"regression.new","branch":7,"regression":{"id":"x","benchmark":[]}})";
+  EXPECT_TRUE(absl::IsInvalidArgument(RenderBody("slack", odd, "k", "").status()));
+}
+
 TEST(NotificationBody, BadPayloadsAndFormatsAreRefused) {
   EXPECT_TRUE(absl::IsInvalidArgument(RenderBody("json", "[1]", "k", "").status()));
   EXPECT_TRUE(absl::IsInvalidArgument(RenderBody("json", "{", "k", "").status()));

@@ -68,7 +68,12 @@ class NotificationsTest : public MigratedStoreTest {
     const json report = {{"summary", "1 regression"},
                          {"verdicts",
                           {{{"benchmark", "kernels/sgemm{m=512}"}, {"metric", "time"},
-                            {"verdict", "VERDICT_REGRESSION"}, {"change", 0.12}, {"gating", true}}}}};
+                            {"verdict", "VERDICT_REGRESSION"}, {"change", 0.12}, {"gating", true}},
+                           // protobuf's JSON writes a NaN as a string
+                           {{"benchmark", "kernels/gone{m=1}"}, {"metric", "time"},
+                            {"verdict", "VERDICT_MISSING"}, {"change", "NaN"}, {"gating", true}},
+                           {{"benchmark", "kernels/advisory{m=1}"}, {"metric", "time"},
+                            {"verdict", "VERDICT_REGRESSION"}, {"change", 0.5}, {"gating", false}}}}};
     auto id = store_->SaveGateReport(OpenRun(branch), "main", "regression", report.dump());
     ASSERT_TRUE(id.ok()) << id.status();
   }
@@ -180,7 +185,12 @@ TEST_F(NotificationsTest, ReceiverDownForAWhileGetsEveryEventOnceWithValidSignat
     EXPECT_EQ(d.event, "gate.failed");
     const json body = json::parse(d.body);
     EXPECT_EQ(body.value("idempotency_key", ""), d.idempotency_key);
-    EXPECT_EQ(body["gate"]["failed"][0].value("benchmark", ""), "kernels/sgemm{m=512}");
+    const json& failed = body["gate"]["failed"];
+    ASSERT_EQ(failed.size(), 2u) << d.body;  // the gating failures only
+    EXPECT_EQ(failed[0].value("benchmark", ""), "kernels/sgemm{m=512}");
+    EXPECT_EQ(failed[0]["change"], 0.12);
+    EXPECT_EQ(failed[1].value("benchmark", ""), "kernels/gone{m=1}");
+    EXPECT_TRUE(failed[1]["change"].is_null());
     ++seen[d.idempotency_key];
   }
   std::set<std::string> received;
