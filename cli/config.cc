@@ -38,6 +38,16 @@ void AddReportFiles(CLI::App* sub, std::string& markdown, std::string& junit, st
   sub->add_option("--json", json, "Also write the report as JSON here");
 }
 
+void AddPullRequestFiles(CLI::App* sub, report::PullRequestFiles& pr) {
+  sub->add_option("--summary-file", pr.summary_file, "Append the report to this job summary (GitHub Actions sets it)")
+      ->envname("GITHUB_STEP_SUMMARY");
+  sub->add_option("--comment-file", pr.comment_file,
+                  "Write a pull-request comment here: what regressed, what is unconfirmed, the link");
+  sub->add_option("--checks-json", pr.checks_file, "Write a GitHub Checks API payload (POST .../check-runs) here");
+  sub->add_option("--dashboard-url", pr.dashboard_url, "The dashboard's address, for the report's link")
+      ->envname("PERFGATE_DASHBOARD_URL");
+}
+
 CLI::App* AddGate(CLI::App& app, Config& c) {
   CLI::App* gate = app.add_subcommand(
       "gate", "Judge a candidate run against its baseline; exit 0 pass, 1 regression, 2 error, 3 inconclusive");
@@ -57,6 +67,7 @@ CLI::App* AddGate(CLI::App& app, Config& c) {
                    "A/B mode: the baseline side's run id (perfgate-agent ab prints it)");
   gate->add_option("--policy", c.policy_file, "Gate policy (YAML)")->required()->envname("PERFGATE_POLICY");
   AddReportFiles(gate, c.markdown_file, c.junit_file, c.json_file);
+  AddPullRequestFiles(gate, c.pr);
   return gate;
 }
 
@@ -64,6 +75,7 @@ CLI::App* AddReport(CLI::App& app, Config& c) {
   CLI::App* report = app.add_subcommand("report", "Show a stored gate report again; exits as the gate did");
   report->add_option("report_id", c.report_id, "Report id (perfgate gate prints it)")->required();
   AddReportFiles(report, c.markdown_file, c.junit_file, c.json_file);
+  AddPullRequestFiles(report, c.pr);
   return report;
 }
 

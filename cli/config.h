@@ -19,6 +19,7 @@
 #include "gate/policy.h"
 #include "gate/simulate.h"
 #include "gate/simulate_tail.h"
+#include "report/gate_report.h"
 
 namespace perfgate::cli {
 
@@ -57,6 +58,8 @@ struct Config {
   int64_t report_id = 0;
   // gate, report, history, fleet: extra renderings, when set
   std::string markdown_file, junit_file, json_file;
+  // gate, report: the pull request's job summary, comment and check run
+  report::PullRequestFiles pr;
   // simulate: sim as given; ValidateConfig sets its modes, noise levels and bursts
   gate::SimulationOptions sim;
   std::vector<std::string> sim_modes = {"single", "history", "ab", "ab-fixed", "files"};

@@ -1,5 +1,6 @@
 // `perfgate gate` and `perfgate report`: a gate the coordinator evaluates,
-// or one it stored, shown as a table with the report files the flags ask for.
+// or one it stored, shown as a table with the report files the flags ask for
+// (and, for a pull request, a job summary, a comment and a check run).
 #include <iostream>
 
 #include "cli/command_support.h"
@@ -20,8 +21,10 @@ int ShowReport(const v1::GateReport& sent, const Config& c, const char* call, bo
     std::cout << "report " << report->report_id << " stored; `perfgate report "
               << report->report_id << "` shows it again\n";
   }
-  if (auto w = report::WriteReportFiles(*report, c.markdown_file, c.junit_file, c.json_file); !w.ok()) {
-    std::cerr << "perfgate: " << w.message() << "\n";
+  absl::Status written = report::WriteReportFiles(*report, c.markdown_file, c.junit_file, c.json_file);
+  if (written.ok()) written = report::WritePullRequestFiles(*report, c.pr);
+  if (!written.ok()) {
+    std::cerr << "perfgate: " << written.message() << "\n";
     return kExitError;
   }
   return report::ExitCode(*report);

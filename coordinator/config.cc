@@ -64,6 +64,20 @@ CLI::App* AddServe(CLI::App& app, CoordinatorConfig& c) {
       ->capture_default_str();
   serve->add_option("--regression-policy", c.regression_policy,
                     "Policy (YAML) whose tolerances a regression must exceed (none: the defaults)");
+  serve->add_option("--public-url", c.notify.public_url,
+                    "The dashboard's address as people reach it, for links in notifications")
+      ->envname("PERFGATE_PUBLIC_URL");
+  serve->add_option("--webhook-ca", c.notify.ca_file,
+                    "PEM CA bundle HTTPS webhook endpoints are verified with (default: the system's)")
+      ->check(CLI::ExistingFile);
+  serve->add_option("--notify-interval", c.notify.poll_interval_s, "Seconds between looks at the outbox")
+      ->check(CLI::Range(0.01, 3600.0))->capture_default_str();
+  serve->add_option("--notify-backoff", c.notify.backoff_initial_s,
+                    "Seconds before the first retry of a failed delivery; doubled each time up to an hour")
+      ->check(CLI::Range(0.01, 3600.0))->capture_default_str();
+  serve->add_option("--notify-max-attempts", c.notify.max_attempts,
+                    "Attempts after which a delivery is marked failed")
+      ->check(CLI::Range(1, 1000))->capture_default_str();
   serve->add_option("--expire-runs-after", c.expire_runs_after_s,
                     "Seconds without word from a running run's agent (OpenRun, a batch) after which the run "
                     "is closed as failed; 0: never")
@@ -83,6 +97,41 @@ CLI::App* AddCredentials(CLI::App& app, CoordinatorConfig& c) {
   revoke->add_option("name", c.name, "Name or key id")->required();
   creds->add_subcommand("list", "List the credentials: key id, name, role, issued, revoked");
   return creds;
+}
+
+CLI::App* AddWebhooks(CLI::App& app, CoordinatorConfig& c) {
+  CLI::App* hooks = app.add_subcommand("webhooks", "Add, list and remove webhook endpoints; show the outbox");
+  hooks->require_subcommand(1);
+  CLI::App* add = hooks->add_subcommand("add", "Add an endpoint told of the events of matching branches and SKUs");
+  add->add_option("name", c.endpoint.name, "Its name (letters, digits, '.', '_', '-')")->required();
+  add->add_option("--url", c.endpoint.url, "http:// or https:// URL each event is POSTed to")->required();
+  add->add_option("--secret-file", c.secret_file, "File whose first line is the signing secret (16+ characters)")
+      ->required();
+  add->add_option("--format", c.endpoint.format, "json (the event) or slack (a Slack-compatible message)")
+      ->check(CLI::IsMember({"json", "slack"}))->capture_default_str();
+  add->add_option("--branch", c.endpoint.branch, "Glob of the branches it wants ('*': any)")->capture_default_str();
+  add->add_option("--sku", c.endpoint.sku, "Glob of the SKUs it wants ('*': any)")->capture_default_str();
+  const std::vector<std::string> events(std::begin(store::kNotificationEvents), std::end(store::kNotificationEvents));
+  c.endpoint.events = events;
+  add->add_option("--event", c.endpoint.events, "An event it wants (repeatable; default: all)")
+      ->check(CLI::IsMember(events));
+  CLI::App* remove = hooks->add_subcommand("remove", "Remove an endpoint and its deliveries");
+  remove->add_option("name", c.endpoint.name, "Its name")->required();
+  hooks->add_subcommand("list", "List the endpoints (never their secrets)");
+  CLI::App* outbox = hooks->add_subcommand("outbox", "List deliveries, newest first: state, attempts, last error");
+  outbox->add_option("--endpoint", c.outbox.endpoint, "Only this endpoint's");
+  outbox->add_option("--state", c.outbox.state, "Only deliveries in this state")
+      ->check(CLI::IsMember({"pending", "delivered", "failed"}));
+  outbox->add_option("--limit", c.outbox.limit, "At most this many")->check(CLI::Range(1, 10000))->capture_default_str();
+  return hooks;
+}
+
+// Reads and checks what `webhooks add` stores, before the database is touched.
+absl::Status ReadWebhookFiles(CoordinatorConfig& c) {
+  auto secret = ReadTokenFile(c.secret_file);
+  if (!secret.ok()) return absl::InvalidArgumentError(absl::StrCat("--secret-file: ", secret.status().message()));
+  c.endpoint.secret = *std::move(secret);
+  return CheckEndpoint(c.endpoint);
 }
 
 // Everything `serve` reads from files, read before the database is touched.
@@ -121,6 +170,7 @@ CommandLine ParseCommandLine(int argc, char** argv) {
   uint32_t expire_days = 0;
   CLI::Option* expire_days_option = nullptr;
   CLI::App* maintenance = AddMaintenance(app, config, &expire_days, &expire_days_option);
+  CLI::App* webhooks = AddWebhooks(app, config);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -140,6 +190,15 @@ CommandLine ParseCommandLine(int argc, char** argv) {
   } else if (maintenance->parsed()) {
     line.command = Command::kMaintenance;
     if (expire_days_option->count() > 0) config.maintenance.expire_days = expire_days;
+  } else if (webhooks->parsed()) {
+    line.command = Command::kWebhooks;
+    config.webhooks = webhooks->got_subcommand("add")      ? WebhooksAction::kAdd
+                      : webhooks->got_subcommand("remove") ? WebhooksAction::kRemove
+                      : webhooks->got_subcommand("outbox") ? WebhooksAction::kOutbox
+                                                           : WebhooksAction::kList;
+    if (config.webhooks == WebhooksAction::kAdd) {
+      if (absl::Status s = ReadWebhookFiles(config); !s.ok()) line.exit_code = Fail(s, "bad option");
+    }
   }
   return line;
 }

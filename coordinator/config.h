@@ -12,15 +12,19 @@
 #include "common/tls_files.h"
 #include "coordinator/auth.h"
 #include "coordinator/maintenance.h"
+#include "coordinator/notifier.h"
 #include "coordinator/server.h"
 
 namespace perfgate::coordinator {
 
 /// The subcommands of perfgate-coordinator.
-enum class Command { kServe, kMigrate, kCredentials, kMaintenance };
+enum class Command { kServe, kMigrate, kCredentials, kMaintenance, kWebhooks };
 
 /// What `credentials` does.
 enum class CredentialsAction { kIssue, kRevoke, kList };
+
+/// What `webhooks` does.
+enum class WebhooksAction { kAdd, kList, kRemove, kOutbox };
 
 /// Everything the coordinator's commands read.
 struct CoordinatorConfig {
@@ -37,6 +41,7 @@ struct CoordinatorConfig {
   std::vector<std::string> track_branches{"main"};
   std::string regression_policy;
   double expire_runs_after_s = 24 * 3600;
+  NotifierOptions notify;
   /// Parsed at start from the options above and the files they name.
   ServerConfig server;
 
@@ -46,6 +51,12 @@ struct CoordinatorConfig {
 
   // maintenance
   MaintenanceRequest maintenance;
+
+  // webhooks (the endpoint's secret is read from secret_file at start)
+  WebhooksAction webhooks = WebhooksAction::kList;
+  store::NotificationEndpoint endpoint;
+  std::string secret_file;
+  store::OutboxFilter outbox;
 };
 
 /// A command line, parsed and checked.

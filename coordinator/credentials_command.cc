@@ -6,8 +6,6 @@
 #include <iostream>
 #include <string>
 
-#include "absl/time/clock.h"
-#include "absl/time/time.h"
 #include "common/exit_codes.h"
 #include "coordinator/commands.h"
 #include "coordinator/credentials.h"
@@ -23,10 +21,6 @@ absl::Status WriteTokenFile(const std::string& path, const std::string& token) {
   const bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
   if (::close(fd) != 0 || !ok) return absl::InternalError(path + ": cannot write the token");
   return absl::OkStatus();
-}
-
-std::string When(TimePoint t) {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromChrono(t), absl::UTCTimeZone());
 }
 
 int Credentials(const CoordinatorConfig& c, Store& store) {
@@ -55,8 +49,8 @@ int Credentials(const CoordinatorConfig& c, Store& store) {
   if (!all.ok()) return Fail(all.status(), "cannot list credentials");
   std::cout << "key_id\tname\trole\tissued\trevoked\n";
   for (const Credential& k : *all) {
-    std::cout << k.key_id << "\t" << k.name << "\t" << RoleName(k.role) << "\t" << When(k.created_at) << "\t"
-              << (k.revoked_at ? When(*k.revoked_at) : std::string("-")) << "\n";
+    std::cout << k.key_id << "\t" << k.name << "\t" << RoleName(k.role) << "\t" << UtcTime(k.created_at) << "\t"
+              << (k.revoked_at ? UtcTime(*k.revoked_at) : std::string("-")) << "\n";
   }
   return perfgate::kExitPass;
 }

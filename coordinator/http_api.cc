@@ -331,6 +331,16 @@ void RegisterApi(httplib::Server& server, ApiStores stores, const Authenticator&
       [s](const httplib::Request& r) { return Regressions(*s, r); });
   Get(server, auth, R"(/api/v1/regressions/([^/]+))", "http regression",
       OneById("regression", [s](int64_t id) { return s->GetRegression(id); }));
+  Get(server, auth, "/api/v1/notifications/outbox", "http outbox",
+      [w](const httplib::Request& r) -> absl::StatusOr<Json> {
+        auto limit = Limit(r, 100, 1000);
+        PERFGATE_RETURN_IF_ERROR(limit);
+        auto entries = w->ListOutbox({Param(r, "endpoint"), Param(r, "state"), *limit});
+        PERFGATE_RETURN_IF_ERROR(entries);
+        Json out = Json::array();
+        for (const store::OutboxEntry& e : *entries) out.push_back(ToJson(e));
+        return Json{{"outbox", out}};
+      });
   // A stored gate report is answered as stored: the JSON `perfgate gate --json` shows.
   server.Get(R"(/api/v1/reports/([^/]+))", [s, a](const httplib::Request& r, httplib::Response& res) {
     res.set_header("Cache-Control", "no-store");

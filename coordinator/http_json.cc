@@ -58,25 +58,9 @@ Json ToJson(const Regression& r) {
     events.push_back({{"from", e.from_state}, {"to", e.to_state}, {"by", e.actor}, {"note", e.note},
                       {"commit", e.commit}, {"at", Seconds(e.at)}});
   }
-  return {{"id", r.id},
-          {"benchmark", r.benchmark},
-          {"metric", r.metric},
-          {"sku", r.sku},
-          {"branch", r.branch},
-          {"unit", r.unit},
-          {"direction", ToString(r.direction)},
-          {"good_commit", r.good_commit},
-          {"bad_commit", r.bad_commit},
-          {"first_bad_run_id", r.first_bad_run_id},
-          {"median_before", Number(r.median_before)},
-          {"median_after", Number(r.median_after)},
-          {"change", Number(r.change)},
-          {"p_value", Number(r.p_value)},
-          {"state", r.state},
-          {"fixed_by_commit", r.fixed_by_commit},
-          {"detected_at", Seconds(r.detected_at)},
-          {"updated_at", Seconds(r.updated_at)},
-          {"events", events}};
+  Json j = store::RegressionJson(r);
+  j["events"] = std::move(events);
+  return j;
 }
 
 Json ToJson(const Catalog& c) {
@@ -320,6 +304,22 @@ absl::StatusOr<BisectionOutcome> OutcomeFromJson(const Json& body) {
     return absl::InvalidArgumentError("culprit: required with state culprit and refused otherwise");
   }
   return o;
+}
+
+Json ToJson(const store::OutboxEntry& e) {
+  auto optional = [](const std::optional<TimePoint>& t) { return t ? Seconds(*t) : Json(nullptr); };
+  return Json{{"id", e.id},
+              {"endpoint", e.endpoint},
+              {"event", e.event_type},
+              {"idempotency_key", e.idempotency_key},
+              {"state", e.state},
+              {"attempts", e.attempts},
+              {"last_error", e.last_error},
+              {"created_at", Seconds(e.created_at)},
+              {"last_attempt_at", optional(e.last_attempt_at)},
+              {"next_attempt_at", e.state == "pending" ? Seconds(e.next_attempt_at) : Json(nullptr)},
+              {"delivered_at", optional(e.delivered_at)},
+              {"payload", Json::parse(e.payload, nullptr, /*allow_exceptions=*/false)}};
 }
 
 }  // namespace perfgate::coordinator

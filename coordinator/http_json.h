@@ -44,6 +44,8 @@ absl::StatusOr<BisectionProbe> ProbeFromJson(const nlohmann::json& body);
 absl::StatusOr<BisectionOutcome> OutcomeFromJson(const nlohmann::json& body);
 nlohmann::json ToJson(const Sweep& sweep);
 nlohmann::json ToJson(const gate::FleetReport& report);
+/// A delivery of the notification outbox, never its endpoint's secret.
+nlohmann::json ToJson(const store::OutboxEntry& entry);
 /// A series with the change points found in its valid runs; each change
 /// names the point (index into points), commit and run where the new level
 /// begins. `regressions` are the stored ones of the series.

@@ -1,6 +1,7 @@
 // perfgate-coordinator: `serve` the gRPC services over PostgreSQL, `migrate`
 // the schema and exit, manage the callers' `credentials`, or run the
-// `maintenance` a scheduler calls (partitions ahead of time, retention).
+// `maintenance` a scheduler calls (partitions ahead of time, retention), or
+// manage the `webhooks` told of regressions and failed gates.
 // The command line is parsed and checked whole (config.h) before the command
 // (commands.h) runs.
 #include "common/exit_codes.h"
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
     case Command::kMigrate: return MigrateCommand(line.config);
     case Command::kCredentials: return CredentialsCommand(line.config);
     case Command::kMaintenance: return MaintenanceCommand(line.config);
+    case Command::kWebhooks: return WebhooksCommand(line.config);
   }
   return perfgate::kExitError;
 }

@@ -1,10 +1,16 @@
 #include <iostream>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/exit_codes.h"
 #include "coordinator/commands.h"
 #include "coordinator/maintenance.h"
 
 namespace perfgate::coordinator {
+
+std::string UtcTime(TimePoint t) {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromChrono(t), absl::UTCTimeZone());
+}
 
 int Fail(const absl::Status& s, const char* what) {
   std::cerr << "perfgate-coordinator: " << what << ": " << s.message() << "\n";

@@ -14,6 +14,7 @@
 #include "coordinator/expiry.h"
 #include "coordinator/http_server.h"
 #include "coordinator/maintenance.h"
+#include "coordinator/notifier.h"
 #include "coordinator/regression_watcher.h"
 #include "coordinator/server.h"
 #include "gate/policy.h"
@@ -36,7 +37,8 @@ absl::StatusOr<std::unique_ptr<HttpServer>> StartHttp(const CoordinatorConfig& c
 }
 
 // Serves gRPC (and HTTP when asked) until SIGINT or SIGTERM; closed runs of
-// tracked branches are checked for regressions.
+// tracked branches are checked for regressions; the notification outbox is
+// delivered.
 int Serve(const CoordinatorConfig& c, ServerConfig server_config, Store& store) {
   if (!server_config.auth.enabled()) {
     std::cerr << "perfgate-coordinator: warning: no --token-file and no --require-credentials: anyone who "
@@ -80,6 +82,9 @@ int Serve(const CoordinatorConfig& c, ServerConfig server_config, Store& store) 
             << (server_config.tls.cert.empty() ? "" : server_config.tls.ca.empty() ? " (TLS)" : " (mutual TLS)")
             << std::endl;
 
+  // The outbox is delivered by every replica; rows are claimed one replica each.
+  Notifier notifier(store, c.notify);
+  notifier.Start();
   std::unique_ptr<RunExpiry> expiry;
   if (c.expire_runs_after_s > 0) {
     expiry = std::make_unique<RunExpiry>(store, c.expire_runs_after_s);

@@ -2,7 +2,9 @@
 // the agent's `ab` or the offline `perfgate compare`), rendered for a
 // terminal, a pull-request comment, a CI test view (JUnit) or a program
 // (JSON), one file per format (table_report.cc, markdown_report.cc,
-// junit_report.cc, json_report.cc), each a GateReportRenderer. They only format: every number and verdict comes from the report,
+// junit_report.cc, json_report.cc), each a GateReportRenderer; for a pull
+// request, a comment and a GitHub Checks payload that link to the stored
+// report (pr_comment_report.cc, checks_report.cc). They only format: every number and verdict comes from the report,
 // in the order the gate sorted it (worst first).
 #pragma once
 
@@ -51,6 +53,41 @@ int ExitCode(const gate::GateReport& report);
 /// could not be written.
 absl::Status WriteReportFiles(const gate::GateReport& report, const std::string& markdown_file,
                               const std::string& junit_file, const std::string& json_file);
+
+/// A format of a gate report that links to where a person sees it whole
+/// (`report_url`; "" when there is no such page).
+using LinkedReportRenderer = std::string (*)(const gate::GateReport& report, const std::string& report_url);
+
+/// A pull-request comment, shortened to what a reviewer acts on: a bold
+/// status line, the gating metrics that regressed, those that are
+/// unconfirmed (one run would regress; another run of the commit decides),
+/// a count of the others that could not be judged, and the link (or the
+/// `perfgate report ID` command). Starts with kPrCommentMarker, so a CI job
+/// can find and edit its earlier comment. pr_comment_report.cc.
+std::string RenderPrComment(const gate::GateReport& report, const std::string& report_url);
+/// The HTML comment a pull-request comment begins with.
+inline constexpr char kPrCommentMarker[] = "<!-- perfgate-gate -->";
+
+/// A GitHub Checks API payload (POST /repos/{owner}/{repo}/check-runs):
+/// name "perfgate", head_sha the candidate commit, status completed,
+/// conclusion success, failure or neutral (inconclusive), details_url the
+/// link, output's title the verdict line, summary the pull-request comment
+/// and text the full Markdown, each cut to GitHub's 65535 characters.
+/// checks_report.cc.
+std::string RenderChecksJson(const gate::GateReport& report, const std::string& report_url);
+
+/// Where the pull-request renderings go; an empty path is skipped.
+struct PullRequestFiles {
+  std::string summary_file;   // the Markdown and link, appended (GitHub's $GITHUB_STEP_SUMMARY)
+  std::string comment_file;   // RenderPrComment
+  std::string checks_file;    // RenderChecksJson
+  std::string dashboard_url;  // the dashboard's base URL; "" : no link
+};
+/// The stored report's page on the dashboard: "<base>/#/report/<id>"; ""
+/// when there is no base or the report was not stored.
+std::string ReportUrl(const gate::GateReport& report, const std::string& dashboard_url);
+/// Writes the files of `files` that are set; the error names the file.
+absl::Status WritePullRequestFiles(const gate::GateReport& report, const PullRequestFiles& files);
 
 /// Lower-case verdict name as the gate uses it ("below_floor").
 std::string VerdictName(gate::Verdict verdict);

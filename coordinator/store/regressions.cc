@@ -1,8 +1,12 @@
 #include "coordinator/store/regressions.h"
 
+#include <chrono>
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "coordinator/store/database.h"
+#include "coordinator/store/outbox.h"
 #include "coordinator/store/sql.h"
 
 namespace perfgate::coordinator::store {
@@ -54,7 +58,32 @@ void ReadEvents(pqxx::transaction_base& txn, Regression& r) {
   }
 }
 
+Json Finite(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+
+Json Seconds(TimePoint t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
+
 }  // namespace
+
+Json RegressionJson(const Regression& r) {
+  return {{"id", r.id},
+          {"benchmark", r.benchmark},
+          {"metric", r.metric},
+          {"sku", r.sku},
+          {"branch", r.branch},
+          {"unit", r.unit},
+          {"direction", ToString(r.direction)},
+          {"good_commit", r.good_commit},
+          {"bad_commit", r.bad_commit},
+          {"first_bad_run_id", r.first_bad_run_id},
+          {"median_before", Finite(r.median_before)},
+          {"median_after", Finite(r.median_after)},
+          {"change", Finite(r.change)},
+          {"p_value", Finite(r.p_value)},
+          {"state", r.state},
+          {"fixed_by_commit", r.fixed_by_commit},
+          {"detected_at", Seconds(r.detected_at)},
+          {"updated_at", Seconds(r.updated_at)}};
+}
 
 absl::StatusOr<std::optional<Regression>> RegressionRepository::SaveDetectedRegression(
     const DetectedRegression& d) {
@@ -104,6 +133,7 @@ absl::StatusOr<std::optional<Regression>> RegressionRepository::SaveDetectedRegr
         "VALUES ($1, '', 'new', 'perfgate-coordinator', $2)",
         stored->id,
         absl::StrCat("detected after run ", d.detected_after_run_id, " of ", r.branch, " closed"));
+    EnqueueInTransaction(txn, RegressionNotification(*stored, nullptr));
     txn.commit();
     return absl::OkStatus();
   });
@@ -169,6 +199,7 @@ absl::StatusOr<Regression> RegressionRepository::ApplyTriage(const TriageChange&
         change.id, from, change.state, change.actor, change.note, change.commit);
     r = RowToRegression(row[0]);
     ReadEvents(txn, r);
+    EnqueueInTransaction(txn, RegressionNotification(r, &r.events.back()));
     txn.commit();
     return absl::OkStatus();
   });

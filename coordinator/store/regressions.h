@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "common/run_types.h"
 #include "coordinator/store/repository.h"
+#include "nlohmann/json.hpp"
 
 namespace perfgate::coordinator::store {
 
@@ -60,10 +61,15 @@ struct DetectedRegression {
   std::string detected_after_run_id;  // the run whose close found it
 };
 
+/// The regression without its events as JSON, the one form the HTTP API
+/// answers and webhooks carry: times in seconds since the epoch, a value
+/// that is not finite null.
+nlohmann::json RegressionJson(const Regression& r);
+
 class RegressionRepository : protected Repository {
  public:
   /// Stores `d` in one transaction, serialised per series, with a 'new'
-  /// event; returns it. Nothing (nullopt) when a stored change of the
+  /// event and its regression.new notifications; returns it. Nothing (nullopt) when a stored change of the
   /// series has its first bad run among d.nearby_runs: that change is
   /// moved to d's position and size while it is still 'new'.
   absl::StatusOr<std::optional<Regression>> SaveDetectedRegression(const DetectedRegression& d);
@@ -72,7 +78,7 @@ class RegressionRepository : protected Repository {
   /// One regression with its events. NOT_FOUND when unknown.
   absl::StatusOr<Regression> GetRegression(int64_t id);
   /// Applies a checked change in one transaction (state, updated_at, an event
-  /// row) and returns the regression as it now is. NOT_FOUND for an unknown
+  /// row, regression.triage notifications) and returns the regression as it now is. NOT_FOUND for an unknown
   /// id; FAILED_PRECONDITION when the regression is already in that state.
   absl::StatusOr<Regression> ApplyTriage(const TriageChange& change);
 

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "coordinator/store/database.h"
+#include "coordinator/store/outbox.h"
 #include "coordinator/store/sql.h"
 
 namespace perfgate::coordinator::store {
@@ -18,7 +19,8 @@ absl::StatusOr<int64_t> ReportRepository::SaveGateReport(const std::string& cand
   }
   return db_.Run("saving a gate report", [&](pqxx::connection& c) -> absl::StatusOr<int64_t> {
     pqxx::work txn(c);
-    if (txn.exec_params("SELECT 1 FROM runs WHERE id = $1", *run_id).empty()) {
+    const pqxx::result run = txn.exec_params("SELECT branch, sku, commit FROM runs WHERE id = $1", *run_id);
+    if (run.empty()) {
       return absl::NotFoundError(absl::StrCat("candidate run ", *run_id, " does not exist"));
     }
     const int64_t id =
@@ -27,6 +29,10 @@ absl::StatusOr<int64_t> ReportRepository::SaveGateReport(const std::string& cand
                "VALUES ($1, $2, $3, $4::jsonb) RETURNING id",
                *run_id, baseline_branch, outcome, report_json)[0]
             .as<int64_t>();
+    if (outcome == "regression") {
+      EnqueueInTransaction(txn, GateFailedNotification(id, run[0][0].as<std::string>(), run[0][1].as<std::string>(),
+                                                       run[0][2].as<std::string>(), baseline_branch, report_json));
+    }
     txn.commit();
     return id;
   });

@@ -23,7 +23,9 @@ struct Verdict {
 
 class ReportRepository : protected Repository {
  public:
-  /// Stores a gate report (its JSON form) and returns its id.
+  /// Stores a gate report (its JSON form) and returns its id; a report whose
+  /// outcome is "regression" puts a gate.failed notification in the outbox
+  /// in the same transaction.
   absl::StatusOr<int64_t> SaveGateReport(const std::string& candidate_run_id,
                                          const std::string& baseline_branch,
                                          const std::string& outcome,

@@ -26,7 +26,8 @@ Store::Store(std::unique_ptr<store::Database> db)
       CatalogRepository(*db_owned_),
       CredentialRepository(*db_owned_),
       RegressionRepository(*db_owned_),
-      BisectionRepository(*db_owned_) {}
+      BisectionRepository(*db_owned_),
+      NotificationRepository(*db_owned_) {}
 
 Store::~Store() = default;
 

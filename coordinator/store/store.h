@@ -2,7 +2,7 @@
 // shared by one repository per concern (schema, agents and runs, batches
 // and samples, close and summaries, history and series, calibrations,
 // retention and partitions, gate reports, the dashboard's catalog,
-// credentials, regressions, bisections). Every write that belongs together is one
+// credentials, regressions, bisections, webhook endpoints and their outbox). Every write that belongs together is one
 // transaction; libpqxx exceptions never leave this folder (they become
 // statuses: connection trouble -> UNAVAILABLE, constraint misuse ->
 // INVALID_ARGUMENT / FAILED_PRECONDITION, missing rows -> NOT_FOUND).
@@ -19,6 +19,7 @@
 #include "coordinator/store/catalog.h"
 #include "coordinator/store/credentials.h"
 #include "coordinator/store/history.h"
+#include "coordinator/store/notifications.h"
 #include "coordinator/store/records.h"
 #include "coordinator/store/regressions.h"
 #include "coordinator/store/reports.h"
@@ -52,7 +53,8 @@ class Store : private store::DatabaseOwner,
               public store::CatalogRepository,
               public store::CredentialRepository,
               public store::RegressionRepository,
-              public store::BisectionRepository {
+              public store::BisectionRepository,
+              public store::NotificationRepository {
  public:
   /// Connects with a libpq connection string ("host=... port=... dbname=...
   /// user=..."), keeping up to pool_size connections open.

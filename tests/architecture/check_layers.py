@@ -22,7 +22,7 @@ import sys
 
 STORE = "coordinator/store/"
 STORE_INTERNAL = {"coordinator/store/database.h", "coordinator/store/sql.h",
-                  "coordinator/store/ingest_checks.h"}
+                  "coordinator/store/ingest_checks.h", "coordinator/store/outbox.h"}
 STORE_MAY_INCLUDE = {"coordinator/migrations.h", "coordinator/process_medians.h"}
 SERVICE_USERS = {"coordinator/server.h", "coordinator/server.cc", "coordinator/service.cc"}
 SKIPPED_DIRS = {"tests", "node_modules", "deploy", "docs", "scripts"}

@@ -1,0 +1,97 @@
+// Webhook endpoints and the outbox of their deliveries as stored
+// (migration 0012, docs/notifications.md). Events are put in the outbox by
+// the repositories that store them, in the same transaction (outbox.h);
+// this reads endpoints and deliveries, claims the deliveries that are due
+// so that one coordinator of many sends each, and records how a delivery
+// went. What a delivery looks like and when it is retried is decided in
+// coordinator/notifier.h.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/run_types.h"
+#include "coordinator/store/repository.h"
+
+namespace perfgate::coordinator::store {
+
+/// The events an endpoint may ask for. "bisection.finished" is reserved for
+/// bisections; nothing emits it yet.
+inline constexpr const char* kNotificationEvents[] = {"regression.new", "regression.triage", "gate.failed",
+                                                      "bisection.finished"};
+
+struct NotificationEndpoint {
+  int64_t id = 0;
+  std::string name, url;
+  std::string format = "json";  // json or slack
+  std::string secret;           // signs the deliveries
+  std::string branch = "*", sku = "*";  // globs: '*' is any run of characters
+  std::vector<std::string> events;
+  TimePoint created_at{};
+};
+
+/// An event as the outbox keeps it until delivery.
+struct NotificationEvent {
+  std::string type;            // one of kNotificationEvents
+  std::string branch, sku;     // matched against each endpoint's globs
+  std::string payload;         // the generic JSON body
+};
+
+/// One delivery of one event to one endpoint.
+struct OutboxEntry {
+  int64_t id = 0;
+  std::string endpoint, url, format, secret;
+  std::string event_type, idempotency_key, payload;
+  std::string state;  // pending, delivered or failed
+  int attempts = 0;
+  std::string last_error;
+  std::string claim_token;  // set by ClaimDueNotifications
+  TimePoint created_at{}, next_attempt_at{};
+  std::optional<TimePoint> last_attempt_at, delivered_at;
+};
+
+/// Which deliveries to list; empty fields match all.
+struct OutboxFilter {
+  std::string endpoint, state;
+  uint32_t limit = 100;
+};
+
+/// How one claimed delivery went.
+struct DeliveryOutcome {
+  int64_t id = 0;
+  std::string claim_token;   // the claim it was made under
+  bool delivered = false;
+  std::string error;         // why not, when not delivered
+  double retry_in_s = 0;     // when to try again, when not delivered
+  bool give_up = false;      // no further attempt: the row becomes failed
+};
+
+class NotificationRepository : protected Repository {
+ public:
+  /// Stores a new endpoint. ALREADY_EXISTS when the name is taken.
+  absl::StatusOr<NotificationEndpoint> AddEndpoint(const NotificationEndpoint& e);
+  /// Every endpoint, by name.
+  absl::StatusOr<std::vector<NotificationEndpoint>> ListEndpoints();
+  /// Removes an endpoint and its deliveries. NOT_FOUND when unknown.
+  absl::Status RemoveEndpoint(const std::string& name);
+  /// Puts an event in the outbox of every endpoint that wants it, in a
+  /// transaction of its own; returns how many deliveries it made.
+  absl::StatusOr<int> EnqueueNotification(const NotificationEvent& e);
+  /// Deliveries, newest first.
+  absl::StatusOr<std::vector<OutboxEntry>> ListOutbox(const OutboxFilter& f);
+  /// Up to `limit` pending deliveries that are due, oldest first, each
+  /// claimed for `lease_s` seconds (rows another coordinator is claiming
+  /// are skipped, not waited for): attempts by others start after the lease.
+  absl::StatusOr<std::vector<OutboxEntry>> ClaimDueNotifications(int limit, double lease_s);
+  /// Records an attempt of a claimed delivery. FAILED_PRECONDITION when the
+  /// claim is no longer this one (its lease ran out and another took it).
+  absl::Status RecordDelivery(const DeliveryOutcome& outcome);
+
+ protected:
+  using Repository::Repository;
+};
+
+}  // namespace perfgate::coordinator::store

@@ -1,0 +1,83 @@
+// The outbox rows written inside other repositories' transactions, and the
+// generic JSON bodies of the events they carry.
+#include "coordinator/store/outbox.h"
+
+#include "absl/strings/str_cat.h"
+#include "coordinator/store/sql.h"
+
+namespace perfgate::coordinator::store {
+
+int EnqueueInTransaction(pqxx::transaction_base& txn, const NotificationEvent& e) {
+  const pqxx::result rows = txn.exec_params(
+      "INSERT INTO notification_outbox (endpoint_id, event_type, payload) "
+      "SELECT id, $1, $2 FROM notification_endpoints WHERE $1 = ANY (events) "
+      "AND perfgate_glob_match(branch, $3) AND perfgate_glob_match(sku, $4) RETURNING id",
+      e.type, e.payload, e.branch, e.sku);
+  return static_cast<int>(rows.size());
+}
+
+NotificationEvent RegressionNotification(const Regression& r, const RegressionEvent* triage) {
+  Json regression = RegressionJson(r);
+  Json body = {{"type", triage == nullptr ? "regression.new" : "regression.triage"},
+               {"branch", r.branch},
+               {"sku", r.sku},
+               {"regression", std::move(regression)},
+               {"dashboard_path", absl::StrCat("/#/regressions?id=", r.id)}};
+  if (triage != nullptr) {
+    body["triage"] = {{"from", triage->from_state}, {"to", triage->to_state}, {"by", triage->actor},
+                      {"note", triage->note},       {"commit", triage->commit}};
+  }
+  return {body["type"].get<std::string>(), r.branch, r.sku, body.dump()};
+}
+
+namespace {
+
+// A number of a report as protobuf's JSON writes it: NaN and the infinities
+// are strings there; they become null.
+Json Finite(const Json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_number() ? *it : Json(nullptr);
+}
+
+// A string of a report; "" when absent or of another type.
+std::string Text(const Json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+NotificationEvent GateFailedNotification(int64_t report_id, const std::string& branch, const std::string& sku,
+                                         const std::string& commit, const std::string& baseline_branch,
+                                         const std::string& report_json) {
+  Json report = Json::parse(report_json, nullptr, /*allow_exceptions=*/false);
+  Json failed = Json::array();
+  if (report.is_object() && report.contains("verdicts") && report["verdicts"].is_array()) {
+    for (const Json& v : report["verdicts"]) {
+      if (!v.is_object()) continue;
+      const std::string verdict = Text(v, "verdict");
+      const bool fails =
+          verdict == "VERDICT_REGRESSION" || verdict == "VERDICT_BELOW_FLOOR" || verdict == "VERDICT_MISSING";
+      const auto gating = v.find("gating");
+      if (fails && (gating == v.end() || !gating->is_boolean() || gating->get<bool>())) {
+        failed.push_back({{"benchmark", Text(v, "benchmark")},
+                          {"metric", Text(v, "metric")},
+                          {"verdict", verdict},
+                          {"change", Finite(v, "change")}});
+      }
+    }
+  }
+  Json body = {{"type", "gate.failed"},
+               {"branch", branch},
+               {"sku", sku},
+               {"gate",
+                {{"report_id", report_id},
+                 {"candidate_commit", commit},
+                 {"baseline_branch", baseline_branch},
+                 {"summary", report.is_object() ? Text(report, "summary") : ""},
+                 {"failed", std::move(failed)}}},
+               {"dashboard_path", absl::StrCat("/#/report/", report_id)}};
+  return {"gate.failed", branch, sku, body.dump()};
+}
+
+}  // namespace perfgate::coordinator::store

@@ -1,0 +1,279 @@
+// The notification outbox against a real PostgreSQL and real HTTP receivers
+// on loopback: events and their deliveries commit together; a receiver that
+// is down for a while and comes back gets every event once (after
+// de-duplication by idempotency key) with valid signatures, even with two
+// coordinators delivering; a receiver answering 500 is retried with growing
+// waits until the attempts run out, and the outbox says why.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "common/identity.h"
+#include "coordinator/notification_body.h"
+#include "coordinator/notifier.h"
+#include "nlohmann/json.hpp"
+#include "tests/coordinator/migrated_store_test.h"
+#include "tests/coordinator/webhook_receiver.h"
+#include "tests/support/processes.h"
+#include "tests/support/tls.h"
+
+namespace perfgate::coordinator {
+namespace {
+
+using nlohmann::json;
+using std::chrono::seconds;
+
+constexpr char kSecret[] = "0123456789abcdef0123456789abcdef";
+
+class NotificationsTest : public MigratedStoreTest {
+ protected:
+  void SetUp() override {
+    MigratedStoreTest::SetUp();
+    if (HasFatalFailure()) return;
+    ASSERT_TRUE(store_->RegisterAgent("agent", "host", "test").ok());
+  }
+
+  // A run of `branch` on `sku`; its id.
+  std::string OpenRun(const std::string& branch, const std::string& sku = "h100-sxm5-80gb") {
+    RunMeta meta;
+    meta.run_id = NewUuid();
+    meta.agent_name = "agent";
+    meta.environment = {sku, {{"driver", "550"}}};
+    meta.branch = branch;
+    meta.commit = "c0ffee" + std::to_string(++runs_);
+    meta.started_at = std::chrono::system_clock::now();
+    EXPECT_TRUE(store_->OpenRun(meta).ok());
+    return meta.run_id;
+  }
+
+  void AddEndpoint(const std::string& name, const std::string& url, const std::string& branch = "*",
+                   const std::string& sku = "*", std::vector<std::string> events = {}) {
+    store::NotificationEndpoint e;
+    e.name = name;
+    e.url = url;
+    e.secret = kSecret;
+    e.branch = branch;
+    e.sku = sku;
+    e.events = events.empty() ? std::vector<std::string>(std::begin(store::kNotificationEvents),
+                                                         std::end(store::kNotificationEvents))
+                              : events;
+    ASSERT_TRUE(CheckEndpoint(e).ok()) << CheckEndpoint(e);
+    auto added = store_->AddEndpoint(e);
+    ASSERT_TRUE(added.ok()) << added.status();
+  }
+
+  // A failed gate of a new run of `branch`: one gate.failed event.
+  void FailGate(const std::string& branch) {
+    const json report = {{"summary", "1 regression"},
+                         {"verdicts",
+                          {{{"benchmark", "kernels/sgemm{m=512}"}, {"metric", "time"},
+                            {"verdict", "VERDICT_REGRESSION"}, {"change", 0.12}, {"gating", true}},
+                           // protobuf's JSON writes a NaN as a string
+                           {{"benchmark", "kernels/gone{m=1}"}, {"metric", "time"},
+                            {"verdict", "VERDICT_MISSING"}, {"change", "NaN"}, {"gating", true}},
+                           {{"benchmark", "kernels/advisory{m=1}"}, {"metric", "time"},
+                            {"verdict", "VERDICT_REGRESSION"}, {"change", 0.5}, {"gating", false}}}}};
+    auto id = store_->SaveGateReport(OpenRun(branch), "main", "regression", report.dump());
+    ASSERT_TRUE(id.ok()) << id.status();
+  }
+
+  std::vector<store::OutboxEntry> Outbox(const std::string& state = "") {
+    auto all = store_->ListOutbox({"", state, 1000});
+    EXPECT_TRUE(all.ok()) << all.status();
+    return all.ok() ? *all : std::vector<store::OutboxEntry>();
+  }
+
+  int runs_ = 0;
+};
+
+TEST_F(NotificationsTest, EventsAndTheirDeliveriesCommitTogetherForTheEndpointsThatWantThem) {
+  AddEndpoint("all", "http://127.0.0.1:9/hook");
+  AddEndpoint("h100-main", "http://127.0.0.1:9/hook", "main", "h100-*");
+  AddEndpoint("release", "http://127.0.0.1:9/hook", "release/*");
+  AddEndpoint("triage-only", "http://127.0.0.1:9/hook", "*", "*", {"regression.triage"});
+
+  FailGate("main");  // all, h100-main
+  EXPECT_TRUE(store_->SaveGateReport(OpenRun("main"), "main", "pass", "{}").ok());  // nobody
+  // A gate report of an unknown run is refused, and nothing is queued for it.
+  EXPECT_TRUE(absl::IsNotFound(store_->SaveGateReport(NewUuid(), "main", "regression", "{}").status()));
+
+  store::DetectedRegression d;
+  d.regression = {.benchmark = "kernels/sgemm{m=512}", .metric = "time", .sku = "h100-sxm5-80gb",
+                  .branch = "main", .unit = "ms", .bad_commit = "bad", .first_bad_run_id = OpenRun("main"),
+                  .median_before = 1.0, .median_after = 1.1, .change = 0.1, .p_value = 0.001};
+  auto found = store_->SaveDetectedRegression(d);  // all, h100-main
+  ASSERT_TRUE(found.ok() && found->has_value()) << found.status();
+  auto triaged = store_->ApplyTriage({(*found)->id, "acknowledged", "looking", "alice", ""});  // all three
+  ASSERT_TRUE(triaged.ok()) << triaged.status();
+  FailGate("release/2.1");  // all, release
+
+  std::map<std::string, std::multiset<std::string>> got;
+  std::set<std::string> keys;
+  for (const store::OutboxEntry& e : Outbox()) {
+    got[e.endpoint].insert(e.event_type);
+    keys.insert(e.idempotency_key);
+    EXPECT_EQ(e.state, "pending");
+    EXPECT_EQ(e.attempts, 0);
+  }
+  using S = std::multiset<std::string>;
+  EXPECT_EQ(got["all"], (S{"gate.failed", "gate.failed", "regression.new", "regression.triage"}));
+  EXPECT_EQ(got["h100-main"], (S{"gate.failed", "regression.new", "regression.triage"}));
+  EXPECT_EQ(got["release"], (S{"gate.failed"}));
+  EXPECT_EQ(got["triage-only"], (S{"regression.triage"}));
+  EXPECT_EQ(keys.size(), 9u);  // one key per delivery
+
+  json triage;
+  for (const store::OutboxEntry& e : Outbox()) {
+    if (e.event_type == "regression.triage") triage = json::parse(e.payload);
+  }
+  EXPECT_EQ(triage.value("type", ""), "regression.triage");
+  EXPECT_EQ(triage["triage"].value("to", ""), "acknowledged");
+  EXPECT_EQ(triage["triage"].value("by", ""), "alice");
+
+  ASSERT_TRUE(store_->RemoveEndpoint("all").ok());
+  EXPECT_EQ(Outbox().size(), 5u);
+  EXPECT_TRUE(absl::IsNotFound(store_->RemoveEndpoint("all")));
+  EXPECT_TRUE(absl::IsAlreadyExists(store_->AddEndpoint({.name = "release", .url = "http://x/", .secret = kSecret,
+                                                          .events = {"gate.failed"}})
+                                        .status()));
+}
+
+TEST_F(NotificationsTest, ReceiverDownForAWhileGetsEveryEventOnceWithValidSignatures) {
+  WebhookReceiver receiver;
+  ASSERT_TRUE(receiver.Start());
+  AddEndpoint("hook", receiver.url());
+  receiver.Stop();  // down before the first event
+  constexpr int kEvents = 12;
+  for (int i = 0; i < kEvents; ++i) FailGate("main");
+
+  // Two coordinators deliver the same outbox, as two replicas would, each
+  // over connections of its own.
+  auto replica_a = Store::Connect(ConnInfo(), 2);
+  auto replica_b = Store::Connect(ConnInfo(), 2);
+  ASSERT_TRUE(replica_a.ok() && replica_b.ok());
+  NotifierOptions o;
+  o.poll_interval_s = 0.02;
+  o.backoff_initial_s = 0.05;
+  o.backoff_max_s = 0.2;
+  o.batch = 5;
+  o.timeout_s = 5;
+  Notifier first(**replica_a, o), second(**replica_b, o);
+  first.Start();
+  second.Start();
+  // Every delivery has failed at least twice while the receiver was down.
+  ASSERT_TRUE(WaitUntil([&] {
+    for (const auto& e : Outbox()) if (e.attempts < 2) return false;
+    return true;
+  }, seconds(60)));
+  for (const auto& e : Outbox()) {
+    EXPECT_EQ(e.state, "pending");
+    EXPECT_NE(e.last_error.find("POST " + receiver.url() + ": could not connect"), std::string::npos) << e.last_error;
+  }
+  EXPECT_TRUE(receiver.deliveries().empty());
+
+  ASSERT_TRUE(receiver.StartAgain());
+  ASSERT_TRUE(WaitUntil([&] { return Outbox("delivered").size() == kEvents; }, seconds(60)))
+      << Outbox("pending").size() << " still pending";
+
+  std::set<std::string> stored;
+  for (const auto& e : Outbox()) stored.insert(e.idempotency_key);
+  std::map<std::string, int> seen;  // the receiver's de-duplication
+  for (const auto& d : receiver.deliveries()) {
+    EXPECT_TRUE(SignatureMatches(kSecret, d.timestamp, d.body, d.signature)) << d.body;
+    EXPECT_FALSE(SignatureMatches("another secret of enough length", d.timestamp, d.body, d.signature));
+    EXPECT_EQ(d.event, "gate.failed");
+    const json body = json::parse(d.body);
+    EXPECT_EQ(body.value("idempotency_key", ""), d.idempotency_key);
+    const json& failed = body["gate"]["failed"];
+    ASSERT_EQ(failed.size(), 2u) << d.body;  // the gating failures only
+    EXPECT_EQ(failed[0].value("benchmark", ""), "kernels/sgemm{m=512}");
+    EXPECT_EQ(failed[0]["change"], 0.12);
+    EXPECT_EQ(failed[1].value("benchmark", ""), "kernels/gone{m=1}");
+    EXPECT_TRUE(failed[1]["change"].is_null());
+    ++seen[d.idempotency_key];
+  }
+  std::set<std::string> received;
+  for (const auto& [key, n] : seen) received.insert(key);
+  EXPECT_EQ(received, stored);
+  EXPECT_EQ(received.size(), static_cast<size_t>(kEvents));
+  // The claims held: no row went to both coordinators.
+  for (const auto& [key, n] : seen) EXPECT_EQ(n, 1) << key;
+}
+
+TEST_F(NotificationsTest, ReceiverAnswering500IsRetriedWithBackoffAndTheOutboxSaysWhy) {
+  WebhookReceiver receiver(500, "disk full");
+  ASSERT_TRUE(receiver.Start());
+  AddEndpoint("broken", receiver.url());
+  FailGate("main");
+
+  NotifierOptions o;
+  o.poll_interval_s = 0.02;
+  o.backoff_initial_s = 0.1;
+  o.backoff_max_s = 10;
+  o.max_attempts = 4;
+  Notifier notifier(*store_, o);
+  notifier.Start();
+  ASSERT_TRUE(WaitUntil([&] { return Outbox("failed").size() == 1; }, seconds(60)));
+  const store::OutboxEntry e = Outbox()[0];
+  EXPECT_EQ(e.attempts, 4);
+  EXPECT_NE(e.last_error.find("HTTP 500: disk full"), std::string::npos) << e.last_error;
+  ASSERT_TRUE(e.last_attempt_at.has_value());
+  EXPECT_FALSE(e.delivered_at.has_value());
+
+  const auto got = receiver.deliveries();
+  ASSERT_EQ(got.size(), 4u);
+  for (const auto& d : got) EXPECT_EQ(d.idempotency_key, e.idempotency_key);  // one event, retried
+  // Each wait is at least the back-off planned for it: 0.1 s, 0.2 s, 0.4 s.
+  for (size_t i = 1; i < got.size(); ++i) {
+    const double waited = std::chrono::duration<double>(got[i].at - got[i - 1].at).count();
+    EXPECT_GE(waited, 0.95 * BackoffSeconds(o, static_cast<int>(i))) << "after attempt " << i;
+  }
+}
+
+TEST_F(NotificationsTest, HttpsEndpointsAreVerifiedAgainstTheCaGiven) {
+  auto dir = testing::TempDir::Create();
+  ASSERT_TRUE(dir.ok());
+  auto pki = testing::MakeTestPki(dir->path());
+  ASSERT_TRUE(pki.ok()) << pki.status();
+  WebhookReceiver receiver(200, "ok", pki->server_cert, pki->server_key);
+  ASSERT_TRUE(receiver.Start());
+  AddEndpoint("tls", receiver.url());
+  NotifierOptions o;
+  o.max_attempts = 1;
+  o.timeout_s = 5;
+
+  FailGate("main");
+  o.ca_file = pki->other_ca_cert;  // a CA that did not sign the receiver's certificate
+  ASSERT_EQ(Notifier(*store_, o).DeliverDue().value_or(-1), 0);
+  ASSERT_EQ(Outbox("failed").size(), 1u);
+  EXPECT_NE(Outbox("failed")[0].last_error.find("did not verify"), std::string::npos)
+      << Outbox("failed")[0].last_error;
+  EXPECT_TRUE(receiver.deliveries().empty());
+
+  FailGate("main");
+  o.ca_file = pki->ca_cert;
+  ASSERT_EQ(Notifier(*store_, o).DeliverDue().value_or(-1), 1);
+  ASSERT_EQ(receiver.deliveries().size(), 1u);
+  const auto d = receiver.deliveries()[0];
+  EXPECT_TRUE(SignatureMatches(kSecret, d.timestamp, d.body, d.signature));
+  EXPECT_EQ(Outbox("delivered").size(), 1u);
+}
+
+TEST_F(NotificationsTest, AStaleClaimCannotOverwriteANewerOne) {
+  AddEndpoint("hook", "http://127.0.0.1:9/hook");
+  FailGate("main");
+  auto first = store_->ClaimDueNotifications(10, 0.0);  // a lease that runs out at once
+  ASSERT_TRUE(first.ok() && first->size() == 1) << first.status();
+  auto second = store_->ClaimDueNotifications(10, 60.0);
+  ASSERT_TRUE(second.ok() && second->size() == 1) << second.status();
+  EXPECT_TRUE(store_->ClaimDueNotifications(10, 60.0)->empty());  // held by the second claim
+  store::DeliveryOutcome stale{.id = (*first)[0].id, .claim_token = (*first)[0].claim_token, .delivered = true};
+  EXPECT_TRUE(absl::IsFailedPrecondition(store_->RecordDelivery(stale)));
+  store::DeliveryOutcome fresh{.id = (*second)[0].id, .claim_token = (*second)[0].claim_token, .delivered = true};
+  EXPECT_TRUE(store_->RecordDelivery(fresh).ok());
+  EXPECT_EQ(Outbox("delivered").size(), 1u);
+}
+
+}  // namespace
+}  // namespace perfgate::coordinator
