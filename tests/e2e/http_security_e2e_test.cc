@@ -254,5 +254,48 @@ TEST_F(HttpSecurityEndToEnd, HttpsWithTheGrpcCertificateAndMutualTls) {
   EXPECT_NE(with_cert.output.find("no regressions"), std::string::npos) << with_cert.output;
 }
 
+// Every answer, the open ones, the refusals and the parser's own errors,
+// tells the browser not to guess types, not to run or frame anything from
+// elsewhere and not to leak its URL; /healthz, which anyone may ask, says
+// the database is away without the database's own words.
+TEST_F(HttpSecurityEndToEnd, EveryAnswerCarriesSecurityHeadersAndHealthHidesTheDatabaseError) {
+  ASSERT_NO_FATAL_FAILURE(Start({"--require-credentials"}, "http"));
+  httplib::Client c("127.0.0.1", port_);
+  std::vector<std::pair<std::string, httplib::Result>> answers;
+  answers.emplace_back("page", c.Get("/"));
+  answers.emplace_back("script", c.Get("/app.js"));
+  answers.emplace_back("health", c.Get("/healthz"));
+  answers.emplace_back("refused read", c.Get("/api/v1/runs"));
+  answers.emplace_back("unknown route", c.Get("/no/such/page"));
+  answers.emplace_back("refused write", c.Post("/api/v1/regressions/1/triage", std::string(100000, 'x'),
+                                               "application/json"));
+  for (const auto& [what, res] : answers) {
+    ASSERT_TRUE(res) << what << ": " << httplib::to_string(res.error());
+    EXPECT_EQ(res->get_header_value("X-Content-Type-Options"), "nosniff") << what;
+    const std::string csp = res->get_header_value("Content-Security-Policy");
+    EXPECT_NE(csp.find("frame-ancestors 'none'"), std::string::npos) << what << ": " << csp;
+    EXPECT_NE(csp.find("default-src 'self'"), std::string::npos) << what << ": " << csp;
+    EXPECT_NE(csp.find("script-src 'self'"), std::string::npos) << what << ": " << csp;
+    EXPECT_EQ(res->get_header_value("Referrer-Policy"), "no-referrer") << what;
+    EXPECT_EQ(res->get_header_value("X-Frame-Options"), "DENY") << what;
+  }
+  EXPECT_EQ(answers[0].second->status, 200);
+  EXPECT_EQ(answers[3].second->status, 401);
+  EXPECT_EQ(answers[4].second->status, 404);
+  EXPECT_EQ(answers[5].second->status, 413);
+
+  // The database stops: the health answer is fixed text, the detail is in
+  // the coordinator's log.
+  server().Stop();
+  auto down = c.Get("/healthz");
+  ASSERT_TRUE(down) << httplib::to_string(down.error());
+  EXPECT_EQ(down->status, 503);
+  EXPECT_EQ(down->body, "database unavailable (see the coordinator log)\n");
+  EXPECT_EQ(down->get_header_value("X-Content-Type-Options"), "nosniff");
+  EXPECT_TRUE(coordinator_->WaitForLine("/healthz: database unavailable: ", std::chrono::seconds(10)))
+      << coordinator_->Output();
+  ASSERT_TRUE(server().StartAgain().ok());
+}
+
 }  // namespace
 }  // namespace perfgate
