@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/tls_context.h"
+#include "coordinator/http_connections.h"
 
 namespace perfgate::coordinator {
 namespace {
@@ -51,15 +52,17 @@ absl::Status CheckJsonBody(const httplib::Request& req) {
 
 HttpServer::HttpServer(const HttpConfig& config, Store& store)
     : auth_(std::make_unique<Authenticator>(config.auth, store)), tls_(!config.tls.cert.empty()) {
+  ConnectionLimits limits;
+  limits.max_body = kMaxBody;
   if (!tls_) {
-    server_ = std::make_unique<httplib::Server>();
+    server_ = MakeGuardedServer(limits, nullptr);
     return;
   }
   // The gRPC side's certificate and key; with its client CA, a client
   // certificate is required in the handshake.
   const TlsPem pem = config.tls;
   // Called once, in the constructor; what OpenSSL refused is kept for Start.
-  server_ = std::make_unique<httplib::SSLServer>([this, &pem](SSL_CTX& ctx) {
+  server_ = MakeGuardedServer(limits, [this, &pem](SSL_CTX& ctx) {
     SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
     absl::Status s = UseCertificateChain(&ctx, pem.cert, pem.key);
     if (s.ok() && !pem.ca.empty()) {
@@ -88,15 +91,10 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpConfig& 
     return absl::InvalidArgumentError(
         absl::StrCat("--tls-cert/--tls-key/--tls-client-ca: refused for HTTPS: ", s->tls_error_));
   }
-  s->server_->set_payload_max_length(kMaxBody);
   s->server_->set_default_headers(SecurityHeaders());
   // Headers and body go out in separate writes; with Nagle's algorithm each
   // answer would wait for the client's delayed ACK (tens of milliseconds).
   s->server_->set_tcp_nodelay(true);
-  // A page's dozen files and API calls reuse the browser's connections.
-  s->server_->set_keep_alive_max_count(100);
-  s->server_->set_read_timeout(10, 0);
-  s->server_->set_write_timeout(10, 0);
   Store& reads = config.read_store != nullptr ? *config.read_store : store;
   RegisterApi(*s->server_, ApiStores{reads, store}, *s->auth_);
   RegisterPages(*s->server_, reads, *s->auth_);
