@@ -185,6 +185,11 @@ absl::Status CoordinatorClient::OpenRun(const v1::OpenRunRequest& req) {
                       [&](grpc::ClientContext* ctx) { return impl_->ingest_->OpenRun(ctx, req, &resp); });
 }
 
+bool CoordinatorClient::Reachable(double seconds) {
+  if (impl_->channel_->GetState(true) == GRPC_CHANNEL_READY) return true;
+  return impl_->channel_->WaitForConnected(Deadline(std::min(seconds, impl_->options_.timeout_s)));
+}
+
 absl::StatusOr<Ack> CoordinatorClient::SendBatch(const v1::ResultBatch& batch) {
   const uint64_t sequence = batch.sequence();
   const ClientOptions& o = impl_->options_;

@@ -120,6 +120,10 @@ class CoordinatorClient {
   /// The nodes' stored calibrations.
   absl::StatusOr<v1::ListCalibrationsResponse> ListCalibrations(const v1::ListCalibrationsRequest& request);
 
+  /// True when a connection to the coordinator is up or comes up within
+  /// `seconds` (at most the call timeout); a quick look that sends nothing.
+  bool Reachable(double seconds);
+
   /// The coordinator's grpc.health.v1 status, waiting up to the deadline for
   /// one that is still starting.
   absl::StatusOr<grpc::health::v1::HealthCheckResponse::ServingStatus> Health();

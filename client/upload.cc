@@ -67,6 +67,12 @@ bool RunUpload::WentOffline(const absl::Status& s) {
   return true;
 }
 
+bool RunUpload::Reachable() {
+  if (!spool_ || client_->Reachable(kProbeSeconds)) return true;
+  WentOffline(absl::UnavailableError(absl::StrCat("coordinator unreachable for ", kProbeSeconds, " s")));
+  return false;
+}
+
 absl::Status RunUpload::Refused(const absl::Status& s) {
   if (!spool_) {
     ended_ = true;
@@ -83,7 +89,7 @@ void RunUpload::RemoveSpool() {
 absl::Status RunUpload::Register(const std::string& hostname, const std::string& version) {
   hostname_ = hostname;
   version_ = version;
-  if (!online_) return absl::OkStatus();
+  if (!online_ || !Reachable()) return absl::OkStatus();
   absl::Status s = client_->RegisterAgent(open_.agent_name(), hostname, version);
   registered_ = s.ok();
   if (s.ok() || WentOffline(s)) return absl::OkStatus();
@@ -91,7 +97,7 @@ absl::Status RunUpload::Register(const std::string& hostname, const std::string&
 }
 
 absl::Status RunUpload::Open() {
-  if (!online_ || refused_) return absl::OkStatus();
+  if (!online_ || refused_ || !Reachable()) return absl::OkStatus();
   absl::Status s = client_->OpenRun(open_);
   if (s.ok() || WentOffline(s)) return absl::OkStatus();
   return Refused(s);
@@ -100,6 +106,7 @@ absl::Status RunUpload::Open() {
 bool RunUpload::TryReconnect() {
   if (online_) return true;
   if (refused_ || !spool_ || std::chrono::steady_clock::now() < next_try_) return false;
+  if (!Reachable()) return false;  // the back-off grows
   absl::Status s;
   if (!registered_) {
     s = client_->RegisterAgent(open_.agent_name(), hostname_, version_);
@@ -160,6 +167,7 @@ absl::Status RunUpload::SendBatch(v1::ResultBatch batch) {
     TryReconnect();  // sends this batch too, from the spool
     return absl::OkStatus();
   }
+  if (!Reachable()) return absl::OkStatus();
   auto ack = client_->SendBatch(batch);
   if (!ack.ok()) {
     if (WentOffline(ack.status())) return absl::OkStatus();

@@ -8,6 +8,8 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <thread>
 #include <unistd.h>
 
 #include <atomic>
@@ -318,6 +320,42 @@ TEST_F(UploadTest, AnUnreachableCoordinatorLeavesTheRunInTheSpoolAndReplaySendsI
   auto spooled = ListSpool(dir_->Join("spool"));
   ASSERT_TRUE(spooled.ok());
   EXPECT_TRUE(spooled->empty());
+}
+
+// While the coordinator is away, the agent measures between calls: with a
+// 30 s call timeout, registering, opening, sending and a later retry each
+// cost at most a short look at the connection (about a second), and once
+// the coordinator is there the run is stored whole.
+TEST_F(UploadTest, AnAbsentCoordinatorCostsEachAttemptASecondNotTheCallTimeout) {
+  auto port = testing::FreeTcpPort();
+  ASSERT_TRUE(port.ok());
+  ClientOptions o = Options(*port);  // nothing listens there yet
+  o.timeout_s = 30;
+  o.attempts = 5;
+  CoordinatorClient client(o);
+  auto upload = RunUpload::Create(client, Meta(), dir_->Join("spool"));
+  ASSERT_TRUE(upload.ok()) << upload.status();
+  using Clock = std::chrono::steady_clock;
+  auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+  const Clock::time_point start = Clock::now();
+  ASSERT_TRUE(upload->Register("node-1", "test").ok());
+  ASSERT_TRUE(upload->Open().ok());
+  ASSERT_TRUE(upload->Send(Case("1024", {1.0, 1.5})).ok());
+  EXPECT_LT(seconds_since(start), 10) << "the first attempts waited for the call timeout";
+  EXPECT_FALSE(upload->online());
+  // A case measured for longer than the first back-off (0.5 s): the next
+  // send looks for the coordinator again, briefly.
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  const Clock::time_point retry = Clock::now();
+  ASSERT_TRUE(upload->Send(Case("2048", {2.0})).ok());
+  EXPECT_LT(seconds_since(retry), 10) << "a retry waited for the call timeout";
+  EXPECT_FALSE(upload->online());
+
+  ASSERT_NO_FATAL_FAILURE(StartServer(*port));
+  auto closed = upload->Close({});
+  ASSERT_TRUE(closed.ok()) << closed.status();
+  ASSERT_TRUE(closed->has_value());
+  EXPECT_EQ(**closed, 3u);
 }
 
 }  // namespace
