@@ -192,14 +192,27 @@ void RunUpload::Abandon(const absl::Status& why) {
 
 absl::Status RunUpload::CloseRefused() {
   const absl::Status why = *refused_;
+  ended_ = true;
+  // The credential, not the run, was refused (revoked or replaced while the
+  // run went on): nothing is wrong with what was measured. The run is left
+  // open with its complete close in the spool, for `replay` with a valid
+  // credential to finish it whole.
+  if (why.code() == absl::StatusCode::kUnauthenticated || why.code() == absl::StatusCode::kPermissionDenied) {
+    if (spool_) spool_->Close(close_).IgnoreError();
+    return absl::Status(why.code(), absl::StrCat(why.message(), "; the run is left open on the coordinator and every ",
+                                                 "batch is kept in ", spool_path(),
+                                                 ": `perfgate-agent replay` with a valid credential completes it"));
+  }
   close_ = CloseRequest(open_.run_id(), v1::RUN_FAILED, sequence_,
                         absl::StrCat("the coordinator refused the run: ", why.message()));
-  // Best effort; a run the coordinator never opened has nothing to close.
-  client_->CloseRun(close_).ok();
-  ended_ = true;
+  // A run the coordinator never opened has nothing to close.
+  auto closed = client_->CloseRun(close_);
   if (spool_) spool_->Close(close_).IgnoreError();
-  return absl::Status(why.code(), absl::StrCat(why.message(), "; the run is closed as failed and every batch is kept in ",
-                                               spool_path()));
+  return absl::Status(why.code(), absl::StrCat(why.message(), "; the run ",
+                                               closed.ok() ? "is closed as failed"
+                                                           : absl::StrCat("could not be closed as failed (",
+                                                                          closed.status().message(), ")"),
+                                               " and every batch is kept in ", spool_path()));
 }
 
 absl::StatusOr<std::optional<uint64_t>> RunUpload::Close(const std::vector<std::string>& invalid_reasons) {

@@ -82,6 +82,11 @@ grpc::Status IngestService::StreamResults(
   std::set<std::string> writable_runs;
   v1::ResultBatch batch;
   while (stream->Read(&batch)) {
+    // Checked again for every batch: a credential revoked while its run
+    // streams stops storing at the next batch, as CloseRun would refuse it.
+    if (auto again = auth_.Authorize(ctx, Action::kIngest); !again.ok()) {
+      return ToGrpc(again.status(), "StreamResults");
+    }
     PERFGATE_RETURN_IF_ERROR(auth_.CheckRunOf(*caller, batch.run_id(), &writable_runs));
     const std::string where = absl::StrCat("batch ", batch.sequence(), ": ");
     if (auto s = wire::ValidateBatch(batch); !s.ok()) return Invalid(where + std::string(s.message()));
