@@ -11,7 +11,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/tls_context.h"
-#include "coordinator/http_connections.h"
 
 namespace perfgate::coordinator {
 namespace {
