@@ -42,7 +42,7 @@ class Connection {
   bool Wait(short events, Clock::time_point deadline) const {
     if ((events & POLLIN) && (begin_ < end_ || (ssl_ != nullptr && SSL_pending(ssl_) > 0))) return true;
     for (;;) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();  // 0 only once it has passed
       if (left <= 0) return false;
       pollfd p{sock_, events, 0};
       const int n = poll(&p, 1, static_cast<int>(left));
@@ -133,10 +133,17 @@ class DeadlineStream : public httplib::Stream {
  public:
   DeadlineStream(Connection& c, std::chrono::milliseconds write) : c_(c), write_(write) {}
   void StartRequest(std::chrono::milliseconds read) { read_deadline_ = Clock::now() + read; }
+  // True once a read gave up at the request's deadline: the connection is
+  // then closed, not read on for another request.
+  bool expired() const { return expired_; }
 
   bool is_readable() const override { return c_.Wait(POLLIN, read_deadline_); }
   bool is_writable() const override { return c_.Wait(POLLOUT, Clock::now() + write_); }
-  ssize_t read(char* ptr, size_t size) override { return c_.Read(ptr, size, read_deadline_); }
+  ssize_t read(char* ptr, size_t size) override {
+    const ssize_t n = c_.Read(ptr, size, read_deadline_);
+    if (n < 0 && Clock::now() >= read_deadline_) expired_ = true;
+    return n;
+  }
   ssize_t write(const char* ptr, size_t size) override {
     const auto deadline = Clock::now() + write_;
     size_t done = 0;
@@ -149,12 +156,13 @@ class DeadlineStream : public httplib::Stream {
   }
   void get_remote_ip_and_port(std::string& ip, int& port) const override { Address(c_.sock(), true, ip, port); }
   void get_local_ip_and_port(std::string& ip, int& port) const override { Address(c_.sock(), false, ip, port); }
-  httplib::socket_t socket() const override { return c_.sock(); }
+  socket_t socket() const override { return c_.sock(); }
 
  private:
   Connection& c_;
   std::chrono::milliseconds write_;
   Clock::time_point read_deadline_ = Clock::now();
+  bool expired_ = false;
 };
 
 // The TLS handshake, bounded by the idle limit; null when it fails.
@@ -184,7 +192,7 @@ class GuardedServer : public Base {
       : Base(std::forward<Args>(args)...), limits_(limits) {}
 
  private:
-  bool process_and_close_socket(httplib::socket_t sock) override {
+  bool process_and_close_socket(socket_t sock) override {
     Connection plain(sock, nullptr);
     if (active_.fetch_add(1) >= limits_.max_connections) {
       if constexpr (!std::is_base_of_v<httplib::SSLServer, Base>) {
@@ -225,7 +233,7 @@ class GuardedServer : public Base {
         Drain(c);
         ok = false;
       }
-      if (closed || refused) break;
+      if (closed || refused || stream.expired()) break;
     }
     if (ssl != nullptr) {
       if (ok) SSL_shutdown(ssl);

@@ -17,7 +17,9 @@
 
 #include <pqxx/pqxx>
 #include <condition_variable>
+#include <algorithm>
 #include <fstream>
+#include <iostream>
 #include <mutex>
 #include <regex>
 #include <thread>
@@ -412,6 +414,7 @@ TEST_F(HttpSecurityEndToEnd, BodiesAreRefusedBeforeTheyAreReadChunkedOnesAndOnes
     EXPECT_LT(sent, 300) << c.head << ": the coordinator read a 300 MB body";
   }
   const int64_t peak_kb = ProcessKb(pid, "VmHWM");
+  std::cout << "coordinator resident before: " << before_kb << " kB, peak after 4 x 300 MB: " << peak_kb << " kB\n";
   EXPECT_LT(peak_kb - before_kb, 100 * 1024) << "resident " << before_kb << " kB before, peak " << peak_kb << " kB";
   auto health = Get("/healthz", "");
   ASSERT_TRUE(health);
@@ -460,7 +463,11 @@ TEST_F(HttpSecurityEndToEnd, SlowAndIdleClientsDoNotStopTheHttpPort) {
   c.set_connection_timeout(5);
   c.set_read_timeout(5);
   for (int i = 0; i < 3; ++i) {
+    const auto asked = std::chrono::steady_clock::now();
     auto health = c.Get("/healthz");
+    std::cout << "/healthz with " << kSlow << " slow clients: "
+              << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - asked).count()
+              << " ms\n";
     EXPECT_TRUE(health && health->status == 200)
         << "with " << kSlow << " slow clients: " << (health ? health->body : httplib::to_string(health.error()));
   }
@@ -470,6 +477,8 @@ TEST_F(HttpSecurityEndToEnd, SlowAndIdleClientsDoNotStopTheHttpPort) {
     EXPECT_GE(held_s[i], 0) << "slow client " << i << " was never disconnected";
     EXPECT_LT(held_s[i], 30) << "slow client " << i;
   }
+  std::cout << "slow clients disconnected after " << *std::min_element(held_s.begin(), held_s.end()) << " to "
+            << *std::max_element(held_s.begin(), held_s.end()) << " s\n";
 }
 
 }  // namespace
