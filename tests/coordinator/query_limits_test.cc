@@ -4,6 +4,7 @@
 // its field.
 #include <gtest/gtest.h>
 
+#include <iostream>
 #include <string>
 
 #include "perfgate/v1/gate.grpc.pb.h"
@@ -67,6 +68,7 @@ TEST_F(QueryLimitsTest, SixtyRunsOfTheLargestMetadataAreListedInOneReplyMarkedTr
   ASSERT_TRUE(s.ok()) << s.error_message();
   EXPECT_TRUE(resp.truncated());
   EXPECT_LE(resp.ByteSizeLong(), 4u << 20);
+  std::cout << resp.runs_size() << " of 60 runs in one reply of " << resp.ByteSizeLong() << " bytes\n";
   ASSERT_GT(resp.runs_size(), 20);
   ASSERT_LT(resp.runs_size(), 60);
   // The newest, each whole.
