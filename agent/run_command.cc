@@ -38,9 +38,11 @@ std::atomic<int> g_stop_signal{0};
 
 void OnStopSignal(int sig) { g_stop_signal.store(sig); }
 
-void CatchStopSignals() {
+// While measuring, the signals are caught; afterwards (the result file
+// written, the close being sent) they end the process as usual.
+void CatchStopSignals(bool on) {
   struct sigaction action {};
-  action.sa_handler = OnStopSignal;
+  action.sa_handler = on ? OnStopSignal : SIG_DFL;
   sigemptyset(&action.sa_mask);
   sigaction(SIGTERM, &action, nullptr);
   sigaction(SIGINT, &action, nullptr);
@@ -212,8 +214,10 @@ int RunCommand(const AgentConfig& config) {
             << ")\n" << std::flush;
   RunUpload* sending = upload ? &*upload : nullptr;
   Measured m;
-  CatchStopSignals();
-  if (absl::Status s = Measure(*cases, options, sending, &m); !s.ok()) {
+  CatchStopSignals(true);
+  absl::Status measured = Measure(*cases, options, sending, &m);
+  CatchStopSignals(false);
+  if (absl::Status s = measured; !s.ok()) {
     // What was measured is written all the same; the spool keeps the batches.
     if (!config.output_file.empty() && WriteResultFile(config.output_file, meta, m.done).ok()) {
       std::cerr << "perfgate-agent: the results measured so far are in " << config.output_file << "\n";
