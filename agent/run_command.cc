@@ -155,7 +155,8 @@ int Finish(const AgentConfig& config, const RunMeta& meta, const std::vector<std
     if (auto s = WriteResultFile(config.output_file, meta, m.done); !s.ok()) {
       return Fail(s, "cannot write the result file");
     }
-    std::cout << "perfgate-agent: results written to " << config.output_file << "\n";
+    // Flushed: a log follower (or a job about to be stopped) sees it now.
+    std::cout << "perfgate-agent: results written to " << config.output_file << std::endl;
   }
   for (const std::string& reason : invalid) std::cout << "perfgate-agent: invalid for gating: " << reason << "\n";
   std::optional<uint64_t> stored;

@@ -67,6 +67,10 @@ bool RunUpload::WentOffline(const absl::Status& s) {
   return true;
 }
 
+std::optional<double> RunUpload::ConnectWait() const {
+  return spool_ ? std::optional<double>(kProbeSeconds) : std::nullopt;
+}
+
 bool RunUpload::Reachable() {
   if (!spool_ || client_->Reachable(kProbeSeconds)) return true;
   WentOffline(absl::UnavailableError(absl::StrCat("coordinator unreachable for ", kProbeSeconds, " s")));
@@ -123,7 +127,7 @@ bool RunUpload::TryReconnect() {
   if (!pending.ok() && s.ok()) s = pending.status();
   if (s.ok()) {
     for (const auto& [seq, batch] : *pending) {
-      auto ack = client_->SendBatch(batch);
+      auto ack = client_->SendBatch(batch, ConnectWait());
       if (!ack.ok()) {
         s = ack.status();
         break;
@@ -168,7 +172,7 @@ absl::Status RunUpload::SendBatch(v1::ResultBatch batch) {
     return absl::OkStatus();
   }
   if (!Reachable()) return absl::OkStatus();
-  auto ack = client_->SendBatch(batch);
+  auto ack = client_->SendBatch(batch, ConnectWait());
   if (!ack.ok()) {
     if (WentOffline(ack.status())) return absl::OkStatus();
     return Refused(ack.status());

@@ -139,6 +139,8 @@ class RunUpload {
   // With a spool: false, and offline, when no connection comes up within
   // kProbeSeconds. Without one: true (the call's own timeout decides).
   bool Reachable();
+  // How long a send waits for a connection: kProbeSeconds with a spool.
+  std::optional<double> ConnectWait() const;
   void RemoveSpool();
   absl::Status CloseRefused();
 
