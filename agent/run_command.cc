@@ -1,12 +1,17 @@
 // `perfgate-agent run`: measure the selected cases and upload each as it
 // finishes (client/upload.h), or only write the result file when offline.
+#include <signal.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <cstring>
 
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "agent/agent.h"
 #include "agent/command_support.h"
@@ -24,6 +29,30 @@ namespace {
 using client::RunUpload;
 
 constexpr int kGoOn = -1;  // a step's result: the command goes on
+
+// SIGTERM (Slurm's scancel and time limit, a CI job cancelled) or SIGINT:
+// the case being measured ends, then what was measured is written to
+// --output and the run is closed as failed, instead of the process dying
+// with nothing written.
+std::atomic<int> g_stop_signal{0};
+
+void OnStopSignal(int sig) { g_stop_signal.store(sig); }
+
+// While measuring, the signals are caught; afterwards (the result file
+// written, the close being sent) they end the process as usual.
+void CatchStopSignals(bool on) {
+  struct sigaction action {};
+  action.sa_handler = on ? OnStopSignal : SIG_DFL;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+}
+
+absl::Status StopRequested() {
+  const int sig = g_stop_signal.load();
+  if (sig == 0) return absl::OkStatus();
+  return absl::CancelledError(absl::StrCat("stopped by signal ", sig, " (", strsignal(sig), ")"));
+}
 
 void PrintCase(const CaseResult& r, const std::string& prefix) {
   std::cout << prefix << r.benchmark.Key() << ": " << r.samples.size() << " samples, " << ToString(r.status)
@@ -111,7 +140,8 @@ absl::Status Measure(const std::vector<suites::CaseInstance>& cases, const Runne
     m->case_failed = m->case_failed || r.status == CaseStatus::kFailed;
     absl::Status sent = upload != nullptr ? upload->Send(r) : absl::OkStatus();
     m->done.push_back(std::move(r));
-    return sent;
+    if (!sent.ok()) return sent;
+    return StopRequested();
   });
 }
 
@@ -125,7 +155,8 @@ int Finish(const AgentConfig& config, const RunMeta& meta, const std::vector<std
     if (auto s = WriteResultFile(config.output_file, meta, m.done); !s.ok()) {
       return Fail(s, "cannot write the result file");
     }
-    std::cout << "perfgate-agent: results written to " << config.output_file << "\n";
+    // Flushed: a log follower (or a job about to be stopped) sees it now.
+    std::cout << "perfgate-agent: results written to " << config.output_file << std::endl;
   }
   for (const std::string& reason : invalid) std::cout << "perfgate-agent: invalid for gating: " << reason << "\n";
   std::optional<uint64_t> stored;
@@ -184,7 +215,10 @@ int RunCommand(const AgentConfig& config) {
             << ")\n" << std::flush;
   RunUpload* sending = upload ? &*upload : nullptr;
   Measured m;
-  if (absl::Status s = Measure(*cases, options, sending, &m); !s.ok()) {
+  CatchStopSignals(true);
+  absl::Status measured = Measure(*cases, options, sending, &m);
+  CatchStopSignals(false);
+  if (absl::Status s = measured; !s.ok()) {
     // What was measured is written all the same; the spool keeps the batches.
     if (!config.output_file.empty() && WriteResultFile(config.output_file, meta, m.done).ok()) {
       std::cerr << "perfgate-agent: the results measured so far are in " << config.output_file << "\n";

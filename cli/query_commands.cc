@@ -40,6 +40,10 @@ int RunsCommand(const Config& c) {
                                  Time(r.finished_at()), r.branch(), r.commit().substr(0, 12), r.sku(),
                                  v1::RunStatus_Name(r.status()), r.samples());
   }
+  if (resp->truncated()) {
+    std::cerr << "note: the newest " << resp->runs_size() << " runs fill one reply (4 MiB); ask for fewer with "
+              << "--limit or narrow with --branch or --sku to see older ones\n";
+  }
   return kExitPass;
 }
 

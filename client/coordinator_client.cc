@@ -185,7 +185,12 @@ absl::Status CoordinatorClient::OpenRun(const v1::OpenRunRequest& req) {
                       [&](grpc::ClientContext* ctx) { return impl_->ingest_->OpenRun(ctx, req, &resp); });
 }
 
-absl::StatusOr<Ack> CoordinatorClient::SendBatch(const v1::ResultBatch& batch) {
+bool CoordinatorClient::Reachable(double seconds) {
+  if (impl_->channel_->GetState(true) == GRPC_CHANNEL_READY) return true;
+  return impl_->channel_->WaitForConnected(Deadline(std::min(seconds, impl_->options_.timeout_s)));
+}
+
+absl::StatusOr<Ack> CoordinatorClient::SendBatch(const v1::ResultBatch& batch, std::optional<double> connect_wait_s) {
   const uint64_t sequence = batch.sequence();
   const ClientOptions& o = impl_->options_;
   grpc::Status last;
@@ -193,9 +198,10 @@ absl::StatusOr<Ack> CoordinatorClient::SendBatch(const v1::ResultBatch& batch) {
     if (!impl_->stream_) {
       // Wait a bounded time for the coordinator (it may be restarting); the
       // stream itself lives as long as the run.
-      if (!impl_->channel_->WaitForConnected(Deadline(o.timeout_s))) {
+      const double wait_s = std::min(connect_wait_s.value_or(o.timeout_s), o.timeout_s);
+      if (!impl_->channel_->WaitForConnected(Deadline(wait_s))) {
         last = grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                            absl::StrCat("coordinator at ", o.address, " unreachable for ", o.timeout_s, " s"));
+                            absl::StrCat("coordinator at ", o.address, " unreachable for ", wait_s, " s"));
         break;  // it already had the whole timeout to come back
       }
       impl_->stream_ctx_ = std::make_unique<grpc::ClientContext>();

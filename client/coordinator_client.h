@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -96,8 +97,9 @@ class CoordinatorClient {
   /// Opens a run (again, when it is still running).
   absl::Status OpenRun(const v1::OpenRunRequest& request);
   /// Sends a batch on the run's stream and waits for its acknowledgement;
-  /// a broken stream is reopened and the batch resent.
-  absl::StatusOr<Ack> SendBatch(const v1::ResultBatch& batch);
+  /// a broken stream is reopened and the batch resent, waiting for a
+  /// connection up to `connect_wait_s` (nullopt: the call timeout).
+  absl::StatusOr<Ack> SendBatch(const v1::ResultBatch& batch, std::optional<double> connect_wait_s = std::nullopt);
   /// Ends the stream and closes the run; returns the samples the coordinator stored.
   absl::StatusOr<uint64_t> CloseRun(const v1::CloseRunRequest& request);
   /// Stores a node's calibration; returns the entries the coordinator wrote
@@ -119,6 +121,10 @@ class CoordinatorClient {
   absl::StatusOr<v1::FleetResponse> Fleet(const v1::FleetRequest& request);
   /// The nodes' stored calibrations.
   absl::StatusOr<v1::ListCalibrationsResponse> ListCalibrations(const v1::ListCalibrationsRequest& request);
+
+  /// True when a connection to the coordinator is up or comes up within
+  /// `seconds` (at most the call timeout); a quick look that sends nothing.
+  bool Reachable(double seconds);
 
   /// The coordinator's grpc.health.v1 status, waiting up to the deadline for
   /// one that is still starting.

@@ -67,6 +67,16 @@ bool RunUpload::WentOffline(const absl::Status& s) {
   return true;
 }
 
+std::optional<double> RunUpload::ConnectWait() const {
+  return spool_ ? std::optional<double>(kProbeSeconds) : std::nullopt;
+}
+
+bool RunUpload::Reachable() {
+  if (!spool_ || client_->Reachable(kProbeSeconds)) return true;
+  WentOffline(absl::UnavailableError(absl::StrCat("coordinator unreachable for ", kProbeSeconds, " s")));
+  return false;
+}
+
 absl::Status RunUpload::Refused(const absl::Status& s) {
   if (!spool_) {
     ended_ = true;
@@ -83,7 +93,7 @@ void RunUpload::RemoveSpool() {
 absl::Status RunUpload::Register(const std::string& hostname, const std::string& version) {
   hostname_ = hostname;
   version_ = version;
-  if (!online_) return absl::OkStatus();
+  if (!online_ || !Reachable()) return absl::OkStatus();
   absl::Status s = client_->RegisterAgent(open_.agent_name(), hostname, version);
   registered_ = s.ok();
   if (s.ok() || WentOffline(s)) return absl::OkStatus();
@@ -91,7 +101,7 @@ absl::Status RunUpload::Register(const std::string& hostname, const std::string&
 }
 
 absl::Status RunUpload::Open() {
-  if (!online_ || refused_) return absl::OkStatus();
+  if (!online_ || refused_ || !Reachable()) return absl::OkStatus();
   absl::Status s = client_->OpenRun(open_);
   if (s.ok() || WentOffline(s)) return absl::OkStatus();
   return Refused(s);
@@ -100,6 +110,7 @@ absl::Status RunUpload::Open() {
 bool RunUpload::TryReconnect() {
   if (online_) return true;
   if (refused_ || !spool_ || std::chrono::steady_clock::now() < next_try_) return false;
+  if (!Reachable()) return false;  // the back-off grows
   absl::Status s;
   if (!registered_) {
     s = client_->RegisterAgent(open_.agent_name(), hostname_, version_);
@@ -116,7 +127,7 @@ bool RunUpload::TryReconnect() {
   if (!pending.ok() && s.ok()) s = pending.status();
   if (s.ok()) {
     for (const auto& [seq, batch] : *pending) {
-      auto ack = client_->SendBatch(batch);
+      auto ack = client_->SendBatch(batch, ConnectWait());
       if (!ack.ok()) {
         s = ack.status();
         break;
@@ -160,7 +171,8 @@ absl::Status RunUpload::SendBatch(v1::ResultBatch batch) {
     TryReconnect();  // sends this batch too, from the spool
     return absl::OkStatus();
   }
-  auto ack = client_->SendBatch(batch);
+  if (!Reachable()) return absl::OkStatus();
+  auto ack = client_->SendBatch(batch, ConnectWait());
   if (!ack.ok()) {
     if (WentOffline(ack.status())) return absl::OkStatus();
     return Refused(ack.status());
@@ -184,14 +196,27 @@ void RunUpload::Abandon(const absl::Status& why) {
 
 absl::Status RunUpload::CloseRefused() {
   const absl::Status why = *refused_;
+  ended_ = true;
+  // The credential, not the run, was refused (revoked or replaced while the
+  // run went on): nothing is wrong with what was measured. The run is left
+  // open with its complete close in the spool, for `replay` with a valid
+  // credential to finish it whole.
+  if (why.code() == absl::StatusCode::kUnauthenticated || why.code() == absl::StatusCode::kPermissionDenied) {
+    if (spool_) spool_->Close(close_).IgnoreError();
+    return absl::Status(why.code(), absl::StrCat(why.message(), "; the run is left open on the coordinator and every ",
+                                                 "batch is kept in ", spool_path(),
+                                                 ": `perfgate-agent replay` with a valid credential completes it"));
+  }
   close_ = CloseRequest(open_.run_id(), v1::RUN_FAILED, sequence_,
                         absl::StrCat("the coordinator refused the run: ", why.message()));
-  // Best effort; a run the coordinator never opened has nothing to close.
-  client_->CloseRun(close_).ok();
-  ended_ = true;
+  // A run the coordinator never opened has nothing to close.
+  auto closed = client_->CloseRun(close_);
   if (spool_) spool_->Close(close_).IgnoreError();
-  return absl::Status(why.code(), absl::StrCat(why.message(), "; the run is closed as failed and every batch is kept in ",
-                                               spool_path()));
+  return absl::Status(why.code(), absl::StrCat(why.message(), "; the run ",
+                                               closed.ok() ? "is closed as failed"
+                                                           : absl::StrCat("could not be closed as failed (",
+                                                                          closed.status().message(), ")"),
+                                               " and every batch is kept in ", spool_path()));
 }
 
 absl::StatusOr<std::optional<uint64_t>> RunUpload::Close(const std::vector<std::string>& invalid_reasons) {

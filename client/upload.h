@@ -6,6 +6,10 @@
 //
 // With a spool (spool.h) every batch is written to disk before the wire and
 // nothing measured is ever given up:
+//  - a spooled upload looks at the connection first (kProbeSeconds) and
+//    goes offline at once when the coordinator cannot be reached, so that an
+//    absent coordinator costs the run a second per attempt, never a whole
+//    call timeout (the agent measures between these calls);
 //  - an error that may pass (Transient: UNAVAILABLE, DEADLINE_EXCEEDED,
 //    ABORTED, INTERNAL, UNKNOWN, RESOURCE_EXHAUSTED, CANCELLED) takes the
 //    upload offline; the run goes on into the spool, and before each later
@@ -50,6 +54,9 @@ class RunUpload {
   /// costs the coordinator a transaction and a dozen statements besides
   /// its COPY.
   static constexpr size_t kBatchValues = 262144;
+  /// How long a spooled upload waits for a connection before each call
+  /// while the coordinator is away.
+  static constexpr double kProbeSeconds = 1.0;
 
   /// An upload of the run `meta` over `client` (which must outlive it).
   /// With a non-empty `spool_dir` the run is spooled in <spool_dir>/<run_id>/
@@ -129,6 +136,11 @@ class RunUpload {
   // Offline, once the back-off allows: reopen the run, send what the spool
   // holds; true when back online.
   bool TryReconnect();
+  // With a spool: false, and offline, when no connection comes up within
+  // kProbeSeconds. Without one: true (the call's own timeout decides).
+  bool Reachable();
+  // How long a send waits for a connection: kProbeSeconds with a spool.
+  std::optional<double> ConnectWait() const;
   void RemoveSpool();
   absl::Status CloseRefused();
 

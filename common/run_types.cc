@@ -1,7 +1,10 @@
 #include "common/run_types.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
+
+#include "absl/strings/str_cat.h"
 
 namespace perfgate {
 namespace {
@@ -59,5 +62,26 @@ bool ParseDirection(const std::string& s, Direction* out) { return Parse(kDirect
 bool ParseCaseStatus(const std::string& s, CaseStatus* out) { return Parse(kCaseStatuses, s, out); }
 bool ParseTrigger(const std::string& s, Trigger* out) { return Parse(kTriggers, s, out); }
 bool ParseRunStatus(const std::string& s, RunStatus* out) { return Parse(kRunStatuses, s, out); }
+
+absl::Status CheckSampleIndicesOnce(std::map<std::string, std::vector<uint32_t>> indices) {
+  for (auto& [key, seen] : indices) {
+    std::sort(seen.begin(), seen.end());
+    auto dup = std::adjacent_find(seen.begin(), seen.end());
+    if (dup != seen.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("benchmark ", key, " sample index ", *dup,
+                                                     " appears twice; each sample of a case has its own index"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckSampleIndicesOnce(const std::vector<CaseResult>& cases) {
+  std::map<std::string, std::vector<uint32_t>> indices;
+  for (const CaseResult& c : cases) {
+    std::vector<uint32_t>& seen = indices[c.benchmark.Key()];
+    for (const Sample& s : c.samples) seen.push_back(s.index);
+  }
+  return CheckSampleIndicesOnce(std::move(indices));
+}
 
 }  // namespace perfgate

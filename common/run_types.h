@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+
 namespace perfgate {
 
 /// Which way a metric improves.
@@ -125,5 +127,12 @@ bool ParseDirection(const std::string& s, Direction* out);
 bool ParseCaseStatus(const std::string& s, CaseStatus* out);
 bool ParseTrigger(const std::string& s, Trigger* out);
 bool ParseRunStatus(const std::string& s, RunStatus* out);
+
+/// Sample indices gathered per benchmark key (sorted here): INVALID_ARGUMENT
+/// "benchmark K sample index N appears twice; ..." for the first index seen
+/// twice under a key. The one rule of ingest and of every reader of results.
+absl::Status CheckSampleIndicesOnce(std::map<std::string, std::vector<uint32_t>> indices);
+/// The same over cases, a case possibly split over several entries.
+absl::Status CheckSampleIndicesOnce(const std::vector<CaseResult>& cases);
 
 }  // namespace perfgate

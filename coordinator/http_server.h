@@ -20,12 +20,8 @@
 #include "absl/status/statusor.h"
 #include "common/tls_files.h"
 #include "coordinator/auth.h"
+#include "coordinator/http_connections.h"  // and httplib's Server and Request, declared
 #include "coordinator/store.h"
-
-namespace httplib {
-class Server;
-struct Request;
-}  // namespace httplib
 
 namespace perfgate::coordinator {
 

@@ -1,5 +1,6 @@
 #include "coordinator/service.h"
 
+#include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/util/json_util.h>
 
 #include <chrono>
@@ -19,6 +20,7 @@
 #include "wire/gate_convert.h"
 #include "wire/query_convert.h"
 #include "wire/validate.h"
+#include "wire/validate_queries.h"
 
 namespace perfgate::coordinator {
 namespace {
@@ -26,6 +28,10 @@ namespace {
 grpc::Status Invalid(const std::string& message) {
   return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message);
 }
+
+// gRPC clients refuse replies over 4 MiB unless told otherwise; a list stops
+// short of it, every field of every entry counted.
+constexpr size_t kMaxReplyBytes = (4 << 20) - (64 << 10);
 
 void ToProto(const RunRecord& r, v1::RunInfo* out) {
   out->set_run_id(r.meta.run_id);
@@ -76,6 +82,11 @@ grpc::Status IngestService::StreamResults(
   std::set<std::string> writable_runs;
   v1::ResultBatch batch;
   while (stream->Read(&batch)) {
+    // Checked again for every batch: a credential revoked while its run
+    // streams stops storing at the next batch, as CloseRun would refuse it.
+    if (auto again = auth_.Authorize(ctx, Action::kIngest); !again.ok()) {
+      return ToGrpc(again.status(), "StreamResults");
+    }
     PERFGATE_RETURN_IF_ERROR(auth_.CheckRunOf(*caller, batch.run_id(), &writable_runs));
     const std::string where = absl::StrCat("batch ", batch.sequence(), ": ");
     if (auto s = wire::ValidateBatch(batch); !s.ok()) return Invalid(where + std::string(s.message()));
@@ -145,6 +156,7 @@ grpc::Status GateService::Evaluate(grpc::ServerContext* ctx, const v1::EvaluateR
                                    v1::GateReport* resp) {
   auto permit = auth_.AdmitEvaluation(ctx);  // held until the report is stored
   if (!permit.ok()) return ToGrpc(permit.status(), "Evaluate");
+  if (auto s = wire::ValidateEvaluate(*req); !s.ok()) return ToGrpc(s, "Evaluate");
   GateRequest request;
   request.candidate_run_id = req->candidate_run_id();
   switch (req->mode()) {
@@ -216,17 +228,31 @@ grpc::Status GateService::GetReport(grpc::ServerContext* ctx, const v1::GetRepor
 grpc::Status QueryService::ListRuns(grpc::ServerContext* ctx, const v1::ListRunsRequest* req,
                                     v1::ListRunsResponse* resp) {
   PERFGATE_RETURN_IF_ERROR(auth_.CheckRead(ctx));
+  if (auto s = wire::ValidateListRuns(*req); !s.ok()) return ToGrpc(s, "ListRuns");
   uint32_t limit = req->limit() == 0 ? 20 : req->limit();
   if (limit > 1000) return Invalid("limit: at most 1000");
   auto runs = store_.ListRuns(req->branch(), req->sku(), limit);
   if (!runs.ok()) return ToGrpc(runs.status(), "ListRuns");
-  for (const RunRecord& r : *runs) ToProto(r, resp->add_runs());
+  size_t bytes = 0;
+  for (const RunRecord& r : *runs) {
+    v1::RunInfo info;
+    ToProto(r, &info);
+    const size_t size = info.ByteSizeLong();
+    // The entry's tag and length prefix too.
+    bytes += 1 + google::protobuf::io::CodedOutputStream::VarintSize64(size) + size;
+    if (bytes > kMaxReplyBytes) {
+      resp->set_truncated(true);
+      break;
+    }
+    *resp->add_runs() = std::move(info);
+  }
   return grpc::Status::OK;
 }
 
 grpc::Status QueryService::GetRun(grpc::ServerContext* ctx, const v1::GetRunRequest* req,
                                   v1::RunDetail* resp) {
   PERFGATE_RETURN_IF_ERROR(auth_.CheckRead(ctx));
+  if (auto s = wire::ValidateGetRun(*req); !s.ok()) return ToGrpc(s, "GetRun");
   if (!IsUuid(req->run_id())) return Invalid("run_id: '" + req->run_id() + "' is not a UUID");
   auto run = store_.GetRun(req->run_id());
   if (!run.ok()) return ToGrpc(run.status(), "GetRun");
@@ -257,6 +283,7 @@ grpc::Status QueryService::GetRun(grpc::ServerContext* ctx, const v1::GetRunRequ
 grpc::Status QueryService::History(grpc::ServerContext* ctx, const v1::HistoryRequest* req,
                                    v1::HistoryResponse* resp) {
   PERFGATE_RETURN_IF_ERROR(auth_.CheckRead(ctx));
+  if (auto s = wire::ValidateHistory(*req); !s.ok()) return ToGrpc(s, "History");
   if (auto id = ParseBenchmarkKey(req->benchmark()); !id.ok()) {
     return Invalid(absl::StrCat("benchmark: ", id.status().message()));
   }
@@ -275,6 +302,7 @@ grpc::Status QueryService::History(grpc::ServerContext* ctx, const v1::HistoryRe
 grpc::Status QueryService::Fleet(grpc::ServerContext* ctx, const v1::FleetRequest* req,
                                  v1::FleetResponse* resp) {
   PERFGATE_RETURN_IF_ERROR(auth_.CheckRead(ctx));
+  if (auto s = wire::ValidateFleet(*req); !s.ok()) return ToGrpc(s, "Fleet");
   if (req->sku().empty()) return Invalid("sku: must not be empty");
   if (req->sweep().empty()) {
     return Invalid("sweep: must not be empty (the Slurm array job id, Slurm job id or CI job of the sweep)");
@@ -294,6 +322,7 @@ grpc::Status QueryService::ListCalibrations(grpc::ServerContext* ctx,
                                             const v1::ListCalibrationsRequest* req,
                                             v1::ListCalibrationsResponse* resp) {
   PERFGATE_RETURN_IF_ERROR(auth_.CheckRead(ctx));
+  if (auto s = wire::ValidateListCalibrations(*req); !s.ok()) return ToGrpc(s, "ListCalibrations");
   const TimePoint now = std::chrono::system_clock::now();
   auto records = store_.GetCalibrations(req->sku(), req->node(), "", std::nullopt);
   if (!records.ok()) return ToGrpc(records.status(), "ListCalibrations");

@@ -88,7 +88,14 @@ absl::StatusOr<ResultSet> Dispatch(const std::string& text, const std::string& n
 
 absl::StatusOr<ResultSet> ParseResultText(const std::string& text, const std::string& name) {
   try {
-    return Dispatch(text, name);
+    auto set = Dispatch(text, name);
+    // `compare` would judge, and `ingest` send, what the coordinator refuses.
+    if (set.ok()) {
+      if (absl::Status s = CheckSampleIndicesOnce(set->cases); !s.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(name, ": ", s.message()));
+      }
+    }
+    return set;
   } catch (const formats::FormatError& e) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": ", e.path.empty() ? "" : e.path + ": ", e.what));
   } catch (const formats::json::exception& e) {

@@ -256,14 +256,7 @@ absl::Status ValidateBatch(const v1::ResultBatch& b) {
     std::vector<uint32_t>& seen = indices[id.Key()];
     for (const v1::Sample& s : b.cases(i).samples()) seen.push_back(s.index());
   }
-  for (auto& [key, seen] : indices) {
-    std::sort(seen.begin(), seen.end());
-    auto dup = std::adjacent_find(seen.begin(), seen.end());
-    if (dup != seen.end()) {
-      return Bad("cases", absl::StrCat("benchmark ", key, " sample index ", *dup,
-                                       " appears twice; each sample of a case has its own index"));
-    }
-  }
+  if (absl::Status s = CheckSampleIndicesOnce(std::move(indices)); !s.ok()) return Bad("cases", std::string(s.message()));
   return absl::OkStatus();
 }
 

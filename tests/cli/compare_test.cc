@@ -13,6 +13,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "cli/ingest.h"
+#include "common/exit_codes.h"
 #include "formats/calibration_file.h"
 #include "common/identity.h"
 #include "tests/support/processes.h"
@@ -21,6 +23,7 @@ namespace perfgate::cli {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using nlohmann::json;
 
 // A fresh directory under the system's temporary directory, removed at the end.
@@ -331,6 +334,40 @@ TEST(Compare, ACalibrationOfAnotherEnvironmentOrStaleIsNotUsedAndTheNoteSaysWhy)
   const Outcome missing = RunCalibratedCompare(a, b, dir.Join("absent.json"), "");
   EXPECT_EQ(missing.code, 2);
   EXPECT_THAT(missing.err, HasSubstr("absent.json"));
+}
+
+// A sample index twice in a case: the coordinator would refuse it, `ingest`
+// refuses the file before it opens a run, and `compare` refuses it with the
+// same words instead of judging it.
+TEST(Compare, RefusesAFileWithASampleIndexTwiceAsIngestDoes) {
+  auto dir = Scratch();
+  const std::vector<std::string> good = Files(dir, "base", 6, 1.0);
+  CaseResult copy = TimedCase("copy", 10);
+  copy.samples[10].index = 9;
+  const std::string twice = WriteFile(dir, "twice.json", Meta("node-1"), {copy, TimedCase("triad", 5)});
+
+  const Outcome compared = RunCompareFiles(good, {twice});
+  EXPECT_EQ(compared.code, kExitError) << compared.out;
+  EXPECT_THAT(compared.err, HasSubstr("twice.json: benchmark kernels/copy{bytes=4096} sample index 9 appears "
+                                      "twice; each sample of a case has its own index"));
+  EXPECT_THAT(compared.out, Not(HasSubstr("kernels/copy")));
+
+  IngestOptions o;
+  o.files = {twice};
+  o.coordinator = "127.0.0.1:1";  // never reached: the file is refused first
+  o.timeout_s = 1;
+  o.branch = "main";
+  ::testing::internal::CaptureStderr();
+  const int ingested = IngestCommand(o);
+  const std::string ingest_err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(ingested, kExitError);
+  EXPECT_THAT(ingest_err, HasSubstr("twice.json: benchmark kernels/copy{bytes=4096} sample index 9 appears twice"));
+
+  // With the index made unique again the same file is judged.
+  copy.samples[10].index = 10;
+  const Outcome judged = RunCompareFiles(good, {WriteFile(dir, "once.json", Meta("node-1"), {copy, TimedCase("triad", 5)})});
+  EXPECT_NE(judged.code, kExitError) << judged.err;
+  EXPECT_THAT(judged.out, HasSubstr("kernels/copy"));
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <thread>
 #include <unistd.h>
 
 #include <atomic>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "common/identity.h"
+#include "coordinator/credentials.h"
 #include "coordinator/server.h"
 #include "tests/coordinator/migrated_store_test.h"
 #include "tests/support/processes.h"
@@ -57,9 +60,10 @@ class UploadTest : public coordinator::MigratedStoreTest {
     dir_ = std::make_unique<testing::TempDir>(std::move(*dir));
   }
 
-  void StartServer(int port = 0) {
+  void StartServer(int port = 0, coordinator::AuthConfig auth = {}) {
     coordinator::ServerConfig config;
     config.listen = "127.0.0.1:" + std::to_string(port);
+    config.auth = auth;
     auto server = coordinator::Server::Start(config, *store_);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
@@ -318,6 +322,94 @@ TEST_F(UploadTest, AnUnreachableCoordinatorLeavesTheRunInTheSpoolAndReplaySendsI
   auto spooled = ListSpool(dir_->Join("spool"));
   ASSERT_TRUE(spooled.ok());
   EXPECT_TRUE(spooled->empty());
+}
+
+// While the coordinator is away, the agent measures between calls: with a
+// 30 s call timeout, registering, opening, sending and a later retry each
+// cost at most a short look at the connection (about a second), and once
+// the coordinator is there the run is stored whole.
+TEST_F(UploadTest, AnAbsentCoordinatorCostsEachAttemptASecondNotTheCallTimeout) {
+  auto port = testing::FreeTcpPort();
+  ASSERT_TRUE(port.ok());
+  ClientOptions o = Options(*port);  // nothing listens there yet
+  o.timeout_s = 30;
+  o.attempts = 5;
+  CoordinatorClient client(o);
+  auto upload = RunUpload::Create(client, Meta(), dir_->Join("spool"));
+  ASSERT_TRUE(upload.ok()) << upload.status();
+  using Clock = std::chrono::steady_clock;
+  auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+  const Clock::time_point start = Clock::now();
+  ASSERT_TRUE(upload->Register("node-1", "test").ok());
+  ASSERT_TRUE(upload->Open().ok());
+  ASSERT_TRUE(upload->Send(Case("1024", {1.0, 1.5})).ok());
+  EXPECT_LT(seconds_since(start), 10) << "the first attempts waited for the call timeout";
+  EXPECT_FALSE(upload->online());
+  // A case measured for longer than the first back-off (0.5 s): the next
+  // send looks for the coordinator again, briefly.
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  const Clock::time_point retry = Clock::now();
+  ASSERT_TRUE(upload->Send(Case("2048", {2.0})).ok());
+  EXPECT_LT(seconds_since(retry), 10) << "a retry waited for the call timeout";
+  EXPECT_FALSE(upload->online());
+
+  ASSERT_NO_FATAL_FAILURE(StartServer(*port));
+  auto closed = upload->Close({});
+  ASSERT_TRUE(closed.ok()) << closed.status();
+  ASSERT_TRUE(closed->has_value());
+  EXPECT_EQ(**closed, 3u);
+}
+
+// A credential revoked while its run streams: the coordinator stores no
+// batch after the revocation, the agent neither says nor records that the
+// run was closed as failed (its close would be refused too), the run stays
+// open, and `replay` with a new credential completes it with every sample.
+TEST_F(UploadTest, ACredentialRevokedMidRunStopsStoringAndReplayWithANewOneCompletesTheRun) {
+  coordinator::AuthConfig auth;
+  auth.require_credentials = true;
+  ASSERT_NO_FATAL_FAILURE(StartServer(0, auth));
+  auto issued = coordinator::IssueCredential(*store_, "node-1", coordinator::Role::kAgent);
+  ASSERT_TRUE(issued.ok()) << issued.status();
+  ClientOptions o = Options(server_->port());
+  o.token = issued->token;
+  CoordinatorClient client(o);
+  const RunMeta meta = Meta();
+  auto upload = RunUpload::Create(client, meta, dir_->Join("spool"));
+  ASSERT_TRUE(upload.ok()) << upload.status();
+  upload->SetReconnectWindow(0);
+  ASSERT_TRUE(upload->Register("node-1", "test").ok());
+  ASSERT_TRUE(upload->Open().ok());
+  ASSERT_TRUE(upload->Send(Case("1024", {1.0, 1.5})).ok());
+  ASSERT_TRUE(upload->online());
+
+  ASSERT_TRUE(coordinator::RevokeCredential(*store_, "node-1").ok());
+  ASSERT_TRUE(upload->Send(Case("2048", {2.0})).ok());  // refused; kept in the spool
+  ASSERT_TRUE(upload->Send(Case("4096", {4.0})).ok());
+  auto run = store_->GetRun(meta.run_id);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->samples, 2u) << "a batch was stored after the credential was revoked";
+  auto closed = upload->Close({});
+  ASSERT_FALSE(closed.ok());
+  EXPECT_EQ(closed.status().code(), absl::StatusCode::kUnauthenticated) << closed.status();
+  EXPECT_THAT(std::string(closed.status().message()), ::testing::HasSubstr("left open on the coordinator"));
+  EXPECT_THAT(std::string(closed.status().message()), ::testing::Not(::testing::HasSubstr("closed as failed")));
+  run = store_->GetRun(meta.run_id);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->status, RunStatus::kRunning);
+  const std::string run_dir = upload->spool_path();
+  upload = absl::FailedPreconditionError("released");  // drops the spool's lock
+
+  auto renewed = coordinator::IssueCredential(*store_, "node-1", coordinator::Role::kAgent);
+  ASSERT_TRUE(renewed.ok()) << renewed.status();
+  o.token = renewed->token;
+  CoordinatorClient again(o);
+  auto replayed = RunUpload::Replay(again, run_dir, "node-1", "test");
+  ASSERT_TRUE(replayed.ok()) << replayed.status();
+  EXPECT_EQ(replayed->batches, 2u);
+  run = store_->GetRun(meta.run_id);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->status, RunStatus::kComplete) << run->failure_reason;
+  EXPECT_EQ(run->samples, 4u);
 }
 
 }  // namespace

@@ -41,12 +41,12 @@ class ChaosTest : public testing::PostgresDirTest {
   }
 
   // Starts `perfgate-agent run` on the cases, writing its result file.
-  void StartAgent() {
+  void StartAgent(const std::string& rpc_timeout = "10") {
     std::vector<std::string> argv = {Bin("agent/perfgate-agent"), "run", "--coordinator", address_,
                                      "--branch", "main", "--commit", "c0ffee", "--trigger", "ci",
                                      "--output", dir_->Join("results.json"), "--run-id-file",
                                      dir_->Join("run-id"), "--spool", dir_->Join("spool"),
-                                     "--rpc-timeout", "10", "--reconnect-for", "120"};
+                                     "--rpc-timeout", rpc_timeout, "--reconnect-for", "120"};
     argv.insert(argv.end(), kCases.begin(), kCases.end());
     auto agent = ChildProcess::Start(argv, dir_->Join("agent.log"));
     ASSERT_TRUE(agent.ok()) << agent.status();
@@ -166,6 +166,46 @@ TEST_F(ChaosTest, ARunWhoseAgentWasKilledExpiresAsFailed) {
   }
   EXPECT_EQ(status, "failed");
   EXPECT_NE(reason.find("expired"), std::string::npos) << reason;
+}
+
+// The coordinator gone for good mid-run, with a 30 s --rpc-timeout: the
+// agent measures its remaining cases without waiting on the network (a
+// short look at the connection per attempt), writes every case to its
+// result file, and a SIGTERM while it waits to close leaves that file.
+TEST_F(ChaosTest, AnAbsentCoordinatorCostsNoMeasuringTime) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator());
+  ASSERT_NO_FATAL_FAILURE(StartAgent("30"));
+  ASSERT_NO_FATAL_FAILURE(WaitForFirstCase());
+  coordinator_->Stop(SIGKILL, std::chrono::seconds(5));
+  // The last of the four cases, each under a second, well before a single
+  // call timeout would have passed.
+  EXPECT_TRUE(agent_->WaitForLine("kernels/copy{bytes=4194304}: ", std::chrono::seconds(20)))
+      << agent_->OutputTail();
+  ASSERT_TRUE(agent_->WaitForLine("results written to", std::chrono::seconds(20))) << agent_->OutputTail();
+  agent_->Stop(SIGTERM, std::chrono::seconds(10));
+  auto file = ReadResultFile(dir_->Join("results.json"));
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ(file->cases.size(), 4u);
+}
+
+// SIGTERM mid-run (scancel, a Slurm time limit): the case being measured
+// ends, what was measured is written to --output and the agent exits 2
+// saying why, instead of dying with nothing written.
+TEST_F(ChaosTest, SigtermMidRunWritesWhatWasMeasured) {
+  std::vector<std::string> argv = {Bin("agent/perfgate-agent"), "run", "--offline", "--branch", "main",
+                                   "--output", dir_->Join("results.json")};
+  argv.insert(argv.end(), kCases.begin(), kCases.end());
+  auto agent = ChildProcess::Start(argv, dir_->Join("agent.log"));
+  ASSERT_TRUE(agent.ok()) << agent.status();
+  agent_ = std::move(*agent);
+  ASSERT_NO_FATAL_FAILURE(WaitForFirstCase());
+  kill(agent_->pid(), SIGTERM);
+  EXPECT_EQ(AgentExit(), 2) << agent_->OutputTail();
+  EXPECT_NE(agent_->Output().find("stopped by signal 15"), std::string::npos) << agent_->OutputTail();
+  auto file = ReadResultFile(dir_->Join("results.json"));
+  ASSERT_TRUE(file.ok()) << file.status() << "\n" << agent_->OutputTail();
+  EXPECT_GE(file->cases.size(), 1u);
+  EXPECT_LT(file->cases.size(), 4u);
 }
 
 }  // namespace

@@ -10,8 +10,19 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <pqxx/pqxx>
+#include <condition_variable>
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <mutex>
 #include <regex>
+#include <thread>
 
 #include "tests/support/coordinator.h"
 #include "tests/support/postgres.h"
@@ -99,6 +110,72 @@ std::string Error(const httplib::Result& res) {
   if (!res) return "no answer: " + httplib::to_string(res.error());
   const Json body = Json::parse(res->body, nullptr, false);
   return body.is_object() && body.contains("error") ? body["error"].get<std::string>() : res->body;
+}
+
+// A raw TCP connection to the coordinator's HTTP port, for requests no
+// well-behaved client sends.
+class RawConnection {
+ public:
+  explicit RawConnection(int port) : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  }
+  ~RawConnection() { close(fd_); }
+  bool connected() const { return connected_; }
+  // False once the server has closed the connection.
+  bool Send(const std::string& data) {
+    size_t done = 0;
+    while (done < data.size()) {
+      const ssize_t n = send(fd_, data.data() + done, data.size() - done, MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      done += static_cast<size_t>(n);
+    }
+    return true;
+  }
+  // What arrives within `timeout` (up to the end of the answer's headers);
+  // empty when nothing does.
+  std::string Receive(std::chrono::milliseconds timeout) {
+    std::string out;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (out.find("\r\n\r\n") == std::string::npos) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      pollfd p{fd_, POLLIN, 0};
+      if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+      char buf[4096];
+      const ssize_t n = recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      out.append(buf, static_cast<size_t>(n));
+    }
+    return out;
+  }
+  // True when the server closes the connection within `timeout`.
+  bool ClosedWithin(std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      pollfd p{fd_, POLLIN, 0};
+      if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
+      char buf[4096];
+      if (recv(fd_, buf, sizeof buf, 0) <= 0) return true;
+    }
+  }
+
+ private:
+  int fd_;
+  bool connected_ = false;
+};
+
+// A line of /proc/PID/status in kB ("VmHWM", the peak resident size).
+int64_t ProcessKb(pid_t pid, const std::string& field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::stoll(line.substr(field.size() + 1));
+  }
+  return -1;
 }
 
 TEST_F(HttpSecurityEndToEnd, RoutesNeedTheRoleTheyReadOrWriteWithAndReadsUseTheReadOnlyRole) {
@@ -252,6 +329,156 @@ TEST_F(HttpSecurityEndToEnd, HttpsWithTheGrpcCertificateAndMutualTls) {
                                       pki->client_key, "--token-file", reader, "regressions"});
   EXPECT_EQ(with_cert.exit_code, 0) << with_cert.output;
   EXPECT_NE(with_cert.output.find("no regressions"), std::string::npos) << with_cert.output;
+}
+
+// Every answer, the open ones, the refusals and the parser's own errors,
+// tells the browser not to guess types, not to run or frame anything from
+// elsewhere and not to leak its URL; /healthz, which anyone may ask, says
+// the database is away without the database's own words.
+TEST_F(HttpSecurityEndToEnd, EveryAnswerCarriesSecurityHeadersAndHealthHidesTheDatabaseError) {
+  ASSERT_NO_FATAL_FAILURE(Start({"--require-credentials"}, "http"));
+  httplib::Client c("127.0.0.1", port_);
+  std::vector<std::pair<std::string, httplib::Result>> answers;
+  answers.emplace_back("page", c.Get("/"));
+  answers.emplace_back("script", c.Get("/app.js"));
+  answers.emplace_back("health", c.Get("/healthz"));
+  answers.emplace_back("refused read", c.Get("/api/v1/runs"));
+  answers.emplace_back("unknown route", c.Get("/no/such/page"));
+  answers.emplace_back("refused write", c.Post("/api/v1/regressions/1/triage", std::string(100000, 'x'),
+                                               "application/json"));
+  for (const auto& [what, res] : answers) {
+    ASSERT_TRUE(res) << what << ": " << httplib::to_string(res.error());
+    EXPECT_EQ(res->get_header_value("X-Content-Type-Options"), "nosniff") << what;
+    const std::string csp = res->get_header_value("Content-Security-Policy");
+    EXPECT_NE(csp.find("frame-ancestors 'none'"), std::string::npos) << what << ": " << csp;
+    EXPECT_NE(csp.find("default-src 'self'"), std::string::npos) << what << ": " << csp;
+    EXPECT_NE(csp.find("script-src 'self'"), std::string::npos) << what << ": " << csp;
+    EXPECT_EQ(res->get_header_value("Referrer-Policy"), "no-referrer") << what;
+    EXPECT_EQ(res->get_header_value("X-Frame-Options"), "DENY") << what;
+  }
+  EXPECT_EQ(answers[0].second->status, 200);
+  EXPECT_EQ(answers[3].second->status, 401);
+  EXPECT_EQ(answers[4].second->status, 404);
+  EXPECT_EQ(answers[5].second->status, 413);
+
+  // The database stops: the health answer is fixed text, the detail is in
+  // the coordinator's log.
+  server().Stop();
+  auto down = c.Get("/healthz");
+  ASSERT_TRUE(down) << httplib::to_string(down.error());
+  EXPECT_EQ(down->status, 503);
+  EXPECT_EQ(down->body, "database unavailable (see the coordinator log)\n");
+  EXPECT_EQ(down->get_header_value("X-Content-Type-Options"), "nosniff");
+  EXPECT_TRUE(coordinator_->WaitForLine("/healthz: database unavailable: ", std::chrono::seconds(10)))
+      << coordinator_->Output();
+  ASSERT_TRUE(server().StartAgain().ok());
+}
+
+// A body is bounded before anything else looks at the request: a chunked
+// body (no size up front), a body on a GET and one beyond the limit are
+// refused as soon as their headers arrive, without a token, and the
+// connection is closed instead of reading on. 300 MB sent at each leaves
+// the coordinator's peak memory within 100 MB of where it was.
+TEST_F(HttpSecurityEndToEnd, BodiesAreRefusedBeforeTheyAreReadChunkedOnesAndOnesOnAGetToo) {
+  ASSERT_NO_FATAL_FAILURE(Start({"--require-credentials"}, "http"));
+  const pid_t pid = coordinator_->pid();
+  const int64_t before_kb = ProcessKb(pid, "VmRSS");
+  ASSERT_GT(before_kb, 0);
+  const std::string megabyte(1 << 20, 'x');
+  struct Case {
+    std::string head;
+    std::string chunk;
+    std::string status;
+  };
+  const std::vector<Case> cases = {
+      {"POST /api/v1/regressions/1/triage HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\n"
+       "Transfer-Encoding: chunked\r\n\r\n",
+       "100000\r\n" + megabyte + "\r\n", "HTTP/1.1 411"},
+      {"GET /healthz HTTP/1.1\r\nHost: h\r\nContent-Length: 314572800\r\n\r\n", megabyte, "HTTP/1.1 413"},
+      {"GET /healthz HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n", "100000\r\n" + megabyte + "\r\n",
+       "HTTP/1.1 411"},
+      {"POST /api/v1/regressions/1/triage HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\n"
+       "Content-Length: 314572800\r\n\r\n",
+       megabyte, "HTTP/1.1 413"},
+  };
+  for (const Case& c : cases) {
+    RawConnection conn(port_);
+    ASSERT_TRUE(conn.connected());
+    ASSERT_TRUE(conn.Send(c.head));
+    // The answer comes before any of the body is sent.
+    const std::string answer = conn.Receive(std::chrono::seconds(10));
+    EXPECT_EQ(answer.substr(0, c.status.size()), c.status) << c.head << "\n" << answer;
+    EXPECT_NE(answer.find("X-Content-Type-Options: nosniff"), std::string::npos) << answer;
+    int sent = 0;
+    while (sent < 300 && conn.Send(c.chunk)) ++sent;
+    EXPECT_LT(sent, 300) << c.head << ": the coordinator read a 300 MB body";
+  }
+  const int64_t peak_kb = ProcessKb(pid, "VmHWM");
+  std::cout << "coordinator resident before: " << before_kb << " kB, peak after 4 x 300 MB: " << peak_kb << " kB\n";
+  EXPECT_LT(peak_kb - before_kb, 100 * 1024) << "resident " << before_kb << " kB before, peak " << peak_kb << " kB";
+  auto health = Get("/healthz", "");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+}
+
+// Slow clients, each trickling a header line faster than any per-read
+// timeout, and idle ones take no more than their share: /healthz answers
+// while they hang on, and each is disconnected once its request has taken
+// longer than the request limit (10 s) or, idle, the idle limit (5 s).
+TEST_F(HttpSecurityEndToEnd, SlowAndIdleClientsDoNotStopTheHttpPort) {
+  ASSERT_NO_FATAL_FAILURE(Start({"--require-credentials"}, "http"));
+  constexpr int kSlow = 12;
+  std::mutex mu;
+  std::condition_variable cv;
+  int started = 0;
+  std::vector<double> held_s(kSlow, -1);
+  RawConnection idle(port_);
+  EXPECT_TRUE(idle.connected());
+  std::vector<std::thread> slow;
+  for (int i = 0; i < kSlow; ++i) {
+    slow.emplace_back([&, i] {
+      RawConnection conn(port_);
+      const auto begin = std::chrono::steady_clock::now();
+      const bool ok = conn.connected() && conn.Send("GET /healthz HTTP/1.1\r\nHost: h\r\n");
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        ++started;
+      }
+      cv.notify_all();
+      if (!ok) return;
+      // A header line every 300 ms, for at most 40 s, until the server hangs up.
+      for (int line = 0; line < 133; ++line) {
+        if (conn.ClosedWithin(std::chrono::milliseconds(300)) || !conn.Send("X-Slow: " + std::to_string(line) + "\r\n")) {
+          held_s[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+          return;
+        }
+      }
+    });
+  }
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return started == kSlow; });
+  }
+  httplib::Client c("127.0.0.1", port_);
+  c.set_connection_timeout(5);
+  c.set_read_timeout(5);
+  for (int i = 0; i < 3; ++i) {
+    const auto asked = std::chrono::steady_clock::now();
+    auto health = c.Get("/healthz");
+    std::cout << "/healthz with " << kSlow << " slow clients: "
+              << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - asked).count()
+              << " ms\n";
+    EXPECT_TRUE(health && health->status == 200)
+        << "with " << kSlow << " slow clients: " << (health ? health->body : httplib::to_string(health.error()));
+  }
+  EXPECT_TRUE(idle.ClosedWithin(std::chrono::seconds(20))) << "an idle connection was kept";
+  for (std::thread& t : slow) t.join();
+  for (int i = 0; i < kSlow; ++i) {
+    EXPECT_GE(held_s[i], 0) << "slow client " << i << " was never disconnected";
+    EXPECT_LT(held_s[i], 30) << "slow client " << i;
+  }
+  std::cout << "slow clients disconnected after " << *std::min_element(held_s.begin(), held_s.end()) << " to "
+            << *std::max_element(held_s.begin(), held_s.end()) << " s\n";
 }
 
 }  // namespace

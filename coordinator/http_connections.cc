@@ -1,0 +1,312 @@
+// Connection limits under cpp-httplib (http_connections.h): the server's
+// per-connection loop is replaced by one whose reads and writes wait at most
+// until a deadline, on a socket made non-blocking, over TLS or not; the
+// parsing and routing stay cpp-httplib's (Server::process_request).
+#include "coordinator/http_connections.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <type_traits>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace perfgate::coordinator {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One accepted socket, with TLS when `ssl` is set: reads and writes that
+// give up at a deadline instead of blocking. Reads are buffered: the parser
+// asks for one byte at a time.
+class Connection {
+ public:
+  Connection(int sock, SSL* ssl) : sock_(sock), ssl_(ssl) { fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) | O_NONBLOCK); }
+
+  // Waits until the socket is readable (or writable) or the deadline passes.
+  bool Wait(short events, Clock::time_point deadline) const {
+    if ((events & POLLIN) && (begin_ < end_ || (ssl_ != nullptr && SSL_pending(ssl_) > 0))) return true;
+    for (;;) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();  // 0 only once it has passed
+      if (left <= 0) return false;
+      pollfd p{sock_, events, 0};
+      const int n = poll(&p, 1, static_cast<int>(left));
+      if (n > 0) return true;
+      if (n < 0 && errno != EINTR) return false;
+    }
+  }
+
+  ssize_t Read(char* buf, size_t size, Clock::time_point deadline) {
+    if (begin_ == end_) {
+      const ssize_t n = Fill(deadline);
+      if (n <= 0) return n;
+      begin_ = 0;
+      end_ = static_cast<size_t>(n);
+    }
+    const size_t n = std::min(size, end_ - begin_);
+    std::memcpy(buf, buffer_.data() + begin_, n);
+    begin_ += n;
+    return static_cast<ssize_t>(n);
+  }
+
+  ssize_t Fill(Clock::time_point deadline) {
+    char* buf = buffer_.data();
+    const size_t size = buffer_.size();
+    for (;;) {
+      if (!Wait(POLLIN, deadline)) return -1;
+      if (ssl_ == nullptr) {
+        const ssize_t n = recv(sock_, buf, size, 0);
+        if (n >= 0 || (errno != EAGAIN && errno != EINTR)) return n;
+        continue;
+      }
+      const int n = SSL_read(ssl_, buf, static_cast<int>(size));
+      if (n > 0) return n;
+      const int e = SSL_get_error(ssl_, n);
+      if (e == SSL_ERROR_ZERO_RETURN) return 0;
+      if (e == SSL_ERROR_WANT_WRITE && !Wait(POLLOUT, deadline)) return -1;
+      if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) return -1;
+    }
+  }
+
+  ssize_t Write(const char* buf, size_t size, Clock::time_point deadline) {
+    for (;;) {
+      if (!Wait(POLLOUT, deadline)) return -1;
+      if (ssl_ == nullptr) {
+        const ssize_t n = send(sock_, buf, size, MSG_NOSIGNAL);
+        if (n >= 0 || (errno != EAGAIN && errno != EINTR)) return n;
+        continue;
+      }
+      const int n = SSL_write(ssl_, buf, static_cast<int>(size));
+      if (n > 0) return n;
+      const int e = SSL_get_error(ssl_, n);
+      if (e == SSL_ERROR_WANT_READ && !Wait(POLLIN, deadline)) return -1;
+      if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) return -1;
+    }
+  }
+
+  int sock() const { return sock_; }
+
+ private:
+  int sock_;
+  SSL* ssl_;
+  std::array<char, 4096> buffer_{};
+  size_t begin_ = 0, end_ = 0;
+};
+
+void Address(int sock, bool peer, std::string& ip, int& port) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  const int r = peer ? getpeername(sock, reinterpret_cast<sockaddr*>(&addr), &len)
+                     : getsockname(sock, reinterpret_cast<sockaddr*>(&addr), &len);
+  if (r != 0) return;
+  char text[INET6_ADDRSTRLEN] = {};
+  if (addr.ss_family == AF_INET) {
+    const auto* a = reinterpret_cast<const sockaddr_in*>(&addr);
+    inet_ntop(AF_INET, &a->sin_addr, text, sizeof text);
+    port = ntohs(a->sin_port);
+  } else if (addr.ss_family == AF_INET6) {
+    const auto* a = reinterpret_cast<const sockaddr_in6*>(&addr);
+    inet_ntop(AF_INET6, &a->sin6_addr, text, sizeof text);
+    port = ntohs(a->sin6_port);
+  }
+  ip = text;
+}
+
+// What cpp-httplib parses a request from and writes its answer to: reads
+// end at the request's deadline, each write at the write limit.
+class DeadlineStream : public httplib::Stream {
+ public:
+  DeadlineStream(Connection& c, std::chrono::milliseconds write) : c_(c), write_(write) {}
+  void StartRequest(std::chrono::milliseconds read) { read_deadline_ = Clock::now() + read; }
+  // True once a read gave up at the request's deadline: the connection is
+  // then closed, not read on for another request.
+  bool expired() const { return expired_; }
+
+  bool is_readable() const override { return c_.Wait(POLLIN, read_deadline_); }
+  bool is_writable() const override { return c_.Wait(POLLOUT, Clock::now() + write_); }
+  ssize_t read(char* ptr, size_t size) override {
+    const ssize_t n = c_.Read(ptr, size, read_deadline_);
+    if (n < 0 && Clock::now() >= read_deadline_) expired_ = true;
+    return n;
+  }
+  ssize_t write(const char* ptr, size_t size) override {
+    const auto deadline = Clock::now() + write_;
+    size_t done = 0;
+    while (done < size) {
+      const ssize_t n = c_.Write(ptr + done, size - done, deadline);
+      if (n <= 0) return -1;
+      done += static_cast<size_t>(n);
+    }
+    return static_cast<ssize_t>(size);
+  }
+  void get_remote_ip_and_port(std::string& ip, int& port) const override { Address(c_.sock(), true, ip, port); }
+  void get_local_ip_and_port(std::string& ip, int& port) const override { Address(c_.sock(), false, ip, port); }
+  socket_t socket() const override { return c_.sock(); }
+
+ private:
+  Connection& c_;
+  std::chrono::milliseconds write_;
+  Clock::time_point read_deadline_ = Clock::now();
+  bool expired_ = false;
+};
+
+// The TLS handshake, bounded by the idle limit; null when it fails.
+SSL* AcceptTls(SSL_CTX* ctx, Connection& plain, int sock, std::chrono::milliseconds limit) {
+  SSL* ssl = SSL_new(ctx);
+  if (ssl == nullptr) return nullptr;
+  SSL_set_fd(ssl, sock);
+  const auto deadline = Clock::now() + limit;
+  for (;;) {
+    const int r = SSL_accept(ssl);
+    if (r == 1) return ssl;
+    const int e = SSL_get_error(ssl, r);
+    if ((e == SSL_ERROR_WANT_READ && plain.Wait(POLLIN, deadline)) ||
+        (e == SSL_ERROR_WANT_WRITE && plain.Wait(POLLOUT, deadline))) {
+      continue;
+    }
+    SSL_free(ssl);
+    return nullptr;
+  }
+}
+
+template <typename Base>
+class GuardedServer : public Base {
+ public:
+  template <typename... Args>
+  explicit GuardedServer(const ConnectionLimits& limits, Args&&... args)
+      : Base(std::forward<Args>(args)...), limits_(limits) {}
+
+ private:
+  bool process_and_close_socket(socket_t sock) override {
+    Connection plain(sock, nullptr);
+    if (active_.fetch_add(1) >= limits_.max_connections) {
+      if constexpr (!std::is_base_of_v<httplib::SSLServer, Base>) {
+        static constexpr char kBusy[] =
+            "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Type: text/plain\r\n"
+            "Content-Length: 38\r\n\r\ntoo many connections; try again later\n";
+        plain.Write(kBusy, sizeof kBusy - 1, Clock::now() + limits_.write);
+      }
+    } else {
+      Serve(sock, plain);
+    }
+    active_.fetch_sub(1);
+    shutdown(sock, SHUT_RDWR);
+    close(sock);
+    return true;
+  }
+
+  void Serve(int sock, Connection& plain) {
+    SSL* ssl = nullptr;
+    if constexpr (std::is_base_of_v<httplib::SSLServer, Base>) {
+      ssl = AcceptTls(this->ssl_context(), plain, sock, limits_.idle);
+      if (ssl == nullptr) return;
+    }
+    Connection c(sock, ssl);
+    DeadlineStream stream(c, limits_.write);
+    bool ok = true;
+    for (int served = 0; ok && served < limits_.max_requests_per_connection; ++served) {
+      if (!c.Wait(POLLIN, Clock::now() + limits_.idle)) break;
+      stream.StartRequest(limits_.request_read);
+      bool closed = false, refused = false;
+      ok = this->process_request(stream, served + 1 == limits_.max_requests_per_connection, closed,
+                                 [&](httplib::Request& req) {
+                                   req.ssl = ssl;
+                                   refused = RefuseBody(req, limits_.max_body).has_value();
+                                 });
+      // An unread body must not be taken for the next request.
+      if (refused) {
+        Drain(c);
+        ok = false;
+      }
+      if (closed || refused || stream.expired()) break;
+    }
+    if (ssl != nullptr) {
+      if (ok) SSL_shutdown(ssl);
+      SSL_free(ssl);
+    }
+  }
+
+  // After the answer to a request whose body is left unread: the client may
+  // still be sending it, and closing with unread data resets the connection,
+  // which can discard the answer before the client reads it. A little is
+  // read and dropped first, for at most a second.
+  static void Drain(Connection& c) {
+    shutdown(c.sock(), SHUT_WR);
+    const auto deadline = Clock::now() + std::chrono::seconds(1);
+    char buf[4096];
+    size_t total = 0;
+    while (total < (256u << 10)) {
+      const ssize_t n = c.Read(buf, sizeof buf, deadline);
+      if (n <= 0) break;
+      total += static_cast<size_t>(n);
+    }
+  }
+
+  ConnectionLimits limits_;
+  std::atomic<int> active_{0};
+};
+
+}  // namespace
+
+std::optional<BodyRefusal> RefuseBody(const httplib::Request& req, size_t max_body) {
+  const bool takes_body = req.method == "POST" || req.method == "PUT" || req.method == "PATCH" ||
+                          req.method == "DELETE";
+  if (req.has_header("Transfer-Encoding")) {
+    return BodyRefusal{411, "Transfer-Encoding: not accepted; send the body with Content-Length"};
+  }
+  if (!req.has_header("Content-Length")) {
+    if (!takes_body) return std::nullopt;
+    return BodyRefusal{411, absl::StrCat(req.method, " needs Content-Length")};
+  }
+  uint64_t length = 0;
+  if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(req.get_header_value("Content-Length")), &length)) {
+    return BodyRefusal{400, "Content-Length: is not a number"};
+  }
+  if (length > 0 && !takes_body) return BodyRefusal{413, absl::StrCat(req.method, " takes no body")};
+  if (length > max_body) {
+    return BodyRefusal{413, absl::StrCat("body of ", length, " bytes; at most ", max_body)};
+  }
+  return std::nullopt;
+}
+
+std::unique_ptr<httplib::Server> MakeGuardedServer(const ConnectionLimits& limits,
+                                                   std::function<bool(SSL_CTX&)> setup_tls) {
+  std::unique_ptr<httplib::Server> server;
+  if (setup_tls) {
+    server = std::make_unique<GuardedServer<httplib::SSLServer>>(limits, std::move(setup_tls));
+  } else {
+    server = std::make_unique<GuardedServer<httplib::Server>>(limits);
+  }
+  // Room for every allowed connection and a few to refuse the next ones
+  // with; the library's default is eight threads in all.
+  const size_t threads = static_cast<size_t>(limits.max_connections) + 8;
+  server->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  server->set_payload_max_length(limits.max_body);
+  const size_t max_body = limits.max_body;
+  server->set_pre_routing_handler([max_body](const httplib::Request& req, httplib::Response& res) {
+    const std::optional<BodyRefusal> refusal = RefuseBody(req, max_body);
+    if (!refusal) return httplib::Server::HandlerResponse::Unhandled;
+    res.status = refusal->status;
+    res.set_header("Connection", "close");
+    res.set_content(nlohmann::json{{"error", refusal->message}}.dump(), "application/json; charset=utf-8");
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  return server;
+}
+
+}  // namespace perfgate::coordinator
