@@ -71,6 +71,10 @@ std::string SlackText(const Json& p, const std::string& link) {
     line = RegressionLine(p);
   } else if (type == "gate.failed" && p.contains("gate")) {
     line = GateLine(p);
+  } else if (type == "bisection.finished" && p.contains("bisection")) {
+    const Json& b = p["bisection"];
+    line = absl::StrCat("Bisection #", b.value("id", int64_t{0}), " on ", p.value("branch", ""), " / ",
+                        p.value("sku", ""), " ended: ", b.value("summary", ""));
   } else {
     line = absl::StrCat(type, " on ", p.value("branch", ""), " / ", p.value("sku", ""), ": ",
                         p.value("summary", ""));

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "coordinator/store/database.h"
+#include "coordinator/store/outbox.h"
 #include "coordinator/store/sql.h"
 
 namespace perfgate::coordinator::store {
@@ -186,6 +187,15 @@ absl::StatusOr<Bisection> BisectionRepository::FinishBisection(int64_t id, const
           regression, actor, o.triage_note, o.culprit);
       txn.exec_params("UPDATE regressions SET updated_at = now() WHERE id = $1", regression);
     }
+    std::string branch, sku;
+    if (regression != 0) {
+      const pqxx::result r = txn.exec_params("SELECT branch, sku FROM regressions WHERE id = $1", regression);
+      if (!r.empty()) {
+        branch = r[0][0].as<std::string>();
+        sku = r[0][1].as<std::string>();
+      }
+    }
+    EnqueueInTransaction(txn, BisectionNotification(id, o, regression, branch, sku));
     txn.commit();
     return absl::OkStatus();
   });

@@ -18,8 +18,7 @@
 
 namespace perfgate::coordinator::store {
 
-/// The events an endpoint may ask for. "bisection.finished" is reserved for
-/// bisections; nothing emits it yet.
+/// The events an endpoint may ask for.
 inline constexpr const char* kNotificationEvents[] = {"regression.new", "regression.triage", "gate.failed",
                                                       "bisection.finished"};
 

@@ -2,6 +2,8 @@
 // generic JSON bodies of the events they carry.
 #include "coordinator/store/outbox.h"
 
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 #include "coordinator/store/sql.h"
 
@@ -28,6 +30,26 @@ NotificationEvent RegressionNotification(const Regression& r, const RegressionEv
                       {"note", triage->note},       {"commit", triage->commit}};
   }
   return {body["type"].get<std::string>(), r.branch, r.sku, body.dump()};
+}
+
+NotificationEvent BisectionNotification(int64_t bisection_id, const BisectionOutcome& o, int64_t regression_id,
+                                        const std::string& branch, const std::string& sku) {
+  const auto number = [](double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); };
+  Json body = {{"type", "bisection.finished"},
+               {"branch", branch},
+               {"sku", sku},
+               {"bisection",
+                {{"id", bisection_id},
+                 {"state", o.state},
+                 {"culprit", o.culprit},
+                 {"change", number(o.change)},
+                 {"ci", Json::array({number(o.ci_low), number(o.ci_high)})},
+                 {"range", Json::array({o.range_good, o.range_bad})},
+                 {"summary", o.summary}}},
+               {"regression_id", regression_id == 0 ? Json(nullptr) : Json(regression_id)},
+               {"dashboard_path", regression_id == 0 ? Json(nullptr)
+                                                     : Json(absl::StrCat("/#/regressions?id=", regression_id))}};
+  return {"bisection.finished", branch, sku, body.dump()};
 }
 
 namespace {

@@ -4,6 +4,9 @@
 // regression's triage record in the same transaction.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+
 #include "common/identity.h"
 #include "coordinator/http_json.h"
 #include "tests/coordinator/migrated_store_test.h"
@@ -74,9 +77,28 @@ TEST_F(BisectionStoreTest, StoresTheJobItsProbesAndItsCulpritInTheRegressionsTri
   auto outcome = OutcomeFromJson({{"state", "culprit"}, {"culprit", "c20"}, {"change", 0.15}, {"ci", {0.13, 0.17}},
                                   {"summary", "culprit c20"}, {"triage_note", "culprit c20 (+15.0 % [+13.0, +17.0])"}});
   ASSERT_TRUE(outcome.ok()) << outcome.status();
+  // Endpoints that want the end of a bisection: one of main's, one of another branch.
+  for (const auto& [name, branch] : {std::pair<std::string, std::string>{"main-hook", "main"}, {"release-hook", "release/*"}}) {
+    store::NotificationEndpoint e;
+    e.name = name;
+    e.url = "http://127.0.0.1:9/hook";
+    e.secret = "a secret of sixteen or more bytes";
+    e.branch = branch;
+    e.events = {"bisection.finished"};
+    ASSERT_TRUE(store_->AddEndpoint(e).ok());
+  }
   auto done = store_->FinishBisection(b->id, *outcome, "perfgate bisect");
   ASSERT_TRUE(done.ok()) << done.status();
   EXPECT_EQ(done->state, "culprit");
+  auto outbox = store_->ListOutbox({"", "", 100});
+  ASSERT_TRUE(outbox.ok()) << outbox.status();
+  ASSERT_EQ(outbox->size(), 1u) << "written with the outcome, for the endpoint of the regression's branch";
+  EXPECT_EQ(outbox->front().endpoint, "main-hook");
+  EXPECT_EQ(outbox->front().event_type, "bisection.finished");
+  const auto event = nlohmann::json::parse(outbox->front().payload);
+  EXPECT_EQ(event["bisection"]["culprit"], "c20");
+  EXPECT_EQ(event["regression_id"], regression);
+  EXPECT_DOUBLE_EQ(event["bisection"]["ci"][1].get<double>(), 0.17);
   EXPECT_EQ(done->outcome.culprit, "c20");
   auto r = store_->GetRegression(regression);
   ASSERT_TRUE(r.ok());

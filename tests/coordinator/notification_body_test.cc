@@ -55,6 +55,11 @@ TEST(NotificationBody, SlackIsOneLineAPersonReads) {
     "failed":[{"benchmark":"b1","metric":"ms","change":0.2}]}})";
   const std::string g = json::parse(*RenderBody("slack", gate, "k", ""))["text"];
   EXPECT_EQ(g, "Gate failed on pr-12 / h100 at cccccccccccc against main: b1 ms +20.0 %");
+
+  const char bisection[] = R"({"type":"bisection.finished","branch":"main","sku":"h100",
+    "bisection":{"id":4,"summary":"culprit c11 (+14.8 % [+13.2, +16.4])"}})";
+  const std::string b = json::parse(*RenderBody("slack", bisection, "k", ""))["text"];
+  EXPECT_EQ(b, "Bisection #4 on main / h100 ended: culprit c11 (+14.8 % [+13.2, +16.4])");
 }
 
 TEST(NotificationBody, UnknownNumbersAndFieldsOfAWrongTypeNeverThrow) {
