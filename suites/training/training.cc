@@ -432,7 +432,7 @@ void RunDataParallel(State& state, collectives::World& world) {
 #endif
 }
 
-model::AdamW StepHyperParameters() {
+transformer::AdamW StepHyperParameters() {
   // A small learning rate: thousands of timed steps on one fixed batch must
   // not drive the weights to extremes (fp32 denormals slow a host step).
   transformer::AdamW hp;

@@ -32,7 +32,7 @@ void Register(Registry& registry);
 void RunDataParallel(State& state, collectives::World& world);
 
 /// The optimizer of every timed step.
-model::AdamW StepHyperParameters();
+transformer::AdamW StepHyperParameters();
 
 /// Sums ranges of a host gradient array over the world's ranks with Gloo, on
 /// a thread of its own, in the order they are enqueued, while the caller's
