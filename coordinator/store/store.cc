@@ -25,7 +25,8 @@ Store::Store(std::unique_ptr<store::Database> db)
       ReportRepository(*db_owned_),
       CatalogRepository(*db_owned_),
       CredentialRepository(*db_owned_),
-      RegressionRepository(*db_owned_) {}
+      RegressionRepository(*db_owned_),
+      JobRepository(*db_owned_) {}
 
 Store::~Store() = default;
 

@@ -18,6 +18,7 @@
 #include "coordinator/store/catalog.h"
 #include "coordinator/store/credentials.h"
 #include "coordinator/store/history.h"
+#include "coordinator/store/jobs.h"
 #include "coordinator/store/records.h"
 #include "coordinator/store/regressions.h"
 #include "coordinator/store/reports.h"
@@ -50,7 +51,8 @@ class Store : private store::DatabaseOwner,
               public store::ReportRepository,
               public store::CatalogRepository,
               public store::CredentialRepository,
-              public store::RegressionRepository {
+              public store::RegressionRepository,
+              public store::JobRepository {
  public:
   /// Connects with a libpq connection string ("host=... port=... dbname=...
   /// user=..."), keeping up to pool_size connections open.
@@ -67,6 +69,7 @@ using store::BaselineQuery;
 using store::BatchOutcome;
 using store::CalibrationRecord;
 using store::CloseOutcome;
+using store::PeriodicJob;
 using store::RetentionOutcome;
 using store::RetentionRule;
 using store::RunRecord;
