@@ -160,4 +160,6 @@ Json CompareJson(const RunRecord& base, const std::vector<MetricSummary>& base_s
   return {{"base", ToJson(base)}, {"cand", ToJson(cand)}, {"rows", rows}};
 }
 
+Json DataAsOfJson(const std::optional<store::ReplicaLag>& lag) { return lag ? Seconds(lag->as_of) : Json(nullptr); }
+
 }  // namespace perfgate::coordinator

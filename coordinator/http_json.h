@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "coordinator/regressions.h"
@@ -31,6 +32,10 @@ nlohmann::json ToJson(const gate::FleetReport& report);
 nlohmann::json SeriesJson(const Series& series, const std::vector<Regression>& regressions);
 /// Two runs' summaries side by side, one row per metric both have, largest
 /// relative change (worse or better) first.
+/// When reads come from a standby, the moment its data is as of (the
+/// newest transaction it replayed; now when it is caught up); null when
+/// they come from the primary.
+nlohmann::json DataAsOfJson(const std::optional<store::ReplicaLag>& lag);
 nlohmann::json CompareJson(const RunRecord& base, const std::vector<MetricSummary>& base_sums,
                            const RunRecord& cand, const std::vector<MetricSummary>& cand_sums);
 
