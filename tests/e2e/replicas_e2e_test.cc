@@ -20,8 +20,8 @@
 #include "client/upload.h"
 #include "common/exit_codes.h"
 #include "common/identity.h"
-#include "formats/result_file.h"
 #include "tests/e2e/dashboard_seed.h"
+#include "tests/e2e/stored_runs.h"
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
 
@@ -96,32 +96,14 @@ std::unique_ptr<ChildProcess> StartAgent(const testing::TempDir& dir, int i, con
   return agent.ok() ? std::move(*agent) : nullptr;
 }
 
-// The run of agent i in the database holds exactly what its result file
-// holds: per case, every sample index once, one row per metric.
+// The run of agent i in the database holds exactly what its result file holds.
 void ExpectStoredExactly(const testing::TempDir& dir, int i, const std::string& conninfo) {
   const std::string own = dir.Join("agent-" + std::to_string(i));
   auto id = testing::ReadFile(own + "-run-id");
   ASSERT_TRUE(id.ok()) << id.status();
-  const std::string run_id = id->substr(0, 36);
-  auto file = ReadResultFile(own + "-results.json");
-  ASSERT_TRUE(file.ok()) << file.status();
-  ASSERT_EQ(file->cases.size(), 4u);
   pqxx::connection c(conninfo);
   pqxx::read_transaction txn(c);
-  EXPECT_EQ(txn.exec_params1("SELECT status FROM runs WHERE id = $1", run_id)[0].as<std::string>(), "complete");
-  std::map<std::string, std::pair<int64_t, int64_t>> stored;  // key -> (rows, distinct indices)
-  for (const auto& row : txn.exec_params(
-           "SELECT b.key, count(*), count(DISTINCT s.idx) FROM samples s JOIN benchmarks b ON b.id = "
-           "s.benchmark_id WHERE s.run_id = $1 GROUP BY b.key",
-           run_id)) {
-    stored[row[0].as<std::string>()] = {row[1].as<int64_t>(), row[2].as<int64_t>()};
-  }
-  for (const CaseResult& cr : file->cases) {
-    const auto n = static_cast<int64_t>(cr.samples.size());
-    const auto metrics = static_cast<int64_t>(cr.metrics.size());
-    EXPECT_EQ(stored[cr.benchmark.Key()], std::make_pair(n * metrics, n)) << cr.benchmark.Key();
-  }
-  EXPECT_EQ(stored.size(), file->cases.size());
+  testing::ExpectRunStoredAsFiled(txn, id->substr(0, 36), own + "-results.json");
 }
 
 TEST_F(ReplicasTest, EveryRunLandsOnceWhenTheReplicaHoldingItsStreamIsKilledMidRun) {

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "formats/result_file.h"
 #include "tests/e2e/dashboard_seed.h"
+#include "tests/e2e/stored_runs.h"
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
 
@@ -166,25 +166,9 @@ TEST_F(StandbyTest, ReadsComeFromTheStandbyAndARunOutlivesThePrimary) {
       << agent->OutputTail() << coordinator_.grpc.process->OutputTail();
 
   // The run is on the new primary exactly as the agent's result file has it.
-  auto file = ReadResultFile(dir_->Join("third-results.json"));
-  ASSERT_TRUE(file.ok()) << file.status();
   pqxx::connection c(standby_->ConnInfo(dbname_));
   pqxx::read_transaction txn(c);
-  const std::string run = RunId("third");
-  EXPECT_EQ(txn.exec_params1("SELECT status FROM runs WHERE id = $1", run)[0].as<std::string>(), "complete");
-  std::map<std::string, std::pair<int64_t, int64_t>> stored;  // key -> (rows, distinct indices)
-  for (const auto& row : txn.exec_params(
-           "SELECT b.key, count(*), count(DISTINCT s.idx) FROM samples s JOIN benchmarks b ON b.id = "
-           "s.benchmark_id WHERE s.run_id = $1 GROUP BY b.key",
-           run)) {
-    stored[row[0].as<std::string>()] = {row[1].as<int64_t>(), row[2].as<int64_t>()};
-  }
-  ASSERT_EQ(file->cases.size(), 4u);
-  for (const CaseResult& cr : file->cases) {
-    const auto n = static_cast<int64_t>(cr.samples.size());
-    EXPECT_EQ(stored[cr.benchmark.Key()], std::make_pair(n * static_cast<int64_t>(cr.metrics.size()), n))
-        << cr.benchmark.Key();
-  }
+  testing::ExpectRunStoredAsFiled(txn, RunId("third"), dir_->Join("third-results.json"));
   EXPECT_EQ(txn.exec1("SELECT count(*) FROM runs WHERE status = 'complete'")[0].as<int64_t>(), 3);
 }
 
