@@ -1,5 +1,7 @@
 #include "client/coordinator_client.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
@@ -7,7 +9,10 @@
 #include <iostream>
 #include <thread>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/status_macros.h"
 #include "common/token_file.h"
 #include "grpc/health/v1/health.grpc.pb.h"
@@ -65,19 +70,63 @@ std::shared_ptr<grpc::ChannelCredentials> ChannelCredentials(const ClientTls& tl
   return grpc::SslCredentials(o);
 }
 
+// True when `address` names several coordinators: a list, or a target
+// whose resolver may give several addresses ("dns:///name:port").
+bool SeveralCoordinators(const std::string& address) {
+  return absl::StrContains(address, ',') || absl::StartsWith(address, "dns:") ||
+         absl::StartsWith(address, "ipv4:") || absl::StartsWith(address, "ipv6:");
+}
+
+// gRPC's target for an address: a list of IP addresses and ports without a
+// scheme ("10.0.0.1:50051,10.0.0.2:50051") gets the "ipv4:" or "ipv6:"
+// scheme gRPC reads such a list by.
+std::string ChannelTarget(const std::string& address) {
+  if (!absl::StrContains(address, ',') || absl::StrContains(address, "://") ||
+      absl::StartsWith(address, "ipv4:") || absl::StartsWith(address, "ipv6:")) {
+    return address;
+  }
+  return absl::StrCat(absl::StartsWith(address, "[") ? "ipv6:" : "ipv4:", address);
+}
+
 // The one place a connection to the coordinator is made, plaintext or TLS.
 std::shared_ptr<grpc::Channel> MakeChannel(const ClientOptions& options) {
   grpc::ChannelArguments args;
+  // Replicas behind one address: each call goes to the next one that is up,
+  // and a replica that went away is skipped until it is back.
+  if (SeveralCoordinators(options.address)) args.SetLoadBalancingPolicyName("round_robin");
   // Reconnect within seconds once a restarted coordinator is back, rather
   // than after gRPC's default backoff of up to two minutes.
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
   if (options.tls.enabled && !options.tls.server_name.empty()) {
     args.SetSslTargetNameOverride(options.tls.server_name);
   }
-  return grpc::CreateCustomChannel(options.address, ChannelCredentials(options.tls), args);
+  return grpc::CreateCustomChannel(ChannelTarget(options.address), ChannelCredentials(options.tls), args);
 }
 
 }  // namespace
+
+absl::Status CheckCoordinatorAddress(const std::string& address) {
+  if (address.empty()) return absl::InvalidArgumentError("the coordinator's address is empty");
+  if (!absl::StrContains(address, ',') || absl::StrContains(address, "://")) return absl::OkStatus();
+  absl::string_view list = address;
+  if (absl::StartsWith(list, "ipv4:") || absl::StartsWith(list, "ipv6:")) list.remove_prefix(5);
+  for (absl::string_view one : absl::StrSplit(list, ',')) {
+    // "[v6]:port" or "v4:port": the host must be an IP address, not a name.
+    const size_t colon = one.rfind(':');
+    std::string host(one.substr(0, colon == absl::string_view::npos ? 0 : colon));
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    unsigned char buf[sizeof(in6_addr)];
+    const bool ip = inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
+    int port = 0;
+    if (!ip || !absl::SimpleAtoi(one.substr(colon + 1), &port) || port < 1 || port > 65535) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "coordinator address list \"", address, "\": \"", one,
+          "\" is not an IP address and port; a list names each replica as IP:PORT "
+          "(several replicas behind a DNS name: dns:///NAME:PORT)"));
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<ClientOptions> MakeClientOptions(const ConnectionFlags& flags) {
   auto o = MakeClientOptions(flags.address, flags.token_file, flags.timeout_s);
@@ -99,6 +148,7 @@ absl::StatusOr<ClientOptions> MakeClientOptions(const ConnectionFlags& flags) {
 
 absl::StatusOr<ClientOptions> MakeClientOptions(const std::string& address,
                                                 const std::string& token_file, double timeout_s) {
+  PERFGATE_RETURN_IF_ERROR(CheckCoordinatorAddress(address));
   ClientOptions o;
   o.address = address;
   o.timeout_s = timeout_s;

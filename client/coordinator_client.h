@@ -45,7 +45,7 @@ struct ClientTls {
 
 /// How to reach the coordinator and how long to wait for it.
 struct ClientOptions {
-  std::string address = "127.0.0.1:50051";
+  std::string address = "127.0.0.1:50051";  // or replicas: "IP:PORT,IP:PORT" (CheckCoordinatorAddress)
   std::string token;                   // sent as "authorization: Bearer <token>" when set
   ClientTls tls;
   double timeout_s = 30;               // deadline of each call, its retries included
@@ -69,6 +69,11 @@ struct ConnectionFlags {
 /// (ReadTokenFile: the error names the file) and the TLS files read and
 /// checked (LoadTlsFiles), so that a bad file is told before any call.
 absl::StatusOr<ClientOptions> MakeClientOptions(const ConnectionFlags& flags);
+
+/// OK for one address ("host:port", any gRPC target) and for a list of
+/// replicas ("10.0.0.1:50051,10.0.0.2:50051", balanced round-robin); a list
+/// naming a host by name gets INVALID_ARGUMENT saying how to write it.
+absl::Status CheckCoordinatorAddress(const std::string& address);
 
 /// The same with only an address, a token file and a timeout (plaintext).
 absl::StatusOr<ClientOptions> MakeClientOptions(const std::string& address,

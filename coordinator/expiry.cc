@@ -4,6 +4,9 @@
 #include <chrono>
 #include <iostream>
 
+#include "common/status_macros.h"
+#include "coordinator/metrics.h"
+
 namespace perfgate::coordinator {
 
 RunExpiry::RunExpiry(Store& store, double max_silence_s)
@@ -13,14 +16,19 @@ RunExpiry::RunExpiry(Store& store, double max_silence_s)
                 Periodic::Start::kAfterOnePeriod, [this] { Check(); }) {}
 
 void RunExpiry::Check() {
-  auto expired = store_.ExpireSilentRuns(max_silence_s_);
-  if (!expired.ok()) {
-    std::cerr << "perfgate-coordinator: expiring silent runs: " << expired.status().message() << std::endl;
-    return;
-  }
-  for (const std::string& id : *expired) {
-    std::cout << "perfgate-coordinator: run " << id << " expired as failed (no word from its agent for "
-              << max_silence_s_ << " s)" << std::endl;
+  // One replica of those sharing the database expires at a time.
+  auto ran = store_.RunExclusively(PeriodicJob::kRunExpiry, [&]() -> absl::Status {
+    auto expired = store_.ExpireSilentRuns(max_silence_s_);
+    PERFGATE_RETURN_IF_ERROR(expired);
+    for (const std::string& id : *expired) {
+      DefaultMetrics().RunExpired();
+      std::cout << "perfgate-coordinator: run " << id << " expired as failed (no word from its agent for "
+                << max_silence_s_ << " s)" << std::endl;
+    }
+    return absl::OkStatus();
+  });
+  if (!ran.ok()) {
+    std::cerr << "perfgate-coordinator: expiring silent runs: " << ran.status().message() << std::endl;
   }
 }
 

@@ -68,6 +68,14 @@ absl::StatusOr<std::string> RunIdParam(const std::string& name, const std::strin
   return value;
 }
 
+// "data_as_of" of a run view: set when a standby serves the reads.
+absl::Status AddDataAsOf(Store& store, Json& view) {
+  auto lag = store.StandbyLag();
+  PERFGATE_RETURN_IF_ERROR(lag);
+  view["data_as_of"] = DataAsOfJson(*lag);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Json> Runs(Store& store, const httplib::Request& req) {
   auto limit = Limit(req, 100, 1000);
   PERFGATE_RETURN_IF_ERROR(limit);
@@ -84,7 +92,9 @@ absl::StatusOr<Json> Runs(Store& store, const httplib::Request& req) {
     j["verdict"] = it == verdicts->end() ? Json(nullptr) : ToJson(it->second.front());
     out.push_back(std::move(j));
   }
-  return Json{{"runs", out}};
+  Json view{{"runs", out}};
+  PERFGATE_RETURN_IF_ERROR(AddDataAsOf(store, view));
+  return view;
 }
 
 absl::StatusOr<Json> Run(Store& store, const httplib::Request& req) {
@@ -103,6 +113,7 @@ absl::StatusOr<Json> Run(Store& store, const httplib::Request& req) {
   for (const MetricSummary& s : *sums) j["summaries"].push_back(ToJson(s));
   j["reports"] = Json::array();
   for (const Verdict& v : (*verdicts)[run->meta.run_id]) j["reports"].push_back(ToJson(v));
+  PERFGATE_RETURN_IF_ERROR(AddDataAsOf(store, j));
   return j;
 }
 

@@ -322,4 +322,6 @@ Json ToJson(const store::OutboxEntry& e) {
               {"payload", Json::parse(e.payload, nullptr, /*allow_exceptions=*/false)}};
 }
 
+Json DataAsOfJson(const std::optional<store::ReplicaLag>& lag) { return lag ? Seconds(lag->as_of) : Json(nullptr); }
+
 }  // namespace perfgate::coordinator

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -52,6 +53,10 @@ nlohmann::json ToJson(const store::OutboxEntry& entry);
 nlohmann::json SeriesJson(const Series& series, const std::vector<Regression>& regressions);
 /// Two runs' summaries side by side, one row per metric both have, largest
 /// relative change (worse or better) first.
+/// When reads come from a standby, the moment its data is as of (the
+/// newest transaction it replayed; now when it is caught up); null when
+/// they come from the primary.
+nlohmann::json DataAsOfJson(const std::optional<store::ReplicaLag>& lag);
 nlohmann::json CompareJson(const RunRecord& base, const std::vector<MetricSummary>& base_sums,
                            const RunRecord& cand, const std::vector<MetricSummary>& cand_sums);
 

@@ -66,7 +66,10 @@ void RegisterPages(httplib::Server& server, Store& read_store, const Authenticat
     }
     auto open = s->CountOpenRuns();
     if (!open.ok()) DefaultMetrics().StoreError("http metrics");
-    res.set_content(DefaultMetrics().Render(open.ok() ? std::optional<int64_t>(*open) : std::nullopt),
+    auto lag = s->StandbyLag();  // reads served by a standby: how far behind they are
+    if (!lag.ok()) DefaultMetrics().StoreError("http metrics");
+    res.set_content(DefaultMetrics().Render(open.ok() ? std::optional<int64_t>(*open) : std::nullopt,
+                                            lag.ok() && *lag ? std::optional<double>((*lag)->seconds) : std::nullopt),
                     "text/plain; version=0.0.4");
   });
 }

@@ -10,7 +10,10 @@ PartitionKeeper::PartitionKeeper(Store& store, std::chrono::seconds every)
     : store_(store), every_(every), periodic_(every, Periodic::Start::kNow, [this] { Ensure(); }) {}
 
 void PartitionKeeper::Ensure() {
-  auto made = store_.EnsurePartitions(std::chrono::system_clock::now(), kPartitionMonthsAhead);
+  // One replica of those sharing the database makes them at a time.
+  auto made = store_.RunExclusively(PeriodicJob::kPartitions, [&]() -> absl::Status {
+    return store_.EnsurePartitions(std::chrono::system_clock::now(), kPartitionMonthsAhead).status();
+  });
   if (!made.ok()) {
     std::cerr << "perfgate-coordinator: cannot make the partitions of samples ahead of time: "
               << made.status().message() << " (trying again in " << every_.count() << " s)" << std::endl;

@@ -24,7 +24,7 @@ absl::StatusOr<std::unique_ptr<Store>> OpenStore(const CoordinatorConfig& config
     return store.status();
   }
   if (absl::Status s = (*store)->Migrate(); !s.ok()) {
-    Fail(s, "migration failed");
+    Fail(s, s.code() == absl::StatusCode::kFailedPrecondition ? "refusing the database" : "migration failed");
     return s;
   }
   auto version = (*store)->SchemaVersion();

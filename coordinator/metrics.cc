@@ -62,7 +62,12 @@ void Metrics::RegressionCheck() {
   ++regression_checks_;
 }
 
-std::string Metrics::Render(std::optional<int64_t> open_runs) const {
+void Metrics::RunExpired() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++runs_expired_;
+}
+
+std::string Metrics::Render(std::optional<int64_t> open_runs, std::optional<double> standby_lag_s) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::string out;
   Header(out, "perfgate_ingest_batches_total", "counter", "Result batches stored, resends included.");
@@ -98,9 +103,17 @@ std::string Metrics::Render(std::optional<int64_t> open_runs) const {
   absl::StrAppend(&out, "perfgate_regressions_detected_total ", regressions_, "\n");
   Header(out, "perfgate_regression_checks_total", "counter", "Closed runs checked for regressions.");
   absl::StrAppend(&out, "perfgate_regression_checks_total ", regression_checks_, "\n");
+  Header(out, "perfgate_runs_expired_total", "counter",
+         "Runs of silent agents closed as failed by this coordinator (one replica each).");
+  absl::StrAppend(&out, "perfgate_runs_expired_total ", runs_expired_, "\n");
   if (open_runs) {
     Header(out, "perfgate_open_runs", "gauge", "Runs opened and not yet closed.");
     absl::StrAppend(&out, "perfgate_open_runs ", *open_runs, "\n");
+  }
+  if (standby_lag_s) {
+    Header(out, "perfgate_query_standby_lag_seconds", "gauge",
+           "How far the standby serving reads (--query-database) is behind its primary.");
+    absl::StrAppend(&out, "perfgate_query_standby_lag_seconds ", absl::StrFormat("%.3f", *standby_lag_s), "\n");
   }
   return out;
 }

@@ -1,8 +1,8 @@
 // The coordinator's Prometheus metrics, served by GET /metrics in the text
 // exposition format 0.0.4: ingest batches and samples, the latency of storing
 // one batch (a histogram), gates by outcome, store errors by operation,
-// regressions detected, and the runs still open (read from the database at
-// scrape time). The gRPC services count into the one process-wide instance.
+// regressions detected, runs expired, the runs still open (read from the database at
+// scrape time) and the lag of a standby that serves the reads. The gRPC services count into the one process-wide instance.
 #pragma once
 
 #include <array>
@@ -30,9 +30,12 @@ class Metrics {
   void RegressionDetected();
   /// One closed run checked for regressions (whatever was found).
   void RegressionCheck();
+  /// One silent run closed as failed by this coordinator's expiry.
+  void RunExpired();
 
-  /// The exposition text; open_runs is left out when unknown.
-  std::string Render(std::optional<int64_t> open_runs) const;
+  /// The exposition text; open_runs is left out when unknown, the lag of
+  /// the standby reads are served from when they are not (or unknown).
+  std::string Render(std::optional<int64_t> open_runs, std::optional<double> standby_lag_s = std::nullopt) const;
 
  private:
   mutable std::mutex mu_;
@@ -41,7 +44,7 @@ class Metrics {
   double latency_sum_ = 0;
   std::map<std::string, uint64_t> gates_;         // by outcome
   std::map<std::string, uint64_t> store_errors_;  // by operation
-  uint64_t regressions_ = 0, regression_checks_ = 0;
+  uint64_t regressions_ = 0, regression_checks_ = 0, runs_expired_ = 0;
 };
 
 /// The instance the services count into and /metrics renders.

@@ -74,4 +74,23 @@ absl::StatusOr<int64_t> CatalogRepository::CountOpenRuns() {
   return n;
 }
 
+absl::StatusOr<std::optional<ReplicaLag>> CatalogRepository::StandbyLag() {
+  return db_.Run("reading the standby's lag", [&](pqxx::connection& c) -> absl::StatusOr<std::optional<ReplicaLag>> {
+    pqxx::read_transaction txn(c);
+    // Caught up (all received WAL replayed): no lag, whatever the age of
+    // the last transaction on a quiet primary.
+    const pqxx::row row = txn.exec1(
+        "SELECT pg_is_in_recovery(), "
+        "CASE WHEN pg_last_wal_receive_lsn() IS NOT DISTINCT FROM pg_last_wal_replay_lsn() THEN 0 "
+        "ELSE greatest(0, extract(epoch FROM now() - pg_last_xact_replay_timestamp())) END::float8, "
+        "(extract(epoch FROM CASE WHEN pg_last_wal_receive_lsn() IS NOT DISTINCT FROM pg_last_wal_replay_lsn() "
+        "THEN now() ELSE coalesce(pg_last_xact_replay_timestamp(), now()) END) * 1000000)::bigint");
+    if (!row[0].as<bool>()) return std::optional<ReplicaLag>();
+    ReplicaLag lag;
+    lag.seconds = row[1].is_null() ? 0 : row[1].as<double>();
+    lag.as_of = FromMicros(row[2].as<int64_t>());
+    return std::optional<ReplicaLag>(lag);
+  });
+}
+
 }  // namespace perfgate::coordinator::store

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,12 @@ struct Sweep {
   TimePoint finished_at{};
 };
 
+/// How far a standby's data is behind its primary.
+struct ReplicaLag {
+  double seconds = 0;   // 0 when it has replayed all it received
+  TimePoint as_of{};    // commit time of the newest transaction it holds (now when none is behind)
+};
+
 class CatalogRepository : protected Repository {
  public:
   /// Every stored metric and the SKUs, branches and nodes of stored runs.
@@ -39,6 +46,9 @@ class CatalogRepository : protected Repository {
   absl::StatusOr<std::vector<Sweep>> ListSweeps(const std::string& sku);
   /// Runs opened and not closed.
   absl::StatusOr<int64_t> CountOpenRuns();
+  /// On a streaming-replication standby: how far its data is behind the
+  /// primary's; nullopt on a primary (nothing to lag behind).
+  absl::StatusOr<std::optional<ReplicaLag>> StandbyLag();
 
  protected:
   using Repository::Repository;

@@ -159,6 +159,30 @@ void Database::Release(std::unique_ptr<pqxx::connection> conn, bool broken) {
   cv_.notify_one();
 }
 
+absl::StatusOr<bool> Database::TryAdvisoryLock(int64_t key) {
+  std::lock_guard<std::mutex> lock(lock_mu_);
+  try {
+    if (lock_conn_ == nullptr || !lock_conn_->is_open()) lock_conn_ = std::make_unique<pqxx::connection>(conninfo_);
+    pqxx::nontransaction txn(*lock_conn_);
+    return txn.exec_params1("SELECT pg_try_advisory_lock($1)", key)[0].as<bool>();
+  } catch (const std::exception& e) {
+    lock_conn_.reset();
+    return absl::UnavailableError(
+        absl::StrCat("cannot take advisory lock ", key, " on PostgreSQL: ", FirstLine(e.what()), "; retry"));
+  }
+}
+
+void Database::AdvisoryUnlock(int64_t key) {
+  std::lock_guard<std::mutex> lock(lock_mu_);
+  if (lock_conn_ == nullptr) return;  // lost with its connection: released already
+  try {
+    pqxx::nontransaction txn(*lock_conn_);
+    txn.exec_params("SELECT pg_advisory_unlock($1)", key);
+  } catch (const std::exception&) {
+    lock_conn_.reset();  // closing the session releases its locks
+  }
+}
+
 absl::StatusOr<std::unique_ptr<Database>> Database::Connect(const std::string& conninfo, int pool_size) {
   if (pool_size < 1) {
     return absl::InvalidArgumentError(

@@ -9,6 +9,7 @@
 #include <pqxx/pqxx>
 
 #include <algorithm>
+#include <cstdint>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -94,6 +95,15 @@ class Database {
     }
   }
 
+  /// Takes PostgreSQL's session advisory lock `key` without waiting, on a
+  /// connection of its own kept outside the pool for such locks (so the
+  /// holder's work may borrow every pooled one): true when this process now
+  /// holds it, false when another session (another coordinator) does.
+  absl::StatusOr<bool> TryAdvisoryLock(int64_t key);
+  /// Releases what TryAdvisoryLock took. When that fails the lock
+  /// connection is closed, which releases every lock it held.
+  void AdvisoryUnlock(int64_t key);
+
   Database(std::string conninfo, int size) : conninfo_(std::move(conninfo)), size_(std::max(size, 1)) {}
 
  private:
@@ -106,6 +116,8 @@ class Database {
   std::condition_variable cv_;
   std::vector<std::unique_ptr<pqxx::connection>> idle_;  // guarded by mu_
   int open_ = 0;                                         // idle + borrowed; guarded by mu_
+  std::mutex lock_mu_;
+  std::unique_ptr<pqxx::connection> lock_conn_;  // advisory locks only; guarded by lock_mu_
 };
 
 }  // namespace perfgate::coordinator::store

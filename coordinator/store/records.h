@@ -49,6 +49,7 @@ struct BatchOutcome {
 struct CloseOutcome {
   uint32_t cases = 0;    // benchmark cases summarized
   uint64_t samples = 0;  // samples stored for the run
+  bool resent = false;   // the run was closed already, as asked: this close changed nothing
 };
 
 /// Which runs may serve as the baseline of a gate.

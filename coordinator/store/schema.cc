@@ -24,6 +24,16 @@ int SchemaRepository::LatestSchemaVersion() {
 }
 
 absl::Status SchemaRepository::Migrate() {
+  // A database a newer release migrated: its tables may mean what this
+  // binary does not know, so it touches nothing.
+  PERFGATE_ASSIGN_OR_RETURN(const int found, SchemaVersion());
+  if (found > LatestSchemaVersion()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the database's schema is at version ", found, ", newer than version ", LatestSchemaVersion(),
+        ", the newest this perfgate-coordinator knows: a newer release migrated it. Run that release (or a "
+        "newer one) against it; to go back to this one, restore a backup taken before the upgrade "
+        "(docs/operations.md)"));
+  }
   for (const Migration& m : Migrations()) {
     absl::Status s =
         db_.Run(absl::StrCat("applying migration ", m.name), [&](pqxx::connection& c) {

@@ -12,6 +12,8 @@ class SchemaRepository : protected Repository {
  public:
   /// Applies every migration not yet applied, each in its own transaction,
   /// and records it in schema_migrations. Safe to call concurrently and twice.
+  /// FAILED_PRECONDITION, with nothing touched, when the database holds a
+  /// migration newer than any this binary knows (a newer release's).
   absl::Status Migrate();
   /// Highest applied migration version (0 when none).
   absl::StatusOr<int> SchemaVersion();

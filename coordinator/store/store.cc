@@ -27,7 +27,9 @@ Store::Store(std::unique_ptr<store::Database> db)
       CredentialRepository(*db_owned_),
       RegressionRepository(*db_owned_),
       BisectionRepository(*db_owned_),
-      NotificationRepository(*db_owned_) {}
+      NotificationRepository(*db_owned_),
+
+      JobRepository(*db_owned_) {}
 
 Store::~Store() = default;
 

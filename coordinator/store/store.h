@@ -19,6 +19,7 @@
 #include "coordinator/store/catalog.h"
 #include "coordinator/store/credentials.h"
 #include "coordinator/store/history.h"
+#include "coordinator/store/jobs.h"
 #include "coordinator/store/notifications.h"
 #include "coordinator/store/records.h"
 #include "coordinator/store/regressions.h"
@@ -54,7 +55,9 @@ class Store : private store::DatabaseOwner,
               public store::CredentialRepository,
               public store::RegressionRepository,
               public store::BisectionRepository,
-              public store::NotificationRepository {
+              public store::NotificationRepository,
+
+              public store::JobRepository {
  public:
   /// Connects with a libpq connection string ("host=... port=... dbname=...
   /// user=..."), keeping up to pool_size connections open.
@@ -71,6 +74,7 @@ using store::BaselineQuery;
 using store::BatchOutcome;
 using store::CalibrationRecord;
 using store::CloseOutcome;
+using store::PeriodicJob;
 using store::RetentionOutcome;
 using store::RetentionRule;
 using store::RunRecord;

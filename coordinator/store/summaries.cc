@@ -101,6 +101,7 @@ absl::StatusOr<CloseRead> ReadForClose(pqxx::transaction_base& txn, const std::s
                                                         "; it cannot be closed again as ", new_status));
     }
     out.already_closed = StoredCounts(txn, run_id);  // a resent CloseRun
+    out.already_closed->resent = true;
     return out;
   }
   const RunStatus closing = new_status == ToString(RunStatus::kComplete) ? RunStatus::kComplete : RunStatus::kFailed;
@@ -314,7 +315,9 @@ absl::StatusOr<std::vector<std::string>> SummaryRepository::ExpireSilentRuns(dou
     auto closed = CloseRun(id, RunStatus::kFailed, static_cast<uint64_t>(std::numeric_limits<int64_t>::max()),
                            reason, {});
     if (closed.ok()) {
-      expired.push_back(id);
+      // Closed already (by another coordinator's expiry, or by its agent as
+      // failed): this one expired nothing.
+      if (!closed->resent) expired.push_back(id);
     } else if (closed.status().code() != absl::StatusCode::kFailedPrecondition) {
       return closed.status();  // FAILED_PRECONDITION: closed meanwhile by its agent
     }

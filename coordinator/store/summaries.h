@@ -29,7 +29,8 @@ class SummaryRepository : protected Repository {
                                         const std::vector<std::string>& invalid_reasons = {});
 
   /// Closes as failed every running run not heard of (OpenRun, a batch) for
-  /// max_silence_s: its agent is gone. Returns the ids closed.
+  /// max_silence_s: its agent is gone. Returns the ids this call closed (a
+  /// run closed meanwhile by its agent or another coordinator is not one).
   absl::StatusOr<std::vector<std::string>> ExpireSilentRuns(double max_silence_s);
 
   /// Per-metric summaries of a run, ordered by benchmark key then metric.

@@ -23,7 +23,8 @@ constexpr auto kShutdownGrace = std::chrono::seconds(30);
 // Another process may take the free port between FreeTcpPort() and the
 // server's bind.
 constexpr int kStartAttempts = 5;
-constexpr const char* kReadyLine = "database system is ready to accept connections";
+// A primary ends it "connections", a standby "read-only connections".
+constexpr const char* kReadyLine = "database system is ready to accept";
 constexpr const char* kInstallHint =
     "install the postgresql package (Debian/Ubuntu: apt-get install postgresql), or point "
     "PERFGATE_POSTGRES_BIN at the directory holding initdb and postgres";
@@ -76,13 +77,14 @@ absl::StatusOr<std::string> FindPostgresBinDir() {
   return candidates.front().string();
 }
 
-absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Start() {
+// A server object over a fresh temporary directory that the server's OS
+// user owns (postgres when called as root); nothing started yet.
+absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Prepare() {
   auto bin_dir = FindPostgresBinDir();
   if (!bin_dir.ok()) return bin_dir.status();
   auto dir = TempDir::Create("perfgate-pg-");
   if (!dir.ok()) return dir.status();
   std::unique_ptr<PostgresServer> server(new PostgresServer(std::move(*dir), *bin_dir));
-
   if (geteuid() == 0) {
     const passwd* pw = getpwnam("postgres");
     if (pw == nullptr) {
@@ -97,29 +99,65 @@ absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Start() {
     }
     server->user_ = "postgres";
   }
+  return server;
+}
 
+// Runs one of the server's tools (initdb, pg_basebackup, pg_ctl) as the
+// server's OS user; an error with its output when it fails.
+absl::Status PostgresServer::RunTool(const std::vector<std::string>& argv) const {
   ProcessOptions opts;
-  opts.user = server->user_;
-  opts.working_dir = server->dir_.path();
+  opts.user = user_;
+  opts.working_dir = dir_.path();
   opts.env["LC_ALL"] = "C";
-  auto initdb = RunCommand({server->bin_dir_ + "/initdb", "-D", server->dir_.Join("data"), "-A",
-                            "trust", "-U", kUser, "-E", "UTF8", "--no-locale", "--no-sync"},
-                           opts);
-  if (!initdb.ok()) return initdb.status();
-  if (initdb->exit_code != 0) {
-    return absl::InternalError(
-        absl::StrCat("initdb failed with exit code ", initdb->exit_code, ":\n", initdb->output));
+  opts.env["PGCONNECT_TIMEOUT"] = "10";
+  auto r = RunCommand(argv, opts);
+  if (!r.ok()) return r.status();
+  if (r->exit_code != 0) {
+    return absl::InternalError(absl::StrCat(argv[0], " failed with exit code ", r->exit_code, ":\n", r->output));
   }
+  return absl::OkStatus();
+}
 
+// Launches a prepared server, retrying when its free port was taken meanwhile.
+absl::Status PostgresServer::LaunchOnFreePort() {
   absl::Status launched;
   for (int attempt = 0; attempt < kStartAttempts; ++attempt) {
-    launched = server->Launch();
+    launched = Launch();
     if (launched.ok() || !absl::IsUnavailable(launched)) break;
   }
-  if (!launched.ok()) return launched;
+  return launched;
+}
 
-  if (absl::Status s = server->CreateDatabase(kDatabase); !s.ok()) return s;
+absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Start() {
+  auto server = Prepare();
+  if (!server.ok()) return server.status();
+  if (absl::Status s = (*server)->RunTool({(*server)->bin_dir_ + "/initdb", "-D", (*server)->dir_.Join("data"), "-A",
+                                           "trust", "-U", kUser, "-E", "UTF8", "--no-locale", "--no-sync"});
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = (*server)->LaunchOnFreePort(); !s.ok()) return s;
+  if (absl::Status s = (*server)->CreateDatabase(kDatabase); !s.ok()) return s;
   return server;
+}
+
+absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::StartStandby(const PostgresServer& primary) {
+  auto server = Prepare();
+  if (!server.ok()) return server.status();
+  // -R: standby.signal and primary_conninfo; -X stream: the WAL of the copy's own span comes with it;
+  // a fast checkpoint, not one spread over minutes.
+  if (absl::Status s = (*server)->RunTool({(*server)->bin_dir_ + "/pg_basebackup", "-h", "127.0.0.1", "-p",
+                                           std::to_string(primary.port()), "-U", kUser, "-D",
+                                           (*server)->dir_.Join("data"), "-R", "-X", "stream", "--checkpoint=fast", "--no-sync"});
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = (*server)->LaunchOnFreePort(); !s.ok()) return s;
+  return server;
+}
+
+absl::Status PostgresServer::Promote() {
+  return RunTool({bin_dir_ + "/pg_ctl", "promote", "-w", "-t", "60", "-D", dir_.Join("data")});
 }
 
 // Starts the server on `port` (0: a fresh one). UNAVAILABLE when the port was

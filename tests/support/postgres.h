@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -27,6 +28,10 @@ class PostgresServer {
   /// since PostgreSQL refuses to run as root). The error of a failed start
   /// carries the tail of the server's log.
   static absl::StatusOr<std::unique_ptr<PostgresServer>> Start();
+  /// A streaming-replication standby of `primary` (pg_basebackup -R of
+  /// it), started on a free port: it serves reads and follows the primary
+  /// until Promote().
+  static absl::StatusOr<std::unique_ptr<PostgresServer>> StartStandby(const PostgresServer& primary);
   PostgresServer(const PostgresServer&) = delete;
   PostgresServer& operator=(const PostgresServer&) = delete;
   /// Stops the server (fast shutdown) and removes its files.
@@ -46,6 +51,9 @@ class PostgresServer {
   /// Starts the stopped server again on the same port and data directory
   /// (an outage ends); the error carries the log.
   absl::Status StartAgain();
+  /// pg_ctl promote: a standby becomes a primary that takes writes
+  /// (returns once it does).
+  absl::Status Promote();
   /// The last lines of the server's log, for failure messages.
   std::string LogTail(int max_lines = 40) const;
   /// Directory holding the server binaries that were used.
@@ -54,7 +62,10 @@ class PostgresServer {
  private:
   PostgresServer(TempDir dir, std::string bin_dir)
       : dir_(std::move(dir)), bin_dir_(std::move(bin_dir)) {}
+  static absl::StatusOr<std::unique_ptr<PostgresServer>> Prepare();
+  absl::Status RunTool(const std::vector<std::string>& argv) const;
   absl::Status Launch(int port = 0);
+  absl::Status LaunchOnFreePort();
 
   TempDir dir_;  // data directory, socket and log; destroyed after process_
   std::string bin_dir_;

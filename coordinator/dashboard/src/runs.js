@@ -9,9 +9,14 @@ function verdictCell(v) {
   return h('td', { class: v.outcome }, h('a', { href: link(`report/${v.report_id}`) }, v.outcome));
 }
 
+// Reads served by a standby: how fresh they are.
+const asOf = (view) => (view.data_as_of ? h('p', { class: 'muted', 'data-testid': 'as-of' },
+  `data as of ${when(view.data_as_of)} UTC (read from a standby)`) : '');
+
 export async function renderRuns(root, params) {
   const branch = params.get('branch') || '', sku = params.get('sku') || '';
-  const [catalog, { runs }] = await Promise.all([get('catalog'), get('runs', { branch, sku, limit: 200 })]);
+  const [catalog, listed] = await Promise.all([get('catalog'), get('runs', { branch, sku, limit: 200 })]);
+  const { runs } = listed;
   const go = (p) => navigate('runs', { branch, sku, ...p });
   const filters = h('div', { class: 'filters' },
     select('branch', [['', 'all'], ...catalog.branches.map((b) => [b, b])], branch, (v) => go({ branch: v })),
@@ -31,7 +36,7 @@ export async function renderRuns(root, params) {
       h('td', {}, h('a', { href: link(`run/${r.id}`) }, 'cases'), ' ',
         previous ? h('a', { href: link('compare', { base: previous.id, cand: r.id }) }, 'vs previous') : ''));
   });
-  root.append(h('h1', {}, 'Runs'), filters,
+  root.append(h('h1', {}, 'Runs'), asOf(listed), filters,
     table(['started (UTC)', 'branch', 'commit', 'SKU', 'node', 'status', 'samples', 'verdict', '', ''], rows,
       { 'data-testid': 'runs' }));
 }
@@ -48,7 +53,7 @@ export async function renderRun(root, params, id) {
     `report ${v.report_id}: ${v.outcome}`), ` against ${v.baseline_branch} at ${when(v.created_at)}`));
   const env = Object.entries(run.environment.fields).map(([k, v]) => h('tr', {}, h('td', {}, k), h('td', { class: 'mono' }, v)));
   const serving = servingPlots(run.summaries);
-  root.append(h('h1', {}, `Run ${run.id}`),
+  root.append(h('h1', {}, `Run ${run.id}`), asOf(run),
     h('p', {}, `${run.branch} @ `, h('code', {}, run.commit), ` on ${run.sku}, node ${run.node}, ${run.status}, finished ${when(run.finished_at)}`),
     run.invalid_reasons.length ? h('p', { class: 'warn' }, `Invalid for gating: ${run.invalid_reasons.join('; ')}`) : '',
     reports.length ? h('ul', {}, reports) : '',
