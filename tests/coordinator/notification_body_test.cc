@@ -56,8 +56,8 @@ TEST(NotificationBody, SlackIsOneLineAPersonReads) {
   const std::string g = json::parse(*RenderBody("slack", gate, "k", ""))["text"];
   EXPECT_EQ(g, "Gate failed on pr-12 / h100 at cccccccccccc against main: b1 ms +20.0 %");
 
-  const char bisection[] = R"({"type":"bisection.finished","branch":"main","sku":"h100",
-    "bisection":{"id":4,"summary":"culprit c11 (+14.8 % [+13.2, +16.4])"}})";
+  const char bisection[] = R"js({"type":"bisection.finished","branch":"main","sku":"h100",
+    "bisection":{"id":4,"summary":"culprit c11 (+14.8 % [+13.2, +16.4])"}})js";
   const std::string b = json::parse(*RenderBody("slack", bisection, "k", ""))["text"];
   EXPECT_EQ(b, "Bisection #4 on main / h100 ended: culprit c11 (+14.8 % [+13.2, +16.4])");
 }
