@@ -43,7 +43,7 @@ CommitState StateOf(const std::string& commit, const std::vector<Probe>& probes,
   return s;
 }
 
-std::string Short(const std::string& commit) { return commit.substr(0, 12); }
+std::string Short(const std::string& commit) { return ShortId(commit); }
 
 // The first step: the bad endpoint, measured until it carries or not.
 bool EndpointStep(const BisectPlan& plan, const std::vector<Probe>& probes, BisectStep* step) {
@@ -125,21 +125,21 @@ std::string DescribeChange(const ProbeMeasurement& m) {
   return absl::StrFormat("%+.1f %% [%+.1f, %+.1f]", 100 * m.change, 100 * m.ci_low, 100 * m.ci_high);
 }
 
-BisectStep NextStep(const BisectPlan& plan, const std::vector<Probe>& probes) {
-  BisectStep step;
-  if (plan.commits.empty()) {
-    step.kind = BisectStep::Kind::kNoCulprit;
-    step.summary = "no culprit: there is no commit between good and bad";
-    return step;
-  }
-  if (EndpointStep(plan, probes, &step)) return step;
-  step.threshold = step.regression_size / 2;
-  // Index 0 is good, i is commits[i - 1]; the bad endpoint carries.
-  const int n = static_cast<int>(plan.commits.size());
+namespace {
+
+// The search of `commits` after `good`, the last of which carries: the
+// first that carries right after one that is clean, what to measure to
+// find it, or the range where only undecided commits are left.
+// step->threshold judges the commits between.
+void Search(const BisectPlan& plan, const std::vector<std::string>& commits, const std::vector<Probe>& probes,
+            BisectStep* out) {
+  BisectStep& step = *out;
+  // Index 0 is good, i is commits[i - 1]; the last carries.
+  const int n = static_cast<int>(commits.size());
   std::vector<CommitState> states(n + 1);
   states[0].status = Status::kClean;
-  for (int i = 1; i < n; ++i) states[i] = StateOf(plan.commits[i - 1], probes, step.threshold, plan.max_attempts);
-  states[n] = StateOf(plan.commits.back(), probes, plan.endpoint_threshold, plan.max_attempts);
+  for (int i = 1; i < n; ++i) states[i] = StateOf(commits[i - 1], probes, step.threshold, plan.max_attempts);
+  states[n] = StateOf(commits.back(), probes, plan.endpoint_threshold, plan.max_attempts);
   int hi = n;
   for (int i = 1; i < n; ++i) {
     if (states[i].status == Status::kCarries) {
@@ -154,7 +154,7 @@ BisectStep NextStep(const BisectPlan& plan, const std::vector<Probe>& probes) {
       break;
     }
   }
-  const auto name = [&](int i) { return i == 0 ? plan.good : plan.commits[i - 1]; };
+  const auto name = [&](int i) { return i == 0 ? plan.good : commits[i - 1]; };
   if (hi == lo + 1) {
     step.kind = BisectStep::Kind::kCulprit;
     step.culprit = name(hi);
@@ -163,19 +163,19 @@ BisectStep NextStep(const BisectPlan& plan, const std::vector<Probe>& probes) {
                                 " against good, and ", Short(name(lo)), " before it ",
                                 lo == 0 ? std::string("is the good endpoint")
                                         : absl::StrCat("is clean at ", DescribeChange(states[lo].last)));
-    return step;
+    return;
   }
   for (int i = lo + 1; i < hi; ++i) {
     if (states[i].status != Status::kPending) continue;
     step.commits.push_back(name(i));
     step.attempts.push_back(states[i].attempts + 1);
   }
-  if (!step.commits.empty()) return step;
+  if (!step.commits.empty()) return;
   for (int i : Pick(states, lo, hi, std::max(1u, plan.probes_per_round))) {
     step.commits.push_back(name(i));
     step.attempts.push_back(1);
   }
-  if (!step.commits.empty()) return step;
+  if (!step.commits.empty()) return;
   step.kind = BisectStep::Kind::kRange;
   step.range_good = name(lo);
   step.range_bad = name(hi);
@@ -187,7 +187,43 @@ BisectStep NextStep(const BisectPlan& plan, const std::vector<Probe>& probes) {
   step.summary = absl::StrCat("no single culprit: the change came after ", Short(step.range_good), " and by ",
                               Short(step.range_bad), "; the commits between could not be decided: ",
                               absl::StrJoin(undecided, ", "));
-  return step;
+}
+
+}  // namespace
+
+std::string ShortId(const std::string& id) {
+  const size_t at = id.find("@sha256:");
+  if (at == std::string::npos) return id.substr(0, 12);
+  return id.substr(0, at + 8 + 12);
+}
+
+BisectStep NextStep(const BisectPlan& plan, const std::vector<Probe>& probes) {
+  BisectStep step;
+  if (plan.commits.empty()) {
+    step.kind = BisectStep::Kind::kNoCulprit;
+    step.summary = "no culprit: there is no commit between good and bad";
+    return step;
+  }
+  if (EndpointStep(plan, probes, &step)) return step;
+  step.threshold = step.regression_size / 2;
+  Search(plan, plan.commits, probes, &step);
+  const auto inside = plan.merge_insides.find(step.culprit);
+  if (step.kind != BisectStep::Kind::kCulprit || inside == plan.merge_insides.end() || inside->second.empty()) {
+    return step;
+  }
+  // The merge carries: which of the commits it brought in, or the merge itself.
+  BisectStep in;
+  in.threshold = step.threshold;
+  in.regression_size = step.regression_size;
+  in.merge = step.culprit;
+  std::vector<std::string> commits = inside->second;
+  commits.push_back(in.merge);
+  Search(plan, commits, probes, &in);
+  in.summary = absl::StrCat("inside merge ", Short(in.merge), ": ", in.summary);
+  if (in.kind == BisectStep::Kind::kCulprit && in.culprit == in.merge) {
+    in.summary += "; none of the commits it brought in carries the change alone";
+  }
+  return in;
 }
 
 }  // namespace perfgate::cli

@@ -6,6 +6,7 @@
 // where it stood.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,11 @@ struct BisectPlan {
   double endpoint_threshold = 0.05;
   unsigned max_attempts = 3;     // measurements of one commit before it is inconclusive
   unsigned probes_per_round = 1;  // commits measured in one round (a Slurm array)
+  /// Merge commits of `commits` and the commits each brought in (`git
+  /// rev-list --first-parent --reverse M^1..M^2`), oldest first: when the
+  /// search names such a merge, the commits inside it are searched next,
+  /// each measured against good as before.
+  std::map<std::string, std::vector<std::string>> merge_insides;
 };
 
 /// What to do next.
@@ -68,6 +74,10 @@ struct BisectStep {
   /// kRange: the last clean and the first carrying commit, with commits
   /// between that could not be decided.
   std::string range_good, range_bad;
+  /// Set when the step is inside this merge commit (merge_insides): the
+  /// culprit is a commit it brought in, or the merge itself when none of
+  /// them carries.
+  std::string merge;
   std::string summary;  // one sentence for people: what was found and why
 };
 
@@ -77,8 +87,14 @@ struct BisectStep {
 /// last clean and the first carrying commit are searched, nearest the
 /// middle first; a commit still undecided after max_attempts (or failing)
 /// is never guessed: the commits next to it are measured instead, and when
-/// only such commits are left the step names the range.
+/// only such commits are left the step names the range. A culprit merge
+/// of plan.merge_insides is searched into in the same way, from good to
+/// the merge, with the threshold of the first-parent search.
 BisectStep NextStep(const BisectPlan& plan, const std::vector<Probe>& probes);
+
+/// A commit's first 12 characters; an image `name@sha256:<hex>` keeps its
+/// name and the digest's first 12 hex digits.
+std::string ShortId(const std::string& id);
 
 /// "+15.1 % [12.0, 18.3]": a change with its interval, in percent.
 std::string DescribeChange(const ProbeMeasurement& m);

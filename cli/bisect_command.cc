@@ -21,7 +21,7 @@ using Json = nlohmann::json;
 
 double Num(const Json& v) { return v.is_number() ? v.get<double>() : 0; }
 
-std::string Short(const std::string& commit) { return commit.substr(0, 12); }
+std::string Short(const std::string& commit) { return ShortId(commit); }
 
 // A stored bisection as the loop needs it.
 struct Job {
@@ -105,7 +105,10 @@ absl::StatusOr<Json> NewJob(const Config& c) {
     }
     if (Num(r["change"]) > 0) endpoint = Num(r["change"]) / 2;
   }
-  PERFGATE_ASSIGN_OR_RETURN(const CommitRange range, PlanRange(c.bisect.repo, good, bad));
+  CommitRange range{c.good_image, c.bad_image, {c.bad_image}};  // an upgrade: nothing between
+  if (!c.bisect.images) {
+    PERFGATE_ASSIGN_OR_RETURN(range, PlanRange(c.bisect.repo, good, bad));
+  }
   Json settings = ToJson(c.bisect);
   settings["endpoint_threshold"] = endpoint;
   settings["max_attempts"] = c.bisect_attempts;
@@ -125,7 +128,7 @@ absl::StatusOr<std::vector<ProbeTask>> TasksOf(const Job& job, const BisectStep&
     return absl::FailedPreconditionError(absl::StrCat("the good endpoint cannot be built: ", good.status().message()));
   }
   for (size_t i = 0; i < step.commits.size(); ++i) {
-    ProbeTask t{step.commits[i], step.attempts[i], *good, "", step.threshold, job.benchmark, job.metric};
+    ProbeTask t{step.commits[i], step.attempts[i], *good, "", step.threshold, job.benchmark, job.metric, job.plan.good};
     auto build = BuildOf(job.settings, t.commit, std::cout);
     if (!build.ok()) {
       failed->push_back({{"commit", t.commit}, {"attempt", t.attempt}, {"verdict", "failed"},
@@ -203,13 +206,24 @@ int ExitOf(const Json& b) {
   return state == "range" ? kExitInconclusive : state == "running" ? kExitError : kExitPass;
 }
 
+// The next step; with --into-merges, a culprit merge's inside is read from
+// git (each time: the plan holds no more than the stored job) and searched.
+absl::StatusOr<BisectStep> StepOf(Job& job) {
+  BisectStep step = NextStep(job.plan, job.probes);
+  if (!job.settings.into_merges || step.kind != BisectStep::Kind::kCulprit || !step.merge.empty()) return step;
+  PERFGATE_ASSIGN_OR_RETURN(job.plan.merge_insides[step.culprit], MergeInside(job.settings.repo, step.culprit));
+  return NextStep(job.plan, job.probes);
+}
+
 // Measures round after round until the bisection ends; stored all along.
 int Bisect(const Config& c, Json b) {
   const client::HttpClientOptions o = HttpOptions(c);
   while (b.value("state", "") == "running") {
     auto job = JobOf(b);
     if (!job.ok()) return HttpError(job.status(), "bisect");
-    const BisectStep step = NextStep(job->plan, job->probes);
+    auto next_step = StepOf(*job);
+    if (!next_step.ok()) return HttpError(next_step.status(), "bisect");
+    const BisectStep& step = *next_step;
     if (step.kind != BisectStep::Kind::kMeasure) {
       auto done = client::HttpPost(o, absl::StrCat("/api/v1/bisections/", job->id, "/finish"), OutcomeJson(step));
       if (!done.ok()) return HttpError(done.status(), "bisect: storing the outcome");

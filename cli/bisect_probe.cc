@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/command_line.h"
 #include "common/process.h"
@@ -69,9 +70,10 @@ std::string ReadText(const std::string& path) {
 }
 
 // The side command of `ab` that runs `build`'s benchmark program.
-std::string SideCommand(const BisectSettings& s, const std::string& build) {
+std::string SideCommand(const BisectSettings& s, const std::string& build, const std::string& id) {
   auto argv = SplitCommand(s.command);  // checked at start
-  return JoinCommand(Expand(argv.ok() ? *argv : std::vector<std::string>{}, {{kArtifactPlaceholder, build}}));
+  return JoinCommand(Expand(argv.ok() ? *argv : std::vector<std::string>{},
+                            {{kArtifactPlaceholder, build}, {kImagePlaceholder, id}}));
 }
 
 // Builds `commit` in a worktree of its own into `out`; the build's output in `log_path`.
@@ -172,7 +174,8 @@ Json ToJson(const BisectSettings& s) {
   return {{"repo", s.repo},         {"build", s.build},         {"artifact", s.artifact},
           {"command", s.command},   {"agent", s.agent},         {"ab_args", s.ab_args},
           {"work_dir", s.work_dir}, {"case_budget_s", s.case_budget_s}, {"max_rounds", s.max_rounds},
-          {"build_timeout_s", s.build_timeout_s}, {"slurm", s.slurm}, {"sbatch_args", s.sbatch_args}};
+          {"build_timeout_s", s.build_timeout_s}, {"slurm", s.slurm}, {"sbatch_args", s.sbatch_args},
+          {"into_merges", s.into_merges}, {"images", s.images}};
 }
 
 absl::StatusOr<BisectSettings> SettingsFromJson(const Json& j) {
@@ -190,13 +193,59 @@ absl::StatusOr<BisectSettings> SettingsFromJson(const Json& j) {
     s.build_timeout_s = j.at("build_timeout_s").get<double>();
     s.slurm = j.at("slurm").get<bool>();
     s.sbatch_args = j.at("sbatch_args").get<std::vector<std::string>>();
+    s.into_merges = j.value("into_merges", false);  // absent in bisections stored before it
+    s.images = j.value("images", false);
   } catch (const Json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("the stored settings are incomplete: ", e.what()));
   }
   return s;
 }
 
-absl::Status CheckSettings(BisectSettings& s) {
+namespace {
+
+// CheckSettings' templates with images.
+absl::Status CheckImageSettings(const BisectSettings& s) {
+  if (!s.build.empty()) return absl::InvalidArgumentError("--build does not apply to images: there is nothing to build");
+  if (!s.artifact.empty() && s.artifact.find(kImagePlaceholder) == std::string::npos) {
+    return absl::InvalidArgumentError("--artifact: with images the path must name {image}");
+  }
+  if (s.command.empty()) return absl::InvalidArgumentError("--cmd: the benchmark program to run is required");
+  PERFGATE_RETURN_IF_ERROR(SplitCommand(s.command).status());
+  if (s.command.find(kImagePlaceholder) == std::string::npos &&
+      s.command.find(kArtifactPlaceholder) == std::string::npos) {
+    return absl::InvalidArgumentError("--cmd: with images the command must name {image} or {artifact}");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckImageDigest(const std::string& flag, const std::string& image) {
+  static const std::regex kDigest("[^@\\s]+@sha256:[0-9a-f]{64}");
+  if (image.empty() || image.front() == '-' || !std::regex_match(image, kDigest)) {
+    return absl::InvalidArgumentError(absl::StrCat(flag, " '", image, "' is not an image digest: give NAME@sha256:",
+                                                   "<64 lowercase hex digits> (podman images --digests shows "
+                                                   "the digest)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> MergeInside(const std::string& repo, const std::string& commit) {
+  PERFGATE_ASSIGN_OR_RETURN(const std::string full, FullCommit(repo, commit));
+  PERFGATE_ASSIGN_OR_RETURN(const std::string line, GitIn(repo, {"rev-list", "--parents", "-n", "1", full}));
+  const std::vector<std::string> ids = absl::StrSplit(line, ' ', absl::SkipEmpty());
+  std::vector<std::string> inside;
+  if (ids.size() < 3) return inside;  // the commit and one parent: not a merge
+  PERFGATE_ASSIGN_OR_RETURN(const std::string list,
+                            GitIn(repo, {"rev-list", "--first-parent", "--reverse", ids[1] + ".." + ids[2]}));
+  for (absl::string_view id : absl::StrSplit(list, '\n', absl::SkipEmpty())) inside.emplace_back(id);
+  return inside;
+}
+
+namespace {
+
+// CheckSettings' templates with commits.
+absl::Status CheckCommitSettings(const BisectSettings& s) {
   if (s.build.empty() == s.artifact.empty()) {
     return absl::InvalidArgumentError("give one of --build 'CMD {commit} {out}' and --artifact 'PATH/{commit}/...'");
   }
@@ -214,12 +263,19 @@ absl::Status CheckSettings(BisectSettings& s) {
   if (s.command.find(kArtifactPlaceholder) == std::string::npos) {
     return absl::InvalidArgumentError("--cmd: the command must name {artifact}, the commit's build");
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckSettings(BisectSettings& s) {
+  PERFGATE_RETURN_IF_ERROR(s.images ? CheckImageSettings(s) : CheckCommitSettings(s));
   if (!(s.case_budget_s > 0) || s.max_rounds < 5) {
     return absl::InvalidArgumentError("--case-budget must be positive and --max-rounds at least 5");
   }
   std::error_code ec;
   s.repo = fs::absolute(s.repo, ec).lexically_normal().string();
-  PERFGATE_RETURN_IF_ERROR(GitIn(s.repo, {"rev-parse", "--git-dir"}).status());
+  if (!s.images) PERFGATE_RETURN_IF_ERROR(GitIn(s.repo, {"rev-parse", "--git-dir"}).status());
   s.work_dir = fs::absolute(s.work_dir, ec).lexically_normal().string();
   fs::create_directories(s.work_dir, ec);
   if (ec) return absl::InvalidArgumentError(absl::StrCat("--work-dir ", s.work_dir, ": ", ec.message()));
@@ -247,8 +303,9 @@ absl::StatusOr<CommitRange> PlanRange(const std::string& repo, const std::string
 }
 
 absl::StatusOr<std::string> BuildOf(const BisectSettings& s, const std::string& commit, std::ostream& log) {
+  if (s.images && s.artifact.empty()) return commit;
   if (!s.artifact.empty()) {
-    const std::string path = absl::StrReplaceAll(s.artifact, {{kCommitPlaceholder, commit}});
+    const std::string path = absl::StrReplaceAll(s.artifact, {{kCommitPlaceholder, commit}, {kImagePlaceholder, commit}});
     if (!fs::exists(path)) {
       return absl::NotFoundError(absl::StrCat("no artifact for ", commit.substr(0, 12), " at ", path));
     }
@@ -270,8 +327,8 @@ absl::StatusOr<std::string> BuildOf(const BisectSettings& s, const std::string& 
 std::vector<std::string> ProbeArgv(const BisectSettings& s, const ProbeTask& t, const std::string& policy,
                                    const std::string& report) {
   std::vector<std::string> argv = {s.agent, "ab", "--offline", "--no-confirm",
-                                   "--baseline-cmd", SideCommand(s, t.good_build),
-                                   "--candidate-cmd", SideCommand(s, t.build),
+                                   "--baseline-cmd", SideCommand(s, t.good_build, t.good),
+                                   "--candidate-cmd", SideCommand(s, t.build, t.commit),
                                    "--policy", policy, "--json", report,
                                    "--max-rounds", std::to_string(s.max_rounds * t.attempt),
                                    "--case-budget", absl::StrCat(s.case_budget_s * t.attempt),

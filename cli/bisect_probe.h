@@ -24,6 +24,8 @@ namespace perfgate::cli {
 inline constexpr char kCommitPlaceholder[] = "{commit}";
 inline constexpr char kBuildOutPlaceholder[] = "{out}";
 inline constexpr char kArtifactPlaceholder[] = "{artifact}";
+/// With images: in --artifact and --cmd, the image `name@sha256:<hex>`.
+inline constexpr char kImagePlaceholder[] = "{image}";
 
 /// What a bisection needs to build and measure a commit; stored with the
 /// job so that a resumed bisection measures as the first run did.
@@ -40,6 +42,8 @@ struct BisectSettings {
   double build_timeout_s = 1800;
   bool slurm = false;                     // each round as an sbatch array, one task per probe
   std::vector<std::string> sbatch_args;   // --partition=..., --constraint=SKU, ...
+  bool into_merges = false;  // a culprit merge commit is searched into (BisectPlan::merge_insides)
+  bool images = false;       // good and bad are image digests, not commits: no git, no build
 };
 
 nlohmann::json ToJson(const BisectSettings& s);
@@ -49,7 +53,17 @@ absl::StatusOr<BisectSettings> SettingsFromJson(const nlohmann::json& j);
 /// Checks the templates (exactly one of build and artifact, each with its
 /// placeholders; a command with {artifact}), makes repo and work_dir
 /// absolute and the work folder present.
+/// With images: no --build; --artifact, when given, names {image}; --cmd
+/// names {image} or {artifact}; no git checkout is needed.
 absl::Status CheckSettings(BisectSettings& s);
+
+/// OK for `name@sha256:<64 lowercase hex>`; else INVALID_ARGUMENT naming
+/// `flag` and what is wrong.
+absl::Status CheckImageDigest(const std::string& flag, const std::string& image);
+
+/// The commits that merge commit `commit` brought in, oldest first (`git
+/// rev-list --first-parent --reverse M^1..M^2`); none when it is not a merge.
+absl::StatusOr<std::vector<std::string>> MergeInside(const std::string& repo, const std::string& commit);
 
 /// The full ids of good and bad and the first-parent commits after good up
 /// to bad, oldest first (`git rev-list --first-parent --reverse good..bad`).
@@ -63,7 +77,7 @@ absl::StatusOr<CommitRange> PlanRange(const std::string& repo, const std::string
 
 /// The build of `commit`: the artifact's path, or the folder its build
 /// filled (built now in a worktree of its own unless a finished build of
-/// that commit is cached). The error names the commit and what its build did.
+/// that commit is cached); with images and no --artifact, the image itself. The error names the commit and what its build did.
 absl::StatusOr<std::string> BuildOf(const BisectSettings& s, const std::string& commit, std::ostream& log);
 
 /// One probe to measure: a commit's build against the good endpoint's.
@@ -73,6 +87,7 @@ struct ProbeTask {
   std::string good_build, build;
   double threshold = 0;          // ab's tolerance, so that its rounds stop where the verdict is decided
   std::string benchmark, metric;  // the case judged; empty: the worst of the first report
+  std::string good;               // the good endpoint ({image} of the baseline side)
 };
 
 /// The `perfgate-agent ab` argument vector of `task`, writing its JSON

@@ -334,12 +334,15 @@ CLI::App* AddBisect(CLI::App& app, Config& c) {
   sub->add_option("regression", c.regression_id, "A stored regression's id (perfgate regressions prints it)");
   sub->add_option("--good", c.good, "The last commit at the old level");
   sub->add_option("--bad", c.bad, "The first commit known to carry the change");
+  sub->add_option("--good-image", c.good_image, "Instead of commits, a stack upgrade: the old image, NAME@sha256:<hex>");
+  sub->add_option("--bad-image", c.bad_image, "The new image, NAME@sha256:<hex> (with --good-image)");
+  sub->add_flag("--into-merges", b.into_merges, "When the culprit is a merge commit, search the commits it brought in");
   sub->add_option("--status", c.bisect_status, "Show a stored bisection's steps and outcome");
   sub->add_option("--resume", c.bisect_resume, "Go on with a stored bisection from its stored probes");
   sub->add_option("--repo", b.repo, "The git checkout")->capture_default_str();
   sub->add_option("--build", b.build, "Build command run in a worktree of the commit: {commit}, {out} (the folder to fill)");
-  sub->add_option("--artifact", b.artifact, "Ready build of each commit instead: a path with {commit}");
-  sub->add_option("--cmd", b.command, "The benchmark program of a build, as ab runs it: {artifact}, {out}, {samples}");
+  sub->add_option("--artifact", b.artifact, "Ready build of each commit instead: a path with {commit} ({image} with images)");
+  sub->add_option("--cmd", b.command, "The benchmark program of a build, as ab runs it: {artifact} ({image} with images), {out}, {samples}");
   sub->add_option("--case", c.bisect_case, "The case judged (default: the regression's, else the worst at bad)");
   sub->add_option("--metric", c.bisect_metric, "The metric judged (with --case)");
   sub->add_option("--min-change", c.bisect_min_change_pct, "Smallest change at bad worth bisecting, in %")
@@ -363,12 +366,20 @@ CLI::App* AddBisect(CLI::App& app, Config& c) {
 // One of a regression, --good/--bad, --status, --resume; a new one's settings.
 absl::Status ValidateBisect(Config& c) {
   const bool range = !c.good.empty() || !c.bad.empty();
-  const int given = (c.regression_id != 0) + range + (c.bisect_status != 0) + (c.bisect_resume != 0);
+  const bool images = !c.good_image.empty() || !c.bad_image.empty();
+  const int given = (c.regression_id != 0) + range + images + (c.bisect_status != 0) + (c.bisect_resume != 0);
   if (given != 1) {
-    return absl::InvalidArgumentError(
-        "bisect takes one of REGRESSION_ID, --good C1 --bad C2, --status ID and --resume ID");
+    return absl::InvalidArgumentError("bisect takes one of REGRESSION_ID, --good C1 --bad C2, --good-image I1 "
+                                      "--bad-image I2, --status ID and --resume ID");
   }
   if (range && (c.good.empty() || c.bad.empty())) return absl::InvalidArgumentError("--good and --bad go together");
+  if (images) {
+    PERFGATE_RETURN_IF_ERROR(CheckImageDigest("--good-image", c.good_image));
+    PERFGATE_RETURN_IF_ERROR(CheckImageDigest("--bad-image", c.bad_image));
+    if (c.good_image == c.bad_image) return absl::InvalidArgumentError("--good-image and --bad-image are the same");
+    if (c.bisect.into_merges) return absl::InvalidArgumentError("--into-merges applies to commits, not images");
+    c.bisect.images = true;
+  }
   if (c.bisect_case.empty() != c.bisect_metric.empty()) {
     return absl::InvalidArgumentError("--case and --metric go together");
   }

@@ -85,6 +85,7 @@ struct Config {
   // bisect (docs/bisect.md): a stored regression (regression_id), or
   // --good/--bad; --status or --resume of a stored bisection
   std::string good, bad;
+  std::string good_image, bad_image;  // bisect --good-image/--bad-image: a stack upgrade
   int64_t bisect_status = 0, bisect_resume = 0;
   BisectSettings bisect;
   std::string bisect_case, bisect_metric;

@@ -1,15 +1,21 @@
 // The decisions of `perfgate bisect` over scripted measurements: a probe's
 // verdict, the search from the stored probes alone (so that a resumed
 // bisection goes on where it stood), neighbours tried around a commit that
-// stays undecided, and a range or no culprit where nothing else is honest.
+// stays undecided, and a range or no culprit where nothing else is honest;
+// the search into a culprit merge (with the inside of a merge read from a
+// real git repository) and the upgrade from one image digest to another.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
+#include <sstream>
 
 #include "absl/strings/str_format.h"
 #include "cli/bisect.h"
+#include "cli/bisect_probe.h"
 #include "common/command_line.h"
+#include "tests/support/processes.h"
 
 namespace perfgate::cli {
 namespace {
@@ -162,6 +168,167 @@ TEST(BisectNextStep, ProbesSeveralCommitsARoundWhenAsked) {
   std::vector<Probe> all = probes;
   const BisectStep end = RunToEnd(plan, StepAt("c06"), &all);
   EXPECT_EQ(end.culprit, "c06");
+}
+
+// First-parent c01..c06 after c00, where c04 is a merge that brought in
+// f1, f2, f3; the change comes from `first` (a commit inside, or c04).
+BisectPlan MergePlan() {
+  BisectPlan plan = PlanOf(6);
+  plan.merge_insides["c04"] = {"f1", "f2", "f3"};
+  return plan;
+}
+
+std::function<ProbeMeasurement(const std::string&, unsigned)> InsideAt(const std::string& first) {
+  return [first](const std::string& commit, unsigned) {
+    const bool carries = commit[0] == 'c' ? commit >= "c04" : first[0] == 'f' && commit >= first;
+    return Measured(carries ? 0.15 : 0.0, 0.03);
+  };
+}
+
+TEST(BisectIntoMerges, NamesTheCommitInsideTheMergeThatCarries) {
+  std::vector<Probe> probes;
+  const BisectStep end = RunToEnd(MergePlan(), InsideAt("f2"), &probes);
+  ASSERT_EQ(end.kind, BisectStep::Kind::kCulprit) << end.summary;
+  EXPECT_EQ(end.culprit, "f2");
+  EXPECT_EQ(end.merge, "c04");
+  EXPECT_NE(end.summary.find("inside merge c04"), std::string::npos) << end.summary;
+  // Without the merge's inside the same probes name the merge.
+  const BisectStep flat = NextStep(PlanOf(6), probes);
+  EXPECT_EQ(flat.culprit, "c04");
+  EXPECT_TRUE(flat.merge.empty());
+}
+
+TEST(BisectIntoMerges, NamesTheMergeItselfWhenNothingItBroughtInCarries) {
+  std::vector<Probe> probes;
+  const BisectStep end = RunToEnd(MergePlan(), InsideAt("c04"), &probes);
+  ASSERT_EQ(end.kind, BisectStep::Kind::kCulprit) << end.summary;
+  EXPECT_EQ(end.culprit, "c04");
+  EXPECT_EQ(end.merge, "c04");
+  EXPECT_NE(end.summary.find("none of the commits it brought in"), std::string::npos) << end.summary;
+  // f3, the last commit brought in, was measured clean.
+  bool f3 = false;
+  for (const Probe& p : probes) f3 = f3 || p.commit == "f3";
+  EXPECT_TRUE(f3);
+}
+
+TEST(BisectIntoMerges, GoesOnFromStoredProbesAndNamesARangeWhenInsideIsUndecided) {
+  const BisectPlan plan = MergePlan();
+  std::vector<Probe> all;
+  RunToEnd(plan, InsideAt("f3"), &all);
+  std::vector<Probe> resumed(all.begin(), all.end() - 1);
+  const BisectStep again = RunToEnd(plan, InsideAt("f3"), &resumed);
+  EXPECT_EQ(again.culprit, "f3");
+  EXPECT_EQ(resumed.size(), all.size());
+  // f2 never tells: the range is f1..f3 inside the merge.
+  std::vector<Probe> probes;
+  const BisectStep range = RunToEnd(plan, [](const std::string& commit, unsigned attempt) {
+    if (commit == "f2") return Measured(0.06, 0.08);
+    return InsideAt("f2")(commit, attempt);
+  }, &probes);
+  ASSERT_EQ(range.kind, BisectStep::Kind::kRange) << range.summary;
+  EXPECT_EQ(range.range_good, "f1");
+  EXPECT_EQ(range.range_bad, "f3");
+  EXPECT_EQ(range.merge, "c04");
+}
+
+// A real repository: c1, then branch f (f1, f2), c2 on main, merge M, c3.
+TEST(BisectIntoMerges, ReadsTheCommitsAMergeBroughtInFromGit) {
+  auto dir = testing::TempDir::Create("perfgate-bisect-merge-");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  const std::string repo = dir->path();
+  const auto git = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = {"git", "-C", repo, "-c", "user.name=dev", "-c", "user.email=dev@example.com"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = testing::RunCommand(argv);
+    EXPECT_TRUE(r.ok() && r->exit_code == 0) << (r.ok() ? r->output : r.status().ToString());
+    return r.ok() ? r->output.substr(0, 40) : std::string();
+  };
+  const auto commit = [&](const std::string& m) {
+    git({"commit", "-q", "--allow-empty", "-m", m});
+    return git({"rev-parse", "HEAD"});
+  };
+  git({"init", "-q", "-b", "main"});
+  const std::string c1 = commit("c1");
+  git({"checkout", "-q", "-b", "f"});
+  const std::string f1 = commit("f1"), f2 = commit("f2");
+  git({"checkout", "-q", "main"});
+  const std::string c2 = commit("c2");
+  git({"merge", "-q", "--no-ff", "-m", "M", "f"});
+  const std::string m = git({"rev-parse", "HEAD"});
+  const std::string c3 = commit("c3");
+  auto range = PlanRange(repo, c1, c3);
+  ASSERT_TRUE(range.ok()) << range.status();
+  EXPECT_EQ(range->commits, (std::vector<std::string>{c2, m, c3}));
+  auto inside = MergeInside(repo, m);
+  ASSERT_TRUE(inside.ok()) << inside.status();
+  EXPECT_EQ(*inside, (std::vector<std::string>{f1, f2}));
+  auto none = MergeInside(repo, c3);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_TRUE(none->empty());
+  EXPECT_FALSE(MergeInside(repo, "no-such-commit").ok());
+}
+
+const std::string kGoodImage = "registry.example.com/stack@sha256:" + std::string(64, 'a');
+const std::string kBadImage = "registry.example.com/stack@sha256:" + std::string(64, 'b');
+
+TEST(BisectImages, AcceptsOnlyNameAtSha256WithSixtyFourHexDigits) {
+  EXPECT_TRUE(CheckImageDigest("--good-image", kGoodImage).ok());
+  for (const std::string& bad : {std::string("stack:latest"), std::string("stack@sha256:abc"),
+                                "stack@sha256:" + std::string(64, 'g'), "stack@sha256:" + std::string(64, 'A'),
+                                "@sha256:" + std::string(64, 'a'), "-x@sha256:" + std::string(64, 'a'),
+                                "st ack@sha256:" + std::string(64, 'a'), std::string()}) {
+    const absl::Status s = CheckImageDigest("--bad-image", bad);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(s.message().find("--bad-image"), std::string::npos) << s.message();
+  }
+}
+
+TEST(BisectImages, TheTemplatesNameTheImageAndNoBuildIsTaken) {
+  BisectSettings s;
+  s.images = true;
+  s.repo = "/nonexistent";  // no git checkout is needed
+  s.work_dir = ::testing::TempDir() + "perfgate-bisect-images";
+  s.command = "podman run --rm {image} /bench --out={out}";
+  EXPECT_TRUE(CheckSettings(s).ok()) << CheckSettings(s);
+  s.build = "make {out}";
+  EXPECT_NE(CheckSettings(s).message().find("--build"), std::string::npos);
+  s.build.clear();
+  s.artifact = "/images/{commit}.tar";
+  EXPECT_NE(CheckSettings(s).message().find("{image}"), std::string::npos);
+  s.artifact.clear();
+  s.command = "podman run --rm stack /bench";
+  EXPECT_NE(CheckSettings(s).message().find("{image}"), std::string::npos);
+  s.command = "podman run --rm {image} /bench";
+  std::ostringstream log;
+  auto build = BuildOf(s, kBadImage, log);
+  ASSERT_TRUE(build.ok()) << build.status();
+  EXPECT_EQ(*build, kBadImage);
+  const ProbeTask task{kBadImage, 1, kGoodImage, kBadImage, 0.05, "", "", kGoodImage};
+  const std::vector<std::string> argv = ProbeArgv(s, task, "policy.yaml", "report.json");
+  const auto side = [&](const std::string& flag) {
+    const auto it = std::find(argv.begin(), argv.end(), flag);
+    return it == argv.end() || it + 1 == argv.end() ? std::string() : *(it + 1);
+  };
+  EXPECT_EQ(side("--baseline-cmd"), JoinCommand({"podman", "run", "--rm", kGoodImage, "/bench"}));
+  EXPECT_EQ(side("--candidate-cmd"), JoinCommand({"podman", "run", "--rm", kBadImage, "/bench"}));
+  EXPECT_TRUE(SettingsFromJson(ToJson(s))->images);
+}
+
+TEST(BisectImages, TheUpgradeIsTheCulpritWithItsEffectOrThereIsNone) {
+  BisectPlan plan;
+  plan.good = kGoodImage;
+  plan.commits = {kBadImage};
+  const BisectStep first = NextStep(plan, {});
+  ASSERT_EQ(first.kind, BisectStep::Kind::kMeasure);
+  EXPECT_EQ(first.commits, std::vector<std::string>{kBadImage});
+  const BisectStep culprit = NextStep(plan, {{kBadImage, 1, Measured(0.12, 0.02)}});
+  ASSERT_EQ(culprit.kind, BisectStep::Kind::kCulprit);
+  EXPECT_EQ(culprit.culprit, kBadImage);
+  EXPECT_DOUBLE_EQ(culprit.culprit_measurement.ci_low, 0.10);
+  EXPECT_NE(culprit.summary.find("culprit registry.example.com/stack@sha256:bbbbbbbbbbbb: it measures +12.0 %"),
+            std::string::npos) << culprit.summary;
+  const BisectStep none = NextStep(plan, {{kBadImage, 1, Measured(0.0, 0.02)}});
+  EXPECT_EQ(none.kind, BisectStep::Kind::kNoCulprit);
 }
 
 TEST(CommandLine, JoinedWordsSplitBackIntoTheSameWords) {

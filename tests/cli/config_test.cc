@@ -151,6 +151,19 @@ TEST_F(ConfigTest, BisectRefusesAnIncompleteOrAmbiguousRequestNamingWhatIsWrong)
   EXPECT_THAT(Parse({"bisect", "--cmd", "{artifact}/bench"}).err, HasSubstr("bisect takes one of"));
   EXPECT_THAT(Parse({"bisect", "7", "--good", "a", "--bad", "b"}).err, HasSubstr("bisect takes one of"));
   EXPECT_THAT(Parse({"bisect", "--good", "a"}).err, HasSubstr("--good and --bad go together"));
+  // Images only by digest, and not with commits or --into-merges.
+  const std::string good_image = "stack@sha256:" + std::string(64, 'a');
+  const std::string bad_image = "stack@sha256:" + std::string(64, 'b');
+  const char* digest = good_image.c_str();
+  EXPECT_THAT(Parse({"bisect", "--good-image", "stack:latest", "--bad-image", digest, "--cmd", "{image}"}).err,
+              HasSubstr("--good-image 'stack:latest' is not an image digest"));
+  EXPECT_THAT(Parse({"bisect", "--good", "a", "--bad", "b", "--good-image", digest, "--bad-image", digest}).err,
+              HasSubstr("bisect takes one of"));
+  EXPECT_THAT(Parse({"bisect", "--good-image", digest, "--bad-image", digest, "--cmd", "{image}"}).err,
+              HasSubstr("are the same"));
+  EXPECT_THAT(Parse({"bisect", "--good-image", digest, "--bad-image", bad_image.c_str(),
+                     "--into-merges", "--cmd", "{image}"}).err,
+              HasSubstr("--into-merges applies to commits"));
   // How commits are built and run.
   const char* repo = ".";
   Parsed p = Parse({"bisect", "--good", "a", "--bad", "b", "--repo", repo, "--cmd", "{artifact}/bench"});
