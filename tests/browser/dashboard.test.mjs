@@ -119,6 +119,30 @@ try {
   await page.waitForSelector('[data-testid=regression][data-state=acknowledged]', { timeout: 10000 });
   await shot('regressions');
 
+  // A bisection of it, stored through the API as `perfgate bisect` stores
+  // one, is shown below the regression with its steps.
+  const regId = Number(await page.getAttribute('[data-testid=regression]', 'data-id'));
+  const api = async (route, body) => {
+    const res = await fetch(`${facts.url}/api/v1/${route}`, {
+      method: 'POST', body: JSON.stringify(body),
+      headers: { authorization: `Bearer ${facts.gate_token}`, 'content-type': 'application/json' } });
+    assert.equal(res.status, 200, `${route}: ${await res.text()}`);
+    return res.json();
+  };
+  const job = await api('bisections', { good: 'g0', bad: facts.step_commit, commits: ['c1', facts.step_commit],
+                                        regression_id: regId, by: 'browser-test' });
+  const probe = { benchmark: facts.step_case, metric: 'time', attempt: 1, rounds: 6, threshold: 0.05, p_value: 0.001 };
+  await api(`bisections/${job.id}/probes`, { ...probe, commit: 'c1', verdict: 'clean', change: 0.001, ci: [-0.01, 0.012] });
+  await api(`bisections/${job.id}/probes`, { ...probe, commit: facts.step_commit, verdict: 'carries', change: 0.2, ci: [0.17, 0.23] });
+  await api(`bisections/${job.id}/finish`, { state: 'culprit', culprit: facts.step_commit, change: 0.2, ci: [0.17, 0.23],
+                                             summary: `culprit ${facts.step_commit}` });
+  timings.bisection = await open(`#/regressions?id=${regId}`);
+  await page.waitForSelector('[data-testid=bisections] section[data-state=culprit]', { timeout: 10000 });
+  const steps = await page.$$eval('[data-testid=bisections] tr[data-verdict]', (rows) => rows.map((r) => r.dataset.verdict));
+  assert.deepEqual(steps, ['clean', 'carries']);
+  assert.match(await page.textContent('[data-testid=bisections] h2'), /culprit .*\+20/);
+  await shot('bisection');
+
   assert.deepEqual(errors, [], 'errors in the page');
   console.log(`dashboard views rendered (ms from navigation): ${JSON.stringify(timings)}`);
 } catch (e) {

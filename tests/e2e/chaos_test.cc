@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/result_file.h"
 #include "tests/e2e/stored_runs.h"
 #include "tests/support/coordinator.h"
 #include "tests/support/postgres.h"
