@@ -146,6 +146,24 @@ absl::StatusOr<Caller> Authenticator::AuthorizeHttp(const std::optional<std::str
   return Check(Authenticate(authorization, peer, "header"), action);
 }
 
+absl::Status Authenticator::CheckToken(const std::optional<std::string>& authorization) const {
+  return Authenticate(authorization, "", "metadata").status();
+}
+
+grpc::Status TokenMetadataProcessor::Process(const InputMetadata& auth_metadata, grpc::AuthContext*,
+                                             OutputMetadata*, OutputMetadata*) {
+  if (auto path = auth_metadata.find(":path");
+      path != auth_metadata.end() && absl::StartsWith(absl::string_view(path->second.data(), path->second.size()),
+                                                      "/grpc.health.v1.Health/")) {
+    return grpc::Status::OK;
+  }
+  std::optional<std::string> authorization;
+  if (auto it = auth_metadata.find("authorization"); it != auth_metadata.end()) {
+    authorization.emplace(it->second.data(), it->second.size());
+  }
+  return ToGrpc(auth_.CheckToken(authorization), "authorization");
+}
+
 grpc::Status Authenticator::CheckRead(const grpc::ServerContext* ctx) const {
   return ToGrpc(Authorize(ctx, Action::kRead).status(), "authorization");
 }

@@ -107,6 +107,11 @@ class Authenticator {
                                        Action action) const;
   /// True when callers must authenticate (AuthConfig::enabled).
   bool enabled() const { return config_.enabled(); }
+  /// UNAUTHENTICATED unless `authorization` (gRPC metadata; nullopt when
+  /// absent) names the shared token or a valid credential: the role-free
+  /// part of Authorize, which TokenMetadataProcessor runs before a
+  /// call's message is read.
+  absl::Status CheckToken(const std::optional<std::string>& authorization) const;
 
   /// Authorize for a read.
   grpc::Status CheckRead(const grpc::ServerContext* ctx) const;
@@ -133,6 +138,19 @@ class Authenticator {
   const AuthConfig config_;
   Store& store_;
   EvaluationLimiter limiter_;
+};
+
+/// Refuses a gRPC call without a valid token from its metadata alone, so
+/// that gRPC never reads its message. grpc++ runs it only on TLS ports;
+/// grpc.health.v1 stays open. The handlers still check the role.
+class TokenMetadataProcessor : public grpc::AuthMetadataProcessor {
+ public:
+  explicit TokenMetadataProcessor(const Authenticator& auth) : auth_(auth) {}
+  grpc::Status Process(const InputMetadata& auth_metadata, grpc::AuthContext* context,
+                       OutputMetadata* consumed_auth_metadata, OutputMetadata* response_metadata) override;
+
+ private:
+  const Authenticator& auth_;
 };
 
 }  // namespace perfgate::coordinator

@@ -14,14 +14,18 @@ Server::~Server() { Shutdown(); }
 
 namespace {
 
-std::shared_ptr<grpc::ServerCredentials> Credentials(const TlsPem& tls) {
+// With TLS and authentication on, a call without a valid token is refused
+// from its metadata (TokenMetadataProcessor), before its message is read.
+std::shared_ptr<grpc::ServerCredentials> Credentials(const TlsPem& tls, const Authenticator& auth) {
   if (tls.cert.empty()) return grpc::InsecureServerCredentials();
   grpc::SslServerCredentialsOptions options(
       tls.ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
                      : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
   options.pem_root_certs = tls.ca;
   options.pem_key_cert_pairs.push_back({tls.key, tls.cert});
-  return grpc::SslServerCredentials(options);
+  auto credentials = grpc::SslServerCredentials(options);
+  if (auth.enabled()) credentials->SetAuthMetadataProcessor(std::make_shared<TokenMetadataProcessor>(auth));
+  return credentials;
 }
 
 }  // namespace
@@ -30,7 +34,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerConfig& config
   std::unique_ptr<Server> s(new Server(store, config));
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(config.listen, Credentials(config.tls), &s->port_);
+  builder.AddListeningPort(config.listen, Credentials(config.tls, s->auth_), &s->port_);
   builder.RegisterService(&s->ingest_);
   builder.RegisterService(&s->gate_);
   builder.RegisterService(&s->query_);

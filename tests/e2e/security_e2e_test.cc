@@ -14,6 +14,8 @@
 #include <pqxx/pqxx>
 #include <regex>
 #include <set>
+#include <thread>
+#include <iostream>
 
 #include "client/coordinator_client.h"
 #include "common/identity.h"
@@ -391,6 +393,73 @@ TEST_F(SecurityEndToEnd, TlsAndMutualTlsWithASiteCa) {
   CommandResult ingested = Perfgate(args);
   EXPECT_EQ(ingested.exit_code, 0) << ingested.output << coordinator_->OutputTail();
   EXPECT_NE(ingested.output.find("run_id: "), std::string::npos) << ingested.output;
+}
+
+// The coordinator's peak resident memory in bytes (VmHWM of /proc/PID/status).
+int64_t PeakRss(pid_t pid) {
+  auto status = testing::ReadFile("/proc/" + std::to_string(pid) + "/status");
+  EXPECT_TRUE(status.ok()) << status.status();
+  std::smatch m;
+  if (!status.ok() || !std::regex_search(*status, m, std::regex("VmHWM:\\s*([0-9]+) kB"))) return -1;
+  return std::stoll(m[1]) * 1024;
+}
+
+// Over TLS a call without a valid token is refused from its metadata, before
+// gRPC reads its message: four concurrent 60 MB Gate.Evaluate calls without
+// a token leave the coordinator's peak memory far below their bodies (read
+// whole, they would add more than 240 MB). Health stays open; a call with a
+// token still reaches the handler.
+TEST_F(SecurityEndToEnd, TlsRefusesACallWithoutATokenBeforeReadingItsMessage) {
+  auto pki = testing::MakeTestPki(dir_->path());
+  ASSERT_TRUE(pki.ok()) << pki.status();
+  const std::string gater = Issue("ci", "gate");
+  ASSERT_NO_FATAL_FAILURE(
+      Start({"--require-credentials", "--tls-cert", pki->server_cert, "--tls-key", pki->server_key}));
+  auto ca = testing::ReadFile(pki->ca_cert);
+  ASSERT_TRUE(ca.ok()) << ca.status();
+  grpc::SslCredentialsOptions tls;
+  tls.pem_root_certs = *ca;
+  grpc::ChannelArguments args;
+  args.SetMaxSendMessageSize(-1);
+  auto channel = grpc::CreateCustomChannel(address_, grpc::SslCredentials(tls), args);
+  std::shared_ptr<v1::Gate::Stub> gate = v1::Gate::NewStub(channel);
+  const Call evaluate_big = [gate](grpc::ClientContext* c) {
+    v1::EvaluateRequest req;
+    req.set_candidate_run_id(NewUuid());
+    req.set_policy_yaml(std::string(60 << 20, '#'));
+    v1::GateReport resp;
+    return gate->Evaluate(c, req, &resp);
+  };
+  ASSERT_EQ(CallWith(EveryCall(channel)["perfgate.v1.Query.ListRuns"], "").error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);  // the channel is up before the baseline is taken
+  const int64_t before = PeakRss(coordinator_->pid());
+  std::vector<std::thread> callers;
+  std::vector<grpc::Status> refused(4);
+  for (size_t i = 0; i < refused.size(); ++i) {
+    callers.emplace_back([&, i] { refused[i] = CallWith(evaluate_big, i % 2 == 0 ? "" : "Bearer unknown"); });
+  }
+  for (std::thread& t : callers) t.join();
+  for (const grpc::Status& s : refused) {
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED) << s.error_message();
+  }
+  const int64_t growth = PeakRss(coordinator_->pid()) - before;
+  EXPECT_LT(growth, int64_t{100} << 20) << "peak RSS grew by " << (growth >> 20) << " MiB";
+  std::cout << "coordinator peak RSS growth: " << (growth >> 20) << " MiB\n";
+
+  auto health = grpc::health::v1::Health::NewStub(channel);
+  grpc::ClientContext ctx;
+  grpc::health::v1::HealthCheckResponse resp;
+  EXPECT_TRUE(health->Check(&ctx, grpc::health::v1::HealthCheckRequest(), &resp).ok());
+  const Call evaluate = [gate](grpc::ClientContext* c) {
+    v1::EvaluateRequest req;
+    req.set_candidate_run_id(NewUuid());
+    v1::GateReport resp;
+    return gate->Evaluate(c, req, &resp);
+  };
+  const grpc::Status authenticated = CallWith(evaluate, "Bearer " + Token(gater));
+  EXPECT_NE(authenticated.error_code(), grpc::StatusCode::UNAUTHENTICATED) << authenticated.error_message();
+  EXPECT_NE(authenticated.error_code(), grpc::StatusCode::PERMISSION_DENIED) << authenticated.error_message();
+  EXPECT_NE(authenticated.error_code(), grpc::StatusCode::OK);  // the handler's answer: no such run
 }
 
 // A bad token or TLS file is told, with exit 2, before the database is
