@@ -73,16 +73,11 @@ class SoakTest : public testing::PostgresDirTest {
   void SetUp() override {
     testing::PostgresDirTest::SetUp();
     if (HasFatalFailure()) return;
-    std::smatch m;
-    const std::string conninfo = ConnInfo();
-    ASSERT_TRUE(std::regex_search(conninfo, m, std::regex(R"(dbname=(\w+))"))) << conninfo;
-    dbname_ = m[1];
-    auto standby = testing::PostgresServer::StartStandby(server());
+    auto standby = testing::StartStandbyOf(server(), ConnInfo());
     ASSERT_TRUE(standby.ok()) << standby.status();
-    standby_ = std::move(*standby);
-    both_ = "host=127.0.0.1,127.0.0.1 port=" + std::to_string(server().port()) + "," +
-            std::to_string(standby_->port()) + " user=perfgate dbname=" + dbname_ +
-            " connect_timeout=5 target_session_attrs=read-write";
+    standby_ = std::move(standby->server);
+    dbname_ = standby->dbname;
+    both_ = standby->both;
   }
 
   void StartReplica(int i, int port) {
