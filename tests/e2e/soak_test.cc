@@ -193,7 +193,7 @@ double Percentile(const std::string& metrics, const std::string& name, double p)
   return INFINITY;
 }
 
-TEST_F(SoakTest, AgentsStreamIntoTwoReplicasThroughKillsAndADatabaseRestart) {
+TEST_F(SoakTest, AgentsStreamIntoTwoReplicasThroughKillsARestartAndAPromotion) {
   const int seconds = EnvInt("PERFGATE_SOAK_SECONDS", 120), slots = EnvInt("PERFGATE_SOAK_AGENTS", 6);
   ASSERT_NO_FATAL_FAILURE(StartReplica(0, 0));
   ASSERT_NO_FATAL_FAILURE(StartReplica(1, 0));
