@@ -1,14 +1,19 @@
 // A soak under faults (label soak): PERFGATE_SOAK_AGENTS agent slots (6
 // unless told) each running `perfgate-agent run` again and again for
 // PERFGATE_SOAK_SECONDS (120 unless told) into two coordinator replicas
-// through one address list; replica 0 is killed (SIGKILL) and restarted on
-// its port at a third and at two thirds of the time, and PostgreSQL is
-// stopped and started again at half. At the end every run an agent
-// finished is stored exactly as its agent's result file has it (per case:
-// sample count, distinct indexes, the sum of the values), with no
-// duplicate, and no run is left open. The figures (runs, samples, ingest
-// rate, replica 1's CPU and its batch store latency percentiles) are
-// printed for docs/performance.md.
+// through one address list. The replicas' --database names the primary and
+// a streaming-replication standby with target_session_attrs=read-write.
+// Replica 0 is killed (SIGKILL) and restarted on its port at a third and at
+// two thirds of the time; the primary is stopped and started again at 0.45,
+// and at 0.55 it is stopped for good and the standby promoted, which the
+// replicas follow while the agents keep spooling. At the end every run an
+// agent finished is stored on the new primary exactly as its agent's result
+// file has it (per case: sample count, distinct indexes, the sum of the
+// values), with no duplicate, no run is left open, and `perfgate gate` of
+// the last three runs against the branch's history passes (same build: no
+// regression, nothing undecided). The figures (runs, samples, ingest rate,
+// replica 1's CPU and its batch store latency percentiles) are printed for
+// docs/performance.md.
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
@@ -21,6 +26,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 #include <regex>
 #include <sstream>
@@ -28,6 +34,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/exit_codes.h"
 #include "tests/e2e/stored_runs.h"
 #include "tests/support/coordinator.h"
 #include "tests/support/postgres.h"
@@ -50,11 +57,32 @@ struct Finished {
   std::string results, run_id;
 };
 
+// Tolerant: runs of one build on a loaded shared machine must not fail it.
+constexpr char kPolicy[] = R"(version: 1
+defaults:
+  tolerance: 90%
+  fdr: 5%
+  history: 5
+)";
+
+// Where a fault falls (a fraction of the time) and what it is.
+enum class Fault { kKillReplica, kRestartDatabase, kPromoteStandby };
+
 class SoakTest : public testing::PostgresDirTest {
  protected:
+  void SetUp() override {
+    testing::PostgresDirTest::SetUp();
+    if (HasFatalFailure()) return;
+    auto standby = testing::StartStandbyOf(server(), ConnInfo());
+    ASSERT_TRUE(standby.ok()) << standby.status();
+    standby_ = std::move(standby->server);
+    dbname_ = standby->dbname;
+    both_ = standby->both;
+  }
+
   void StartReplica(int i, int port) {
     auto started = testing::StartCoordinator(
-        ConnInfo(), dir_->Join("replica-" + std::to_string(i) + "-" + std::to_string(++starts_) + ".log"),
+        both_, dir_->Join("replica-" + std::to_string(i) + "-" + std::to_string(++starts_) + ".log"),
         {"--http-listen", "127.0.0.1:0", "--expire-runs-after", "0"}, port);
     ASSERT_TRUE(started.ok()) << started.status();
     replicas_[i] = std::move(*started);
@@ -78,6 +106,59 @@ class SoakTest : public testing::PostgresDirTest {
     return agent.ok() ? std::move(*agent) : nullptr;
   }
 
+  void Inject(Fault fault) {
+    if (fault == Fault::kKillReplica) {
+      const int port = PortOf(0);
+      replicas_[0].process->Stop(SIGKILL, std::chrono::seconds(5));
+      ASSERT_NO_FATAL_FAILURE(StartReplica(0, port));
+    } else if (fault == Fault::kRestartDatabase) {
+      server().Stop();
+      ASSERT_TRUE(server().StartAgain().ok()) << server().LogTail();
+    } else {
+      // A fast shutdown sends the standby all WAL first, if it streams.
+      ASSERT_NO_FATAL_FAILURE(WaitForStreaming());
+      server().Stop();
+      ASSERT_TRUE(standby_->Promote().ok()) << standby_->LogTail();
+    }
+  }
+
+  // Waits until the primary has a standby streaming from it (it reconnects
+  // a few seconds after a restart of the primary).
+  void WaitForStreaming() {
+    pqxx::connection c(ConnInfo());
+    int64_t streaming = 0;
+    for (const auto deadline = Clock::now() + std::chrono::seconds(60); Clock::now() < deadline;) {
+      pqxx::read_transaction txn(c);
+      streaming = txn.exec1("SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'")[0].as<int64_t>();
+      if (streaming > 0) break;
+      replicas_[1].process->Wait(std::chrono::milliseconds(100));
+    }
+    ASSERT_GT(streaming, 0) << standby_->LogTail();
+  }
+
+  // `perfgate gate` of a stored run against the history of branch main:
+  // exit 0, outcome pass, with gating verdicts against earlier runs.
+  void ExpectGatePasses(const std::string& run_id) {
+    const std::string policy = dir_->Join("policy.yaml"), json = dir_->Join("gate-" + run_id + ".json");
+    std::ofstream(policy) << kPolicy;
+    auto r = testing::RunCommand({Bin("cli/perfgate"), "--coordinator", replicas_[1].address, "gate", "--run",
+                                  run_id, "--baseline-branch", "main", "--policy", policy, "--json", json});
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->exit_code, kExitPass) << r->output;
+    auto text = testing::ReadFile(json);
+    ASSERT_TRUE(text.ok()) << text.status() << r->output;
+    const nlohmann::json report = nlohmann::json::parse(*text, nullptr, false);
+    ASSERT_TRUE(report.is_object()) << *text;
+    EXPECT_EQ(report.value("outcome", ""), "pass") << r->output;
+    ASSERT_TRUE(report["verdicts"].is_array() && !report["verdicts"].empty()) << *text;
+    for (const auto& v : report["verdicts"]) {
+      EXPECT_TRUE(v.value("gating", false)) << v.dump();
+      EXPECT_GT(v.value("baseline_runs", 0), 0) << v.dump();
+    }
+  }
+
+  std::unique_ptr<testing::PostgresServer> standby_;  // stopped after the replicas
+  std::string dbname_, both_;
   testing::RunningCoordinator replicas_[2];
   std::string address_list_;
   int starts_ = 0;
@@ -112,7 +193,7 @@ double Percentile(const std::string& metrics, const std::string& name, double p)
   return INFINITY;
 }
 
-TEST_F(SoakTest, AgentsStreamIntoTwoReplicasThroughKillsAndADatabaseRestart) {
+TEST_F(SoakTest, AgentsStreamIntoTwoReplicasThroughKillsARestartAndAPromotion) {
   const int seconds = EnvInt("PERFGATE_SOAK_SECONDS", 120), slots = EnvInt("PERFGATE_SOAK_AGENTS", 6);
   ASSERT_NO_FATAL_FAILURE(StartReplica(0, 0));
   ASSERT_NO_FATAL_FAILURE(StartReplica(1, 0));
@@ -123,7 +204,10 @@ TEST_F(SoakTest, AgentsStreamIntoTwoReplicasThroughKillsAndADatabaseRestart) {
   std::vector<Finished> finished;
   int failed_agents = 0;
   // Faults at these fractions of the time: replica 0 killed and restarted, PostgreSQL restarted.
-  std::vector<std::pair<double, int>> faults = {{1.0 / 3, 0}, {0.5, 1}, {2.0 / 3, 0}};
+  std::vector<std::pair<double, Fault>> faults = {{1.0 / 3, Fault::kKillReplica},
+                                                 {0.45, Fault::kRestartDatabase},
+                                                 {0.55, Fault::kPromoteStandby},
+                                                 {2.0 / 3, Fault::kKillReplica}};
   while (true) {
     const bool running_out = Clock::now() >= end;
     bool any = false;
@@ -151,14 +235,7 @@ TEST_F(SoakTest, AgentsStreamIntoTwoReplicasThroughKillsAndADatabaseRestart) {
     if (running_out && !any) break;
     const double at = std::chrono::duration<double>(Clock::now() - start).count() / seconds;
     if (!faults.empty() && at >= faults.front().first) {
-      if (faults.front().second == 0) {
-        const int port = PortOf(0);
-        replicas_[0].process->Stop(SIGKILL, std::chrono::seconds(5));
-        ASSERT_NO_FATAL_FAILURE(StartReplica(0, port));
-      } else {
-        server().Stop();
-        ASSERT_TRUE(server().StartAgain().ok()) << server().LogTail();
-      }
+      ASSERT_NO_FATAL_FAILURE(Inject(faults.front().second));
       faults.erase(faults.begin());
     }
     // Polls the agents: a child's exit has no descriptor to wait on here.
@@ -168,12 +245,15 @@ TEST_F(SoakTest, AgentsStreamIntoTwoReplicasThroughKillsAndADatabaseRestart) {
   const double replica_cpu = CpuSeconds(replicas_[1].process->pid());
   EXPECT_EQ(failed_agents, 0);
   ASSERT_GT(finished.size(), static_cast<size_t>(slots));
-  pqxx::connection c(ConnInfo());
+  ASSERT_TRUE(faults.empty());
+  pqxx::connection c(standby_->ConnInfo(dbname_));  // the new primary
   pqxx::read_transaction txn(c);
   for (const Finished& f : finished) testing::ExpectRunStoredAsFiled(txn, f.run_id, f.results);
   EXPECT_EQ(txn.exec1("SELECT count(*) FROM runs WHERE status <> 'complete'")[0].as<int64_t>(), 0);
   EXPECT_EQ(txn.exec1("SELECT count(*) FROM runs")[0].as<int64_t>(), static_cast<int64_t>(finished.size()));
   const auto samples = txn.exec1("SELECT count(*) FROM samples")[0].as<int64_t>();
+  // Zero failed gates: the last runs judged against those before them.
+  for (size_t i = finished.size() - 3; i < finished.size(); ++i) ExpectGatePasses(finished[i].run_id);
   // Replica 1 ran throughout: its store latency per batch.
   std::smatch m;
   const std::string log = replicas_[1].process->Output();

@@ -38,13 +38,11 @@ class StandbyTest : public testing::PostgresDirTest {
     if (HasFatalFailure()) return;
     token_file_ = dir_->Join("token");
     std::ofstream(token_file_) << kToken << "\n";
-    std::smatch m;
-    const std::string conninfo = ConnInfo();
-    ASSERT_TRUE(std::regex_search(conninfo, m, std::regex(R"(dbname=(\w+))"))) << conninfo;
-    dbname_ = m[1];
-    auto standby = testing::PostgresServer::StartStandby(server());
+    auto standby = testing::StartStandbyOf(server(), ConnInfo());
     ASSERT_TRUE(standby.ok()) << standby.status();
-    standby_ = std::move(*standby);
+    standby_ = std::move(standby->server);
+    dbname_ = standby->dbname;
+    both_ = standby->both;
   }
 
   // `perfgate-agent run` of the copy kernels, spooled; `commit` names it.
@@ -103,17 +101,14 @@ class StandbyTest : public testing::PostgresDirTest {
     ASSERT_EQ(seen, runs) << standby_->LogTail();
   }
 
-  std::string token_file_, dbname_;
+  std::string token_file_, dbname_, both_;
   std::unique_ptr<testing::PostgresServer> standby_;
   testing::DashboardCoordinator coordinator_;
 };
 
 TEST_F(StandbyTest, ReadsComeFromTheStandbyAndARunOutlivesThePrimary) {
   // Both hosts, the one that takes writes chosen by libpq.
-  const std::string both = "host=127.0.0.1,127.0.0.1 port=" + std::to_string(server().port()) + "," +
-                           std::to_string(standby_->port()) + " user=perfgate dbname=" + dbname_ +
-                           " connect_timeout=5 target_session_attrs=read-write";
-  auto started = testing::StartDashboardCoordinator(both, dir_->Join("coordinator.log"), token_file_,
+  auto started = testing::StartDashboardCoordinator(both_, dir_->Join("coordinator.log"), token_file_,
                                                     {"--query-database", standby_->ConnInfo(dbname_)});
   ASSERT_TRUE(started.ok()) << started.status();
   coordinator_ = std::move(*started);

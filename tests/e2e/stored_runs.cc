@@ -1,12 +1,16 @@
-// The check of stored_runs.h: a stored run against its agent's result file.
+// The check of stored_runs.h: a stored run against its agent's result
+// file; the standby of a test database.
 #include "tests/e2e/stored_runs.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <map>
+#include <regex>
 #include <tuple>
 
+#include "absl/status/status.h"
+#include "common/status_macros.h"
 #include "formats/result_file.h"
 
 namespace perfgate::testing {
@@ -35,6 +39,20 @@ void ExpectRunStoredAsFiled(pqxx::transaction_base& txn, const std::string& run_
     EXPECT_EQ(distinct, rows) << "a sample stored twice in " << run_id << " " << cr.benchmark.Key();
     EXPECT_NEAR(stored_sum, sum, 1e-9 * std::abs(sum)) << run_id << " " << cr.benchmark.Key();
   }
+}
+
+absl::StatusOr<Standby> StartStandbyOf(const PostgresServer& primary, const std::string& conninfo) {
+  std::smatch m;
+  if (!std::regex_search(conninfo, m, std::regex(R"(dbname=(\w+))"))) {
+    return absl::InvalidArgumentError("no dbname in the connection string " + conninfo);
+  }
+  Standby out;
+  out.dbname = m[1];
+  PERFGATE_ASSIGN_OR_RETURN(out.server, PostgresServer::StartStandby(primary));
+  out.both = "host=127.0.0.1,127.0.0.1 port=" + std::to_string(primary.port()) + "," +
+             std::to_string(out.server->port()) + " user=perfgate dbname=" + out.dbname +
+             " connect_timeout=5 target_session_attrs=read-write";
+  return out;
 }
 
 }  // namespace perfgate::testing
