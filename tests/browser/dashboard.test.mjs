@@ -126,8 +126,9 @@ try {
     const res = await fetch(`${facts.url}/api/v1/${route}`, {
       method: 'POST', body: JSON.stringify(body),
       headers: { authorization: `Bearer ${facts.gate_token}`, 'content-type': 'application/json' } });
-    assert.equal(res.status, 200, `${route}: ${await res.text()}`);
-    return res.json();
+    const text = await res.text();
+    assert.equal(res.status, 200, `${route}: ${text}`);
+    return JSON.parse(text);
   };
   const job = await api('bisections', { good: 'g0', bad: facts.step_commit, commits: ['c1', facts.step_commit],
                                         regression_id: regId, by: 'browser-test' });
