@@ -132,6 +132,12 @@ struct Measurement {
   std::string energy_unavailable;
 };
 
+/// Runs `work` once as one sample: its wall seconds, whether the device
+/// throttled meanwhile, and the energy it drew, read from `throttle` around
+/// it (nothing read when it is null). For work that reports values of its
+/// own, timed as a whole (a serving run).
+Measurement MeasureOnce(const std::function<void()>& work, Clock& clock, ThrottleSource* throttle);
+
 /// Records in `m` the energy a device drew between two readings of its
 /// counter (ThrottleSource::EnergyJoules) `window_s` wall seconds apart:
 /// energy_j and energy_window_s, or, where a reading failed or the counter

@@ -1,5 +1,7 @@
 #include "suites/energy.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace perfgate::suites {
@@ -9,7 +11,7 @@ MetricSpec EnergyMetric() { return {"energy", "J", Direction::kLowerIsBetter}; }
 MetricSpec EnergyPerTflopMetric() { return {"energy_per_tflop", "J/TFLOP", Direction::kLowerIsBetter}; }
 MetricSpec EnergyPerTokenMetric() { return {"energy_per_token", "J/token", Direction::kLowerIsBetter}; }
 
-void CaseEnergy::Add(const Measurement& m) {
+void CaseEnergy::Add(const Measurement& m, double tokens) {
   if (!m.energy_j) {
     if (m.energy_unavailable.empty()) {
       unread_ = true;
@@ -22,7 +24,7 @@ void CaseEnergy::Add(const Measurement& m) {
   // The counter gives the energy of the whole window; each sample is charged
   // the window's average power for its own time per iteration.
   const double watts = *m.energy_j / m.energy_window_s;
-  for (double t : m.sample_s) samples_.push_back({t, watts});
+  for (double t : m.sample_s) samples_.push_back({t, watts, tokens});
 }
 
 void CaseEnergy::AppendTo(CaseResult& r, double flops_per_iteration, double tokens_per_iteration) const {
@@ -36,14 +38,17 @@ void CaseEnergy::AppendTo(CaseResult& r, double flops_per_iteration, double toke
   r.metrics.push_back(PowerMetric());
   r.metrics.push_back(EnergyMetric());
   if (flops_per_iteration > 0) r.metrics.push_back(EnergyPerTflopMetric());
-  if (tokens_per_iteration > 0) r.metrics.push_back(EnergyPerTokenMetric());
+  const bool own_tokens =
+      std::all_of(samples_.begin(), samples_.end(), [](const PerSample& s) { return s.tokens > 0; });
+  const bool per_token = own_tokens || tokens_per_iteration > 0;
+  if (per_token) r.metrics.push_back(EnergyPerTokenMetric());
   for (size_t i = 0; i < samples_.size(); ++i) {
     std::vector<double>& v = r.samples[i].values;
     const double joules = samples_[i].watts * samples_[i].seconds;
     v.push_back(samples_[i].watts);
     v.push_back(joules);
     if (flops_per_iteration > 0) v.push_back(joules / (flops_per_iteration / 1e12));
-    if (tokens_per_iteration > 0) v.push_back(joules / tokens_per_iteration);
+    if (per_token) v.push_back(joules / (own_tokens ? samples_[i].tokens : tokens_per_iteration));
   }
 }
 

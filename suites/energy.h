@@ -26,11 +26,13 @@ MetricSpec EnergyPerTokenMetric();
 /// The energy side of one case's measurements, sample by sample.
 class CaseEnergy {
  public:
-  /// Takes in a measurement's samples, in the order the case records them.
-  void Add(const Measurement& m);
+  /// Takes in a measurement's samples, in the order the case records them;
+  /// `tokens`, when positive, is what each of them produced (else the
+  /// case's tokens per iteration count).
+  void Add(const Measurement& m, double tokens = 0);
   /// Appends the energy metrics to `r`, whose samples are those added, in
   /// order: power and energy always, J/TFLOP when an iteration has FLOPs,
-  /// J/token when it has tokens. Where a measurement read no counter, or a
+  /// J/token when it has tokens (every sample its own, or per iteration). Where a measurement read no counter, or a
   /// device measurement read none, appends no metric and says why in the reason.
   void AppendTo(CaseResult& r, double flops_per_iteration, double tokens_per_iteration) const;
 
@@ -38,6 +40,7 @@ class CaseEnergy {
   struct PerSample {
     double seconds = 0;  // time per iteration
     double watts = 0;    // average over the measurement's samples
+    double tokens = 0;   // the sample's own token count; 0: tokens per iteration
   };
   std::vector<PerSample> samples_;
   std::string unavailable_;  // the first reason a measurement gave

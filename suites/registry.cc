@@ -139,6 +139,14 @@ void State::RecordValues(const std::vector<double>& values, double seconds) {
   }
 }
 
+void State::RecordValues(const std::vector<double>& values, const Measurement& around, double tokens) {
+  const size_t before = samples_.size();
+  RecordValues(values, around.sample_s.empty() ? 0.0 : around.sample_s[0]);
+  if (samples_.size() == before) return;  // refused: the case failed
+  samples_.back().throttled = !around.throttled.empty() && around.throttled[0];
+  energy_.Add(around, tokens);
+}
+
 void State::AddNote(const std::string& note) {
   if (!notes_.empty()) notes_ += "; ";
   notes_ += note;

@@ -89,6 +89,11 @@ class State {
   /// value per metric, in order, from work that took `seconds` of wall time.
   /// Fails the case when the count does not match or a kind is not a value.
   void RecordValues(const std::vector<double>& values, double seconds);
+  /// As above, for work measured as one device sample (MeasureOnce: its
+  /// seconds, whether the device throttled, the energy it drew) that
+  /// produced `tokens` tokens: the case then reports its power, energy and
+  /// J/token as for a timed device case, or why they are unavailable.
+  void RecordValues(const std::vector<double>& values, const Measurement& around, double tokens);
   /// Adds a sentence to the reason a measured case reports (what it could
   /// not report, what it left out).
   void AddNote(const std::string& note);

@@ -5,6 +5,8 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <functional>
+#include <memory>
 #include <map>
 #include <optional>
 #include <string>
@@ -15,10 +17,16 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/stats.h"
+#include "common/status_macros.h"
 #include "suites/inference/serving.h"
 #include "suites/seed.h"
 #include "suites/transformer/host_model.h"
 #include "suites/transformer/model_case.h"
+
+#if PERFGATE_HAVE_CUDA
+#include "suites/cuda/visible_devices.h"
+#include "suites/inference/serve_cuda.h"
+#endif
 
 namespace perfgate::suites::inference {
 namespace {
@@ -112,7 +120,7 @@ std::vector<double> Values(const ServeSummary& s, const std::vector<MetricKind>&
 class SlowedModel : public ServeModel {
  public:
   SlowedModel(ServeModel& inner, double fraction) : inner_(inner), fraction_(fraction) {}
-  std::vector<int32_t> Step(const std::vector<transformer::HostModel::SlotRun>& runs) override {
+  std::vector<int32_t> Step(const std::vector<transformer::SlotRun>& runs) override {
     Clock& clock = SteadyClock();
     const double t0 = clock.Now();
     std::vector<int32_t> next = inner_.Step(runs);
@@ -125,30 +133,22 @@ class SlowedModel : public ServeModel {
   double fraction_;
 };
 
-void ServeBody(State& state) {
-  transformer::Backend backend;
-  if (!transformer::ReadBackend(state, &backend)) return;
-  std::optional<ServeOptions> o = ReadOptions(state);
-  if (!o) return;
-  if (backend.cuda) {
-    state.Skip("inference/serve runs on the host backend only: the CUDA model's cache is batch-synchronous");
-    return;
-  }
-  auto config = transformer::CaseConfig(state.Param("preset"), o->max_running, o->prompt_max + o->output_max);
-  if (!config.ok()) return state.Fail(std::string(config.status().message()));
-  state.set_throttle_source(nullptr);
-  openblas_set_num_threads(backend.threads);
-  transformer::HostModel model(*config, transformer::InitParameters(*config, CaseSeed(state.Param("preset"))));
-  HostServeModel host(model, o->max_running);
-  SlowedModel served(host, state.inject_fraction());
+// The serving runs of a point on `model`, one sample each, the device's
+// clocks and energy counter read around each (MeasureOnce); `failed` is
+// the model's first failed step (OK while every step ran).
+absl::Status RunServing(State& state, const ServeOptions& o, int vocab, ServeModel& model,
+                        const std::function<absl::Status()>& failed) {
+  SlowedModel served(model, state.inject_fraction());
   const unsigned runs = std::max(1u, state.options().sample_count);
-  std::vector<MetricKind> kinds = ServeMetrics(state.id());
+  const std::vector<MetricKind> kinds = ServeMetrics(state.id());
   const double start = SteadyClock().Now();
   for (unsigned r = 0; r < runs; ++r) {
     if (r > 0 && SteadyClock().Now() - start > state.options().timeout_s) break;
-    const double t0 = SteadyClock().Now();
-    const ServeRun run = Serve(*o, config->vocab, served, SteadyClock());
-    state.RecordValues(Values(Summarize(run, *o), kinds), SteadyClock().Now() - t0);
+    ServeRun run;
+    const Measurement around =
+        MeasureOnce([&] { run = Serve(o, vocab, served, SteadyClock()); }, SteadyClock(), state.throttle_source());
+    PERFGATE_RETURN_IF_ERROR(failed());
+    state.RecordValues(Values(Summarize(run, o), kinds), around, static_cast<double>(run.output_tokens));
   }
   std::vector<std::string> refused;
   for (MetricKind k : kServeMetrics) {
@@ -158,10 +158,49 @@ void ServeBody(State& state) {
     const double q = 0.99;
     state.AddNote(absl::StrFormat("not gating: %s from %d requests; a one-sided 95 %% order-statistic bound of "
                                   "p99 needs %zu (set requests)",
-                                  absl::StrJoin(refused, ", "), o->requests, stats::MinCountForQuantileBound(q)));
+                                  absl::StrJoin(refused, ", "), o.requests, stats::MinCountForQuantileBound(q)));
   }
-  state.AddNote(absl::StrCat("seed ", o->seed, "; energy per output token unavailable: a host case reads no "
-                             "device energy counter"));
+  state.AddNote(absl::StrCat("seed ", o.seed));
+  return absl::OkStatus();
+}
+
+void HostServe(State& state, const ServeOptions& o, const transformer::Backend& backend,
+               const transformer::Config& config) {
+  state.set_throttle_source(nullptr);  // a host case: the GPU's clocks and energy say nothing about it
+  openblas_set_num_threads(backend.threads);
+  transformer::HostModel model(config, transformer::InitParameters(config, CaseSeed(state.Param("preset"))));
+  HostServeModel host(model, o.max_running);
+  transformer::Conclude(state, RunServing(state, o, config.vocab, host, [] { return absl::OkStatus(); }));
+  state.AddNote("energy per output token unavailable: a host case reads no device energy counter");
+}
+
+#if PERFGATE_HAVE_CUDA
+// The device model under load: checked against the host first, then each
+// run's energy per output token where the device has a counter.
+absl::Status CudaServe(State& state, const ServeOptions& o, const transformer::Config& config) {
+  PERFGATE_RETURN_IF_ERROR(cuda::VisibleDevices().status());
+  PERFGATE_RETURN_IF_ERROR(VerifySlotsAgainstHost());
+  PERFGATE_ASSIGN_OR_RETURN(
+      std::unique_ptr<CudaServeModel> model,
+      CudaServeModel::Create(config, transformer::InitParameters(config, CaseSeed(state.Param("preset"))),
+                             o.max_running));
+  return RunServing(state, o, config.vocab, *model, [&] { return model->status(); });
+}
+#endif
+
+void ServeBody(State& state) {
+  transformer::Backend backend;
+  if (!transformer::ReadBackend(state, &backend)) return;
+  std::optional<ServeOptions> o = ReadOptions(state);
+  if (!o) return;
+  auto config = transformer::CaseConfig(state.Param("preset"), o->max_running, o->prompt_max + o->output_max);
+  if (!config.ok()) return state.Fail(std::string(config.status().message()));
+  if (!backend.cuda) return HostServe(state, *o, backend, *config);
+#if PERFGATE_HAVE_CUDA
+  transformer::Conclude(state, CudaServe(state, *o, *config));
+#else
+  state.Skip("built without CUDA");
+#endif
 }
 
 // The median over a result's samples of metric `name`; nullopt without it.
@@ -229,12 +268,16 @@ std::vector<CaseResult> DeriveKnees(const std::vector<CaseResult>& results) {
   return out;
 }
 
-std::map<std::string, std::string> ServePoint() {
-  std::map<std::string, std::string> p = transformer::ModelPoint("host", "tiny");
+// The registered points: the tiny model on one host core (its knobs sized
+// so that the default rate is near its knee), and the small model on a GPU
+// (longer prompts and outputs, 32 sequences, 64-token blocks).
+std::map<std::string, std::string> ServePoint(const std::string& backend) {
+  const bool host = backend == "host";
+  std::map<std::string, std::string> p = transformer::ModelPoint(backend, host ? "tiny" : "small");
   const std::map<std::string, std::string> knobs = {
-      {"prompt", "16"}, {"output", "16"}, {"block_tokens", "8"},
-      {"max_running", "16"}, {"warmup", "16"}, {"requests", "300"}, {"min_s", "0"}, {"ttft_ms", "20"},
-      {"tpot_ms", "2"}, {"seed", "1"}};
+      {"prompt", host ? "16" : "128"}, {"output", host ? "16" : "64"}, {"block_tokens", host ? "8" : "64"},
+      {"max_running", host ? "16" : "32"}, {"warmup", host ? "16" : "32"}, {"requests", "300"}, {"min_s", "0"},
+      {"ttft_ms", host ? "20" : "50"}, {"tpot_ms", host ? "2" : "5"}, {"seed", "1"}};
   p.insert(knobs.begin(), knobs.end());
   return p;
 }
@@ -259,7 +302,7 @@ void RegisterServe(Registry& registry) {
                                "throughput, TTFT and TPOT percentiles, goodput at ttft_ms/tpot_ms, preemptions",
                 // Axes, so that a sweep may vary them together (--set rate=250..8K --set kv_blocks=32,64).
                 .axes = {{"rate", {"500"}}, {"kv_blocks", {"64"}}, {"users", {"0"}}},
-                .points = {ServePoint()},
+                .points = {ServePoint("host"), ServePoint("cuda")},
                 .metrics = kServeMetrics,
                 .body = ServeBody,
                 .metrics_for = ServeMetrics,

@@ -198,6 +198,7 @@ class Server {
     ServeRun r;
     const size_t w = static_cast<size_t>(o_.warmup_requests);
     double first = 0, last = 0;
+    for (const RequestTimes& t : times_) r.output_tokens += t.output;
     for (size_t i = w; i < times_.size(); ++i) {
       if (i == w || times_[i].arrival < first) first = times_[i].arrival;
       last = std::max(last, times_[i].finish);
@@ -258,7 +259,7 @@ std::string Validate(const ServeOptions& o) {
 
 HostServeModel::HostServeModel(transformer::HostModel& model, int slots) : model_(model) { model_.OpenSlots(slots); }
 
-std::vector<int32_t> HostServeModel::Step(const std::vector<transformer::HostModel::SlotRun>& runs) {
+std::vector<int32_t> HostServeModel::Step(const std::vector<transformer::SlotRun>& runs) {
   const std::vector<float> logits = model_.StepSlots(runs);
   const int vocab = model_.config().vocab;
   std::vector<int32_t> next(runs.size());

@@ -55,6 +55,7 @@ struct ServeRun {
   int preemptions = 0;       // recomputations while a measured request was in the system
   double kv_occupancy = 0;   // mean fraction of blocks held over those iterations
   int iterations = 0;
+  int64_t output_tokens = 0;  // tokens generated for every request, warm-up included
 };
 
 /// The model a server drives: one iteration over the runs of its slots,
@@ -62,14 +63,14 @@ struct ServeRun {
 class ServeModel {
  public:
   virtual ~ServeModel() = default;
-  virtual std::vector<int32_t> Step(const std::vector<transformer::HostModel::SlotRun>& runs) = 0;
+  virtual std::vector<int32_t> Step(const std::vector<transformer::SlotRun>& runs) = 0;
 };
 
 /// The host backend's model as a ServeModel (its cache opened with `slots`).
 class HostServeModel : public ServeModel {
  public:
   HostServeModel(transformer::HostModel& model, int slots);
-  std::vector<int32_t> Step(const std::vector<transformer::HostModel::SlotRun>& runs) override;
+  std::vector<int32_t> Step(const std::vector<transformer::SlotRun>& runs) override;
 
  private:
   transformer::HostModel& model_;

@@ -90,13 +90,12 @@ __global__ void EmbedForward(const int32_t* tokens, const float* wte, const floa
   }
 }
 
-__global__ void EmbedDecode(const int32_t* tokens, const int* pos, const float* wte, const float* wpe,
-                            float* x, int batch, int w) {
-  const int p = *pos;
-  PERFGATE_GRID_STRIDE(i, size_t(batch) * w) {
-    const size_t b = i / w;
+__global__ void EmbedDecode(const int32_t* tokens, const int* pos, int pos_stride, const float* wte,
+                            const float* wpe, float* x, int rows, int w) {
+  PERFGATE_GRID_STRIDE(i, size_t(rows) * w) {
+    const size_t r = i / w;
     const int c = static_cast<int>(i % w);
-    x[i] = wte[size_t(tokens[b]) * w + c] + wpe[size_t(p) * w + c];
+    x[i] = wte[size_t(tokens[r]) * w + c] + wpe[size_t(pos[r * pos_stride]) * w + c];
   }
 }
 
@@ -343,29 +342,31 @@ __global__ void WriteCachePrefill(const bf16* k, const bf16* v, bf16* k_cache, b
   }
 }
 
-__global__ void WriteCacheDecode(const bf16* qkv, const int* pos, bf16* k_cache, bf16* v_cache,
-                                 int batch, int heads, int hd, int seq) {
+__global__ void WriteCacheDecode(const bf16* qkv, const int32_t* slots, const int* pos, int pos_stride,
+                                 bf16* k_cache, bf16* v_cache, int rows, int heads, int hd, int seq) {
   const int w = heads * hd;
-  const size_t p = size_t(*pos);
-  PERFGATE_GRID_STRIDE(i, size_t(batch) * w) {
-    const size_t b = i / w;
+  PERFGATE_GRID_STRIDE(i, size_t(rows) * w) {
+    const size_t r = i / w;
+    const size_t b = slots != nullptr ? size_t(slots[r]) : r, p = size_t(pos[r * pos_stride]);
     const int c = static_cast<int>(i % w), h = c / hd, d = c % hd;
     const size_t j = ((b * heads + h) * seq + p) * hd + d;
-    k_cache[j] = qkv[b * 3 * w + w + c];
-    v_cache[j] = qkv[b * 3 * w + 2 * w + c];
+    k_cache[j] = qkv[r * 3 * w + w + c];
+    v_cache[j] = qkv[r * 3 * w + 2 * w + c];
   }
 }
 
-__global__ void DecodeAttention(const bf16* qkv, const bf16* k_cache, const bf16* v_cache, const int* pos,
-                                bf16* out, int heads, int hd, int seq, float scale) {
+__global__ void DecodeAttention(const bf16* qkv, const bf16* k_cache, const bf16* v_cache,
+                                const int32_t* slots, const int* pos, int pos_stride, bf16* out, int heads,
+                                int hd, int seq, float scale) {
   extern __shared__ float shared[];
   float* scores = shared;
   float* q = shared + seq;
   const int w = heads * hd;
-  const int b = blockIdx.x / heads, h = blockIdx.x % heads;
-  const int n = *pos + 1;
+  const int r = blockIdx.x / heads, h = blockIdx.x % heads;
+  const int b = slots != nullptr ? slots[r] : r;
+  const int n = pos[size_t(r) * pos_stride] + 1;
   for (int d = threadIdx.x; d < hd; d += blockDim.x) {
-    q[d] = __bfloat162float(qkv[size_t(b) * 3 * w + size_t(h) * hd + d]);
+    q[d] = __bfloat162float(qkv[size_t(r) * 3 * w + size_t(h) * hd + d]);
   }
   __syncthreads();
   const size_t head = (size_t(b) * heads + h) * seq * hd;
@@ -390,7 +391,7 @@ __global__ void DecodeAttention(const bf16* qkv, const bf16* k_cache, const bf16
   for (int d = threadIdx.x; d < hd; d += blockDim.x) {
     float acc = 0.0f;
     for (int j = 0; j < n; ++j) acc += scores[j] * __bfloat162float(vh[size_t(j) * hd + d]);
-    out[size_t(b) * w + size_t(h) * hd + d] = __float2bfloat16_rn(acc * inv);
+    out[size_t(r) * w + size_t(h) * hd + d] = __float2bfloat16_rn(acc * inv);
   }
 }
 
@@ -399,6 +400,14 @@ __global__ void GatherLast(const bf16* x, bf16* out, int batch, int len, int w) 
     const size_t b = i / w;
     const int c = static_cast<int>(i % w);
     out[i] = x[(b * len + len - 1) * w + c];
+  }
+}
+
+__global__ void GatherRows(const float* x, const int32_t* rows, float* out, int n, int w) {
+  PERFGATE_GRID_STRIDE(i, size_t(n) * w) {
+    const size_t r = i / w;
+    const int c = static_cast<int>(i % w);
+    out[i] = x[size_t(rows[r]) * w + c];
   }
 }
 
@@ -438,7 +447,7 @@ __global__ void ArgmaxTokens(const float* logits, int vocab, int32_t* next, int3
       }
     }
     next[b] = idx;
-    log[b * max_steps + *step] = idx;
+    if (log != nullptr) log[b * max_steps + *step] = idx;
   }
 }
 

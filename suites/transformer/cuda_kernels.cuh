@@ -46,9 +46,11 @@ __global__ void Scale(float* x, size_t n, float s);
 __global__ void EmbedForward(const int32_t* tokens, const float* wte, const float* wpe, float* x,
                              size_t n_tokens, int seq, int w);
 
-// Decode: one token per sequence at the position held in device memory.
-__global__ void EmbedDecode(const int32_t* tokens, const int* pos, const float* wte, const float* wpe,
-                            float* x, int batch, int w);
+// Rows of new tokens (a decode step, or a continuous-batching step): row r's
+// token at position pos[r · pos_stride] (pos_stride 0: every row at the one
+// position held in device memory, as a greedy decode step).
+__global__ void EmbedDecode(const int32_t* tokens, const int* pos, int pos_stride, const float* wte,
+                            const float* wpe, float* x, int rows, int w);
 
 // d wte[token[t]] += dx[t]: added to what the LM head's dW wrote (tied).
 __global__ void EmbedBackwardWte(const int32_t* tokens, const float* dx, float* gwte, size_t n_tokens,
@@ -146,21 +148,29 @@ __global__ void AdamW(float* params, const float* grads, float* m, float* v, bf1
 __global__ void WriteCachePrefill(const bf16* k, const bf16* v, bf16* k_cache, bf16* v_cache, int batch,
                                   int heads, int len, int hd, int seq);
 
-// K and V of the current decode position (qkv rows [B, 3w]) into the cache.
-__global__ void WriteCacheDecode(const bf16* qkv, const int* pos, bf16* k_cache, bf16* v_cache,
-                                 int batch, int heads, int hd, int seq);
+// K and V of rows of new tokens (qkv rows [rows, 3w]) into the cache: row r
+// into sequence slots[r] (r itself when slots is null) at position
+// pos[r · pos_stride].
+__global__ void WriteCacheDecode(const bf16* qkv, const int32_t* slots, const int* pos, int pos_stride,
+                                 bf16* k_cache, bf16* v_cache, int rows, int heads, int hd, int seq);
 
-// One block per (sequence, head): the query of the current position against
-// the pos+1 cached keys, fp32 softmax, weighted sum of the cached values.
+// One block per (row, head): the row's query at position p = pos[r ·
+// pos_stride] against the p+1 cached keys of its sequence (slots[r], or r
+// when slots is null), fp32 softmax, weighted sum of the cached values.
 // Dynamic shared memory: seq + hd floats.
-__global__ void DecodeAttention(const bf16* qkv, const bf16* k_cache, const bf16* v_cache, const int* pos,
-                                bf16* out, int heads, int hd, int seq, float scale);
+__global__ void DecodeAttention(const bf16* qkv, const bf16* k_cache, const bf16* v_cache,
+                                const int32_t* slots, const int* pos, int pos_stride, bf16* out, int heads,
+                                int hd, int seq, float scale);
 
 // The last position's rows of x [B, T, w] → [B, w].
 __global__ void GatherLast(const bf16* x, bf16* out, int batch, int len, int w);
 
+// fp32 rows x[rows[i]] → out[i], n rows of w: each run's last row.
+__global__ void GatherRows(const float* x, const int32_t* rows, float* out, int n, int w);
+
 // One block per sequence: the index of the largest logit (lowest on ties,
-// as transformer::Argmax) becomes the next input token and is logged at *step.
+// as transformer::Argmax) becomes the next input token and, when `log` is
+// not null, is logged at *step.
 __global__ void ArgmaxTokens(const float* logits, int vocab, int32_t* next, int32_t* log, const int* step,
                              int max_steps);
 

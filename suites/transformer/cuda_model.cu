@@ -219,4 +219,47 @@ absl::StatusOr<double> CudaModel::TimedDecode(int steps) {
   return m.Elapsed();
 }
 
+absl::Status CudaModel::OpenSlots(int slots) {
+  Impl& m = *impl_;
+  if (slots < 1 || slots > m.cfg.batch) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("OpenSlots: ", slots, " slots, the model's cache holds 1 to ", m.cfg.batch));
+  }
+  m.open_slots = slots;
+  m.pre_len = 0;  // the cache no longer holds a prompt
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<int32_t>> CudaModel::StepSlots(const std::vector<SlotRun>& runs,
+                                                          std::vector<float>* logits) {
+  Impl& m = *impl_;
+  if (m.open_slots == 0) return absl::InternalError("StepSlots needs OpenSlots first");
+  if (const std::string problem = CheckSlotRuns(runs, m.open_slots, m.cfg.seq, m.cfg.vocab); !problem.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("StepSlots: ", problem));
+  }
+  // Distinct slots of at most seq positions each: at most T rows.
+  const SlotRows rows = FlattenSlotRuns(runs);
+  const int R = static_cast<int>(rows.tokens.size()), n = static_cast<int>(runs.size());
+  std::vector<int32_t> packed;
+  packed.reserve(3 * size_t(R) + n);
+  for (const std::vector<int32_t>* part : {&rows.tokens, &rows.slots, &rows.positions, &rows.last}) {
+    packed.insert(packed.end(), part->begin(), part->end());
+  }
+  PERFGATE_CUDA_RETURN_IF_ERROR(cudaSetDevice(m.device));
+  PERFGATE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(m.slot_rows, packed.data(), packed.size() * sizeof(int32_t),
+                                                cudaMemcpyHostToDevice, m.stream));
+  m.forward_done = false;  // the training activations are overwritten
+  PERFGATE_RETURN_IF_ERROR(m.EnqueueSlotStep(R, n));
+  std::vector<int32_t> next(runs.size());
+  PERFGATE_CUDA_RETURN_IF_ERROR(
+      cudaMemcpyAsync(next.data(), m.dec_next, next.size() * sizeof(int32_t), cudaMemcpyDeviceToHost, m.stream));
+  if (logits != nullptr) {
+    logits->resize(size_t(n) * m.cfg.vocab);
+    PERFGATE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
+        logits->data(), m.dec_logits, logits->size() * sizeof(float), cudaMemcpyDeviceToHost, m.stream));
+  }
+  PERFGATE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(m.stream));
+  return next;
+}
+
 }  // namespace perfgate::suites::transformer::cuda

@@ -112,6 +112,19 @@ class CudaModel {
   /// timed with CUDA events: seconds for all of them.
   absl::StatusOr<double> TimedDecode(int steps);
 
+  /// Continuous batching, as HostModel::OpenSlots: the KV cache as `slots`
+  /// sequences (1 to config.batch), each at a position of its own; a slot
+  /// is reused by starting it at 0. Greedy decoding needs a Prefill again.
+  absl::Status OpenSlots(int slots);
+  /// One continuous-batching step, as HostModel::StepSlots: every run in one
+  /// pass (their rows share each matrix product), their keys and values
+  /// appended to their slots. Returns each run's next token, the argmax of
+  /// its last position's logits (computed on the device), and those logits
+  /// (runs × vocab, fp32) into *logits when it is not null. INVALID_ARGUMENT
+  /// naming the run CheckSlotRuns refuses. Synchronises: the tokens come back.
+  absl::StatusOr<std::vector<int32_t>> StepSlots(const std::vector<SlotRun>& runs,
+                                                 std::vector<float>* logits = nullptr);
+
   /// The compute stream (a cudaStream_t).
   void* stream() const;
 

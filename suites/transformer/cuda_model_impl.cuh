@@ -125,6 +125,10 @@ struct CudaModel::Impl {
   int32_t *dec_next = nullptr, *dec_first = nullptr, *dec_log = nullptr;  // [B], [B], [B][max_steps]
   int *dec_pos = nullptr, *dec_step = nullptr;
   int max_steps = 0;
+  // Continuous batching: a step's rows (tokens, slots, positions: R each)
+  // and its runs' last rows, packed, at most 3·T + B values.
+  int32_t* slot_rows = nullptr;
+  int open_slots = 0;  // OpenSlots' count; 0: not opened
 
   int batch = 0, seq = 0;  // current training batch
   bool forward_done = false;
@@ -250,10 +254,25 @@ struct CudaModel::Impl {
 
   // Loads every kernel the decode graph launches.
   absl::Status PreloadKernels();
-  // The logits of dec_h's B rows and their argmax, logged.
-  absl::Status LogitsAndArgmax(int B);
+  // The logits of dec_h's B rows and their argmax, logged when `log`.
+  absl::Status LogitsAndArgmax(int B, bool log);
+  // Rows of new tokens through the embedding and the blocks: where their
+  // tokens, sequences (null: row r is sequence r) and positions (pos[r ·
+  // pos_stride]) are, and the activations they use, `rows` rows each.
+  struct StepRows {
+    const int32_t* tokens;
+    const int32_t* slots;
+    const int* pos;
+    int pos_stride;
+    int rows;
+    float* x;
+    bf16 *h, *qkv, *o, *u, *g;
+  };
+  absl::Status EnqueueBlocks(const StepRows& r);
   // One greedy decode step of B sequences at the device-held position.
   absl::Status EnqueueDecodeStep(int B);
+  // One continuous-batching step of the rows packed in slot_rows.
+  absl::Status EnqueueSlotStep(int rows, int runs);
   // The last prompt through the model: cache filled, first token chosen.
   absl::Status EnqueuePrefill();
   // Back to the position right after the prompt.

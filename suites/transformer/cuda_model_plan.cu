@@ -107,6 +107,7 @@ size_t CudaModel::Impl::Carve(uintptr_t base) {
   c.Take(&dec_log, B * size_t(max_steps));
   c.Take(&dec_pos, 1);
   c.Take(&dec_step, 1);
+  c.Take(&slot_rows, 3 * t + B);
   return c.used();
 }
 

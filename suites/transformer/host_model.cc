@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <utility>
 
 namespace perfgate::suites::transformer {
@@ -473,13 +474,12 @@ void HostModel::OpenSlots(int slots) {
 std::vector<float> HostModel::StepSlots(const std::vector<SlotRun>& runs) {
   const Config& c = config_;
   const int w = c.width, hd = c.head_dim();
+  const std::string problem = CheckSlotRuns(runs, cache_batch_, c.seq, c.vocab);
+  Require(problem.empty(), problem.c_str());
   std::vector<size_t> row0;  // each run's first row
   size_t rows = 0, max_probs = 0;
   for (const SlotRun& r : runs) {
     const int n = static_cast<int>(r.tokens.size());
-    Require(r.slot >= 0 && r.slot < cache_batch_, "StepSlots: slot outside the cache (OpenSlots first)");
-    Require(n > 0 && r.start >= 0 && r.start + n <= c.seq, "StepSlots: positions outside [0, config.seq)");
-    RequireTokens(r.tokens.data(), r.tokens.size(), c.vocab);
     row0.push_back(rows);
     rows += size_t(n);
     max_probs = std::max(max_probs, size_t(n) * size_t(r.start + n));

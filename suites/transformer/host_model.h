@@ -69,17 +69,12 @@ class HostModel {
   /// and advanced by StepSlots; a slot is reused by starting it at 0.
   void OpenSlots(int slots);
 
-  /// One run of a StepSlots call: `tokens` at positions [start, start + n) of
-  /// sequence `slot` (a prompt, a recomputed prefix, or one decode token).
-  struct SlotRun {
-    int slot = 0;
-    int start = 0;
-    std::vector<int32_t> tokens;
-  };
+  /// One run of a StepSlots call (transformer.h).
+  using SlotRun = transformer::SlotRun;
   /// Runs every run in one pass (their rows share each matrix product, as a
   /// serving engine's iteration does), appends their keys and values to their
   /// slots, and returns the logits of each run's last position, runs × vocab.
-  /// Aborts on a slot or position outside the cache.
+  /// Aborts on runs CheckSlotRuns refuses.
   std::vector<float> StepSlots(const std::vector<SlotRun>& runs);
 
   /// Greedy decoding: Prefill the prompt, then `steps` tokens, each the

@@ -2,6 +2,10 @@
 
 #include <cmath>
 #include <map>
+#include <set>
+#include <string>
+
+#include "absl/strings/str_cat.h"
 
 #include "suites/seed.h"
 
@@ -193,6 +197,42 @@ float GeluGrad(float x) {
   const float th = std::tanh(u);
   const float du = k * (1.0f + 3.0f * 0.044715f * x * x);
   return 0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * du;
+}
+
+std::string CheckSlotRuns(const std::vector<SlotRun>& runs, int slots, int seq, int vocab) {
+  if (runs.empty()) return "a step needs at least one run";
+  std::set<int> used;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const SlotRun& r = runs[i];
+    const int64_t n = static_cast<int64_t>(r.tokens.size());
+    if (r.slot < 0 || r.slot >= slots) {
+      return absl::StrCat("run ", i, ": slot ", r.slot, " is outside the cache's ", slots, " slots");
+    }
+    if (!used.insert(r.slot).second) return absl::StrCat("run ", i, ": slot ", r.slot, " has a run already");
+    if (n == 0 || r.start < 0 || r.start + n > seq) {
+      return absl::StrCat("run ", i, ": positions [", r.start, ", ", r.start + n, ") are empty or outside [0, ",
+                          seq, ")");
+    }
+    for (size_t t = 0; t < r.tokens.size(); ++t) {
+      if (r.tokens[t] < 0 || r.tokens[t] >= vocab) {
+        return absl::StrCat("run ", i, ": token ", r.tokens[t], " at index ", t, " is outside [0, ", vocab, ")");
+      }
+    }
+  }
+  return "";
+}
+
+SlotRows FlattenSlotRuns(const std::vector<SlotRun>& runs) {
+  SlotRows rows;
+  for (const SlotRun& r : runs) {
+    for (size_t t = 0; t < r.tokens.size(); ++t) {
+      rows.tokens.push_back(r.tokens[t]);
+      rows.slots.push_back(r.slot);
+      rows.positions.push_back(r.start + static_cast<int32_t>(t));
+    }
+    rows.last.push_back(static_cast<int32_t>(rows.tokens.size()) - 1);
+  }
+  return rows;
 }
 
 }  // namespace perfgate::suites::transformer

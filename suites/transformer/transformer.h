@@ -111,6 +111,31 @@ std::vector<int32_t> SyntheticTokens(int64_t count, int vocab, uint64_t seed);
 void SplitBatch(const std::vector<int32_t>& tokens, int batch, int seq,
                 std::vector<int32_t>* inputs, std::vector<int32_t>* targets);
 
+/// One run of a continuous-batching step: `tokens` at positions [start,
+/// start + n) of sequence `slot` of a per-sequence KV cache (a prompt, a
+/// recomputed prefix, or one decode token). Both backends take these
+/// (HostModel::StepSlots, cuda::CudaModel::StepSlots).
+struct SlotRun {
+  int slot = 0;
+  int start = 0;
+  std::vector<int32_t> tokens;
+};
+
+/// Empty when `runs` can be one step of a cache of `slots` sequences of `seq`
+/// positions over `vocab` tokens: at least one run, every run in its own
+/// slot, non-empty, inside [0, seq), its tokens in the vocabulary; else what
+/// is wrong, naming the run.
+std::string CheckSlotRuns(const std::vector<SlotRun>& runs, int slots, int seq, int vocab);
+
+/// The runs of a step as rows, one per token in run order: each row's
+/// token, slot and position, and the row holding each run's last token
+/// (whose logits the step returns). What a device step uploads.
+struct SlotRows {
+  std::vector<int32_t> tokens, slots, positions;
+  std::vector<int32_t> last;  // one per run
+};
+SlotRows FlattenSlotRuns(const std::vector<SlotRun>& runs);
+
 /// AdamW's hyper-parameters (decoupled weight decay, applied to matrices
 /// and embeddings, not to norm gains and biases).
 struct AdamW {

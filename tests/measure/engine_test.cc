@@ -322,5 +322,37 @@ TEST(MeasureSamples, OnTheHostReadsNoEnergyAndGivesNoReason) {
   EXPECT_EQ(m.energy_unavailable, "");
 }
 
+TEST(MeasureOnce, TimesTheWorkOnceAndReadsTheEnergyItDrewAroundIt) {
+  FakeClock clock;
+  MeteredDevice device(clock, 400);
+  const Measurement m = MeasureOnce([&] { clock.Advance(2.5); }, clock, &device);
+  ASSERT_EQ(m.sample_s.size(), 1u);
+  EXPECT_DOUBLE_EQ(m.sample_s[0], 2.5);
+  ASSERT_EQ(m.throttled.size(), 1u);
+  EXPECT_FALSE(m.throttled[0]);
+  ASSERT_TRUE(m.energy_j.has_value()) << m.energy_unavailable;
+  EXPECT_NEAR(*m.energy_j, 400 * 2.5, 1e-6);
+  EXPECT_NEAR(m.energy_window_s, 2.5, 1e-9);
+}
+
+TEST(MeasureOnce, MarksTheSampleThrottledWhenTheClockDroppedMeanwhile) {
+  FakeClock clock;
+  ScriptedThrottle capped({{true, 1980, 0}, {true, 1400, 0x4}});
+  const Measurement m = MeasureOnce([&] { clock.Advance(1.0); }, clock, &capped);
+  ASSERT_EQ(m.throttled.size(), 1u);
+  EXPECT_TRUE(m.throttled[0]);
+  EXPECT_EQ(m.throttled_count, 1u);
+  EXPECT_FALSE(m.energy_j.has_value());  // this source has no counter, and says so
+  EXPECT_NE(m.energy_unavailable, "");
+}
+
+TEST(MeasureOnce, OnTheHostReadsNothingButTheTime) {
+  FakeClock clock;
+  const Measurement m = MeasureOnce([&] { clock.Advance(0.25); }, clock, nullptr);
+  EXPECT_DOUBLE_EQ(m.sample_s.at(0), 0.25);
+  EXPECT_FALSE(m.energy_j.has_value());
+  EXPECT_EQ(m.energy_unavailable, "");
+}
+
 }  // namespace
 }  // namespace perfgate

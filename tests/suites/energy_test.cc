@@ -100,6 +100,44 @@ TEST(CaseEnergy, AddsNothingToAHostCase) {
   EXPECT_EQ(r.reason, "noise_target");
 }
 
+// A serving case's metrics are values; each run is one device sample, with
+// the energy its tokens cost.
+TEST(CaseEnergy, ChargesAValueSampleItsOwnTokens) {
+  State s(BenchmarkId{"inference", "serve", {}}, {MetricKind::kTtftP50, MetricKind::kGoodput}, EngineOptions{}, 0);
+  s.RecordValues({12.0, 300.0}, Metered({2.0}, 500), 1000);
+  s.RecordValues({14.0, 290.0}, Metered({2.5}, 400), 1250);
+  const CaseResult r = s.TakeResult();
+  ASSERT_EQ(r.status, CaseStatus::kOk) << r.reason;
+  const size_t per_token = IndexOf(r, "energy_per_token"), power = IndexOf(r, "power");
+  ASSERT_LT(per_token, r.metrics.size());
+  ASSERT_LT(power, r.metrics.size());
+  EXPECT_DOUBLE_EQ(r.samples[0].values[0], 12.0);  // the values come first, unchanged
+  EXPECT_DOUBLE_EQ(r.samples[0].values[power], 500);
+  EXPECT_DOUBLE_EQ(r.samples[0].values[per_token], 500 * 2.0 / 1000);
+  EXPECT_DOUBLE_EQ(r.samples[1].values[per_token], 400 * 2.5 / 1250);
+}
+
+TEST(CaseEnergy, AValueSampleWithoutACounterSaysWhyAndOneOnTheHostAddsNothing) {
+  State device(BenchmarkId{"inference", "serve", {}}, {MetricKind::kGoodput}, EngineOptions{}, 0);
+  Measurement unread = Metered({1.0}, 0);
+  unread.energy_j.reset();
+  unread.energy_unavailable = "nvmlDeviceGetTotalEnergyConsumption: Not Supported";
+  unread.throttled = {true};
+  device.RecordValues({300.0}, unread, 1000);
+  const CaseResult r = device.TakeResult();
+  EXPECT_EQ(r.metrics.size(), 1u);
+  EXPECT_NE(r.reason.find("energy unavailable: nvmlDeviceGetTotalEnergyConsumption"), std::string::npos)
+      << r.reason;
+  EXPECT_TRUE(r.samples.at(0).throttled);
+
+  State host(BenchmarkId{"inference", "serve", {}}, {MetricKind::kGoodput}, EngineOptions{}, 0);
+  unread.energy_unavailable.clear();
+  host.RecordValues({300.0}, unread, 1000);
+  const CaseResult h = host.TakeResult();
+  EXPECT_EQ(h.metrics.size(), 1u);
+  EXPECT_EQ(h.reason.find("energy"), std::string::npos) << h.reason;
+}
+
 // The SKU key of a recorded device description, as the agent derives it.
 std::string SkuOfRecordedDevice(const std::string& file) {
   std::ifstream in(std::filesystem::path(PERFGATE_TEST_DATA_DIR) / "devices" / file);

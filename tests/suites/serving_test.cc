@@ -246,7 +246,8 @@ std::vector<std::string> Names(const CaseResult& r) {
 }
 
 TEST(ServeCase, LeavesOutP99FromTooFewRequestsAndSaysHowManyItNeeds) {
-  auto cases = BuiltinRegistry().Select({"inference"}, {"serve{*"}, {{"requests", {"40"}}, {"rate", {"400"}}});
+  auto cases =
+      BuiltinRegistry().Select({"inference"}, {"serve{backend=host*"}, {{"requests", {"40"}}, {"rate", {"400"}}});
   ASSERT_TRUE(cases.ok()) << cases.status();
   ASSERT_EQ(cases->size(), 1u);
   const CaseResult r = RunOne(cases->front());
@@ -262,7 +263,8 @@ TEST(ServeCase, LeavesOutP99FromTooFewRequestsAndSaysHowManyItNeeds) {
 
 TEST(ServeCase, ReportsEveryMetricOnTheRealModelFromEnoughRequests) {
   // Four users in a closed loop: a load that follows the machine's speed.
-  auto cases = BuiltinRegistry().Select({"inference"}, {"serve{*"}, {{"rate", {"0"}}, {"users", {"4"}}});
+  auto cases =
+      BuiltinRegistry().Select({"inference"}, {"serve{backend=host*"}, {{"rate", {"0"}}, {"users", {"4"}}});
   ASSERT_TRUE(cases.ok()) << cases.status();
   ASSERT_EQ(cases->size(), 1u);
   const CaseResult r = RunOne(cases->front());
@@ -288,7 +290,8 @@ TEST(ServeCase, ASweepOfFiveRatesOnTheRealModelFindsAKnee) {
   // the 20 ms objective however fast the machine (40 requests at 8000/s
   // already took 12 ms on an idle one).
   auto cases = BuiltinRegistry().Select(
-      {"inference"}, {"serve{*"}, {{"rate", {"120", "500", "2000", "8000", "1000000"}}, {"requests", {"200"}}});
+      {"inference"}, {"serve{backend=host*"},
+      {{"rate", {"120", "500", "2000", "8000", "1000000"}}, {"requests", {"200"}}});
   ASSERT_TRUE(cases.ok()) << cases.status();
   ASSERT_EQ(cases->size(), 5u);
   std::vector<CaseResult> results;

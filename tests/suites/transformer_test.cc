@@ -143,6 +143,25 @@ TEST(ModelConfig, InitialisationIsDeterministicPerSeed) {
 
 // ---- the host model ----
 
+TEST(SlotRuns, CheckNamesTheRunThatCannotBeAStep) {
+  const std::vector<SlotRun> good = {{0, 0, {1, 2, 3}}, {2, 7, {4}}};
+  EXPECT_EQ(CheckSlotRuns(good, 3, 8, 16), "");
+  EXPECT_EQ(CheckSlotRuns({}, 3, 8, 16), "a step needs at least one run");
+  EXPECT_EQ(CheckSlotRuns({{0, 0, {1}}, {3, 0, {1}}}, 3, 8, 16), "run 1: slot 3 is outside the cache's 3 slots");
+  EXPECT_EQ(CheckSlotRuns({{1, 0, {1}}, {1, 4, {1}}}, 3, 8, 16), "run 1: slot 1 has a run already");
+  EXPECT_EQ(CheckSlotRuns({{0, 6, {1, 2, 3}}}, 3, 8, 16), "run 0: positions [6, 9) are empty or outside [0, 8)");
+  EXPECT_EQ(CheckSlotRuns({{0, 0, {}}}, 3, 8, 16), "run 0: positions [0, 0) are empty or outside [0, 8)");
+  EXPECT_EQ(CheckSlotRuns({{0, 0, {1, 16}}}, 3, 8, 16), "run 0: token 16 at index 1 is outside [0, 16)");
+}
+
+TEST(SlotRuns, FlattenGivesEveryTokenItsSlotAndPositionAndEachRunsLastRow) {
+  const SlotRows rows = FlattenSlotRuns({{2, 0, {5, 6, 7}}, {0, 9, {8}}, {1, 3, {9, 10}}});
+  EXPECT_EQ(rows.tokens, (std::vector<int32_t>{5, 6, 7, 8, 9, 10}));
+  EXPECT_EQ(rows.slots, (std::vector<int32_t>{2, 2, 2, 0, 1, 1}));
+  EXPECT_EQ(rows.positions, (std::vector<int32_t>{0, 1, 2, 9, 3, 4}));
+  EXPECT_EQ(rows.last, (std::vector<int32_t>{2, 3, 5}));
+}
+
 TEST(HostModel, InitialLossIsCloseToLogVocab) {
   const Config c = Tiny();
   HostModel model(c, InitParameters(c, 1));
