@@ -209,6 +209,7 @@ stage_model() {
     not_measured "$d/section.md" "Training step and inference" "$gpu_reason" \
       "training step small, large: ms, tokens/s, MFU" "prefill time to first token" \
       "decode time per output token at batch 1, 8, 64 (CUDA graph; eager reference)" \
+      "serving under load (inference/serve): TTFT and TPOT percentiles, goodput, preemptions" \
       "energy per case (W, J/token)"
     return
   fi
