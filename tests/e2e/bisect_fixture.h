@@ -55,17 +55,9 @@ BENCHMARK(BM_Work);
 BENCHMARK_MAIN();
 )";
 
-class BisectEndToEnd : public testing::PostgresDirTest {
+class BisectEndToEnd : public testing::DashboardCoordinatorTest {
  protected:
-  void SetUp() override {
-    testing::PostgresDirTest::SetUp();
-    if (HasFatalFailure()) return;
-    token_file_ = dir_->Join("token");
-    std::ofstream(token_file_) << kToken << "\n";
-    auto started = testing::StartDashboardCoordinator(ConnInfo(), dir_->Join("coordinator.log"), token_file_);
-    ASSERT_TRUE(started.ok()) << started.status();
-    coordinator_ = std::move(*started);
-  }
+  BisectEndToEnd() : DashboardCoordinatorTest(kToken) {}
 
   void Git(const std::string& repo, const std::vector<std::string>& args) {
     std::vector<std::string> argv = {"git", "-C", repo};
@@ -170,8 +162,6 @@ class BisectEndToEnd : public testing::PostgresDirTest {
     return std::stoll(m[1]);
   }
 
-  std::string token_file_;
-  testing::DashboardCoordinator coordinator_;
 };
 
 }  // namespace perfgate

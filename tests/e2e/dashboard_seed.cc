@@ -58,6 +58,15 @@ absl::Status Send(client::CoordinatorClient& client, const RunMeta& meta, const 
 
 }  // namespace
 
+void DashboardCoordinatorTest::SetUp() {
+  PostgresDirTest::SetUp();
+  if (HasFatalFailure()) return;
+  token_file_ = WriteTokenFile(token_);
+  auto started = StartDashboardCoordinator(ConnInfo(), dir_->Join("coordinator.log"), token_file_);
+  ASSERT_TRUE(started.ok()) << started.status();
+  coordinator_ = std::move(*started);
+}
+
 absl::StatusOr<DashboardCoordinator> StartDashboardCoordinator(const std::string& conninfo,
                                                                const std::string& log_path,
                                                                const std::string& token_file,

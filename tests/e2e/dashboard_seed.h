@@ -10,10 +10,12 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "tests/support/coordinator.h"
+#include "tests/support/postgres.h"
 
 namespace perfgate::testing {
 
@@ -43,6 +45,17 @@ absl::StatusOr<DashboardCoordinator> StartDashboardCoordinator(const std::string
                                                                const std::string& log_path,
                                                                const std::string& token_file,
                                                                const std::vector<std::string>& extra = {});
+
+/// A private PostgreSQL with a token file holding `token` and a dashboard
+/// coordinator started with it (token_file_, coordinator_).
+class DashboardCoordinatorTest : public PostgresDirTest {
+ protected:
+  explicit DashboardCoordinatorTest(std::string token) : token_(std::move(token)) {}
+  void SetUp() override;
+
+  std::string token_, token_file_;
+  DashboardCoordinator coordinator_;
+};
 
 /// Polls GET /metrics (sending `token`) until perfgate_regression_checks_total
 /// reaches `runs` (every closed run checked) or 60 s pass.

@@ -5,7 +5,6 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 #include <pqxx/pqxx>
 
 #include "tests/e2e/dashboard_seed.h"
@@ -19,16 +18,12 @@ using Json = nlohmann::json;
 
 constexpr char kToken[] = "s3cret-token";
 
-class RegressionsEndToEnd : public testing::PostgresDirTest {
+class RegressionsEndToEnd : public testing::DashboardCoordinatorTest {
  protected:
+  RegressionsEndToEnd() : DashboardCoordinatorTest(kToken) {}
   void SetUp() override {
-    testing::PostgresDirTest::SetUp();
+    testing::DashboardCoordinatorTest::SetUp();
     if (HasFatalFailure()) return;
-    token_file_ = dir_->Join("token");
-    std::ofstream(token_file_) << kToken << "\n";
-    auto started = testing::StartDashboardCoordinator(ConnInfo(), dir_->Join("coordinator.log"), token_file_);
-    ASSERT_TRUE(started.ok()) << started.status();
-    coordinator_ = std::move(*started);
     auto seeded = testing::SeedDashboardHistory(coordinator_.grpc.address, token_file_);
     ASSERT_TRUE(seeded.ok()) << seeded.status() << "\n" << coordinator_.grpc.process->OutputTail();
     seeded_ = *seeded;
@@ -54,8 +49,6 @@ class RegressionsEndToEnd : public testing::PostgresDirTest {
                      body.dump(), "application/json");
   }
 
-  std::string token_file_;
-  testing::DashboardCoordinator coordinator_;
   testing::Seeded seeded_;
 };
 

@@ -8,7 +8,6 @@
 #include <signal.h>
 
 #include <chrono>
-#include <fstream>
 #include <map>
 #include <pqxx/pqxx>
 #include <random>
@@ -44,8 +43,7 @@ class ReplicasTest : public testing::PostgresDirTest {
   void SetUp() override {
     testing::PostgresDirTest::SetUp();
     if (HasFatalFailure()) return;
-    token_file_ = dir_->Join("token");
-    std::ofstream(token_file_) << kToken << "\n";
+    token_file_ = WriteTokenFile(kToken);
   }
 
   // Starts both replicas with `extra` serve options.

@@ -9,7 +9,6 @@
 #include <httplib.h>
 
 #include <chrono>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
@@ -36,8 +35,7 @@ class StandbyTest : public testing::PostgresDirTest {
   void SetUp() override {
     testing::PostgresDirTest::SetUp();
     if (HasFatalFailure()) return;
-    token_file_ = dir_->Join("token");
-    std::ofstream(token_file_) << kToken << "\n";
+    token_file_ = WriteTokenFile(kToken);
     auto standby = testing::StartStandbyOf(server(), ConnInfo());
     ASSERT_TRUE(standby.ok()) << standby.status();
     standby_ = std::move(standby->server);

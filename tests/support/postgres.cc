@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <pqxx/pqxx>
 
@@ -307,6 +308,12 @@ absl::StatusOr<std::string> PostgresTest::CreateReadOnlyRole() {
   if (at == std::string::npos) return absl::InternalError(absl::StrCat("no '", user, "' in ", readonly));
   readonly.replace(at, user.size(), "user=perfgate_read");
   return readonly;
+}
+
+std::string PostgresDirTest::WriteTokenFile(const std::string& token) const {
+  const std::string path = dir_->Join("token");
+  std::ofstream(path) << token << "\n";
+  return path;
 }
 
 void PostgresDirTest::SetUp() {

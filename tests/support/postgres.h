@@ -113,6 +113,8 @@ class PostgresTest : public ::testing::Test {
 class PostgresDirTest : public PostgresTest {
  protected:
   void SetUp() override;
+  /// Writes `token` (and a newline) to the file "token" in dir_; its path.
+  std::string WriteTokenFile(const std::string& token) const;
 
   std::unique_ptr<TempDir> dir_;
 };
