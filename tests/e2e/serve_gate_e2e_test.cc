@@ -7,14 +7,15 @@
 // one value, paired by round. The gate must call that a regression of TTFT,
 // and two identical sides a pass.
 //
-// A planted change that doubles p99 TPOT and leaves the median alone: the
-// candidate's server stalls one iteration in kStallEvery for
-// kStallSteps times the iteration's own time, which lengthens every token of
-// the few requests running then; the gate must catch tpot_p99 and not call
-// tpot_p50 a regression.
+// A planted change that doubles p99 TPOT and leaves the median within 2 %:
+// for a window of iterations now and then, the candidate's server follows
+// each step with busy work proportional to that step's own time, so the few
+// requests running then get a proportionally longer TPOT; the gate must
+// catch tpot_p99 and not call tpot_p50 a regression.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <ctime>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -159,28 +160,56 @@ TEST(ServeGate, AHalvedKvBudgetIsARegressionOfTtftAndAnUnchangedBuildPasses) {
   EXPECT_EQ(unchanged.gate.outcome, gate::Outcome::kPass) << unchanged.gate.summary;
 }
 
-// The planted change: one iteration in `every` is followed by a stall of
-// kStallSeconds (0: never). Two users in a closed loop make about 2 500
-// iterations a run of 300 requests: four stalls, each lengthening every token of the two
-// requests running then by about a fifteenth of it (some 30 ms, above the
-// p99 a busy machine gives on its own, so p99 at least doubles), and no
-// queue builds behind it (the users wait), so the other 97 % keep their TPOT.
-constexpr unsigned kStallEvery = 600;
-constexpr double kStallSeconds = 0.5;
-
-class StallingModel : public suites::inference::ServeModel {
+// The server's clock in the planted A/B: its thread's CPU time. With two
+// users an iteration of the tiny model takes about 35 us, so on the wall
+// clock the p99 TPOT is whatever descheduling the neighbours cause (9-12 ms
+// against a median of 0.045 ms with one core kept busy), which moves by tens
+// of percent from one process to the next and hides a doubling. The server
+// never waits in the closed loop, so CPU time is its whole time, and the
+// p99 it gives is the model's own: the iterations where the other user's
+// prefill joins the batch, about 1.35 x the median.
+class ThreadCpuClock : public Clock {
  public:
-  StallingModel(suites::inference::ServeModel& inner, unsigned every) : inner_(inner), every_(every) {}
+  double Now() override {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  }
+};
+
+// The planted change: the last kPlantWindow iterations of every
+// kPlantEvery are each followed by busy work of kPlantFactor x that
+// iteration's own time. A run (2 users, prompts of 4-8 tokens, outputs of
+// 16-24, 16 warm-up and 300 measured requests) has about 3 170 iterations,
+// so two windows, at iterations 1 452 and 2 952. A request decodes for
+// 15-23 iterations and a window spans 48, so a window holds about three
+// requests whole (each user finishes one or two inside it) and touches
+// about seven: some 6 of the 300 get a TPOT of 2.6 x their own, the
+// 3rd-4th largest (the p99) becomes 2.6 x a typical TPOT, and against a
+// baseline p99 of 1.35 x the median that is 2.6 / 1.35 = about 1.9-2.0 x.
+// The 14 requests touched (under 5 %) move the median to about the 52nd
+// percentile of the unchanged ones: +1 % on a body this narrow.
+constexpr unsigned kPlantEvery = 1500;
+constexpr unsigned kPlantWindow = 48;
+constexpr double kPlantFactor = 1.6;
+
+class WindowSlowdownModel : public suites::inference::ServeModel {
+ public:
+  WindowSlowdownModel(suites::inference::ServeModel& inner, Clock& clock, bool planted)
+      : inner_(inner), clock_(clock), planted_(planted) {}
   std::vector<int32_t> Step(const std::vector<suites::transformer::HostModel::SlotRun>& runs) override {
-    Clock& clock = SteadyClock();
+    const double t0 = clock_.Now();
     std::vector<int32_t> next = inner_.Step(runs);
-    if (every_ > 0 && ++steps_ % every_ == 0) BusyWork(kStallSeconds, clock);
+    if (planted_ && steps_++ % kPlantEvery >= kPlantEvery - kPlantWindow) {
+      BusyWork(kPlantFactor * (clock_.Now() - t0), clock_);
+    }
     return next;
   }
 
  private:
   suites::inference::ServeModel& inner_;
-  unsigned every_;
+  Clock& clock_;
+  bool planted_;
   unsigned steps_ = 0;
 };
 
@@ -192,7 +221,7 @@ class PlantedSide : public Side {
     ServeOptions o;
     o.rate = 0;
     o.users = 2;
-    o.prompt_min = 8, o.prompt_max = 24, o.output_min = 8, o.output_max = 24;
+    o.prompt_min = 4, o.prompt_max = 8, o.output_min = 16, o.output_max = 24;
     o.kv_blocks = 32, o.block_tokens = 8, o.max_running = 16;
     o.warmup_requests = 16, o.requests = 300;
     suites::transformer::Config c = *suites::transformer::Preset("tiny");
@@ -200,7 +229,8 @@ class PlantedSide : public Side {
     c.seq = o.prompt_max + o.output_max;
     suites::transformer::HostModel model(c, suites::transformer::InitParameters(c, 1));
     suites::inference::HostServeModel host(model, o.max_running);
-    StallingModel served(host, planted_ ? kStallEvery : 0);
+    ThreadCpuClock clock;
+    WindowSlowdownModel served(host, clock, planted_);
     CaseResult r;
     r.benchmark = PlantId();
     EXPECT_EQ(key, r.benchmark.Key());
@@ -208,7 +238,7 @@ class PlantedSide : public Side {
     r.status = CaseStatus::kOk;
     for (unsigned s = 0; s < samples; ++s) {
       const double t0 = SteadyClock().Now();
-      const auto sum = suites::inference::Summarize(suites::inference::Serve(o, c.vocab, served, SteadyClock()), o);
+      const auto sum = suites::inference::Summarize(suites::inference::Serve(o, c.vocab, served, clock), o);
       r.samples.push_back({s, {sum.tpot_p50, sum.tpot_p99}, false});
       r.sample_seconds += SteadyClock().Now() - t0;
     }
@@ -232,10 +262,16 @@ TEST(ServeGate, CatchesAPlantedChangeThatDoublesP99TpotAndLeavesTheMedian) {
   const gate::MetricVerdict* p50 = Find(r.gate, "tpot_p50");
   ASSERT_NE(p99, nullptr);
   ASSERT_NE(p50, nullptr);
-  std::cout << "planted: tpot_p99 " << p99->baseline_median << " -> " << p99->candidate_median << " ms ("
-            << ToString(p99->verdict) << "), tpot_p50 " << p50->baseline_median << " -> " << p50->candidate_median
-            << " ms (" << ToString(p50->verdict) << ")\n";
-  EXPECT_GT(p99->candidate_median, 1.8 * p99->baseline_median);  // the plant does what it says
+  const double p99_ratio = p99->candidate_median / p99->baseline_median;
+  const double p50_change = p50->candidate_median / p50->baseline_median - 1;
+  std::cout << "planted: tpot_p99 " << p99->baseline_median << " -> " << p99->candidate_median << " ms (x"
+            << p99_ratio << ", " << ToString(p99->verdict) << "), tpot_p50 " << p50->baseline_median << " -> "
+            << p50->candidate_median << " ms (" << 100 * p50_change << " %, " << ToString(p50->verdict) << ")\n";
+  // The plant does what it says: about twice the p99 (a plant of 4x or 1.2x
+  // fails here), the median within a few percent.
+  EXPECT_GE(p99_ratio, 1.5);
+  EXPECT_LE(p99_ratio, 3.0);
+  EXPECT_LT(std::abs(p50_change), 0.05);
   EXPECT_EQ(p99->verdict, gate::Verdict::kRegression) << p99->note;
   EXPECT_NE(p50->verdict, gate::Verdict::kRegression) << p50->note;
 }
