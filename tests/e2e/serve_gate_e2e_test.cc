@@ -100,8 +100,8 @@ class KvSide : public Side {
   explicit KvSide(const std::string& kv_blocks)
       : kv_(kv_blocks),
         inner_({Bin("agent/perfgate-agent")},
-               {"--suite", "inference", "--filter", "serve{*", "--set", absl::StrCat("rate=", kRate), "--set",
-                absl::StrCat("requests=", kRequests), "--set", absl::StrCat("users=", kUsers), "--set",
+               {"--suite", "inference", "--filter", "serve{backend=host*", "--set", absl::StrCat("rate=", kRate),
+                "--set", absl::StrCat("requests=", kRequests), "--set", absl::StrCat("users=", kUsers), "--set",
                 "kv_blocks=" + kv_blocks, "--timeout", "60"}) {}
   CaseResult Measure(const std::string& key, unsigned samples) override {
     BenchmarkId asked = ServeId("32");
@@ -197,7 +197,7 @@ class WindowSlowdownModel : public suites::inference::ServeModel {
  public:
   WindowSlowdownModel(suites::inference::ServeModel& inner, Clock& clock, bool planted)
       : inner_(inner), clock_(clock), planted_(planted) {}
-  std::vector<int32_t> Step(const std::vector<suites::transformer::HostModel::SlotRun>& runs) override {
+  std::vector<int32_t> Step(const std::vector<suites::transformer::SlotRun>& runs) override {
     const double t0 = clock_.Now();
     std::vector<int32_t> next = inner_.Step(runs);
     if (planted_ && steps_++ % kPlantEvery >= kPlantEvery - kPlantWindow) {
