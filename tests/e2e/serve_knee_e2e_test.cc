@@ -4,19 +4,31 @@
 // budget must move the knee down and raise p99 TTFT at a rate between the
 // two knees.
 //
+// What moves the knee: with 64 blocks the 16 slots bound the batch and a
+// sequence is almost never preempted; with 32 about 9 sequences fit, and
+// from about 0.8 of the machine's capacity the growing sequences preempt
+// one another and new requests wait behind the recomputations. The tiny
+// model's step costs per row, not per step, so a larger batch buys little
+// throughput: the knee moves by a factor of about 1.2 (two steps of the
+// grid), not 2.
+//
 // Robust on a busy machine by construction:
-// - the two budgets' points are interleaved rate by rate (full, then half),
-//   so both see the same machine at each rate;
-// - the grid steps by 2^(1/8), so a knee that moves by a factor of 1.4 moves
-//   by four steps, and a point that a stall fails by chance moves a knee by
-//   one;
-// - the grid starts low enough for a machine several times slower than an
-//   idle one and stops once both budgets have missed, so a fast machine only
-//   pays for more points;
-// - the objectives leave compute out of it: TPOT's is loose (a full budget
-//   runs larger batches, whose slower steps would count against it), and
-//   TTFT's is above what a descheduled server adds to a request on a busy
-//   machine, so what misses it is requests waiting for KV blocks.
+// - clock=cpu: the runs are timed in the serving thread's CPU time, so the
+//   time other processes hold the CPU is left out (on a shared 2-core VM
+//   that time moves wall-clock TTFT by several times within a minute,
+//   more than halving the KV budget does);
+// - the rates are set from the capacity measured first (every request at
+//   once with the full budget): 0.6 to 1.25 of it in steps of 2^(1/8); the
+//   grid is extended downwards or upwards when a knee falls outside it;
+// - the TTFT objective is the time 12 requests take at that capacity (about
+//   5 ms), several times p99 TTFT below the knee (under 1 ms) and below what
+//   requests waiting behind preemptions see; TPOT's objective is loose (the full
+//   budget's larger batches take slower steps, which would count against
+//   it): the KV budget decides, not compute;
+// - every point is run three times, in three passes over the grid (up, down,
+//   up), each time full then half budget, and judged on the median: both
+//   budgets see the same machine at each rate, and a burst of load spoils
+//   one pass of the rates it hits, not a knee.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -37,145 +49,144 @@ namespace {
 
 constexpr char kFull[] = "64";
 constexpr char kHalf[] = "32";
-constexpr char kTtftMs[] = "40";
-constexpr char kTpotMs[] = "20";
-constexpr int kSamples = 3;                   // serving runs a point, interleaved with the other budget's
+constexpr char kTpotMs[] = "5";
+constexpr double kTtftRequests = 12;          // the TTFT objective, in requests served at capacity
+constexpr int kPasses = 3;                    // runs a point, one in each pass over the grid
 constexpr double kStep = 1.0905077326652577;  // 2^(1/8)
 
-State NewState(const CaseInstance& c, unsigned samples) {
+CaseResult RunOne(const CaseInstance& c, unsigned samples = 1) {
   EngineOptions o;
   o.sample_count = samples;
   o.timeout_s = 600;
-  return State(c.id, c.metrics, o, 0);
-}
-
-CaseResult RunOne(const CaseInstance& c, unsigned samples = 1) {
-  State state = NewState(c, samples);
+  State state(c.id, c.metrics, o, 0);
   c.spec->body(state);
   return state.TakeResult();
 }
 
-std::optional<double> Metric(const CaseResult& r, const std::string& name, size_t sample = 0) {
+double Metric(const CaseResult& r, const std::string& name, size_t sample) {
   for (size_t m = 0; m < r.metrics.size(); ++m) {
-    if (r.metrics[m].name == name && sample < r.samples.size()) return r.samples[sample].values[m];
+    if (r.metrics[m].name == name) return r.samples.at(sample).values.at(m);
   }
-  return std::nullopt;
+  ADD_FAILURE() << "no metric " << name;
+  return 0;
 }
 
 double Median(const CaseResult& r, const std::string& name) {
   std::vector<double> v;
-  for (size_t s = 0; s < r.samples.size(); ++s) v.push_back(*Metric(r, name, s));
+  for (size_t s = 0; s < r.samples.size(); ++s) v.push_back(Metric(r, name, s));
   std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+  return v.at(v.size() / 2);
 }
 
-double RateOf(const CaseResult& r) {
-  double rate = 0;
-  EXPECT_TRUE(absl::SimpleAtod(r.benchmark.params.at("rate"), &rate));
-  return rate;
-}
+// The sweep: the objectives, and each rate's two results (full, half budget)
+// holding one sample a run.
+struct Sweep {
+  std::string ttft_ms = "20";  // set from the capacity before the sweep
+  std::map<double, std::vector<CaseResult>> points;
 
-absl::StatusOr<std::vector<CaseInstance>> Points(const std::string& rate, std::vector<std::string> kv_blocks) {
-  return BuiltinRegistry().Select({"inference"}, {"serve{*"},
-                                  {{"rate", {rate}}, {"kv_blocks", std::move(kv_blocks)},
-                                   {"ttft_ms", {kTtftMs}}, {"tpot_ms", {kTpotMs}}});
-}
-
-// The knee of each budget's sweep so far, by kv_blocks.
-std::map<std::string, double> Knees(const CaseSpec& serve, const std::vector<CaseResult>& results) {
-  std::map<std::string, double> out;
-  for (const CaseResult& k : serve.derive(results)) {
-    EXPECT_EQ(k.benchmark.params.at("objective"), "p99") << k.reason;
-    out[k.benchmark.params.at("kv_blocks")] = k.samples.at(0).values.at(0);
+  absl::StatusOr<std::vector<CaseInstance>> Cases(double rate, std::vector<std::string> kv_blocks) const {
+    return BuiltinRegistry().Select({"inference"}, {"serve{*"},
+                                    {{"rate", {absl::StrFormat("%.0f", rate)}}, {"kv_blocks", std::move(kv_blocks)},
+                                     {"clock", {"cpu"}}, {"ttft_ms", {ttft_ms}}, {"tpot_ms", {kTpotMs}}});
   }
-  return out;
-}
 
-// Both budgets at one rate, their runs interleaved (full, half, full, half,
-// ...) so that both see the same machine; each result holds kSamples runs.
-std::vector<CaseResult> RunPoint(double rate) {
-  auto cases = Points(absl::StrFormat("%.0f", rate), {kFull, kHalf});
-  EXPECT_TRUE(cases.ok()) << cases.status();
-  if (!cases.ok() || cases->size() != 2) return {};
-  EXPECT_EQ(cases->at(0).id.params.at("kv_blocks"), kFull);
-  std::vector<CaseResult> point(2);
-  for (int s = 0; s < kSamples; ++s) {
+  // One run of each budget at `rate`, full first.
+  void Run(double rate) {
+    auto cases = Cases(rate, {kFull, kHalf});
+    ASSERT_TRUE(cases.ok()) << cases.status();
+    ASSERT_EQ(cases->size(), 2u);
+    ASSERT_EQ(cases->at(0).id.params.at("kv_blocks"), kFull);
+    std::vector<CaseResult>& point = points[rate];
     for (size_t i = 0; i < 2; ++i) {
       CaseResult r = RunOne(cases->at(i));
-      EXPECT_EQ(r.status, CaseStatus::kOk) << r.reason;
-      if (r.status != CaseStatus::kOk) return {};
-      if (s == 0) {
-        point[i] = std::move(r);
+      ASSERT_EQ(r.status, CaseStatus::kOk) << r.reason;
+      if (point.size() <= i) {
+        point.push_back(std::move(r));
       } else {
         point[i].samples.push_back(r.samples.at(0));
       }
     }
   }
-  for (const CaseResult& r : point) {
-    std::string line = absl::StrFormat("rate %5.0f, %s blocks:", rate, r.benchmark.params.at("kv_blocks"));
-    for (size_t s = 0; s < r.samples.size(); ++s) {
-      line += absl::StrFormat(" [TTFT %6.1f ms, TPOT %5.2f ms, %3.0f preempted]", *Metric(r, "ttft_p99", s),
-                              *Metric(r, "tpot_p99", s), *Metric(r, "preemptions", s));
+
+  // The knee of each budget, by kv_blocks.
+  std::map<std::string, double> Knees() const {
+    std::vector<CaseResult> results;
+    for (const auto& [rate, point] : points) results.insert(results.end(), point.begin(), point.end());
+    std::map<std::string, double> out;
+    auto cases = Cases(points.begin()->first, {kFull});
+    EXPECT_TRUE(cases.ok()) << cases.status();
+    for (const CaseResult& k : cases->front().spec->derive(results)) {
+      EXPECT_EQ(k.benchmark.params.at("objective"), "p99") << k.reason;
+      out[k.benchmark.params.at("kv_blocks")] = k.samples.at(0).values.at(0);
     }
-    std::cout << line << "\n";
+    return out;
   }
-  return point;
-}
+
+  void Print() const {
+    for (const auto& [rate, point] : points) {
+      for (const CaseResult& r : point) {
+        std::string line = absl::StrFormat("rate %5.0f, %s blocks:", rate, r.benchmark.params.at("kv_blocks"));
+        for (size_t s = 0; s < r.samples.size(); ++s) {
+          line += absl::StrFormat(" [TTFT %6.1f ms, TPOT %5.2f ms, %3.0f preempted]", Metric(r, "ttft_p99", s),
+                                  Metric(r, "tpot_p99", s), Metric(r, "preemptions", s));
+        }
+        std::cout << line << "\n";
+      }
+    }
+  }
+};
 
 TEST(ServeKnee, HalvingTheKvBudgetMovesTheKneeDownAndRaisesP99TtftOnTheRealModel) {
   const auto start = std::chrono::steady_clock::now();
   // The machine's capacity now: every request at once, the full budget.
-  auto drain = Points("1000000", {kFull});
+  Sweep sweep;
+  auto drain = sweep.Cases(1e6, {kFull});
   ASSERT_TRUE(drain.ok()) << drain.status();
-  const CaseResult d = RunOne(drain->front(), kSamples);
+  const CaseResult d = RunOne(drain->front(), kPasses);
   ASSERT_EQ(d.status, CaseStatus::kOk) << d.reason;
   const double capacity = Median(d, "requests_per_s");
-  std::cout << absl::StrFormat("capacity %.0f requests/s\n", capacity);
+  sweep.ttft_ms = absl::StrFormat("%.1f", 1e3 * kTtftRequests / capacity);
+  std::cout << absl::StrFormat("capacity %.0f requests/s; objectives: p99 TTFT <= %s ms, p99 TPOT <= %s ms\n",
+                               capacity, sweep.ttft_ms, kTpotMs);
 
-  // Up from 0.6 of the capacity until both budgets have missed (no higher
-  // point can move a knee then), four rates at least.
-  std::vector<CaseResult> results;
-  std::map<std::string, double> knees;
-  std::vector<double> rates;
-  for (double exact = 0.6 * capacity; exact <= 4 * capacity; exact *= kStep) {
-    const double rate = std::round(exact);
-    for (CaseResult& r : RunPoint(rate)) results.push_back(std::move(r));
-    ASSERT_EQ(results.size(), 2 * (rates.size() + 1));
-    rates.push_back(rate);
-    knees = Knees(*drain->front().spec, results);
-    if (rates.size() >= 4 && knees[kFull] < rate && knees[kHalf] < rate) break;
+  std::vector<double> grid;
+  for (double exact = 0.6 * capacity; exact <= 1.25 * capacity; exact *= kStep) grid.push_back(std::round(exact));
+  for (int pass = 0; pass < kPasses; ++pass) {
+    for (size_t i = 0; i < grid.size(); ++i) {
+      ASSERT_NO_FATAL_FAILURE(sweep.Run(grid[pass % 2 == 0 ? i : grid.size() - 1 - i]));
+    }
   }
-  // Down while a budget missed at the lowest rate (the machine slowed since
-  // its capacity was taken), to an eighth of it at most.
-  while (std::min(knees[kFull], knees[kHalf]) == 0 && rates.front() > capacity / 8) {
-    const double rate = std::round(rates.front() / kStep);
-    for (CaseResult& r : RunPoint(rate)) results.push_back(std::move(r));
-    rates.insert(rates.begin(), rate);
-    knees = Knees(*drain->front().spec, results);
+  // Outside the grid (the machine changed speed since its capacity was
+  // taken): further points, each run kPasses times.
+  std::map<std::string, double> knees = sweep.Knees();
+  auto extend = [&](double rate) {
+    for (int pass = 0; pass < kPasses; ++pass) ASSERT_NO_FATAL_FAILURE(sweep.Run(rate));
+    knees = sweep.Knees();
+  };
+  while (std::min(knees[kFull], knees[kHalf]) == 0 && sweep.points.begin()->first > capacity / 8) {
+    ASSERT_NO_FATAL_FAILURE(extend(std::round(sweep.points.begin()->first / kStep)));
   }
+  while (knees[kFull] == sweep.points.rbegin()->first && knees[kFull] < 4 * capacity) {
+    ASSERT_NO_FATAL_FAILURE(extend(std::round(sweep.points.rbegin()->first * kStep)));
+  }
+  sweep.Print();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double full = knees[kFull], half = knees[kHalf];
   std::cout << absl::StrFormat("knee: %.0f requests/s with %s blocks, %.0f with %s (%zu rates); %.1f s\n", full,
-                               kFull, half, kHalf, rates.size(), seconds);
+                               kFull, half, kHalf, sweep.points.size(), seconds);
   // Inside the swept range: the lowest rate met the objectives, a higher one missed.
-  EXPECT_GE(half, rates.front());
-  EXPECT_LT(full, rates.back());
+  EXPECT_GE(half, sweep.points.begin()->first);
+  EXPECT_LT(full, sweep.points.rbegin()->first);
   EXPECT_LT(half, full);
 
   // The first rate the half budget missed lies at or below the full
   // budget's knee: there the full budget met the objectives and the half
-  // budget's requests waited for KV blocks.
-  std::map<std::string, const CaseResult*> at;
-  for (const CaseResult& r : results) {
-    if (RateOf(r) > half && (!at.count(r.benchmark.params.at("kv_blocks")) ||
-                             RateOf(r) < RateOf(*at[r.benchmark.params.at("kv_blocks")]))) {
-      at[r.benchmark.params.at("kv_blocks")] = &r;
-    }
-  }
-  ASSERT_EQ(at.size(), 2u);
-  const double ttft_full = Median(*at[kFull], "ttft_p99"), ttft_half = Median(*at[kHalf], "ttft_p99");
+  // budget's requests waited behind preemptions.
+  const auto missed = sweep.points.upper_bound(half);
+  ASSERT_NE(missed, sweep.points.end());
+  const double ttft_full = Median(missed->second[0], "ttft_p99"), ttft_half = Median(missed->second[1], "ttft_p99");
   std::cout << absl::StrFormat("p99 TTFT at %.0f requests/s: %.1f ms with %s blocks, %.1f ms with %s\n",
-                               RateOf(*at[kHalf]), ttft_full, kFull, ttft_half, kHalf);
+                               missed->first, ttft_full, kFull, ttft_half, kHalf);
   EXPECT_GT(ttft_half, 1.5 * ttft_full);
 }
 
