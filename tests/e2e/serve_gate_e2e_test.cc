@@ -78,9 +78,9 @@ gate::Policy TestPolicy() {
 
 BenchmarkId ServeId(const std::string& kv_blocks) {
   BenchmarkId id{"inference", "serve", {}};
-  id.params = {{"backend", "host"}, {"block_tokens", "8"}, {"dtype", "fp32"}, {"kv_blocks", kv_blocks},
-               {"max_running", "16"}, {"min_s", "0"}, {"output", "16"}, {"preset", "tiny"},
-               {"prompt", "16"}, {"rate", kRate}, {"requests", kRequests}, {"seed", "1"},
+  id.params = {{"backend", "host"}, {"block_tokens", "8"}, {"clock", "wall"}, {"dtype", "fp32"},
+               {"kv_blocks", kv_blocks}, {"max_running", "16"}, {"min_s", "0"}, {"output", "16"},
+               {"preset", "tiny"}, {"prompt", "16"}, {"rate", kRate}, {"requests", kRequests}, {"seed", "1"},
                {"threads", "1"}, {"tpot_ms", "2"}, {"ttft_ms", "20"}, {"users", kUsers}, {"warmup", "16"}};
   return id;
 }
