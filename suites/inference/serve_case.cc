@@ -119,34 +119,38 @@ std::vector<double> Values(const ServeSummary& s, const std::vector<MetricKind>&
 // work in proportion to its time (--inject-slowdown), so latencies grow.
 class SlowedModel : public ServeModel {
  public:
-  SlowedModel(ServeModel& inner, double fraction) : inner_(inner), fraction_(fraction) {}
+  SlowedModel(ServeModel& inner, double fraction, Clock& clock) : inner_(inner), fraction_(fraction), clock_(clock) {}
   std::vector<int32_t> Step(const std::vector<transformer::SlotRun>& runs) override {
-    Clock& clock = SteadyClock();
-    const double t0 = clock.Now();
+    const double t0 = clock_.Now();
     std::vector<int32_t> next = inner_.Step(runs);
-    if (fraction_ > 0) BusyWork((clock.Now() - t0) * fraction_, clock);
+    if (fraction_ > 0) BusyWork((clock_.Now() - t0) * fraction_, clock_);
     return next;
   }
 
  private:
   ServeModel& inner_;
   double fraction_;
+  Clock& clock_;
 };
 
 // The serving runs of a point on `model`, one sample each, the device's
 // clocks and energy counter read around each (MeasureOnce); `failed` is
-// the model's first failed step (OK while every step ran).
+// the model's first failed step (OK while every step ran). Latencies are
+// timed on the wall clock, or with `cpu_clock` in the serving thread's CPU
+// time (ThreadCpuClock), the injected slowdown too.
 absl::Status RunServing(State& state, const ServeOptions& o, int vocab, ServeModel& model,
-                        const std::function<absl::Status()>& failed) {
-  SlowedModel served(model, state.inject_fraction());
+                        const std::function<absl::Status()>& failed, bool cpu_clock = false) {
   const unsigned runs = std::max(1u, state.options().sample_count);
   const std::vector<MetricKind> kinds = ServeMetrics(state.id());
   const double start = SteadyClock().Now();
   for (unsigned r = 0; r < runs; ++r) {
     if (r > 0 && SteadyClock().Now() - start > state.options().timeout_s) break;
     ServeRun run;
+    ThreadCpuClock cpu;
+    Clock& clock = cpu_clock ? static_cast<Clock&>(cpu) : SteadyClock();
+    SlowedModel served(model, state.inject_fraction(), clock);
     const Measurement around =
-        MeasureOnce([&] { run = Serve(o, vocab, served, SteadyClock()); }, SteadyClock(), state.throttle_source());
+        MeasureOnce([&] { run = Serve(o, vocab, served, clock); }, SteadyClock(), state.throttle_source());
     PERFGATE_RETURN_IF_ERROR(failed());
     state.RecordValues(Values(Summarize(run, o), kinds), around, static_cast<double>(run.output_tokens));
   }
@@ -165,12 +169,13 @@ absl::Status RunServing(State& state, const ServeOptions& o, int vocab, ServeMod
 }
 
 void HostServe(State& state, const ServeOptions& o, const transformer::Backend& backend,
-               const transformer::Config& config) {
+               const transformer::Config& config, bool cpu_clock) {
   state.set_throttle_source(nullptr);  // a host case: the GPU's clocks and energy say nothing about it
   openblas_set_num_threads(backend.threads);
   transformer::HostModel model(config, transformer::InitParameters(config, CaseSeed(state.Param("preset"))));
   HostServeModel host(model, o.max_running);
-  transformer::Conclude(state, RunServing(state, o, config.vocab, host, [] { return absl::OkStatus(); }));
+  transformer::Conclude(state,
+                        RunServing(state, o, config.vocab, host, [] { return absl::OkStatus(); }, cpu_clock));
   state.AddNote("energy per output token unavailable: a host case reads no device energy counter");
 }
 
@@ -193,9 +198,19 @@ void ServeBody(State& state) {
   if (!transformer::ReadBackend(state, &backend)) return;
   std::optional<ServeOptions> o = ReadOptions(state);
   if (!o) return;
+  const std::string& clock_name = state.Param("clock");
+  if (clock_name != "wall" && clock_name != "cpu") {
+    return state.Fail(absl::StrCat("clock '", clock_name, "': expected wall or cpu"));
+  }
+  if (clock_name == "cpu" && backend.cuda) {
+    return state.Fail("clock=cpu times the serving thread alone and a device's work is not in it: use clock=wall");
+  }
+  if (clock_name == "cpu" && backend.threads != 1) {
+    return state.Fail("clock=cpu times the serving thread alone: set threads=1 (BLAS threads would be left out)");
+  }
   auto config = transformer::CaseConfig(state.Param("preset"), o->max_running, o->prompt_max + o->output_max);
   if (!config.ok()) return state.Fail(std::string(config.status().message()));
-  if (!backend.cuda) return HostServe(state, *o, backend, *config);
+  if (!backend.cuda) return HostServe(state, *o, backend, *config, clock_name == "cpu");
 #if PERFGATE_HAVE_CUDA
   transformer::Conclude(state, CudaServe(state, *o, *config));
 #else
@@ -277,7 +292,7 @@ std::map<std::string, std::string> ServePoint(const std::string& backend) {
   const std::map<std::string, std::string> knobs = {
       {"prompt", host ? "16" : "128"}, {"output", host ? "16" : "64"}, {"block_tokens", host ? "8" : "64"},
       {"max_running", host ? "16" : "32"}, {"warmup", host ? "16" : "32"}, {"requests", "300"}, {"min_s", "0"},
-      {"ttft_ms", host ? "20" : "50"}, {"tpot_ms", host ? "2" : "5"}, {"seed", "1"}};
+      {"ttft_ms", host ? "20" : "50"}, {"tpot_ms", host ? "2" : "5"}, {"seed", "1"}, {"clock", "wall"}};
   p.insert(knobs.begin(), knobs.end());
   return p;
 }

@@ -15,7 +15,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <ctime>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -79,9 +78,9 @@ gate::Policy TestPolicy() {
 
 BenchmarkId ServeId(const std::string& kv_blocks) {
   BenchmarkId id{"inference", "serve", {}};
-  id.params = {{"backend", "host"}, {"block_tokens", "8"}, {"dtype", "fp32"}, {"kv_blocks", kv_blocks},
-               {"max_running", "16"}, {"min_s", "0"}, {"output", "16"}, {"preset", "tiny"},
-               {"prompt", "16"}, {"rate", kRate}, {"requests", kRequests}, {"seed", "1"},
+  id.params = {{"backend", "host"}, {"block_tokens", "8"}, {"clock", "wall"}, {"dtype", "fp32"},
+               {"kv_blocks", kv_blocks}, {"max_running", "16"}, {"min_s", "0"}, {"output", "16"},
+               {"preset", "tiny"}, {"prompt", "16"}, {"rate", kRate}, {"requests", kRequests}, {"seed", "1"},
                {"threads", "1"}, {"tpot_ms", "2"}, {"ttft_ms", "20"}, {"users", kUsers}, {"warmup", "16"}};
   return id;
 }
@@ -160,7 +159,8 @@ TEST(ServeGate, AHalvedKvBudgetIsARegressionOfTtftAndAnUnchangedBuildPasses) {
   EXPECT_EQ(unchanged.gate.outcome, gate::Outcome::kPass) << unchanged.gate.summary;
 }
 
-// The server's clock in the planted A/B: its thread's CPU time. With two
+// The server's clock in the planted A/B: its thread's CPU time
+// (suites::inference::ThreadCpuClock, the case's clock=cpu). With two
 // users an iteration of the tiny model takes about 35 us, so on the wall
 // clock the p99 TPOT is whatever descheduling the neighbours cause (9-12 ms
 // against a median of 0.045 ms with one core kept busy), which moves by tens
@@ -168,14 +168,6 @@ TEST(ServeGate, AHalvedKvBudgetIsARegressionOfTtftAndAnUnchangedBuildPasses) {
 // never waits in the closed loop, so CPU time is its whole time, and the
 // p99 it gives is the model's own: the iterations where the other user's
 // prefill joins the batch, about 1.35 x the median.
-class ThreadCpuClock : public Clock {
- public:
-  double Now() override {
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-  }
-};
 
 // The planted change: the last kPlantWindow iterations of every
 // kPlantEvery are each followed by busy work of kPlantFactor x that
@@ -229,7 +221,7 @@ class PlantedSide : public Side {
     c.seq = o.prompt_max + o.output_max;
     suites::transformer::HostModel model(c, suites::transformer::InitParameters(c, 1));
     suites::inference::HostServeModel host(model, o.max_running);
-    ThreadCpuClock clock;
+    suites::inference::ThreadCpuClock clock;
     WindowSlowdownModel served(host, clock, planted_);
     CaseResult r;
     r.benchmark = PlantId();

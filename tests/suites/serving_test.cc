@@ -122,6 +122,12 @@ TEST(Serving, PreemptsAndRecomputesWhenTheKvBudgetRunsOutAndStillFinishesEveryRe
   EXPECT_EQ(Serve(Options(2000, 512)).preemptions, 0);
 }
 
+// On a model whose step costs mostly per step (1 ms, plus 20 us a token), as
+// an accelerator bound by reading its weights does, the batch the KV budget
+// allows sets the capacity, so halving the budget lowers the capacity and
+// the knee with it. The host model cannot show that (its step costs per row:
+// tests/e2e/serve_knee_e2e_test.cc sees its knee move by about 1.2, from
+// preemptions), and this test is exact and quick: no machine in it.
 TEST(Serving, HalvingTheKvBudgetMovesTheKneeDownAndRaisesTailTtft) {
   auto knee = [](int kv_blocks) {
     std::vector<std::pair<double, bool>> met;
@@ -243,6 +249,38 @@ std::vector<std::string> Names(const CaseResult& r) {
   std::vector<std::string> out;
   for (const MetricSpec& m : r.metrics) out.push_back(m.name);
   return out;
+}
+
+TEST(ThreadCpuClock, AdvancesWithTheThreadsWorkAndSleepsWithoutWaiting) {
+  inference::ThreadCpuClock clock;
+  const double wall0 = SteadyClock().Now(), t0 = clock.Now();
+  clock.Sleep(5.0);
+  const double slept = clock.Now() - t0;
+  EXPECT_GE(slept, 5.0);
+  EXPECT_LT(SteadyClock().Now() - wall0, 1.0);  // nothing waited for
+  volatile double x = 0;
+  for (int i = 0; i < 20000000; ++i) x = x + 1e-9 * i;
+  EXPECT_GT(clock.Now() - t0, slept);  // the loop's CPU time
+}
+
+TEST(ServeCase, RefusesAnUnknownClockAndACpuClockWithBlasThreadsOrADevice) {
+  auto cases = BuiltinRegistry().Select({"inference"}, {"serve{backend=host*"}, {{"clock", {"sundial"}}});
+  ASSERT_TRUE(cases.ok()) << cases.status();
+  CaseResult r = RunOne(cases->front());
+  EXPECT_EQ(r.status, CaseStatus::kFailed);
+  EXPECT_NE(r.reason.find("clock 'sundial': expected wall or cpu"), std::string::npos) << r.reason;
+  cases = BuiltinRegistry().Select({"inference"}, {"serve{backend=host*"}, {{"clock", {"cpu"}}, {"threads", {"2"}}});
+  ASSERT_TRUE(cases.ok()) << cases.status();
+  r = RunOne(cases->front());
+  EXPECT_EQ(r.status, CaseStatus::kFailed);
+  EXPECT_NE(r.reason.find("set threads=1"), std::string::npos) << r.reason;
+  // A device's work is not in the serving thread's CPU time: refused before
+  // any device is looked for.
+  cases = BuiltinRegistry().Select({"inference"}, {"serve{backend=cuda*"}, {{"clock", {"cpu"}}});
+  ASSERT_TRUE(cases.ok()) << cases.status();
+  r = RunOne(cases->front());
+  EXPECT_EQ(r.status, CaseStatus::kFailed);
+  EXPECT_NE(r.reason.find("a device's work is not in it"), std::string::npos) << r.reason;
 }
 
 TEST(ServeCase, LeavesOutP99FromTooFewRequestsAndSaysHowManyItNeeds) {
