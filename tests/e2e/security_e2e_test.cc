@@ -519,5 +519,49 @@ TEST(SecurityFiles, BadFilesAreToldBeforeTheDatabaseIsTouched) {
   EXPECT_NE(agent->output.find("is not the key of the certificate"), std::string::npos) << agent->output;
 }
 
+// `perfgate-coordinator webhooks`: an endpoint is added, listed without its
+// secret and removed; a bad one is refused with exit 2 naming what is wrong,
+// and nothing of it is stored.
+TEST_F(SecurityEndToEnd, WebhooksAreAddedListedWithoutTheirSecretAndRemovedAndBadOnesAreRefused) {
+  ASSERT_EQ(Coordinator({"migrate"}).exit_code, 0);
+  const std::string secret = dir_->Join("hook.secret"), short_secret = dir_->Join("short.secret");
+  std::ofstream(secret) << "0123456789abcdef-webhook-secret\n";
+  std::ofstream(short_secret) << "too-short\n";
+  CommandResult r = Coordinator({"webhooks", "add", "team-a", "--url", "https://hooks.example/perf", "--secret-file",
+                                 secret, "--format", "slack", "--branch", "main", "--event", "regression.new"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("webhook 'team-a' added: regression.new on branches main"), std::string::npos) << r.output;
+  const struct {
+    std::vector<std::string> args;
+    std::string expected;
+  } refused[] = {
+      {{"team-b", "--url", "ftp://hooks.example/x", "--secret-file", secret}, "is not an http:// or https:// URL"},
+      {{"team-b", "--url", "https://hooks.example/x", "--secret-file", short_secret}, "fewer than 16 characters"},
+      {{"team b", "--url", "https://hooks.example/x", "--secret-file", secret}, "webhook name 'team b'"},
+      {{"team-b", "--url", "https://hooks.example/x", "--secret-file", secret, "--event", "regresion.new"},
+       "regresion.new"},
+      {{"team-a", "--url", "https://hooks.example/again", "--secret-file", secret}, "team-a"},  // taken
+  };
+  for (const auto& c : refused) {
+    std::vector<std::string> args = {"webhooks", "add"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    r = Coordinator(args);
+    EXPECT_EQ(r.exit_code, 2) << c.expected << ": " << r.output;
+    EXPECT_NE(r.output.find(c.expected), std::string::npos) << r.output;
+  }
+  r = Coordinator({"webhooks", "list"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("team-a\thttps://hooks.example/perf\tslack\tmain\t*\tregression.new"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("team-b"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("webhook-secret"), std::string::npos) << r.output;
+  ASSERT_EQ(Coordinator({"webhooks", "remove", "team-a"}).exit_code, 0);
+  r = Coordinator({"webhooks", "list"});
+  EXPECT_EQ(r.output.find("team-a"), std::string::npos) << r.output;
+  r = Coordinator({"webhooks", "remove", "team-a"});
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("team-a"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace perfgate
