@@ -57,8 +57,10 @@ void PrintDifferences(const std::vector<std::string>& keys, std::ostream& out) {
 // Prints the report as `perfgate gate` does and returns its exit code.
 int Print(const CompareOptions& o, const gate::GateReport& report, std::ostream& out, std::ostream& err) {
   out << report::RenderTable(report);
-  if (auto w = report::WriteReportFiles(report, o.markdown_file, o.junit_file, o.json_file); !w.ok()) {
-    err << "perfgate: " << w.message() << "\n";
+  absl::Status written = report::WriteReportFiles(report, o.markdown_file, o.junit_file, o.json_file);
+  if (written.ok()) written = report::WritePullRequestFiles(report, o.pr);
+  if (!written.ok()) {
+    err << "perfgate: " << written.message() << "\n";
     return kExitError;
   }
   return report::ExitCode(report);

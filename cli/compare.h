@@ -14,6 +14,7 @@
 #include "client/coordinator_client.h"
 #include "formats/result_file.h"
 #include "gate/gate.h"
+#include "report/gate_report.h"
 
 namespace perfgate::cli {
 
@@ -37,6 +38,7 @@ struct CompareOptions {
   double timeout_s = 60;    // the coordinator call's deadline
   client::ClientOptions client;  // token and TLS for run ids (set by ValidateConfig)
   std::string markdown_file, junit_file, json_file;  // extra renderings, when set
+  report::PullRequestFiles pr;  // the job summary, pull-request comment and Checks payload, when set
 };
 
 /// The A/B gate input of two result sets: the candidate's SKU unless `sku`

@@ -228,6 +228,7 @@ CLI::App* AddCompare(CLI::App& app, Config& c) {
                       "Calibration file of the node (perfgate-agent calibrate --output): lets one file a "
                       "side be judged when its SKU and environment are the candidate's");
   AddReportFiles(compare, o.markdown_file, o.junit_file, o.json_file);
+  AddPullRequestFiles(compare, o.pr);
   return compare;
 }
 

@@ -158,6 +158,33 @@ TEST(Compare, SixFilesASideTenPercentSlowerRegressAndTheOthersPass) {
   EXPECT_EQ(Find(result, "kernels/triad{bytes=4096}", "time")->verdict, gate::Verdict::kPass);
 }
 
+TEST(Compare, WritesThePullRequestCommentChecksPayloadAndJobSummaryAsTheGateDoes) {
+  const perfgate::testing::TempDir dir = Scratch();
+  CompareOptions o;
+  o.baseline_files = Files(dir, "a", 6, 1.0);
+  o.candidate_files = Files(dir, "b", 6, 1.10);
+  o.pr.comment_file = dir.Join("comment.md");
+  o.pr.checks_file = dir.Join("checks.json");
+  o.pr.summary_file = dir.Join("summary.md");
+  std::ofstream(o.pr.summary_file) << "earlier steps\n";
+  std::ostringstream out, err;
+  EXPECT_EQ(CompareCommand(o, out, err), 1) << out.str() << err.str();
+  const std::string comment = perfgate::testing::ReadFile(o.pr.comment_file).value_or("");
+  EXPECT_THAT(comment, HasSubstr("REGRESSION"));
+  EXPECT_THAT(comment, HasSubstr("kernels/copy{bytes=4096}"));
+  const nlohmann::json checks =
+      nlohmann::json::parse(perfgate::testing::ReadFile(o.pr.checks_file).value_or("{}"), nullptr, false);
+  EXPECT_EQ(checks.value("conclusion", ""), "failure") << checks.dump();
+  const std::string summary = perfgate::testing::ReadFile(o.pr.summary_file).value_or("");
+  EXPECT_THAT(summary, ::testing::StartsWith("earlier steps\n"));  // appended, as GitHub's summary wants
+  EXPECT_THAT(summary, HasSubstr("kernels/copy{bytes=4096}"));
+  // A file that cannot be written is an error naming it, not a verdict.
+  o.pr.comment_file = dir.Join("no/such/dir/comment.md");
+  std::ostringstream out2, err2;
+  EXPECT_EQ(CompareCommand(o, out2, err2), 2);
+  EXPECT_THAT(err2.str(), HasSubstr("no/such/dir/comment.md"));
+}
+
 TEST(Compare, IdenticalFilesPassAndExitZero) {
   const perfgate::testing::TempDir dir = Scratch();
   const Outcome run = RunCompareFiles(Files(dir, "a", 6, 1.0), Files(dir, "b", 6, 1.0));
