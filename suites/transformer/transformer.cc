@@ -1,8 +1,8 @@
 #include "suites/transformer/transformer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
-#include <set>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -201,14 +201,14 @@ float GeluGrad(float x) {
 
 std::string CheckSlotRuns(const std::vector<SlotRun>& runs, int slots, int seq, int vocab) {
   if (runs.empty()) return "a step needs at least one run";
-  std::set<int> used;
+  std::vector<char> used(static_cast<size_t>(std::max(slots, 0)), 0);
   for (size_t i = 0; i < runs.size(); ++i) {
     const SlotRun& r = runs[i];
     const int64_t n = static_cast<int64_t>(r.tokens.size());
     if (r.slot < 0 || r.slot >= slots) {
       return absl::StrCat("run ", i, ": slot ", r.slot, " is outside the cache's ", slots, " slots");
     }
-    if (!used.insert(r.slot).second) return absl::StrCat("run ", i, ": slot ", r.slot, " has a run already");
+    if (used[r.slot]++ != 0) return absl::StrCat("run ", i, ": slot ", r.slot, " has a run already");
     if (n == 0 || r.start < 0 || r.start + n > seq) {
       return absl::StrCat("run ", i, ": positions [", r.start, ", ", r.start + n, ") are empty or outside [0, ",
                           seq, ")");

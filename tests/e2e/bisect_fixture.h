@@ -146,16 +146,6 @@ class BisectEndToEnd : public testing::DashboardCoordinatorTest {
 
   std::string Http() const { return "127.0.0.1:" + std::to_string(coordinator_.http_port); }
 
-  Json GetJson(const std::string& path) {
-    httplib::Client http("127.0.0.1", coordinator_.http_port);
-    http.set_bearer_token_auth(kToken);
-    auto res = http.Get(path.c_str());
-    EXPECT_TRUE(res) << path;
-    if (!res) return {};
-    EXPECT_EQ(res->status, 200) << path << ": " << res->body;
-    return Json::parse(res->body);
-  }
-
   static int64_t BisectionId(const std::string& output) {
     std::smatch m;
     if (!std::regex_search(output, m, std::regex(R"(bisection (\d+):)"))) return 0;

@@ -67,6 +67,16 @@ void DashboardCoordinatorTest::SetUp() {
   coordinator_ = std::move(*started);
 }
 
+nlohmann::json DashboardCoordinatorTest::GetJson(const std::string& path) const {
+  httplib::Client http("127.0.0.1", coordinator_.http_port);
+  http.set_bearer_token_auth(token_);
+  auto res = http.Get(path.c_str());
+  EXPECT_TRUE(res) << path;
+  if (!res) return {};
+  EXPECT_EQ(res->status, 200) << path << ": " << res->body;
+  return nlohmann::json::parse(res->body);
+}
+
 absl::StatusOr<DashboardCoordinator> StartDashboardCoordinator(const std::string& conninfo,
                                                                const std::string& log_path,
                                                                const std::string& token_file,

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "absl/status/statusor.h"
 #include "tests/support/coordinator.h"
 #include "tests/support/postgres.h"
@@ -52,6 +54,9 @@ class DashboardCoordinatorTest : public PostgresDirTest {
  protected:
   explicit DashboardCoordinatorTest(std::string token) : token_(std::move(token)) {}
   void SetUp() override;
+  /// GET `path` from the coordinator's HTTP side with the token: its JSON
+  /// body, after expecting 200.
+  nlohmann::json GetJson(const std::string& path) const;
 
   std::string token_, token_file_;
   DashboardCoordinator coordinator_;

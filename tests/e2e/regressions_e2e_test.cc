@@ -31,16 +31,6 @@ class RegressionsEndToEnd : public testing::DashboardCoordinatorTest {
     ASSERT_TRUE(testing::WaitForRegressionChecks(coordinator_.http_port, testing::kMainRuns + 6, kToken).ok());
   }
 
-  Json GetJson(const std::string& path) {
-    httplib::Client http("127.0.0.1", coordinator_.http_port);
-    http.set_bearer_token_auth(kToken);
-    auto res = http.Get(path.c_str());
-    EXPECT_TRUE(res) << path;
-    if (!res) return {};
-    EXPECT_EQ(res->status, 200) << path << ": " << res->body;
-    return Json::parse(res->body);
-  }
-
   httplib::Result Triage(int64_t id, const Json& body, const std::string& token) {
     httplib::Client http("127.0.0.1", coordinator_.http_port);
     httplib::Headers headers;

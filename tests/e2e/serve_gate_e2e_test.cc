@@ -260,10 +260,14 @@ TEST(ServeGate, CatchesAPlantedChangeThatDoublesP99TpotAndLeavesTheMedian) {
             << p99_ratio << ", " << ToString(p99->verdict) << "), tpot_p50 " << p50->baseline_median << " -> "
             << p50->candidate_median << " ms (" << 100 * p50_change << " %, " << ToString(p50->verdict) << ")\n";
   // The plant does what it says: about twice the p99 (a plant of 4x or 1.2x
-  // fails here), the median within a few percent.
+  // fails here), and the median all but untouched. The plant alone moves it
+  // by about 1 %, but the medians of two sets of processes differ by up to
+  // 7 % with a busy neighbour (the CPU-time clock leaves out descheduling,
+  // not a shared core's caches), so the median's change is bounded against
+  // the tail's: under 15 % of it. A plant slowing every token alike fails.
   EXPECT_GE(p99_ratio, 1.5);
   EXPECT_LE(p99_ratio, 3.0);
-  EXPECT_LT(std::abs(p50_change), 0.05);
+  EXPECT_LT(std::abs(p50_change), 0.15 * (p99_ratio - 1));
   EXPECT_EQ(p99->verdict, gate::Verdict::kRegression) << p99->note;
   EXPECT_NE(p50->verdict, gate::Verdict::kRegression) << p50->note;
 }

@@ -42,6 +42,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "common/stats.h"
 #include "suites/builtin.h"
 
 namespace perfgate::suites {
@@ -74,8 +75,7 @@ double Metric(const CaseResult& r, const std::string& name, size_t sample) {
 double Median(const CaseResult& r, const std::string& name) {
   std::vector<double> v;
   for (size_t s = 0; s < r.samples.size(); ++s) v.push_back(Metric(r, name, s));
-  std::sort(v.begin(), v.end());
-  return v.at(v.size() / 2);
+  return stats::Median(v);
 }
 
 // The sweep: the objectives, and each rate's two results (full, half budget)
