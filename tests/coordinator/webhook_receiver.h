@@ -61,7 +61,12 @@ class WebhookReceiver {
       return false;
     }
     thread_ = std::thread([this] { server_->listen_after_bind(); });
-    return true;
+    // Serving before returning, as the coordinator's HTTP server does: a
+    // stop() before the listening loop has begun is lost, and the join in
+    // Stop() would then wait forever.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!server_->is_running() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    return server_->is_running();
   }
   bool StartAgain() { return Start(port_); }
   void Stop() {
