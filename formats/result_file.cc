@@ -142,6 +142,14 @@ absl::StatusOr<TimePoint> ParseUtcTime(const std::string& text) {
     return absl::InvalidArgumentError(
         absl::StrCat("'", text, "' is not a UTC time like 2026-01-31T12:00:00Z"));
   }
+  // Years past 2261 do not fit a nanosecond clock; fields out of range are
+  // not a time (timegm would quietly roll them over).
+  if (tm.tm_year < 1970 || tm.tm_year > 2200 || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 ||
+      tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60 || tm.tm_hour < 0 ||
+      tm.tm_min < 0 || tm.tm_sec < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is out of range: a UTC time from 1970 to 2200 like 2026-01-31T12:00:00Z"));
+  }
   tm.tm_year -= 1900;
   tm.tm_mon -= 1;
   return std::chrono::system_clock::from_time_t(timegm(&tm));
