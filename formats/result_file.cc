@@ -142,17 +142,20 @@ absl::StatusOr<TimePoint> ParseUtcTime(const std::string& text) {
     return absl::InvalidArgumentError(
         absl::StrCat("'", text, "' is not a UTC time like 2026-01-31T12:00:00Z"));
   }
-  // Years past 2261 do not fit a nanosecond clock; fields out of range are
-  // not a time (timegm would quietly roll them over).
-  if (tm.tm_year < 1970 || tm.tm_year > 2200 || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 ||
-      tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60 || tm.tm_hour < 0 ||
-      tm.tm_min < 0 || tm.tm_sec < 0) {
+  // Years past 2261 do not fit a nanosecond clock; a field out of range
+  // (a 31 February, an hour 25) is not a time: timegm would roll it over.
+  const std::tm asked = tm;
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  const std::time_t secs = timegm(&tm);
+  std::tm back{};
+  if (asked.tm_year < 1970 || asked.tm_year > 2200 || gmtime_r(&secs, &back) == nullptr ||
+      back.tm_year + 1900 != asked.tm_year || back.tm_mon + 1 != asked.tm_mon || back.tm_mday != asked.tm_mday ||
+      back.tm_hour != asked.tm_hour || back.tm_min != asked.tm_min || back.tm_sec != asked.tm_sec) {
     return absl::InvalidArgumentError(
         absl::StrCat("'", text, "' is out of range: a UTC time from 1970 to 2200 like 2026-01-31T12:00:00Z"));
   }
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  return std::chrono::system_clock::from_time_t(timegm(&tm));
+  return std::chrono::system_clock::from_time_t(secs);
 }
 
 absl::Status WriteFileAtomically(const std::string& path, const std::string& text) {

@@ -136,7 +136,7 @@ TEST(PerfgateResultFile, NumbersBeyondDoubleAreAClearErrorNotAnAbort) {
 TEST(PerfgateResultFile, AStartTimeBeyondTheClockOrOutOfRangeIsRefusedNamingIt) {
   json doc = json::parse(WriteResultJson(SomeMeta(), SomeCases()));
   for (const std::string bad : {"4052-11-20T10:00:00Z", "2026-13-01T00:00:00Z", "2026-01-31T25:00:00Z",
-                                "1969-12-31T23:59:59Z", "2026-00-10T10:00:00Z"}) {
+                                "1969-12-31T23:59:59Z", "2026-00-10T10:00:00Z", "2026-02-31T10:00:00Z"}) {
     doc["run"]["started_at"] = bad;
     auto set = ParseResultText(doc.dump(), "when.json");
     ASSERT_FALSE(set.ok()) << bad;
