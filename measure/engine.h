@@ -72,6 +72,9 @@ class Clock {
   virtual double Now() = 0;
   /// Waits `seconds` (the throttle back-off); a fake clock just advances.
   virtual void Sleep(double seconds);
+  /// Whether Sleep ends exactly when asked (a clock that advances rather
+  /// than waits), so that whoever waits on it need not poll the last stretch.
+  virtual bool SleepsExactly() const { return false; }
 };
 
 /// std::chrono::steady_clock.

@@ -62,8 +62,10 @@ class Server {
         if (o_.rate <= 0 || !MayIssue(next_arrival_)) break;
         // Sleep until shortly before the arrival, then poll the clock: waking
         // from a sleep can take milliseconds on a busy machine, which would
-        // count as the request's queueing delay.
-        if (next_arrival_ - now > kPollSeconds) clock_.Sleep(next_arrival_ - now - kPollSeconds);
+        // count as the request's queueing delay. A clock that advances when
+        // it sleeps is slept to the arrival itself.
+        const double slack = clock_.SleepsExactly() ? 0.0 : kPollSeconds;
+        if (next_arrival_ - now > slack) clock_.Sleep(next_arrival_ - now - slack);
         continue;
       }
       Iterate();

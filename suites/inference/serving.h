@@ -84,6 +84,7 @@ class ThreadCpuClock : public Clock {
  public:
   double Now() override;
   void Sleep(double seconds) override;
+  bool SleepsExactly() const override { return true; }
 
  private:
   double slept_ = 0;

@@ -111,6 +111,38 @@ TEST(Serving, TheSeedFixesTheArrivalsAndTheirMeanGapIsOneOverTheRate) {
   EXPECT_NEAR(mean_gap, 1.0 / 400, 0.1 / 400);  // 2000 exponential gaps: 2.2 % standard error
 }
 
+// The fake clock, counting its readings, that says whether it sleeps exactly.
+class CountingClock : public FakeClock {
+ public:
+  explicit CountingClock(bool exact) : exact_(exact) {}
+  double Now() override { return ++readings, FakeClock::Now(); }
+  bool SleepsExactly() const override { return exact_; }
+  long readings = 0;
+
+ private:
+  bool exact_;
+};
+
+TEST(Serving, WaitsOnAClockThatAdvancesWithoutPollingAndOnARealOneByPollingTheLastStretch) {
+  // 10 requests/s against iterations of about 1 ms: nearly every arrival
+  // finds the server idle. A polling wait reads the clock about 2000 times
+  // a gap (1 us a reading); an exact one sleeps to the arrival.
+  ServeOptions o = Options(10, 64);
+  o.requests = 40;
+  CountingClock exact(true), polled(false);
+  CostModel exact_model(exact, 1e-3, 20e-6), polled_model(polled, 1e-3, 20e-6);
+  const ServeRun a = inference::Serve(o, 256, exact_model, exact);
+  const ServeRun b = inference::Serve(o, 256, polled_model, polled);
+  ASSERT_EQ(a.measured.size(), 40u);
+  ASSERT_EQ(b.measured.size(), 40u);
+  EXPECT_GT(polled.readings, 40 * 1000);
+  EXPECT_LT(exact.readings * 10, polled.readings);
+  for (size_t i = 0; i < a.measured.size(); ++i) {
+    EXPECT_EQ(a.measured[i].arrival, b.measured[i].arrival);
+    EXPECT_NEAR(a.measured[i].scheduled, b.measured[i].scheduled, 1e-4) << i;  // no later for not polling
+  }
+}
+
 TEST(Serving, PreemptsAndRecomputesWhenTheKvBudgetRunsOutAndStillFinishesEveryRequest) {
   // Six blocks hold one request of 48 tokens but not three prompts' growth.
   ServeOptions tight = Options(2000, 6);
