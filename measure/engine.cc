@@ -124,26 +124,6 @@ void BusyWork(double seconds, Clock& clock) {
   }
 }
 
-Measurement MeasureOnce(const std::function<void()>& work, Clock& clock, ThrottleSource* throttle) {
-  Measurement m;
-  const double default_mhz = throttle != nullptr ? throttle->DefaultSmClockMhz() : 0.0;
-  const absl::StatusOr<double> energy_before =
-      throttle != nullptr ? throttle->EnergyJoules() : absl::StatusOr<double>(0.0);
-  const ThrottleReading before = throttle != nullptr ? throttle->Read() : ThrottleReading{};
-  const double t0 = clock.Now();
-  work();
-  const double seconds = clock.Now() - t0;
-  const ThrottleReading after = throttle != nullptr ? throttle->Read() : ThrottleReading{};
-  const bool throttled = throttle != nullptr && IsThrottled(before, after, default_mhz);
-  m.sample_s = {seconds};
-  m.throttled = {throttled};
-  m.throttled_count = throttled ? 1 : 0;
-  m.reason = StopReason::kSampleCount;
-  m.sampling_s = seconds;
-  if (throttle != nullptr) RecordEnergy(energy_before, throttle->EnergyJoules(), seconds, m);
-  return m;
-}
-
 Measurement MeasureSamples(const std::function<void()>& warmup,
                            const std::function<double()>& sample, const EngineOptions& options,
                            Clock& clock, ThrottleSource* throttle, double backoff_s) {
@@ -186,6 +166,18 @@ Measurement MeasureSamples(const std::function<void()>& warmup,
     RecordEnergy(energy_before, throttle->EnergyJoules(), sampling_end - sampling_start, m);
   }
   return m;
+}
+
+Measurement MeasureOnce(const std::function<void()>& work, Clock& clock, ThrottleSource* throttle) {
+  EngineOptions once;
+  once.warmup_runs = 0;
+  once.sample_count = 1;
+  const auto timed = [&] {
+    const double t0 = clock.Now();
+    work();
+    return clock.Now() - t0;
+  };
+  return MeasureSamples([] {}, timed, once, clock, throttle, /*backoff_s=*/0);
 }
 
 Measurement MeasureHost(const std::function<void()>& iteration, const EngineOptions& options,
