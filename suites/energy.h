@@ -32,8 +32,9 @@ class CaseEnergy {
   void Add(const Measurement& m, double tokens = 0);
   /// Appends the energy metrics to `r`, whose samples are those added, in
   /// order: power and energy always, J/TFLOP when an iteration has FLOPs,
-  /// J/token when it has tokens (every sample its own, or per iteration). Where a measurement read no counter, or a
-  /// device measurement read none, appends no metric and says why in the reason.
+  /// J/token when it has tokens (every sample its own, or per iteration).
+  /// Where a measurement read no counter, or a device measurement read none,
+  /// appends no metric and says why in the reason.
   void AppendTo(CaseResult& r, double flops_per_iteration, double tokens_per_iteration) const;
 
  private:

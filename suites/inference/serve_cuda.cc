@@ -17,8 +17,9 @@ namespace {
 using transformer::SlotRun;
 
 // The check's steps, each a set of runs whose tokens are a prompt (start
-// 0) or, for a decode ({-1}), the host's last pick in that slot. The schedule: slot 0 and 1 start, slot 2 joins while they decode, slot 1
-// finishes and is reused for a new prompt while 0 and 2 decode.
+// 0) or, for a decode ({-1}), the host's last pick in that slot: slots 0
+// and 1 start, slot 2 joins while they decode, slot 1 finishes and is
+// reused for a new prompt while 0 and 2 decode.
 std::vector<std::vector<SlotRun>> Schedule(int vocab) {
   auto prompt = [&](int len, uint64_t seed) { return transformer::SyntheticTokens(len, vocab, seed); };
   const std::vector<int32_t> decode = {-1};  // the host's last pick in the slot

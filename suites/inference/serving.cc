@@ -15,8 +15,6 @@
 namespace perfgate::suites::inference {
 namespace {
 
-using transformer::HostModel;
-
 // How long before an arrival the idle server stops sleeping and polls.
 constexpr double kPollSeconds = 0.002;
 
@@ -162,7 +160,7 @@ class Server {
   // sequence (prefills and decodes together), then its tokens.
   void Iterate() {
     if (!ReserveDecodeBlocks()) Admit(clock_.Now() - t0_);
-    std::vector<HostModel::SlotRun> runs;
+    std::vector<transformer::SlotRun> runs;
     for (const Seq& s : running_) {
       if (s.cached == 0) {
         runs.push_back({s.slot, 0, s.context});

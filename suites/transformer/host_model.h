@@ -69,8 +69,6 @@ class HostModel {
   /// and advanced by StepSlots; a slot is reused by starting it at 0.
   void OpenSlots(int slots);
 
-  /// One run of a StepSlots call (transformer.h).
-  using SlotRun = transformer::SlotRun;
   /// Runs every run in one pass (their rows share each matrix product, as a
   /// serving engine's iteration does), appends their keys and values to their
   /// slots, and returns the logits of each run's last position, runs × vocab.

@@ -41,7 +41,7 @@ class CostModel : public inference::ServeModel {
  public:
   CostModel(FakeClock& clock, double per_step, double per_token)
       : clock_(clock), per_step_(per_step), per_token_(per_token) {}
-  std::vector<int32_t> Step(const std::vector<HostModel::SlotRun>& runs) override {
+  std::vector<int32_t> Step(const std::vector<transformer::SlotRun>& runs) override {
     size_t tokens = 0;
     std::vector<int> slots;
     for (const auto& r : runs) {
