@@ -9,7 +9,10 @@
 #include <map>
 #include <set>
 
+#include <pqxx/pqxx>
+
 #include "common/identity.h"
+#include "coordinator/migrations.h"
 #include "coordinator/notification_body.h"
 #include "coordinator/notifier.h"
 #include "nlohmann/json.hpp"
@@ -311,6 +314,44 @@ TEST_F(NotificationsTest, ANameThatResolvesToAPrivateAddressIsNotPostedToUnlessI
   EXPECT_EQ(by_endpoint["metadata"].state, "failed");
   EXPECT_EQ(by_endpoint["metadata"].last_error,
             "endpoint 'metadata': refused: its host resolves to a cloud instance-metadata address");
+}
+
+// Errors recorded before migration 0013 quoted the endpoint's URL (here a
+// password and a secret path) and the answer's body; the migration
+// withholds them, and the endpoints it finds may not reach private
+// addresses until added again with --allow-private.
+TEST_F(NotificationsTest, Migration13WithholdsErrorsThatQuotedUrlsAndAllowsNoPrivateAddresses) {
+  ASSERT_TRUE(server().CreateDatabase("before13").ok());
+  {
+    pqxx::connection c(server().ConnInfo("before13"));
+    pqxx::work txn(c);
+    txn.exec("CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, "
+             "applied_at timestamptz NOT NULL DEFAULT now())");
+    for (const Migration& m : Migrations()) {
+      if (m.version > 12) break;
+      txn.exec(m.sql);
+      txn.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", m.version, m.name);
+    }
+    txn.exec("INSERT INTO notification_endpoints (name, url, format, secret, events) VALUES ('old', "
+             "'https://bot:hunter2@hooks.example.com/T0/s3cr3t', 'json', 'signing-secret-0123', '{gate.failed}')");
+    txn.exec("INSERT INTO notification_outbox (endpoint_id, event_type, payload, last_error) SELECT id, "
+             "'gate.failed', '{}', 'POST https://bot:hunter2@hooks.example.com/T0/s3cr3t: HTTP 500: db at 10.0.0.7' "
+             "FROM notification_endpoints");
+    txn.exec("INSERT INTO notification_outbox (endpoint_id, event_type, payload) "
+             "SELECT id, 'gate.failed', '{}' FROM notification_endpoints");
+    txn.commit();
+  }
+  auto store = Store::Connect(server().ConnInfo("before13"), 1);
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*store)->Migrate().ok());
+  auto outbox = (*store)->ListOutbox({"", "", 10});
+  ASSERT_TRUE(outbox.ok()) << outbox.status();
+  ASSERT_EQ(outbox->size(), 2u);
+  EXPECT_EQ((*outbox)[0].last_error, "") << "an attempt that never failed has nothing to withhold";
+  EXPECT_EQ((*outbox)[1].last_error, "an error recorded before migration 0013, withheld: it could quote the URL");
+  auto endpoints = (*store)->ListEndpoints();
+  ASSERT_TRUE(endpoints.ok() && endpoints->size() == 1) << endpoints.status();
+  EXPECT_FALSE((*endpoints)[0].allow_private);
 }
 
 TEST_F(NotificationsTest, AStaleClaimCannotOverwriteANewerOne) {
