@@ -107,6 +107,9 @@ CLI::App* AddWebhooks(CLI::App& app, CoordinatorConfig& c) {
   add->add_option("--url", c.endpoint.url, "http:// or https:// URL each event is POSTed to")->required();
   add->add_option("--secret-file", c.secret_file, "File whose first line is the signing secret (16+ characters)")
       ->required();
+  add->add_flag("--allow-private", c.endpoint.allow_private,
+                "Allow loopback, private and link-local addresses (a receiver on this host or network); "
+                "cloud metadata addresses stay refused");
   add->add_option("--format", c.endpoint.format, "json (the event) or slack (a Slack-compatible message)")
       ->check(CLI::IsMember({"json", "slack"}))->capture_default_str();
   add->add_option("--branch", c.endpoint.branch, "Glob of the branches it wants ('*': any)")->capture_default_str();

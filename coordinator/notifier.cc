@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <optional>
 #include <iostream>
 #include <utility>
 
@@ -14,26 +13,10 @@
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
 #include "coordinator/notification_body.h"
+#include "coordinator/webhook_url.h"
 
 namespace perfgate::coordinator {
 namespace {
-
-// "scheme://host[:port]" and the path of a URL (its path "/" when none).
-struct SplitUrl {
-  std::string origin, path;
-};
-
-std::optional<SplitUrl> Split(const std::string& url) {
-  size_t scheme_end = url.find("://");
-  if (scheme_end == std::string::npos) return std::nullopt;
-  const std::string scheme = url.substr(0, scheme_end);
-  if (scheme != "http" && scheme != "https") return std::nullopt;
-  const size_t host_start = scheme_end + 3;
-  const size_t path_start = url.find('/', host_start);
-  SplitUrl out{url.substr(0, path_start), path_start == std::string::npos ? "/" : url.substr(path_start)};
-  if (out.origin.size() == host_start) return std::nullopt;
-  return out;
-}
 
 bool KnownEvent(const std::string& event) {
   return std::find(std::begin(store::kNotificationEvents), std::end(store::kNotificationEvents), event) !=
@@ -62,6 +45,49 @@ std::string Why(httplib::Error e) {
   }
 }
 
+// The reason phrase of an answer's status line, printable ASCII only and
+// short: the receiver chose it, and the read role sees last_error.
+std::string Reason(const httplib::Response& res) {
+  std::string out;
+  for (char c : res.reason.substr(0, 60)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  return out.empty() ? out : " " + out;
+}
+
+// A client of `url` that connects to `address` only (the host is kept for
+// the Host header, TLS's server name and the certificate check).
+std::unique_ptr<httplib::ClientImpl> MakeClient(const WebhookUrl& url, const IpAddress& address,
+                                                const NotifierOptions& o) {
+  std::unique_ptr<httplib::ClientImpl> client;
+  if (url.scheme == "https") {
+    client = std::make_unique<httplib::SSLClient>(url.host, url.port);
+  } else {
+    client = std::make_unique<httplib::ClientImpl>(url.host, url.port);
+  }
+  client->set_hostname_addr_map({{url.host, ToString(address)}});
+  const auto timeout = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::duration<double>(o.timeout_s));
+  client->set_connection_timeout(timeout);
+  client->set_read_timeout(timeout);
+  client->set_write_timeout(timeout);
+  client->set_follow_location(false);  // a redirect could lead anywhere the checks did not see
+  client->enable_server_certificate_verification(true);
+  if (!o.ca_file.empty()) client->set_ca_cert_path(o.ca_file.c_str());
+  return client;
+}
+
+// The POST to the first of `addresses` that accepts a connection (at most
+// four are tried); a request is never sent twice, since only a refused or
+// timed-out connect moves on to the next.
+httplib::Result PostTo(const WebhookUrl& url, const std::vector<IpAddress>& addresses,
+                       const httplib::Headers& headers, const std::string& body, const NotifierOptions& o) {
+  const size_t tries = std::min<size_t>(addresses.size(), 4);  // ResolveHost gives at least one
+  for (size_t i = 0;; ++i) {
+    httplib::Result res = MakeClient(url, addresses[i], o)->Post(url.target.c_str(), headers, body, "application/json");
+    const bool not_connected =
+        !res && (res.error() == httplib::Error::Connection || res.error() == httplib::Error::ConnectionTimeout);
+    if (!not_connected || i + 1 >= tries) return res;
+  }
+}
+
 int64_t UnixSeconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
@@ -81,9 +107,8 @@ absl::Status CheckEndpoint(const store::NotificationEndpoint& e) {
     return absl::InvalidArgumentError(
         absl::StrCat("webhook name '", e.name, "': use 1 to 100 letters, digits, '.', '_' or '-'"));
   }
-  if (!Split(e.url).has_value()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--url '", e.url, "' is not an http:// or https:// URL with a host"));
+  if (absl::Status s = CheckWebhookUrl(e.url, e.allow_private); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--url: ", s.message()));
   }
   if (e.format != "json" && e.format != "slack") {
     return absl::InvalidArgumentError(absl::StrCat("--format '", e.format, "': expected json or slack"));
@@ -142,38 +167,34 @@ store::DeliveryOutcome Notifier::Deliver(const store::OutboxEntry& entry) {
   store::DeliveryOutcome out;
   out.id = entry.id;
   out.claim_token = entry.claim_token;
-  auto fail = [&](std::string why) {
-    out.error = std::move(why);
+  auto fail = [&](absl::string_view why) {
+    out.error = absl::StrCat("endpoint '", entry.endpoint, "': ", why);
     out.give_up = entry.attempts + 1 >= options_.max_attempts;
     out.retry_in_s = BackoffSeconds(options_, entry.attempts + 1);
     return out;
   };
   auto body = RenderBody(entry.format, entry.payload, entry.idempotency_key, options_.public_url);
-  if (!body.ok()) return fail(std::string(body.status().message()));
-  const std::optional<SplitUrl> url = Split(entry.url);
-  if (!url.has_value()) return fail(absl::StrCat("'", entry.url, "' is not an http:// or https:// URL"));
-
-  httplib::Client client(url->origin);
-  const auto timeout = std::chrono::duration<double>(options_.timeout_s);
-  client.set_connection_timeout(std::chrono::duration_cast<std::chrono::microseconds>(timeout));
-  client.set_read_timeout(std::chrono::duration_cast<std::chrono::microseconds>(timeout));
-  client.set_write_timeout(std::chrono::duration_cast<std::chrono::microseconds>(timeout));
-  client.enable_server_certificate_verification(true);
-  if (!options_.ca_file.empty()) client.set_ca_cert_path(options_.ca_file.c_str());
+  if (!body.ok()) return fail(body.status().message());
+  // The URL was checked when the endpoint was added; its host is resolved
+  // and checked again now, once, and the request goes to those addresses
+  // only, so a name that moved to a private address is not posted to.
+  const absl::StatusOr<WebhookUrl> url = ParseWebhookUrl(entry.url);
+  if (!url.ok()) return fail(absl::StrCat("its stored URL is refused: ", url.status().message()));
+  const auto addresses = CheckedAddresses(*url, entry.allow_private);
+  if (!addresses.ok()) return fail(addresses.status().message());
   const int64_t timestamp = UnixSeconds();
   const httplib::Headers headers = {
+      {"Host", HostHeader(*url)},
       {kSignatureHeader, SignDelivery(entry.secret, timestamp, *body)},
       {kTimestampHeader, std::to_string(timestamp)},
       {kIdempotencyHeader, entry.idempotency_key},
       {kEventHeader, entry.event_type},
       {"User-Agent", "perfgate-coordinator"}};
-  const httplib::Result res = client.Post(url->path, headers, *body, "application/json");
-  if (!res) {
-    return fail(absl::StrCat("POST ", entry.url, ": ", Why(res.error())));
-  }
-  if (res->status < 200 || res->status >= 300) {
-    return fail(absl::StrCat("POST ", entry.url, ": HTTP ", res->status, ": ", res->body.substr(0, 200)));
-  }
+  const httplib::Result res = PostTo(*url, *addresses, headers, *body, options_);
+  // What is recorded names the endpoint, never its URL (a secret path, a
+  // token), and of an answer only its status line: the read role sees it.
+  if (!res) return fail(Why(res.error()));
+  if (res->status < 200 || res->status >= 300) return fail(absl::StrCat("HTTP ", res->status, Reason(*res)));
   out.delivered = true;
   return out;
 }

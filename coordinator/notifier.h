@@ -1,9 +1,13 @@
 // Delivers the notification outbox (docs/notifications.md): claims the
 // deliveries that are due (store/notifications.h; replicas sharing the
 // database never claim the same row), posts each to its endpoint with
-// cpp-httplib (HTTPS verified against the system's CAs or --webhook-ca),
-// and records the attempt: delivered, or retried with exponential back-off
-// until its attempts run out. Also checks endpoints before they are stored.
+// cpp-httplib (HTTPS verified against the system's CAs or --webhook-ca) at
+// the addresses its host resolved to once they were checked
+// (webhook_url.h), and records the attempt: delivered, or retried with
+// exponential back-off until its attempts run out. What an attempt records
+// names the endpoint, never its URL, and quotes of an answer only its
+// status line: the read role lists it. Also checks endpoints before they
+// are stored.
 #pragma once
 
 #include <memory>
@@ -32,7 +36,8 @@ struct NotifierOptions {
 double BackoffSeconds(const NotifierOptions& o, int attempts);
 
 /// INVALID_ARGUMENT naming the field when `e` could not be delivered to:
-/// its name, URL (http:// or https://, a host), format, events, globs or
+/// its name, URL (CheckWebhookUrl: an http:// or https:// URL whose literal
+/// address is public unless `e.allow_private`), format, events, globs or
 /// secret (at least 16 characters).
 absl::Status CheckEndpoint(const store::NotificationEndpoint& e);
 

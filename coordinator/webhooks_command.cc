@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "common/exit_codes.h"
 #include "coordinator/commands.h"
+#include "coordinator/webhook_url.h"
 
 namespace perfgate::coordinator {
 namespace {
@@ -32,7 +33,8 @@ int Webhooks(const CoordinatorConfig& c, Store& store) {
       auto added = store.AddEndpoint(c.endpoint);
       if (!added.ok()) return Fail(added.status(), "cannot add the webhook");
       std::cerr << "perfgate-coordinator: webhook '" << added->name << "' added: " << absl::StrJoin(added->events, ", ")
-                << " on branches " << added->branch << ", SKUs " << added->sku << "\n";
+                << " on branches " << added->branch << ", SKUs " << added->sku
+                << (added->allow_private ? "; private addresses allowed" : "") << "\n";
       return kExitPass;
     }
     case WebhooksAction::kRemove:
@@ -46,10 +48,11 @@ int Webhooks(const CoordinatorConfig& c, Store& store) {
   }
   auto all = store.ListEndpoints();
   if (!all.ok()) return Fail(all.status(), "cannot list webhooks");
-  std::cout << "name\turl\tformat\tbranch\tsku\tevents\tadded\n";
+  std::cout << "name\turl\tformat\tbranch\tsku\tevents\tallow_private\tadded\n";
   for (const store::NotificationEndpoint& e : *all) {
-    std::cout << e.name << "\t" << e.url << "\t" << e.format << "\t" << e.branch << "\t" << e.sku << "\t"
-              << absl::StrJoin(e.events, ",") << "\t" << UtcTime(e.created_at) << "\n";
+    std::cout << e.name << "\t" << WithoutUserinfo(e.url) << "\t" << e.format << "\t" << e.branch << "\t" << e.sku
+              << "\t" << absl::StrJoin(e.events, ",") << "\t" << (e.allow_private ? "yes" : "no") << "\t"
+              << UtcTime(e.created_at) << "\n";
   }
   return kExitPass;
 }

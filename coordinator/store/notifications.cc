@@ -14,7 +14,7 @@ namespace {
 
 constexpr const char* kEndpointColumns =
     "id, name, url, format, secret, branch, sku, array_to_json(events)::text, "
-    "(extract(epoch from created_at) * 1000000)::bigint";
+    "(extract(epoch from created_at) * 1000000)::bigint, allow_private";
 
 NotificationEndpoint RowToEndpoint(const pqxx::row& row) {
   NotificationEndpoint e;
@@ -27,16 +27,24 @@ NotificationEndpoint RowToEndpoint(const pqxx::row& row) {
   e.sku = row[6].as<std::string>();
   e.events = Json::parse(row[7].as<std::string>()).get<std::vector<std::string>>();
   e.created_at = FromMicros(row[8].as<int64_t>());
+  e.allow_private = row[9].as<bool>();
   return e;
 }
 
-constexpr const char* kOutboxColumns =
-    "o.id, e.name, e.url, e.format, e.secret, o.event_type, o.idempotency_key::text, o.payload, o.state, "
+constexpr const char* kOutboxRest =
+    "o.event_type, o.idempotency_key::text, o.payload, o.state, "
     "o.attempts, o.last_error, coalesce(o.claim_token::text, ''), "
     "(extract(epoch from o.created_at) * 1000000)::bigint, "
     "(extract(epoch from o.next_attempt_at) * 1000000)::bigint, "
     "(extract(epoch from o.last_attempt_at) * 1000000)::bigint, "
-    "(extract(epoch from o.delivered_at) * 1000000)::bigint";
+    "(extract(epoch from o.delivered_at) * 1000000)::bigint, e.allow_private";
+
+// The columns of an outbox row; the endpoint's URL and secret only for a
+// delivery (`with_secrets`), empty for a listing, which the read role asks.
+std::string OutboxColumns(bool with_secrets) {
+  return absl::StrCat("o.id, e.name, ", with_secrets ? "e.url" : "''", ", e.format, ",
+                      with_secrets ? "e.secret" : "''", ", ", kOutboxRest);
+}
 
 std::optional<TimePoint> OptionalTime(const pqxx::field& f) {
   if (f.is_null()) return std::nullopt;
@@ -61,6 +69,7 @@ OutboxEntry RowToEntry(const pqxx::row& row) {
   o.next_attempt_at = FromMicros(row[13].as<int64_t>());
   o.last_attempt_at = OptionalTime(row[14]);
   o.delivered_at = OptionalTime(row[15]);
+  o.allow_private = row[16].as<bool>();
   return o;
 }
 
@@ -70,11 +79,12 @@ absl::StatusOr<NotificationEndpoint> NotificationRepository::AddEndpoint(const N
   return db_.Run("adding a webhook endpoint", [&](pqxx::connection& c) -> absl::StatusOr<NotificationEndpoint> {
     pqxx::work txn(c);
     const pqxx::result row = txn.exec_params(
-        absl::StrCat("INSERT INTO notification_endpoints (name, url, format, secret, branch, sku, events) "
-                     "SELECT $1, $2, $3, $4, $5, $6, array_agg(x) FROM jsonb_array_elements_text($7::jsonb) x "
+        absl::StrCat("INSERT INTO notification_endpoints (name, url, format, secret, branch, sku, events, "
+                     "allow_private) "
+                     "SELECT $1, $2, $3, $4, $5, $6, array_agg(x), $8 FROM jsonb_array_elements_text($7::jsonb) x "
                      "ON CONFLICT (name) DO NOTHING RETURNING ",
                      kEndpointColumns),
-        e.name, e.url, e.format, e.secret, e.branch, e.sku, Json(e.events).dump());
+        e.name, e.url, e.format, e.secret, e.branch, e.sku, Json(e.events).dump(), e.allow_private);
     if (row.empty()) {
       return absl::AlreadyExistsError(
           absl::StrCat("a webhook endpoint named '", e.name, "' exists; remove it first or pick another name"));
@@ -123,7 +133,7 @@ absl::StatusOr<std::vector<OutboxEntry>> NotificationRepository::ListOutbox(cons
   absl::Status s = db_.Run("listing the notification outbox", [&](pqxx::connection& c) {
     pqxx::read_transaction txn(c);
     for (const auto& row : txn.exec_params(
-             absl::StrCat("SELECT ", kOutboxColumns,
+             absl::StrCat("SELECT ", OutboxColumns(false),
                           " FROM notification_outbox o JOIN notification_endpoints e ON e.id = o.endpoint_id "
                           "WHERE ($1 = '' OR e.name = $1) AND ($2 = '' OR o.state = $2) "
                           "ORDER BY o.id DESC LIMIT $3"),
@@ -149,7 +159,7 @@ absl::StatusOr<std::vector<OutboxEntry>> NotificationRepository::ClaimDueNotific
                           "next_attempt_at = now() + make_interval(secs => $2) "
                           "FROM due WHERE notification_outbox.id = due.id RETURNING notification_outbox.*) "
                           "SELECT ",
-                          kOutboxColumns, " FROM o JOIN notification_endpoints e ON e.id = o.endpoint_id ORDER BY o.id"),
+                          OutboxColumns(true), " FROM o JOIN notification_endpoints e ON e.id = o.endpoint_id ORDER BY o.id"),
              limit, lease_s)) {
       out.push_back(RowToEntry(row));
     }

@@ -29,6 +29,7 @@ struct NotificationEndpoint {
   std::string secret;           // signs the deliveries
   std::string branch = "*", sku = "*";  // globs: '*' is any run of characters
   std::vector<std::string> events;
+  bool allow_private = false;  // may be posted to at loopback, private and link-local addresses
   TimePoint created_at{};
 };
 
@@ -43,6 +44,7 @@ struct NotificationEvent {
 struct OutboxEntry {
   int64_t id = 0;
   std::string endpoint, url, format, secret;
+  bool allow_private = false;  // the endpoint's
   std::string event_type, idempotency_key, payload;
   std::string state;  // pending, delivered or failed
   int attempts = 0;
@@ -79,7 +81,8 @@ class NotificationRepository : protected Repository {
   /// Puts an event in the outbox of every endpoint that wants it, in a
   /// transaction of its own; returns how many deliveries it made.
   absl::StatusOr<int> EnqueueNotification(const NotificationEvent& e);
-  /// Deliveries, newest first.
+  /// Deliveries, newest first, without their endpoints' URLs and secrets
+  /// (left empty: only a claim, which delivers, carries them).
   absl::StatusOr<std::vector<OutboxEntry>> ListOutbox(const OutboxFilter& f);
   /// Up to `limit` pending deliveries that are due, oldest first, each
   /// claimed for `lease_s` seconds (rows another coordinator is claiming

@@ -101,12 +101,22 @@ TEST(Notifier, EndpointsThatCannotBeDeliveredToAreRefusedByField) {
   };
   refused([](auto& e) { e.name = "a b"; }, "webhook name");
   refused([](auto& e) { e.url = "ftp://x/"; }, "--url");
-  refused([](auto& e) { e.url = "https:///path"; }, "--url");
+  refused([](auto& e) { e.url = "https:///path"; }, "--url: the host is empty");
+  refused([](auto& e) { e.url = "https://hooks.example.com/a b"; }, "--url: a space at character 28");
+  refused([](auto& e) { e.url = "https://bot:hunter2@hooks.example.com/"; }, "--url: user information");
+  refused([](auto& e) { e.url = "http://169.254.169.254/latest/meta-data/"; }, "instance-metadata");
+  refused([](auto& e) { e.url = "http://127.0.0.1:8080/hook"; }, "--allow-private");
+  refused([](auto& e) { e.url = "http://[::1]:8080/hook"; }, "--allow-private");
+  refused([](auto& e) { e.url = "http://192.168.1.20/hook"; }, "--allow-private");
   refused([](auto& e) { e.format = "xml"; }, "--format");
   refused([](auto& e) { e.events = {}; }, "--event");
   refused([](auto& e) { e.events = {"gate.passed"}; }, "--event 'gate.passed'");
   refused([](auto& e) { e.sku = ""; }, "--sku");
   refused([](auto& e) { e.secret = "short"; }, "openssl rand");
+  store::NotificationEndpoint local = ok;
+  local.url = "http://127.0.0.1:8080/hook";
+  local.allow_private = true;
+  EXPECT_TRUE(CheckEndpoint(local).ok()) << CheckEndpoint(local);
 }
 
 }  // namespace

@@ -9,7 +9,10 @@
 #include <map>
 #include <set>
 
+#include <pqxx/pqxx>
+
 #include "common/identity.h"
+#include "coordinator/migrations.h"
 #include "coordinator/notification_body.h"
 #include "coordinator/notifier.h"
 #include "nlohmann/json.hpp"
@@ -47,12 +50,15 @@ class NotificationsTest : public MigratedStoreTest {
     return meta.run_id;
   }
 
+  // An endpoint as `webhooks add --allow-private` stores it: the receivers
+  // of these tests listen on 127.0.0.1.
   void AddEndpoint(const std::string& name, const std::string& url, const std::string& branch = "*",
                    const std::string& sku = "*", std::vector<std::string> events = {}) {
     store::NotificationEndpoint e;
     e.name = name;
     e.url = url;
     e.secret = kSecret;
+    e.allow_private = true;
     e.branch = branch;
     e.sku = sku;
     e.events = events.empty() ? std::vector<std::string>(std::begin(store::kNotificationEvents),
@@ -115,6 +121,7 @@ TEST_F(NotificationsTest, EventsAndTheirDeliveriesCommitTogetherForTheEndpointsT
     keys.insert(e.idempotency_key);
     EXPECT_EQ(e.state, "pending");
     EXPECT_EQ(e.attempts, 0);
+    EXPECT_TRUE(e.url.empty() && e.secret.empty()) << "a listing never carries them";
   }
   using S = std::multiset<std::string>;
   EXPECT_EQ(got["all"], (S{"gate.failed", "gate.failed", "regression.new", "regression.triage"}));
@@ -168,7 +175,8 @@ TEST_F(NotificationsTest, ReceiverDownForAWhileGetsEveryEventOnceWithValidSignat
   }, seconds(60)));
   for (const auto& e : Outbox()) {
     EXPECT_EQ(e.state, "pending");
-    EXPECT_NE(e.last_error.find("POST " + receiver.url() + ": could not connect"), std::string::npos) << e.last_error;
+    EXPECT_NE(e.last_error.find("endpoint 'hook': could not connect"), std::string::npos) << e.last_error;
+    EXPECT_EQ(e.last_error.find(std::to_string(receiver.port())), std::string::npos) << "no URL: " << e.last_error;
   }
   EXPECT_TRUE(receiver.deliveries().empty());
 
@@ -201,10 +209,11 @@ TEST_F(NotificationsTest, ReceiverDownForAWhileGetsEveryEventOnceWithValidSignat
   for (const auto& [key, n] : seen) EXPECT_EQ(n, 1) << key;
 }
 
-TEST_F(NotificationsTest, ReceiverAnswering500IsRetriedWithBackoffAndTheOutboxSaysWhy) {
-  WebhookReceiver receiver(500, "disk full");
+TEST_F(NotificationsTest, ReceiverAnswering500IsRetriedWithBackoffAndTheOutboxSaysWhyWithoutUrlOrAnswer) {
+  WebhookReceiver receiver(500, "disk full at /var/lib/internal-detail");
   ASSERT_TRUE(receiver.Start());
-  AddEndpoint("broken", receiver.url());
+  // A Slack-like URL: its path is the secret.
+  AddEndpoint("broken", receiver.url("/T000/B000/s3cr3t-path"));
   FailGate("main");
 
   NotifierOptions o;
@@ -217,13 +226,19 @@ TEST_F(NotificationsTest, ReceiverAnswering500IsRetriedWithBackoffAndTheOutboxSa
   ASSERT_TRUE(WaitUntil([&] { return Outbox("failed").size() == 1; }, seconds(60)));
   const store::OutboxEntry e = Outbox()[0];
   EXPECT_EQ(e.attempts, 4);
-  EXPECT_NE(e.last_error.find("HTTP 500: disk full"), std::string::npos) << e.last_error;
+  // The endpoint's name and the answer's status line; never its URL, nor
+  // what the receiver wrote in the body: the read role lists last_error.
+  EXPECT_EQ(e.last_error, "endpoint 'broken': HTTP 500 Internal Server Error");
   ASSERT_TRUE(e.last_attempt_at.has_value());
   EXPECT_FALSE(e.delivered_at.has_value());
 
   const auto got = receiver.deliveries();
   ASSERT_EQ(got.size(), 4u);
-  for (const auto& d : got) EXPECT_EQ(d.idempotency_key, e.idempotency_key);  // one event, retried
+  for (const auto& d : got) {
+    EXPECT_EQ(d.idempotency_key, e.idempotency_key);  // one event, retried
+    EXPECT_EQ(d.path, "/hook/T000/B000/s3cr3t-path");
+    EXPECT_EQ(d.host, "127.0.0.1:" + std::to_string(receiver.port()));
+  }
   // Each wait is at least the back-off planned for it: 0.1 s, 0.2 s, 0.4 s.
   for (size_t i = 1; i < got.size(); ++i) {
     const double waited = std::chrono::duration<double>(got[i].at - got[i - 1].at).count();
@@ -258,6 +273,85 @@ TEST_F(NotificationsTest, HttpsEndpointsAreVerifiedAgainstTheCaGiven) {
   const auto d = receiver.deliveries()[0];
   EXPECT_TRUE(SignatureMatches(kSecret, d.timestamp, d.body, d.signature));
   EXPECT_EQ(Outbox("delivered").size(), 1u);
+}
+
+// A name checked when its endpoint was added may later resolve to a
+// private address (DNS changed, or was made to): each delivery resolves
+// the host once, checks every address, and posts only when all are public
+// or the endpoint allows private ones. `localhost` stands for such a name:
+// it resolves offline, to the loopback. A metadata address is never posted
+// to, even where private ones are allowed.
+TEST_F(NotificationsTest, ANameThatResolvesToAPrivateAddressIsNotPostedToUnlessItsEndpointAllowsIt) {
+  WebhookReceiver receiver;
+  ASSERT_TRUE(receiver.Start());
+  store::NotificationEndpoint moved{.name = "moved", .url = receiver.url("", "localhost"), .secret = kSecret,
+                                    .events = {"gate.failed"}};
+  EXPECT_TRUE(absl::IsInvalidArgument(CheckEndpoint(moved))) << "`webhooks add` refuses localhost itself";
+  store::NotificationEndpoint allowed = moved;
+  allowed.name = "allowed";
+  allowed.allow_private = true;
+  store::NotificationEndpoint metadata = allowed;
+  metadata.name = "metadata";
+  metadata.url = "http://169.254.169.254/latest/meta-data/";
+  for (const auto& e : {moved, allowed, metadata}) ASSERT_TRUE(store_->AddEndpoint(e).ok());
+  FailGate("main");
+
+  NotifierOptions o;
+  o.max_attempts = 1;
+  o.timeout_s = 2;  // were the metadata address tried, the attempt would end here, not hang
+  ASSERT_EQ(Notifier(*store_, o).DeliverDue().value_or(-1), 1);
+  const auto got = receiver.deliveries();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].host, "localhost:" + std::to_string(receiver.port()));
+  std::map<std::string, store::OutboxEntry> by_endpoint;
+  for (const auto& e : Outbox()) by_endpoint[e.endpoint] = e;
+  EXPECT_EQ(by_endpoint["allowed"].state, "delivered");
+  EXPECT_EQ(by_endpoint["moved"].state, "failed");
+  // 127.0.0.0/8 or ::1, whichever the resolver gave first
+  const std::string& why = by_endpoint["moved"].last_error;
+  EXPECT_EQ(why.find("endpoint 'moved': refused: its host resolves to a loopback ("), 0u) << why;
+  EXPECT_NE(why.find("address, and the endpoint was not added with --allow-private"), std::string::npos) << why;
+  EXPECT_EQ(by_endpoint["metadata"].state, "failed");
+  EXPECT_EQ(by_endpoint["metadata"].last_error,
+            "endpoint 'metadata': refused: its host resolves to a cloud instance-metadata address");
+}
+
+// Errors recorded before migration 0013 quoted the endpoint's URL (here a
+// password and a secret path) and the answer's body; the migration
+// withholds them, and the endpoints it finds may not reach private
+// addresses until added again with --allow-private.
+TEST_F(NotificationsTest, Migration13WithholdsErrorsThatQuotedUrlsAndAllowsNoPrivateAddresses) {
+  ASSERT_TRUE(server().CreateDatabase("before13").ok());
+  {
+    pqxx::connection c(server().ConnInfo("before13"));
+    pqxx::work txn(c);
+    txn.exec("CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, "
+             "applied_at timestamptz NOT NULL DEFAULT now())");
+    for (const Migration& m : Migrations()) {
+      if (m.version > 12) break;
+      txn.exec(m.sql);
+      txn.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", m.version, m.name);
+    }
+    txn.exec("INSERT INTO notification_endpoints (name, url, format, secret, events) VALUES ('old', "
+             "'https://bot:hunter2@hooks.example.com/T0/s3cr3t', 'json', 'signing-secret-0123', '{gate.failed}')");
+    txn.exec("INSERT INTO notification_outbox (endpoint_id, event_type, payload, last_error) SELECT id, "
+             "'gate.failed', '{}', 'POST https://bot:hunter2@hooks.example.com/T0/s3cr3t: HTTP 500: db at 10.0.0.7' "
+             "FROM notification_endpoints");
+    txn.exec("INSERT INTO notification_outbox (endpoint_id, event_type, payload) "
+             "SELECT id, 'gate.failed', '{}' FROM notification_endpoints");
+    txn.commit();
+  }
+  auto store = Store::Connect(server().ConnInfo("before13"), 1);
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*store)->Migrate().ok());
+  auto outbox = (*store)->ListOutbox({"", "", 10});
+  ASSERT_TRUE(outbox.ok()) << outbox.status();
+  ASSERT_EQ(outbox->size(), 2u);
+  EXPECT_EQ((*outbox)[0].last_error, "") << "an attempt that never failed has nothing to withhold";
+  EXPECT_EQ((*outbox)[1].last_error, "an error recorded before migration 0013, withheld: it could quote the URL");
+  auto endpoints = (*store)->ListEndpoints();
+  ASSERT_TRUE(endpoints.ok() && endpoints->size() == 1) << endpoints.status();
+  EXPECT_FALSE((*endpoints)[0].allow_private);
 }
 
 TEST_F(NotificationsTest, AStaleClaimCannotOverwriteANewerOne) {

@@ -1,5 +1,6 @@
 // A webhook receiver for the notification tests: a cpp-httplib server on
-// 127.0.0.1 that records every delivery (headers, body, when it came) and
+// 127.0.0.1 that records every delivery to /hook and the paths below it
+// (headers, body, when it came) and
 // answers with a chosen status, over HTTP or HTTPS; it can be stopped and started again on the
 // same port, as a receiver that goes down for a while.
 #pragma once
@@ -21,6 +22,7 @@ class WebhookReceiver {
  public:
   struct Delivery {
     std::string idempotency_key, event, signature, body;
+    std::string host, path;  // the Host header and the request's path
     int64_t timestamp = 0;
     std::chrono::steady_clock::time_point at;
   };
@@ -38,7 +40,7 @@ class WebhookReceiver {
     } else {
       server_ = std::make_unique<httplib::SSLServer>(cert_.c_str(), key_.c_str());
     }
-    server_->Post("/hook", [this](const httplib::Request& req, httplib::Response& res) {
+    server_->Post(R"(/hook(/[^?]*)?)", [this](const httplib::Request& req, httplib::Response& res) {
       Delivery d;
       d.idempotency_key = req.get_header_value("Idempotency-Key");
       d.event = req.get_header_value("X-Perfgate-Event");
@@ -46,6 +48,8 @@ class WebhookReceiver {
       const std::string ts = req.get_header_value("X-Perfgate-Timestamp");
       d.timestamp = ts.empty() ? 0 : std::stoll(ts);
       d.body = req.body;
+      d.host = req.get_header_value("Host");
+      d.path = req.path;
       d.at = std::chrono::steady_clock::now();
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -76,8 +80,9 @@ class WebhookReceiver {
     server_.reset();
   }
   int port() const { return port_; }
-  std::string url() const {
-    return (cert_.empty() ? "http://127.0.0.1:" : "https://127.0.0.1:") + std::to_string(port_) + "/hook";
+  /// The URL of its hook on 127.0.0.1; `path` (e.g. "/T000/secret") is added to "/hook".
+  std::string url(const std::string& path = "", const std::string& host = "127.0.0.1") const {
+    return (cert_.empty() ? "http://" : "https://") + host + ":" + std::to_string(port_) + "/hook" + path;
   }
   std::vector<Delivery> deliveries() const {
     std::lock_guard<std::mutex> lock(mu_);

@@ -4,8 +4,9 @@
 // every kind of route asked with no, a malformed, an unknown, a revoked and
 // a wrong-role token; reads through the read-only database role of
 // --query-database and triage through the main one; `perfgate regressions`
-// and `perfgate triage` sending the credential; HTTPS with the gRPC
-// certificate and mutual TLS with a throwaway CA (real handshakes).
+// and `perfgate triage` sending the credential; the webhook outbox as the
+// read role sees it; HTTPS with the gRPC certificate and mutual TLS with a
+// throwaway CA (real handshakes).
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
@@ -24,6 +25,7 @@
 #include <regex>
 #include <thread>
 
+#include "tests/coordinator/webhook_receiver.h"
 #include "tests/support/coordinator.h"
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
@@ -281,6 +283,55 @@ TEST_F(HttpSecurityEndToEnd, RoutesNeedTheRoleTheyReadOrWriteWithAndReadsUseTheR
                                     "--by", "bob"});
   EXPECT_EQ(allowed.exit_code, 2) << allowed.output;
   EXPECT_NE(allowed.output.find("regression 7 does not exist"), std::string::npos) << allowed.output;
+}
+
+// A failed webhook delivery as the read role sees it: the endpoint's name
+// and the answer's status line, never the URL (whose path is the secret,
+// as a Slack hook's is), the signing secret or what the receiver wrote in
+// its body. The receiver is on loopback, so the endpoint needs
+// --allow-private.
+TEST_F(HttpSecurityEndToEnd, TheOutboxShowsTheReadRoleNoWebhookUrlSecretOrAnswerBody) {
+  const std::string reader = Issue("dashboard", "read");
+  coordinator::WebhookReceiver receiver(500, "internal-answer-body");
+  ASSERT_TRUE(receiver.Start());
+  const std::string signing = dir_->Join("hook.secret");
+  std::ofstream(signing) << "signing-secret-0123456789abcdef\n";
+  const std::vector<std::string> add = {Bin("coordinator/perfgate-coordinator"), "--database", ConnInfo(), "webhooks",
+                                        "add", "team-kernels", "--url", receiver.url("/services/T000/s3cr3tpath"),
+                                        "--secret-file", signing};
+  CommandResult r = Run(add);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("loopback (127.0.0.0/8) address; add the endpoint with --allow-private"), std::string::npos)
+      << r.output;
+  std::vector<std::string> allowed = add;
+  allowed.push_back("--allow-private");
+  r = Run(allowed);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  {  // an event in the outbox, as a failed gate leaves one
+    pqxx::connection c(ConnInfo());
+    pqxx::work txn(c);
+    txn.exec("INSERT INTO notification_outbox (endpoint_id, event_type, payload) "
+             "SELECT id, 'gate.failed', '{\"type\": \"gate.failed\"}' FROM notification_endpoints");
+    txn.commit();
+  }
+  ASSERT_NO_FATAL_FAILURE(
+      Start({"--require-credentials", "--notify-interval", "0.05", "--notify-max-attempts", "1"}, "http"));
+  std::string answer;
+  ASSERT_TRUE(coordinator::WaitUntil([&] {
+    const auto res = Get("/api/v1/notifications/outbox", "Bearer " + Token(reader));
+    answer = res ? res->body : "";
+    return res && res->status == 200 && answer.find(R"("state":"failed")") != std::string::npos;
+  }, std::chrono::seconds(30))) << answer;
+  const Json entry = Json::parse(answer)["outbox"][0];
+  EXPECT_EQ(entry["endpoint"], "team-kernels");
+  EXPECT_EQ(entry["last_error"], "endpoint 'team-kernels': HTTP 500 Internal Server Error");
+  for (const std::string& secret :
+       {std::string("s3cr3tpath"), std::string("/services/"), std::to_string(receiver.port()),
+        std::string("internal-answer-body"), std::string("signing-secret")}) {
+    EXPECT_EQ(answer.find(secret), std::string::npos) << secret << " in " << answer;
+  }
+  ASSERT_EQ(receiver.deliveries().size(), 1u);
+  EXPECT_EQ(receiver.deliveries()[0].path, "/hook/services/T000/s3cr3tpath");
 }
 
 TEST_F(HttpSecurityEndToEnd, HttpsWithTheGrpcCertificateAndMutualTls) {

@@ -520,8 +520,9 @@ TEST(SecurityFiles, BadFilesAreToldBeforeTheDatabaseIsTouched) {
 }
 
 // `perfgate-coordinator webhooks`: an endpoint is added, listed without its
-// secret and removed; a bad one is refused with exit 2 naming what is wrong,
-// and nothing of it is stored.
+// secret and removed; a bad one (a URL the grammar refuses, a password in
+// it, a metadata, loopback or private address without --allow-private) is
+// refused with exit 2 naming what is wrong, and nothing of it is stored.
 TEST_F(SecurityEndToEnd, WebhooksAreAddedListedWithoutTheirSecretAndRemovedAndBadOnesAreRefused) {
   ASSERT_EQ(Coordinator({"migrate"}).exit_code, 0);
   const std::string secret = dir_->Join("hook.secret"), short_secret = dir_->Join("short.secret");
@@ -535,7 +536,14 @@ TEST_F(SecurityEndToEnd, WebhooksAreAddedListedWithoutTheirSecretAndRemovedAndBa
     std::vector<std::string> args;
     std::string expected;
   } refused[] = {
-      {{"team-b", "--url", "ftp://hooks.example/x", "--secret-file", secret}, "is not an http:// or https:// URL"},
+      {{"team-b", "--url", "ftp://hooks.example/x", "--secret-file", secret}, "--url: the scheme 'ftp' is not http"},
+      {{"team-b", "--url", "https://hooks.example/a b", "--secret-file", secret}, "a space at character 24"},
+      {{"team-b", "--url", "https://bot:hunter2@hooks.example/x", "--secret-file", secret}, "user information"},
+      {{"team-b", "--url", "http://169.254.169.254/latest/meta-data/", "--secret-file", secret, "--allow-private"},
+       "instance-metadata"},
+      {{"team-b", "--url", "http://127.0.0.1:8080/hook", "--secret-file", secret}, "loopback"},
+      {{"team-b", "--url", "http://[::1]:8080/hook", "--secret-file", secret}, "loopback"},
+      {{"team-b", "--url", "http://10.1.2.3/hook", "--secret-file", secret}, "private (RFC 1918"},
       {{"team-b", "--url", "https://hooks.example/x", "--secret-file", short_secret}, "fewer than 16 characters"},
       {{"team b", "--url", "https://hooks.example/x", "--secret-file", secret}, "webhook name 'team b'"},
       {{"team-b", "--url", "https://hooks.example/x", "--secret-file", secret, "--event", "regresion.new"},
@@ -548,11 +556,19 @@ TEST_F(SecurityEndToEnd, WebhooksAreAddedListedWithoutTheirSecretAndRemovedAndBa
     r = Coordinator(args);
     EXPECT_EQ(r.exit_code, 2) << c.expected << ": " << r.output;
     EXPECT_NE(r.output.find(c.expected), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("hunter2"), std::string::npos) << r.output;
   }
+  r = Coordinator({"webhooks", "add", "local", "--url", "http://127.0.0.1:8080/hook", "--secret-file", secret,
+                   "--allow-private"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("private addresses allowed"), std::string::npos) << r.output;
   r = Coordinator({"webhooks", "list"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("team-a\thttps://hooks.example/perf\tslack\tmain\t*\tregression.new"), std::string::npos)
+  EXPECT_NE(r.output.find("team-a\thttps://hooks.example/perf\tslack\tmain\t*\tregression.new\tno\t"),
+            std::string::npos)
       << r.output;
+  EXPECT_NE(r.output.find("local\thttp://127.0.0.1:8080/hook\tjson\t*\t*\t"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("bisection.finished\tyes\t"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("team-b"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("webhook-secret"), std::string::npos) << r.output;
   ASSERT_EQ(Coordinator({"webhooks", "remove", "team-a"}).exit_code, 0);
