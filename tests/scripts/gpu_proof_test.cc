@@ -85,46 +85,44 @@ class Node {
   TempDir dir_;
 };
 
-void ExpectEveryStageDone(const Node& node) {
+// Runs the proof and checks its exit code and that every stage finished;
+// the results it wrote.
+std::string ProofResults(Node& node, int exit_code) {
+  const CommandResult r = node.Proof();
+  EXPECT_EQ(r.exit_code, exit_code) << r.output;
   for (const char* stage : {"env", "gpu_tests", "kernels", "model", "collectives", "ab"}) {
     EXPECT_TRUE(std::filesystem::exists(node.Join(absl::StrCat("out/", stage, "/done")))) << stage;
   }
+  return node.Results();
 }
 
 TEST(GpuProof, KillsAnNvidiaSmiThatNeverAnswersAndFailsWithEveryFileWritten) {
   Node node(kNoDriver);
   node.Stub("nvidia-smi", kHangs);
-  const CommandResult r = node.Proof();
-  EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_THAT(node.Results(), HasSubstr("nothing could measure the GPU this node has (a probe of it hangs): "
-                                        "nvidia-smi -L did not answer within 1 s"));
-  EXPECT_THAT(node.Results(), HasSubstr("## Checks that failed"));
-  ExpectEveryStageDone(node);
+  const std::string md = ProofResults(node, 1);
+  EXPECT_THAT(md, HasSubstr("nothing could measure the GPU this node has (a probe of it hangs): "
+                            "nvidia-smi -L did not answer within 1 s"));
+  EXPECT_THAT(md, HasSubstr("## Checks that failed"));
 }
 
 TEST(GpuProof, FailsWhereADeviceFileIsThereButNeitherNvidiaSmiNorTheDriverSeesAGpu) {
   Node node(kNoDriver);
   std::ofstream(node.Join("dev/nvidia0")) << "";
-  const CommandResult r = node.Proof();
-  EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_THAT(node.Results(),
+  EXPECT_THAT(ProofResults(node, 1),
               HasSubstr(absl::StrCat("nothing could measure the GPU this node has (", node.Join("dev/nvidia0"),
                                      " is there): nvidia-smi not found; the CUDA driver finds none (no CUDA driver; "
                                      "NVML: unavailable: libnvidia-ml.so.1 not found)")));
-  ExpectEveryStageDone(node);
 }
 
 TEST(GpuProof, PassesWithEveryRowNotMeasuredWhereTheNodeHasNoDriverAndNoDevice) {
   Node node(kNoDriver);
-  const CommandResult r = node.Proof();
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_THAT(node.Results(), HasSubstr("not measured: no NVIDIA driver on this node: nvidia-smi not found"));
-  EXPECT_THAT(node.Results(), Not(HasSubstr("## Checks that failed")));
+  const std::string md = ProofResults(node, 0);
+  EXPECT_THAT(md, HasSubstr("not measured: no NVIDIA driver on this node: nvidia-smi not found"));
+  EXPECT_THAT(md, Not(HasSubstr("## Checks that failed")));
   // Neither library is anywhere: said so, with where it was looked for.
-  EXPECT_THAT(node.Results(), HasSubstr("libnccl.so.2 not found (searched the loader's cache, 1 toolkit folders, "
-                                        "the site-packages of 0 python3): the NCCL cases skip"));
-  EXPECT_THAT(node.Results(), HasSubstr("libcublasLt.so.13, .12 or .11 not found"));
-  ExpectEveryStageDone(node);
+  EXPECT_THAT(md, HasSubstr("libnccl.so.2 not found (searched the loader's cache, 1 toolkit folders, "
+                            "the site-packages of 0 python3): the NCCL cases skip"));
+  EXPECT_THAT(md, HasSubstr("libcublasLt.so.13, .12 or .11 not found"));
 }
 
 TEST(GpuProof, MeasuresAGpuTheDriverListsWhereNvidiaSmiIsMissing) {
