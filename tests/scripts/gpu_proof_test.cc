@@ -22,23 +22,25 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-// A probe that never answers: SIGTERM is ignored, only SIGKILL ends it.
-constexpr char kHangs[] = "#!/bin/sh\ntrap '' TERM\nsleep 1000\n";
-// The agent's probe on a node without a usable driver.
-constexpr char kNoDriver[] = "sku: cpu-x\nnvml: unavailable: libnvidia-ml.so.1 not found\ngpu: none (no CUDA driver)\n";
-// The agent's probe where the CUDA driver lists one GPU.
-constexpr char kOneGpu[] = "sku: h100-sxm5-80gb\nnvml: ok\ngpu 0: NVIDIA H100 80GB HBM3 GPU-0 pci 0000:01:00.0 sm 132\n";
-
+// Writes `text` to `path`, its folder made, as an executable.
 void WriteExecutable(const std::string& path, const std::string& text) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   std::ofstream(path) << text;
   ::chmod(path.c_str(), 0755);
 }
 
+// The file's content; empty when it cannot be read.
 std::string Slurp(const std::string& path) {
   auto text = ReadFile(path);
   return text.ok() ? *text : "";
 }
+
+// A probe that never answers: SIGTERM is ignored, only SIGKILL ends it.
+constexpr char kHangs[] = "#!/bin/sh\ntrap '' TERM\nsleep 1000\n";
+// The agent's probe on a node without a usable driver.
+constexpr char kNoDriver[] = "sku: cpu-x\nnvml: unavailable: libnvidia-ml.so.1 not found\ngpu: none (no CUDA driver)\n";
+// The agent's probe where the CUDA driver lists one GPU.
+constexpr char kOneGpu[] = "sku: h100-sxm5-80gb\nnvml: ok\ngpu 0: NVIDIA H100 80GB HBM3 GPU-0 pci 0000:01:00.0 sm 132\n";
 
 // An unpacked bundle whose agent prints `probe` for its probe and logs the
 // arguments of every other call, and a PATH of stubs and the proof's tools.
