@@ -29,6 +29,38 @@ MetricSpec MeasureSpec(const std::string& measure) {
   return {MetricToken(measure), "value", CounterDirection(measure)};
 }
 
+// Bencher's built-in measures are times, rates and sizes: none can be
+// negative. A measure of the user's own (a delta, a score) may be.
+bool NeverNegative(const std::string& measure) {
+  return measure == "latency" || measure == "throughput" || measure == "build-time" || measure == "file-size";
+}
+
+// A measure's value and bounds: finite, lower <= value <= upper, and not
+// negative for a built-in measure; a FormatError names the field otherwise
+// (a value of -1e308 between bounds of 1e308 and -1 would be compared).
+double CheckedValue(const json& m, const std::string& measure, const std::string& mpath, bool* bounds) {
+  const std::string vpath = Member(mpath, "value");
+  const double v = Number(Field(m, mpath, "value"), vpath);
+  if (!std::isfinite(v)) Throw(vpath, absl::StrCat(v, " is not finite"));
+  const bool never_negative = NeverNegative(measure);
+  if (never_negative && v < 0) Throw(vpath, absl::StrCat(v, " is negative: a ", measure, " cannot be"));
+  for (const char* bound : {"lower_value", "upper_value"}) {
+    const json* b = OptionalField(m, mpath, bound);
+    if (b == nullptr || b->is_null()) continue;
+    const std::string bpath = Member(mpath, bound);
+    const double d = Number(*b, bpath);
+    if (!std::isfinite(d)) Throw(bpath, absl::StrCat(d, " is not finite"));
+    if (never_negative && d < 0) Throw(bpath, absl::StrCat(d, " is negative: a ", measure, " cannot be"));
+    const bool lower = bound[0] == 'l';
+    if (lower ? d > v : d < v) {
+      Throw(bpath, absl::StrCat(d, " is ", lower ? "above" : "below", " the value ", v,
+                                ": lower_value <= value <= upper_value"));
+    }
+    *bounds = true;
+  }
+  return v;
+}
+
 // A benchmark named like a perfgate key keeps its identity (so that a file
 // perfgate wrote reads back to the same cases); any other name is the
 // name of a case of suite "bencher".
@@ -63,15 +95,7 @@ ResultSet ReadBencher(const json& root) {
     }
     Sample sample;
     for (const auto& [measure, m] : measures.items()) {
-      const std::string mpath = Member(path, measure);
-      const double v = Number(Field(m, mpath, "value"), Member(mpath, "value"));
-      if (!std::isfinite(v)) Throw(Member(mpath, "value"), absl::StrCat(v, " is not finite"));
-      for (const char* bound : {"lower_value", "upper_value"}) {
-        if (const json* b = OptionalField(m, mpath, bound); b != nullptr && !b->is_null()) {
-          Number(*b, Member(mpath, bound));
-          bounds = true;
-        }
-      }
+      const double v = CheckedValue(m, measure, Member(path, measure), &bounds);
       c.metrics.push_back(MeasureSpec(measure));
       sample.values.push_back(v);
     }

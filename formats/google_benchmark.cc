@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -125,7 +126,9 @@ Sample ReadIteration(const json& b, const std::string& path, const CaseResult& s
   return sample;
 }
 
-enum class RowKind { kIteration, kAggregate, kComplexity };
+// kUndecided: an old-style "BM_x_mean" whose kind the file's other names
+// tell (OldStyleAggregate), asked before every name is known.
+enum class RowKind { kIteration, kAggregate, kComplexity, kUndecided };
 
 // One benchmarks[] entry, classified.
 struct Row {
@@ -164,7 +167,8 @@ bool OldStyleAggregate(const std::string& name, const std::string& suffix, const
   return false;
 }
 
-Row Classify(const json& b, const std::string& path, const std::set<std::string>& names) {
+// `names`: every name of the file, or null while they are not all known.
+Row Classify(const json& b, const std::string& path, const std::set<std::string>* names) {
   Row row;
   const std::string name = String(Field(b, path, "name"), Member(path, "name"));
   const json* run_type = OptionalField(b, path, "run_type");
@@ -185,7 +189,11 @@ Row Classify(const json& b, const std::string& path, const std::set<std::string>
     row.run_name = row.kind == RowKind::kAggregate ? WithoutSuffix(name, SuffixOf(name, false)) : name;
   } else {
     const std::string suffix = SuffixOf(name, false);
-    if (!suffix.empty() && OldStyleAggregate(name, suffix, names)) {
+    if (!suffix.empty() && names == nullptr) {
+      row.kind = RowKind::kUndecided;
+      return row;
+    }
+    if (!suffix.empty() && OldStyleAggregate(name, suffix, *names)) {
       row.kind = RowKind::kAggregate;
       row.aggregate = suffix;
     }
@@ -199,9 +207,12 @@ struct GbenchCase {
   CaseResult result;
   std::string first_path;  // where the case was first seen
   std::string run_name;
+  size_t first_row = 0;    // the index of that entry: cases keep the file's order
   size_t iterations = 0;
-  std::vector<std::pair<std::string, const json*>> aggregates;  // name, entry
-  std::vector<std::string> aggregate_paths;
+  std::vector<std::string> aggregate_names;  // in file order
+  // The first median and the first mean with their paths, kept for
+  // UseAggregate: the entries themselves are dropped once read.
+  std::map<std::string, std::pair<std::string, json>> stand_ins;
 };
 
 // time_unit, "ns" when absent (1.0 wrote none: its times are nanoseconds).
@@ -268,15 +279,14 @@ void AddSample(const json& b, const std::string& path, GbenchCase* c) {
 // median, else the mean, is its one sample; false when it has neither.
 bool UseAggregate(GbenchCase* c) {
   for (const char* wanted : {"median", "mean"}) {
-    for (size_t i = 0; i < c->aggregates.size(); ++i) {
-      if (c->aggregates[i].first != wanted) continue;
-      AddSample(*c->aggregates[i].second, c->aggregate_paths[i], c);
-      for (Sample& s : c->result.samples) s.index = 0;
-      return true;
-    }
+    auto it = c->stand_ins.find(wanted);
+    if (it == c->stand_ins.end()) continue;
+    AddSample(it->second.second, it->second.first, c);
+    for (Sample& s : c->result.samples) s.index = 0;
+    return true;
   }
   std::vector<std::string> names;
-  for (const auto& [name, entry] : c->aggregates) names.push_back(name.empty() ? "unnamed" : name);
+  for (const std::string& name : c->aggregate_names) names.push_back(name.empty() ? "unnamed" : name);
   c->result.status = CaseStatus::kSkipped;
   c->result.reason = absl::StrCat("only aggregates (", absl::StrJoin(names, ", "), ") and no median or mean");
   return false;
@@ -310,66 +320,145 @@ void AddNotes(const std::vector<std::string>& complexity, const std::vector<std:
   }
 }
 
-// The case of `row`, made on its first row.
-GbenchCase& CaseOf(const Row& row, const std::string& path, std::vector<GbenchCase>* cases,
-                   std::map<std::string, size_t>* by_run_name, std::map<std::string, std::string>* run_name_of_key) {
-  auto [it, added] = by_run_name->try_emplace(row.run_name, cases->size());
-  if (added) {
-    GbenchCase c;
-    c.result.benchmark = GbenchId(row.run_name);
-    c.run_name = row.run_name;
-    auto [other, fresh] = run_name_of_key->try_emplace(c.result.benchmark.Key(), row.run_name);
-    if (!fresh) {
-      Throw(Member(path, "name"), absl::StrCat("'", row.run_name, "' and '", other->second, "' both map to ",
-                                               c.result.benchmark.Key()));
+// Google Benchmark's reader, fed one benchmarks[] entry at a time in file
+// order, so that a file need not be held as a tree: entries are read as
+// they are parsed (ParseJson) or from a tree (ReadGoogleBenchmark).
+class GbenchReader {
+ public:
+  void Entry(const json& b, size_t i) {
+    const std::string path = Index("benchmarks", i);
+    names_.insert(String(Field(b, path, "name"), Member(path, "name")));
+    ++entries_;
+    if (Classify(b, path, nullptr).kind == RowKind::kUndecided) {
+      undecided_.emplace_back(i, b.dump());  // its text: about its size in the file
+      return;
     }
-    c.first_path = path;
-    cases->push_back(std::move(c));
+    Read(b, path, i);
   }
-  return (*cases)[it->second];
+
+  // The result set of every entry fed, with the context of `root`.
+  ResultSet Finish(const json& root) {
+    if (entries_ == 0) Throw("benchmarks", "empty: the file holds no results");
+    for (const auto& [i, text] : undecided_) Read(json::parse(text), Index("benchmarks", i), i);
+    std::stable_sort(cases_.begin(), cases_.end(),
+                     [](const GbenchCase& a, const GbenchCase& b) { return a.first_row < b.first_row; });
+    ResultSet set;
+    set.format = kFormatGoogleBenchmark;
+    ReadContext(root, &set);
+    std::vector<std::string> from_aggregate, unusable;
+    for (GbenchCase& c : cases_) {
+      if (c.iterations == 0) (UseAggregate(&c) ? from_aggregate : unusable).push_back(c.run_name);
+      if (c.result.status == CaseStatus::kUnspecified) c.result.status = CaseStatus::kOk;
+      c.result.noise = NoiseOfFirstMetric(c.result);
+      set.cases.push_back(std::move(c.result));
+    }
+    AddNotes(complexity_, from_aggregate, unusable, &set);
+    return set;
+  }
+
+ private:
+  void Read(const json& b, const std::string& path, size_t i) {
+    const Row row = Classify(b, path, &names_);
+    if (row.kind == RowKind::kComplexity) {
+      complexity_.push_back(b["name"].get<std::string>());
+      return;
+    }
+    GbenchCase& c = CaseOf(row, path, i);
+    if (row.kind == RowKind::kAggregate) {
+      c.aggregate_names.push_back(row.aggregate);
+      if (row.aggregate == "median" || row.aggregate == "mean") c.stand_ins.try_emplace(row.aggregate, path, b);
+      return;  // perfgate computes its own statistics from the repetitions
+    }
+    ++c.iterations;
+    AddSample(b, path, &c);
+  }
+
+  // The case of `row`, made on its first row.
+  GbenchCase& CaseOf(const Row& row, const std::string& path, size_t i) {
+    auto [it, added] = by_run_name_.try_emplace(row.run_name, cases_.size());
+    if (added) {
+      GbenchCase c;
+      c.result.benchmark = GbenchId(row.run_name);
+      c.run_name = row.run_name;
+      auto [other, fresh] = run_name_of_key_.try_emplace(c.result.benchmark.Key(), row.run_name);
+      if (!fresh) {
+        Throw(Member(path, "name"), absl::StrCat("'", row.run_name, "' and '", other->second, "' both map to ",
+                                                 c.result.benchmark.Key()));
+      }
+      c.first_path = path;
+      c.first_row = i;
+      cases_.push_back(std::move(c));
+    }
+    return cases_[it->second];
+  }
+
+  std::set<std::string> names_;  // of every entry read so far
+  size_t entries_ = 0;
+  std::vector<std::pair<size_t, std::string>> undecided_;  // index, text: read once every name is known
+  std::vector<GbenchCase> cases_;
+  std::map<std::string, size_t> by_run_name_;
+  std::map<std::string, std::string> run_name_of_key_;
+  std::vector<std::string> complexity_;
+};
+
+// Whether the first entry of benchmarks[] shows Google Benchmark's file
+// rather than pytest-benchmark's (stats) or nvbench's (states): ReadJson's
+// test, so the entries are read as they come only where it would pick
+// this reader.
+bool LooksLikeGbenchEntry(const json& entry) {
+  return entry.is_object() && entry.contains("name") && !entry.contains("stats") && !entry.contains("states");
 }
 
 }  // namespace
 
 ResultSet ReadGoogleBenchmark(const json& root) {
-  ResultSet set;
-  set.format = kFormatGoogleBenchmark;
-  ReadContext(root, &set);
+  GbenchReader reader;
   const json& benchmarks = ResultList(root, "benchmarks");
-  std::set<std::string> names;
-  for (size_t i = 0; i < benchmarks.size(); ++i) {
-    const std::string path = Index("benchmarks", i);
-    names.insert(String(Field(benchmarks[i], path, "name"), Member(path, "name")));
-  }
-  std::vector<GbenchCase> cases;
-  std::map<std::string, size_t> by_run_name;
-  std::map<std::string, std::string> run_name_of_key;
-  std::vector<std::string> complexity, from_aggregate, unusable;
-  for (size_t i = 0; i < benchmarks.size(); ++i) {
-    const std::string path = Index("benchmarks", i);
-    const json& b = benchmarks[i];
-    const Row row = Classify(b, path, names);
-    if (row.kind == RowKind::kComplexity) {
-      complexity.push_back(b["name"].get<std::string>());
-      continue;
+  for (size_t i = 0; i < benchmarks.size(); ++i) reader.Entry(benchmarks[i], i);
+  return reader.Finish(root);
+}
+
+json ParseJson(const std::string& text, std::optional<ResultSet>* google_benchmark) {
+  using Event = json::parse_event_t;
+  GbenchReader reader;
+  std::optional<FormatError> error;  // the first, raised once the whole text proved to be JSON
+  std::string key;                   // the root member being parsed
+  int lists = 0;                     // root members named "benchmarks"
+  bool in_list = false, reading = false;
+  size_t i = 0;                      // entries of the list so far
+  const json::parser_callback_t entries = [&](int depth, Event event, json& parsed) {
+    if (depth == 1 && event == Event::key) {
+      key = parsed.get<std::string>();
+      if (key == "benchmarks") ++lists;
     }
-    GbenchCase& c = CaseOf(row, path, &cases, &by_run_name, &run_name_of_key);
-    if (row.kind == RowKind::kAggregate) {
-      c.aggregates.emplace_back(row.aggregate, &b);
-      c.aggregate_paths.push_back(path);
-      continue;  // perfgate computes its own statistics from the repetitions
+    if (depth == 1 && event == Event::array_start) in_list = key == "benchmarks" && lists == 1;
+    if (depth == 1 && event == Event::array_end) in_list = false;
+    const bool entry = in_list && depth == 2 && (event == Event::object_end || event == Event::array_end ||
+                                                 event == Event::value);
+    if (!entry) return true;
+    if (i++ == 0) reading = LooksLikeGbenchEntry(parsed);
+    if (!reading) return true;
+    if (!error) {
+      try {
+        reader.Entry(parsed, i - 1);
+      } catch (const FormatError& e) {
+        error = e;
+      }
     }
-    ++c.iterations;
-    AddSample(b, path, &c);
+    return false;  // read: dropped from the tree
+  };
+  json root = json::parse(text, entries);
+  // ReadJson's order: a perfgate file, pytest-benchmark and nvbench come
+  // first. Where the root says the entries were not Google Benchmark's
+  // after all, or holds two lists, the text is parsed again as a whole.
+  const auto format = root.is_object() ? root.find("format") : root.end();
+  const bool perfgate = format != root.end() && format->is_string() && *format == kPerfgateFormatTag;
+  if (!reading || perfgate || lists != 1 || root.contains("machine_info") || root.contains("devices")) {
+    return reading ? json::parse(text) : root;
   }
-  for (GbenchCase& c : cases) {
-    if (c.iterations == 0) (UseAggregate(&c) ? from_aggregate : unusable).push_back(c.run_name);
-    if (c.result.status == CaseStatus::kUnspecified) c.result.status = CaseStatus::kOk;
-    c.result.noise = NoiseOfFirstMetric(c.result);
-    set.cases.push_back(std::move(c.result));
-  }
-  AddNotes(complexity, from_aggregate, unusable, &set);
-  return set;
+  if (error) throw *error;
+  *google_benchmark = reader.Finish(root);
+  return root;
 }
 
 }  // namespace perfgate::formats

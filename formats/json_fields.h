@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -98,6 +99,14 @@ ResultSet ReadPytestBenchmark(const json& root);
 ResultSet ReadHyperfine(const json& root);
 ResultSet ReadBencher(const json& root);
 ResultSet ReadNcclTests(const std::string& text);
+
+/// Parses a JSON document. The entries of a Google Benchmark file's
+/// "benchmarks" list are read as they are parsed and dropped from the tree (a
+/// tree of 2·10^6 repetitions takes 8 times the file's size): the result set
+/// is then in *google_benchmark, and the root returned holds the rest. Any
+/// other document is returned whole. Throws json::exception on bad JSON and
+/// FormatError on a bad entry.
+json ParseJson(const std::string& text, std::optional<ResultSet>* google_benchmark);
 
 /// True when the document has Bencher Metric Format's shape: an object of
 /// benchmarks, each an object of measures, each an object with a "value".

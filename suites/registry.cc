@@ -163,6 +163,12 @@ void State::Fail(std::string reason) {
   reason_ = std::move(reason);
 }
 
+void State::TimeOut(std::string reason) {
+  if (status_ == CaseStatus::kFailed || status_ == CaseStatus::kSkipped) return;
+  status_ = CaseStatus::kTimedOut;
+  reason_ = std::move(reason);
+}
+
 CaseResult State::TakeResult() {
   CaseResult r;
   r.benchmark = id_;

@@ -110,6 +110,10 @@ class State {
   void Skip(std::string reason);
   /// The case ran wrong (bad result, bad parameter); reported as failed.
   void Fail(std::string reason);
+  /// The case reached its timeout before it measured all it meant to: it is
+  /// reported timed out with `reason`, with the samples recorded so far.
+  /// A failed or skipped case stays so.
+  void TimeOut(std::string reason);
 
   bool skipped() const { return status_ == CaseStatus::kSkipped; }
   bool failed() const { return status_ == CaseStatus::kFailed; }

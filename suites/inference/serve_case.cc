@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <map>
 #include <optional>
@@ -64,21 +65,32 @@ double DoubleParam(State& state, const std::string& name) {
   return v;
 }
 
+// Parameter `name` as an int; Fail()s the case when it is beyond an int's
+// range (Validate then bounds it, naming the bound).
+int IntOf(State& state, const std::string& name) {
+  const int64_t v = state.IntParam(name);
+  if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()) {
+    state.Fail(absl::StrCat("parameter ", name, "=", v, " is out of range (docs/serving.md gives the bounds)"));
+    return 0;
+  }
+  return static_cast<int>(v);
+}
+
 // The options a point names; nullopt after failing the case.
 std::optional<ServeOptions> ReadOptions(State& state) {
   ServeOptions o;
   o.rate = DoubleParam(state, "rate");
-  o.users = static_cast<int>(state.IntParam("users"));
+  o.users = IntOf(state, "users");
   const int64_t prompt = state.IntParam("prompt"), output = state.IntParam("output");
   o.prompt_min = static_cast<int>((prompt + 1) / 2);
   o.prompt_max = static_cast<int>(prompt * 3 / 2);
   o.output_min = static_cast<int>((output + 1) / 2);
   o.output_max = static_cast<int>(output * 3 / 2);
-  o.kv_blocks = static_cast<int>(state.IntParam("kv_blocks"));
-  o.block_tokens = static_cast<int>(state.IntParam("block_tokens"));
-  o.max_running = static_cast<int>(state.IntParam("max_running"));
-  o.warmup_requests = static_cast<int>(state.IntParam("warmup"));
-  o.requests = static_cast<int>(state.IntParam("requests"));
+  o.kv_blocks = IntOf(state, "kv_blocks");
+  o.block_tokens = IntOf(state, "block_tokens");
+  o.max_running = IntOf(state, "max_running");
+  o.warmup_requests = IntOf(state, "warmup");
+  o.requests = IntOf(state, "requests");
   o.min_seconds = DoubleParam(state, "min_s");
   o.ttft_objective_ms = DoubleParam(state, "ttft_ms");
   o.tpot_objective_ms = DoubleParam(state, "tpot_ms");
@@ -133,25 +145,49 @@ class SlowedModel : public ServeModel {
   Clock& clock_;
 };
 
+// Flags the case timed out after `done` of `runs` serving runs; `run`, when
+// given, is the one the timeout cut short.
+void TimedOut(State& state, unsigned done, unsigned runs, const ServeRun* run) {
+  std::string what = absl::StrFormat("per-case timeout of %g s reached after %u of %u serving runs",
+                                     state.options().timeout_s, done, runs);
+  if (run != nullptr) {
+    size_t finished = 0;
+    for (const RequestTimes& t : run->measured) finished += t.finish >= 0 ? 1 : 0;
+    absl::StrAppend(&what, absl::StrFormat("; the next was cut short with %zu of %zu measured requests finished "
+                                           "and is not recorded",
+                                           finished, run->measured.size()));
+  }
+  state.TimeOut(what);
+}
+
 // The serving runs of a point on `model`, one sample each, the device's
 // clocks and energy counter read around each (MeasureOnce); `failed` is
 // the model's first failed step (OK while every step ran). Latencies are
 // timed on the wall clock, or with `cpu_clock` in the serving thread's CPU
-// time (ThreadCpuClock), the injected slowdown too.
+// time (ThreadCpuClock), the injected slowdown too. The case's timeout
+// runs from `start` (SteadyClock) on the wall clock: a run it cuts short is
+// left out and the case flagged timed out.
 absl::Status RunServing(State& state, const ServeOptions& o, int vocab, ServeModel& model,
-                        const std::function<absl::Status()>& failed, bool cpu_clock = false) {
+                        const std::function<absl::Status()>& failed, double start, bool cpu_clock = false) {
   const unsigned runs = std::max(1u, state.options().sample_count);
   const std::vector<MetricKind> kinds = ServeMetrics(state.id());
-  const double start = SteadyClock().Now();
+  const double stop_at = start + state.options().timeout_s;
   for (unsigned r = 0; r < runs; ++r) {
-    if (r > 0 && SteadyClock().Now() - start > state.options().timeout_s) break;
+    if (r > 0 && SteadyClock().Now() >= stop_at) {
+      TimedOut(state, r, runs, nullptr);
+      break;
+    }
     ServeRun run;
     ThreadCpuClock cpu;
     Clock& clock = cpu_clock ? static_cast<Clock&>(cpu) : SteadyClock();
     SlowedModel served(model, state.inject_fraction(), clock);
-    const Measurement around =
-        MeasureOnce([&] { run = Serve(o, vocab, served, clock); }, SteadyClock(), state.throttle_source());
+    const Measurement around = MeasureOnce([&] { run = Serve(o, vocab, served, clock, SteadyClock(), stop_at); },
+                                           SteadyClock(), state.throttle_source());
     PERFGATE_RETURN_IF_ERROR(failed());
+    if (run.cut_short) {
+      TimedOut(state, r, runs, &run);
+      break;
+    }
     state.RecordValues(Values(Summarize(run, o), kinds), around, static_cast<double>(run.output_tokens));
   }
   std::vector<std::string> refused;
@@ -169,31 +205,32 @@ absl::Status RunServing(State& state, const ServeOptions& o, int vocab, ServeMod
 }
 
 void HostServe(State& state, const ServeOptions& o, const transformer::Backend& backend,
-               const transformer::Config& config, bool cpu_clock) {
+               const transformer::Config& config, double start, bool cpu_clock) {
   state.set_throttle_source(nullptr);  // a host case: the GPU's clocks and energy say nothing about it
   openblas_set_num_threads(backend.threads);
   transformer::HostModel model(config, transformer::InitParameters(config, CaseSeed(state.Param("preset"))));
   HostServeModel host(model, o.max_running);
   transformer::Conclude(state,
-                        RunServing(state, o, config.vocab, host, [] { return absl::OkStatus(); }, cpu_clock));
+                        RunServing(state, o, config.vocab, host, [] { return absl::OkStatus(); }, start, cpu_clock));
   state.AddNote("energy per output token unavailable: a host case reads no device energy counter");
 }
 
 #if PERFGATE_HAVE_CUDA
 // The device model under load: checked against the host first, then each
 // run's energy per output token where the device has a counter.
-absl::Status CudaServe(State& state, const ServeOptions& o, const transformer::Config& config) {
+absl::Status CudaServe(State& state, const ServeOptions& o, const transformer::Config& config, double start) {
   PERFGATE_RETURN_IF_ERROR(cuda::VisibleDevices().status());
   PERFGATE_RETURN_IF_ERROR(VerifySlotsAgainstHost());
   PERFGATE_ASSIGN_OR_RETURN(
       std::unique_ptr<CudaServeModel> model,
       CudaServeModel::Create(config, transformer::InitParameters(config, CaseSeed(state.Param("preset"))),
                              o.max_running));
-  return RunServing(state, o, config.vocab, *model, [&] { return model->status(); });
+  return RunServing(state, o, config.vocab, *model, [&] { return model->status(); }, start);
 }
 #endif
 
 void ServeBody(State& state) {
+  const double start = SteadyClock().Now();  // the timeout counts the model's set-up too
   transformer::Backend backend;
   if (!transformer::ReadBackend(state, &backend)) return;
   std::optional<ServeOptions> o = ReadOptions(state);
@@ -210,9 +247,9 @@ void ServeBody(State& state) {
   }
   auto config = transformer::CaseConfig(state.Param("preset"), o->max_running, o->prompt_max + o->output_max);
   if (!config.ok()) return state.Fail(std::string(config.status().message()));
-  if (!backend.cuda) return HostServe(state, *o, backend, *config, clock_name == "cpu");
+  if (!backend.cuda) return HostServe(state, *o, backend, *config, start, clock_name == "cpu");
 #if PERFGATE_HAVE_CUDA
-  transformer::Conclude(state, CudaServe(state, *o, *config));
+  transformer::Conclude(state, CudaServe(state, *o, *config, start));
 #else
   state.Skip("built without CUDA");
 #endif

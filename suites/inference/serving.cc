@@ -41,8 +41,9 @@ struct Seq {
 
 class Server {
  public:
-  Server(const ServeOptions& o, int vocab, ServeModel& model, Clock& clock)
-      : o_(o), vocab_(vocab), model_(model), clock_(clock), free_blocks_(o.kv_blocks) {
+  Server(const ServeOptions& o, int vocab, ServeModel& model, Clock& clock, Clock& deadline, double stop_at)
+      : o_(o), vocab_(vocab), model_(model), clock_(clock), deadline_(deadline), stop_at_(stop_at),
+        free_blocks_(o.kv_blocks) {
     for (int s = o.max_running - 1; s >= 0; --s) free_slots_.push_back(s);
   }
 
@@ -54,6 +55,10 @@ class Server {
       for (int u = 0; u < o_.users && MayIssue(0); ++u) Issue(0);
     }
     while (true) {
+      if (deadline_.Now() >= stop_at_) {
+        cut_short_ = true;
+        break;
+      }
       double now = clock_.Now() - t0_;
       if (o_.rate > 0) ReleaseArrivals(now);
       if (running_.empty() && waiting_.empty()) {
@@ -62,8 +67,10 @@ class Server {
         // from a sleep can take milliseconds on a busy machine, which would
         // count as the request's queueing delay. A clock that advances when
         // it sleeps is slept to the arrival itself.
+        // Never past the deadline: a rate of one a day would sleep a day.
         const double slack = clock_.SleepsExactly() ? 0.0 : kPollSeconds;
-        if (next_arrival_ - now > slack) clock_.Sleep(next_arrival_ - now - slack);
+        const double left = std::max(0.0, stop_at_ - deadline_.Now());
+        if (next_arrival_ - now > slack) clock_.Sleep(std::min(next_arrival_ - now - slack, left));
         continue;
       }
       Iterate();
@@ -209,6 +216,7 @@ class Server {
     r.preemptions = preemptions_;
     r.kv_occupancy = occupancy_n_ > 0 ? occupancy_sum_ / occupancy_n_ : 0;
     r.iterations = iterations_;
+    r.cut_short = cut_short_;
     return r;
   }
 
@@ -216,6 +224,9 @@ class Server {
   int vocab_;
   ServeModel& model_;
   Clock& clock_;
+  Clock& deadline_;
+  double stop_at_;
+  bool cut_short_ = false;
   double t0_ = 0, next_arrival_ = 0;
   size_t issued_ = 0;
   std::vector<RequestTimes> times_;  // every request issued, by id
@@ -238,6 +249,33 @@ std::vector<double> Ms(const ServeRun& run, double (*of)(const RequestTimes&)) {
 double Ttft(const RequestTimes& r) { return r.first_token - r.arrival; }
 double Tpot(const RequestTimes& r) { return (r.finish - r.first_token) / (r.output - 1); }
 
+// What Validate adds to a run that can finish: the bounds of serving.h.
+std::string WithinBounds(const ServeOptions& o) {
+  const int64_t issued = int64_t{o.warmup_requests} + o.requests;
+  const char* why = " (docs/serving.md: a run keeps every request's times)";
+  if (issued > kMaxServeRequests || o.users > kMaxServeRequests) {
+    return absl::StrCat("requests=", o.requests, ", warmup=", o.warmup_requests, ", users=", o.users,
+                        ": at most ", kMaxServeRequests, " requests in all and as many users", why);
+  }
+  if (issued * (int64_t{o.prompt_max} + o.output_max) > kMaxServeTokens) {
+    return absl::StrCat(issued, " requests of up to ", o.prompt_max + o.output_max, " tokens: at most ",
+                        kMaxServeTokens, " tokens in all (docs/serving.md: every context may be queued at once)");
+  }
+  if (o.max_running > kMaxServeRunning) {
+    return absl::StrCat("max_running=", o.max_running, ": at most ", kMaxServeRunning,
+                        " (the model's cache holds a slot for each)");
+  }
+  if (o.kv_blocks > kMaxServeKvBlocks || o.block_tokens > kMaxServeBlockTokens) {
+    return absl::StrCat("kv_blocks=", o.kv_blocks, ", block_tokens=", o.block_tokens, ": at most ",
+                        kMaxServeKvBlocks, " blocks of at most ", kMaxServeBlockTokens, " tokens");
+  }
+  if (o.min_seconds > kMaxServeSeconds || o.rate * o.min_seconds > kMaxServeRequests) {
+    return absl::StrCat("min_s=", o.min_seconds, " at rate ", o.rate, ": at most ", kMaxServeSeconds,
+                        " s and ", kMaxServeRequests, " arrivals expected in it", why);
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string Validate(const ServeOptions& o) {
@@ -254,8 +292,8 @@ std::string Validate(const ServeOptions& o) {
                         " tokens: raise kv_blocks");
   }
   if (o.requests < 1 || o.warmup_requests < 0) return "requests must be positive and warmup not negative";
-  if (o.min_seconds < 0) return "min_seconds must not be negative";
-  return "";
+  if (!(o.min_seconds >= 0)) return "min_seconds must not be negative";
+  return WithinBounds(o);
 }
 
 double ThreadCpuClock::Now() {
@@ -276,8 +314,8 @@ std::vector<int32_t> HostServeModel::Step(const std::vector<transformer::SlotRun
   return next;
 }
 
-ServeRun Serve(const ServeOptions& o, int vocab, ServeModel& model, Clock& clock) {
-  return Server(o, vocab, model, clock).Run();
+ServeRun Serve(const ServeOptions& o, int vocab, ServeModel& model, Clock& clock, Clock& deadline, double stop_at) {
+  return Server(o, vocab, model, clock, deadline, stop_at).Run();
 }
 
 ServeSummary Summarize(const ServeRun& run, const ServeOptions& o) {

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,7 +40,17 @@ struct ServeOptions {
   uint64_t seed = 1;      // arrivals, lengths and prompts
 };
 
-/// Empty when the options describe a run that can finish, else what is wrong.
+/// The bounds Validate keeps a run within (docs/serving.md), so that what a
+/// run holds stays small: every request's times, the contexts queued.
+inline constexpr int kMaxServeRequests = 100000;          // warmup + requests; users; rate x min_seconds
+inline constexpr int64_t kMaxServeTokens = int64_t{1} << 24;  // (warmup + requests) x (prompt_max + output_max)
+inline constexpr int kMaxServeRunning = 256;              // max_running: the model's cache slots
+inline constexpr int kMaxServeKvBlocks = 1 << 20;
+inline constexpr int kMaxServeBlockTokens = 4096;
+inline constexpr double kMaxServeSeconds = 3600;          // min_seconds
+
+/// Empty when the options describe a run that can finish within the bounds
+/// above, else what is wrong.
 std::string Validate(const ServeOptions& o);
 
 /// One request's times, seconds from the start of the run.
@@ -56,6 +67,9 @@ struct ServeRun {
   double kv_occupancy = 0;   // mean fraction of blocks held over those iterations
   int iterations = 0;
   int64_t output_tokens = 0;  // tokens generated for every request, warm-up included
+  // Stopped at Serve's deadline: requests unfinished (finish < 0) are among
+  // `measured`, so the run is not to be summarized.
+  bool cut_short = false;
 };
 
 /// The model a server drives: one iteration over the runs of its slots,
@@ -92,8 +106,12 @@ class ThreadCpuClock : public Clock {
 
 /// Serves requests under `o` (which must Validate) with `model` against
 /// `clock`; waits on the clock while nothing is left to run before the next
-/// arrival. `vocab` bounds the prompts' tokens.
-ServeRun Serve(const ServeOptions& o, int vocab, ServeModel& model, Clock& clock);
+/// arrival. `vocab` bounds the prompts' tokens. Stops, cut short, once
+/// `deadline` reads `stop_at` or later (the per-case timeout, on the wall
+/// clock whatever `clock` times), checked before each step and waking from
+/// a wait for an arrival by then.
+ServeRun Serve(const ServeOptions& o, int vocab, ServeModel& model, Clock& clock, Clock& deadline = SteadyClock(),
+               double stop_at = std::numeric_limits<double>::infinity());
 
 /// A run's figures: throughput, percentiles of its requests, goodput.
 struct ServeSummary {

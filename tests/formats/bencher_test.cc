@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "formats/result_file.h"
 #include "tests/formats/format_test_support.h"
 
@@ -70,6 +71,48 @@ TEST(BencherFile, AMeasureWithoutAValueIsRefusedNamingIt) {
   ASSERT_FALSE(set.ok());
   EXPECT_EQ(set.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(set.status().message(), HasSubstr("bmf.json: sort.throughput.value: missing"));
+}
+
+// The status of reading a file of one benchmark with one measure.
+absl::Status ReadMeasure(const std::string& measure, const json& fields) {
+  return ParseResultText(json{{"sort", {{measure, fields}}}}.dump(), "bmf.json").status();
+}
+
+TEST(BencherFile, BoundsThatDoNotEncloseTheValueAreRefusedNamingTheBound) {
+  // Each alone: a lower bound above the value, an upper bound below it.
+  absl::Status s = ReadMeasure("latency", {{"value", 5.0}, {"lower_value", 1e308}});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("bmf.json: sort.latency.lower_value: 1e+308 is above the value 5"));
+  s = ReadMeasure("score", {{"value", -5.0}, {"upper_value", -10.0}});
+  EXPECT_THAT(s.message(), HasSubstr("sort.score.upper_value: -10 is below the value -5"));
+  // Equal bounds and a measure of the user's own below zero are fine.
+  EXPECT_TRUE(ReadMeasure("score", {{"value", -3.0}, {"lower_value", -4.0}, {"upper_value", -3.0}}).ok());
+  EXPECT_TRUE(ReadMeasure("latency", {{"value", 2.0}, {"lower_value", 2.0}, {"upper_value", 2.0}}).ok());
+}
+
+TEST(BencherFile, TheProbesFileOfANegativeValueBetweenInvertedBoundsIsRefused) {
+  const absl::Status s = ReadMeasure("latency", {{"value", -1e308}, {"lower_value", 1e308}, {"upper_value", -1}});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("sort.latency.value: -1e+308 is negative: a latency cannot be"));
+}
+
+TEST(BencherFile, ANegativeTimeRateOrSizeIsRefusedNamingTheField) {
+  for (const char* measure : {"latency", "throughput", "build-time", "file-size"}) {
+    absl::Status s = ReadMeasure(measure, {{"value", -2.0}});
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << measure;
+    EXPECT_THAT(s.message(), HasSubstr(absl::StrCat("sort.", measure, ".value: -2 is negative"))) << measure;
+    s = ReadMeasure(measure, {{"value", 2.0}, {"lower_value", -1.0}});
+    EXPECT_THAT(s.message(), HasSubstr(absl::StrCat("sort.", measure, ".lower_value: -1 is negative"))) << measure;
+  }
+}
+
+TEST(BencherFile, ANonFiniteBoundIsRefusedNamingIt) {
+  // nlohmann writes no NaN; a tool that writes the bare word is read
+  // through QuoteNonFinite, which marks it so the field is named.
+  const std::string text = R"({"sort": {"latency": {"value": 3.0, "upper_value": Infinity}}})";
+  auto set = ParseResultText(text, "bmf.json");
+  ASSERT_FALSE(set.ok());
+  EXPECT_THAT(set.status().message(), HasSubstr("sort.latency.upper_value"));
 }
 
 }  // namespace

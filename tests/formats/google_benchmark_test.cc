@@ -6,6 +6,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
 #include <map>
 #include <string>
 
@@ -121,6 +129,9 @@ TEST(GoogleBenchmarkFile, OfTheOldestLayoutTellsAggregatesAndComplexityRowsByNam
   ASSERT_NE(testing::FindCase(*set, "gbench/BM_Fit{a0=8}"), nullptr);
   EXPECT_EQ(testing::FindCase(*set, "gbench/BM_Fit"), nullptr);
   EXPECT_EQ(set->cases.size(), 4u);
+  // BM_Lone_mean is told from an aggregate only once every name is read:
+  // its case still keeps its place in the file's order.
+  EXPECT_EQ(set->cases[1].benchmark.Key(), "gbench/BM_Lone_mean");
   ASSERT_EQ(set->notes.size(), 1u);
   EXPECT_THAT(set->notes[0], HasSubstr("skipped 2 complexity rows"));
   EXPECT_THAT(set->notes[0], HasSubstr("BM_Fit_BigO"));
@@ -198,6 +209,56 @@ TEST(GoogleBenchmarkFile, ACaseOfUnnamedAggregatesAloneIsSkippedNotDropped) {
   EXPECT_THAT(c->reason, HasSubstr("no median or mean"));
   ASSERT_EQ(set->notes.size(), 1u);
   EXPECT_THAT(set->notes[0], HasSubstr("short"));
+}
+
+// The resident memory of this process now, in bytes (VmRSS).
+long ResidentBytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+// 2·10^6 repetitions (411 MB) took 3.4 GB as one nlohmann tree. A file of
+// 100 000 repetitions as Google Benchmark writes them (about 30 MB) is read
+// in a child process, whose peak resident memory (ru_maxrss), less what it
+// shared with this one at the fork, must stay under twice the file's size:
+// the text itself and the samples, no tree of the whole.
+TEST(GoogleBenchmarkFile, OfManyRepetitionsIsReadWithinTwiceItsSizeInMemory) {
+  const testing::TempDir dir = testing::Scratch();
+  const std::string path = dir.Join("reps.json");
+  constexpr int kReps = 100000;
+  {
+    std::ofstream f(path);
+    f << R"({"context": {"date": "2026-11-27T12:00:00+00:00", "host_name": "ci", "num_cpus": 2}, "benchmarks": [)";
+    for (int i = 0; i < kReps; ++i) {
+      f << (i ? ",\n" : "\n") << R"({"name": "BM_Copy/4096", "family_index": 0, "per_family_instance_index": 0, )"
+        << R"("run_name": "BM_Copy/4096", "run_type": "iteration", "repetitions": )" << kReps
+        << R"(, "repetition_index": )" << i << R"(, "threads": 1, "iterations": 160000, "real_time": )"
+        << 4.25 + (i % 97) * 0.001 << R"(, "cpu_time": 4.2401, "time_unit": "ns", "bytes_per_second": 9.6e+11})";
+    }
+    f << "\n]}\n";
+  }
+  const double size = static_cast<double>(std::filesystem::file_size(path));
+  const long before = ResidentBytes();
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    auto set = ReadResultFile(path);
+    const bool read = set.ok() && set->cases.size() == 1 && set->cases[0].samples.size() == kReps;
+    _exit(read ? 0 : 1);
+  }
+  int status = 0;
+  rusage usage{};
+  ASSERT_EQ(wait4(pid, &status, 0, &usage), pid);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child did not read every repetition";
+  const double grown = static_cast<double>(usage.ru_maxrss) * 1024 - static_cast<double>(before);
+  std::cout << "a " << size / 1e6 << " MB file of " << kReps << " repetitions: peak resident memory grew by "
+            << grown / 1e6 << " MB (" << grown / size << " x the file)\n";
+  EXPECT_LT(grown, 2 * size);
 }
 
 }  // namespace

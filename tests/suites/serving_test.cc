@@ -10,6 +10,7 @@
 #include <iostream>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/stats.h"
@@ -198,6 +199,53 @@ TEST(Serving, RefusesARunThatCannotFinish) {
   EXPECT_NE(inference::Validate(o), "");
 }
 
+TEST(Serving, StopsAtItsDeadlineWithTheRequestsInFlightLeftUnfinished) {
+  // 300 requests at 200/s take at least 1.5 s on the fake clock.
+  FakeClock clock;
+  CostModel model(clock, 1e-3, 20e-6);
+  const ServeRun run = inference::Serve(Options(200, 64), 256, model, clock, clock, 0.5);
+  EXPECT_TRUE(run.cut_short);
+  EXPECT_GE(clock.t, 0.5);
+  EXPECT_LT(clock.t, 0.51);  // one step past it at most
+  ASSERT_FALSE(run.measured.empty());
+  EXPECT_LT(run.measured.back().finish, 0.0);
+  EXPECT_FALSE(Serve(Options(200, 64)).cut_short);
+}
+
+TEST(Serving, AWaitForARareArrivalEndsAtTheDeadline) {
+  // One request a day: without the deadline the server sleeps to it.
+  ServeOptions o = Options(1.0 / 86400, 64);
+  FakeClock clock;
+  CostModel model(clock, 1e-3, 20e-6);
+  const ServeRun run = inference::Serve(o, 256, model, clock, clock, 10.0);
+  EXPECT_TRUE(run.cut_short);
+  EXPECT_LT(clock.t, 10.01);
+}
+
+TEST(Serving, RefusesSizesBeyondItsBoundsNamingTheKnob) {
+  ServeOptions o = Options(100, 64);
+  o.requests = 1000000000;
+  EXPECT_NE(inference::Validate(o).find("requests=1000000000, warmup=10, users=0: at most 100000 requests"),
+            std::string::npos)
+      << inference::Validate(o);
+  o = Options(100, 1024);
+  o.requests = 90000;
+  o.prompt_max = 4096;
+  EXPECT_NE(inference::Validate(o).find("tokens in all"), std::string::npos) << inference::Validate(o);
+  o = Options(100, 64);
+  o.max_running = 100000;
+  EXPECT_NE(inference::Validate(o).find("max_running=100000: at most 256"), std::string::npos);
+  o = Options(100, 64);
+  o.min_seconds = 1e9;
+  EXPECT_NE(inference::Validate(o).find("min_s=1e+09 at rate 100"), std::string::npos) << inference::Validate(o);
+  o = Options(100, 64);
+  o.kv_blocks = 1 << 30;
+  EXPECT_NE(inference::Validate(o).find("kv_blocks=1073741824"), std::string::npos) << inference::Validate(o);
+  o = Options(100, 64);
+  o.requests = inference::kMaxServeRequests - o.warmup_requests;  // the bound itself is allowed
+  EXPECT_EQ(inference::Validate(o), "");
+}
+
 TEST(KneeRate, IsTheHighestRateBeforeTheFirstMiss) {
   EXPECT_EQ(inference::KneeRate({{8, true}, {2, true}, {4, true}, {16, false}, {32, true}}), 8.0);
   EXPECT_EQ(inference::KneeRate({{2, false}, {4, true}}), 0.0);
@@ -271,8 +319,8 @@ TEST(HostModelSlots, EachSequenceAtItsOwnPositionMatchesAFullForwardPass) {
 
 // ---- the case ----
 
-CaseResult RunOne(const CaseInstance& c) {
-  State state(c.id, c.metrics, EngineOptions{}, 0);
+CaseResult RunOne(const CaseInstance& c, const EngineOptions& options = {}) {
+  State state(c.id, c.metrics, options, 0);
   c.spec->body(state);
   return state.TakeResult();
 }
@@ -313,6 +361,35 @@ TEST(ServeCase, RefusesAnUnknownClockAndACpuClockWithBlasThreadsOrADevice) {
   r = RunOne(cases->front());
   EXPECT_EQ(r.status, CaseStatus::kFailed);
   EXPECT_NE(r.reason.find("a device's work is not in it"), std::string::npos) << r.reason;
+}
+
+TEST(ServeCase, StopsAtItsTimeoutAndIsFlaggedTimedOut) {
+  // 100000 requests from four users take minutes on one core; the timeout
+  // is a second. (Before, the first run went on to its end whatever the timeout.)
+  auto cases = BuiltinRegistry().Select({"inference"}, {"serve{backend=host*"},
+                                        {{"rate", {"0"}}, {"users", {"4"}}, {"requests", {"99984"}}});
+  ASSERT_TRUE(cases.ok()) << cases.status();
+  EngineOptions options;
+  options.timeout_s = 1;
+  const CaseResult r = RunOne(cases->front(), options);
+  EXPECT_EQ(r.status, CaseStatus::kTimedOut) << r.reason;
+  EXPECT_TRUE(r.samples.empty());
+  EXPECT_NE(r.reason.find("per-case timeout of 1 s reached after 0 of 1 serving runs; the next was cut short with"),
+            std::string::npos)
+      << r.reason;
+}
+
+TEST(ServeCase, RefusesSizesBeyondItsBoundsAndBeyondAnInt) {
+  for (const auto& [knob, value, says] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"requests", "1000000000", "at most 100000 requests in all"},
+           {"requests", "5000000000", "parameter requests=5000000000 is out of range"},
+           {"max_running", "4096", "max_running=4096: at most 256"}}) {
+    auto cases = BuiltinRegistry().Select({"inference"}, {"serve{backend=host*"}, {{knob, {value}}});
+    ASSERT_TRUE(cases.ok()) << cases.status();
+    const CaseResult r = RunOne(cases->front());
+    EXPECT_EQ(r.status, CaseStatus::kFailed) << knob;
+    EXPECT_NE(r.reason.find(says), std::string::npos) << r.reason;
+  }
 }
 
 TEST(ServeCase, LeavesOutP99FromTooFewRequestsAndSaysHowManyItNeeds) {
