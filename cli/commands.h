@@ -31,7 +31,8 @@ int RegressionsCommand(const Config& config);
 /// regressions_command.cc: change a regression's state; 0 when changed.
 int TriageCommand(const Config& config);
 /// export_command.cc: result files written as Bencher Metric Format; 0 when
-/// written, 2 when a file cannot be read or the output cannot be written.
+/// written, 2 when a file cannot be read or holds no samples, or the output
+/// cannot be written.
 int ExportCommand(const Config& config);
 /// bisect_command.cc: bisect a regression or a range to its culprit, show
 /// or resume a stored bisection; 0 when it ended (a culprit or none), 3

@@ -1,5 +1,6 @@
 #include "cli/compare.h"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <ostream>
@@ -13,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "client/coordinator_client.h"
 #include "formats/calibration_file.h"
+#include "formats/case_evidence.h"
 #include "common/exit_codes.h"
 #include "common/identity.h"
 #include "gate/calibration.h"
@@ -93,6 +95,73 @@ bool AddCalibration(const CompareOptions& o, const gate::Policy& policy, const R
   return true;
 }
 
+// Reads every file of both sides; false (after a message on `err`) when one
+// cannot be read. The readers' notes go to `out`.
+bool ReadSides(const std::vector<std::string>& base_files, const std::vector<std::string>& cand_files,
+               std::vector<ResultSet>* baselines, std::vector<ResultSet>* candidates, std::ostream& out,
+               std::ostream& err) {
+  for (const auto& [files, sets, what] :
+       {std::tuple(&base_files, baselines, "baseline"), std::tuple(&cand_files, candidates, "candidate")}) {
+    for (const std::string& f : *files) {
+      auto set = ReadResultFile(f);
+      if (!set.ok()) {
+        err << "perfgate: " << what << ": " << set.status().message() << "\n";
+        return false;
+      }
+      for (const std::string& note : set->notes) out << "note: " << f << ": " << note << "\n";
+      sets->push_back(std::move(*set));
+    }
+  }
+  return true;
+}
+
+// "case metric" of every judgeable metric of a side.
+std::set<std::string> MetricKeys(const std::vector<ResultSet>& sets) {
+  std::set<std::string> keys;
+  for (const ResultSet& set : sets) {
+    for (const CaseResult& c : set.cases) {
+      if (!Judgeable(c)) continue;
+      for (const MetricSpec& m : c.metrics) keys.insert(absl::StrCat(c.benchmark.Key(), " ", m.name));
+    }
+  }
+  return keys;
+}
+
+// A gate of nothing would read as a pass. Exit 2 (after naming the files and
+// what they held) when a file gives the gate nothing to judge, 3 when the
+// two sides have no metric in common; kComparable when they can be judged.
+constexpr int kComparable = -1;
+int CheckComparable(const std::vector<std::string>& base_files, const std::vector<ResultSet>& baselines,
+                    const std::vector<std::string>& cand_files, const std::vector<ResultSet>& candidates,
+                    std::ostream& err) {
+  bool empty = false;
+  for (const auto& [files, sets, what] :
+       {std::tuple(&base_files, &baselines, "baseline"), std::tuple(&cand_files, &candidates, "candidate")}) {
+    for (size_t i = 0; i < sets->size(); ++i) {
+      const ResultSet& set = (*sets)[i];
+      if (std::any_of(set.cases.begin(), set.cases.end(), Judgeable)) continue;
+      err << "perfgate: compare: nothing to compare in the " << what << " file " << (*files)[i] << ": "
+          << WithoutSamples(set) << (set.notes.empty() ? "" : "; the reader's notes are above") << "\n";
+      empty = true;
+    }
+  }
+  if (empty) {
+    err << "perfgate: compare: every file must hold measured cases (a Google Benchmark run with "
+           "--benchmark_repetitions and without --benchmark_report_aggregates_only, for instance)\n";
+    return kExitError;
+  }
+  const std::set<std::string> base_keys = MetricKeys(baselines), cand_keys = MetricKeys(candidates);
+  if (std::any_of(cand_keys.begin(), cand_keys.end(), [&](const std::string& k) { return base_keys.contains(k); })) {
+    return kComparable;
+  }
+  err << "perfgate: compare: INCONCLUSIVE — the two sides have no metric in common, so nothing was judged: "
+      << "the baseline (" << absl::StrJoin(base_files, ",") << ") reports " << base_keys.size() << " ("
+      << FewNames({base_keys.begin(), base_keys.end()}) << "), the candidate (" << absl::StrJoin(cand_files, ",")
+      << ") " << cand_keys.size() << " (" << FewNames({cand_keys.begin(), cand_keys.end()})
+      << "); compare results of the same cases (a case renamed, another filter or another program?)\n";
+  return kExitInconclusive;
+}
+
 int CompareFiles(const CompareOptions& o, std::ostream& out, std::ostream& err) {
   auto policy_file = gate::ReadPolicyFile(o.policy_file);
   if (!policy_file.ok()) {
@@ -105,17 +174,9 @@ int CompareFiles(const CompareOptions& o, std::ostream& out, std::ostream& err) 
   const std::vector<std::string> cand_files =
       o.candidate_files.empty() ? std::vector<std::string>{o.candidate} : o.candidate_files;
   std::vector<ResultSet> baselines, candidates;
-  for (const auto& [files, sets, what] :
-       {std::tuple(&base_files, &baselines, "baseline"), std::tuple(&cand_files, &candidates, "candidate")}) {
-    for (const std::string& f : *files) {
-      auto set = ReadResultFile(f);
-      if (!set.ok()) {
-        err << "perfgate: " << what << ": " << set.status().message() << "\n";
-        return kExitError;
-      }
-      for (const std::string& note : set->notes) out << "note: " << f << ": " << note << "\n";
-      sets->push_back(std::move(*set));
-    }
+  if (!ReadSides(base_files, cand_files, &baselines, &candidates, out, err)) return kExitError;
+  if (int code = CheckComparable(base_files, baselines, cand_files, candidates, err); code != kComparable) {
+    return code;
   }
   const std::string base_name = absl::StrJoin(base_files, ",");
   const std::string cand_name = absl::StrJoin(cand_files, ",");

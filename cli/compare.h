@@ -63,8 +63,10 @@ std::string FileEnvironmentHash(const ResultSet& set);
 std::vector<std::string> ContextDifferences(const ResultSet& baseline, const ResultSet& candidate);
 
 /// Runs the command: prints the report to `out`, errors and advice to `err`.
-/// Returns the exit code: 0 pass, 1 regression, 3 inconclusive, 2 on an error
-/// (an unreadable file or policy, a file compared with a run id, a failed call).
+/// Returns the exit code: 0 pass, 1 regression, 3 inconclusive (two sides'
+/// files with no metric in common among them), 2 on an error (an unreadable
+/// file or policy, a file in which nothing was measured, a file compared
+/// with a run id, a failed call).
 int CompareCommand(const CompareOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace perfgate::cli

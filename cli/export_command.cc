@@ -1,10 +1,12 @@
 // `perfgate export --format bmf FILE... [--output F]`: any readable result
 // file written as Bencher Metric Format JSON, so that perfgate's data moves to
 // Bencher (and back: ingest and compare read BMF).
+#include <algorithm>
 #include <iostream>
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
+#include "formats/case_evidence.h"
 #include "formats/result_file.h"
 
 namespace perfgate::cli {
@@ -19,6 +21,10 @@ int ExportCommand(const Config& config) {
       return kExitError;
     }
     for (const std::string& note : set->notes) std::cerr << "note: " << path << ": " << note << "\n";
+    if (std::none_of(set->cases.begin(), set->cases.end(), [](const CaseResult& c) { return !c.samples.empty(); })) {
+      std::cerr << "perfgate: export: " << path << ": nothing to export: " << WithoutSamples(*set) << "\n";
+      return kExitError;
+    }
     for (const CaseResult& c : set->cases) {
       if (c.samples.empty()) {
         std::cerr << "note: " << path << ": " << c.benchmark.Key() << " has no samples (" << ToString(c.status)

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 
@@ -12,6 +13,7 @@
 #include "common/exit_codes.h"
 #include "common/identity.h"
 #include "common/status_macros.h"
+#include "formats/case_evidence.h"
 #include "formats/result_file.h"
 #include "wire/convert.h"
 
@@ -81,8 +83,11 @@ int IngestCommand(const IngestOptions& o) {
   for (const std::string& path : o.files) {
     auto set = ReadResultFile(path);
     if (!set.ok()) return Fail(set.status());
-    if (set->cases.empty()) return Fail(absl::InvalidArgumentError(absl::StrCat(path, ": holds no cases")));
     for (const std::string& note : set->notes) std::cerr << "note: " << path << ": " << note << "\n";
+    // A run of nothing measured would be stored as complete, and gate as nothing.
+    if (std::none_of(set->cases.begin(), set->cases.end(), Judgeable)) {
+      return Fail(absl::InvalidArgumentError(absl::StrCat(path, ": nothing to store: ", WithoutSamples(*set))));
+    }
     auto meta = MetaFor(path, *set, o);
     if (!meta.ok()) return Fail(meta.status());
     runs.emplace_back(std::move(*meta), std::move(*set));

@@ -26,7 +26,8 @@ struct IngestOptions {
 };
 
 /// Stores each file as a fresh run and prints its id; 0 when every file was
-/// stored, 2 (with the reason on stderr) on any error.
+/// stored, 2 (with the reason on stderr) on any error, a file in which
+/// nothing was measured among them.
 int IngestCommand(const IngestOptions& options);
 
 }  // namespace perfgate::cli

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/identity.h"
+#include "formats/case_evidence.h"
 #include "formats/json_fields.h"
 
 namespace perfgate::formats {
@@ -292,31 +293,22 @@ bool UseAggregate(GbenchCase* c) {
   return false;
 }
 
-// "a, b, c and 4 more".
-std::string Few(const std::vector<std::string>& names) {
-  constexpr size_t kShown = 5;
-  std::vector<std::string> shown(names.begin(), names.begin() + std::min(names.size(), kShown));
-  std::string out = absl::StrJoin(shown, ", ");
-  if (names.size() > kShown) absl::StrAppend(&out, " and ", names.size() - kShown, " more");
-  return out;
-}
-
 void AddNotes(const std::vector<std::string>& complexity, const std::vector<std::string>& from_aggregate,
               const std::vector<std::string>& unusable, ResultSet* set) {
   if (!complexity.empty()) {
     set->notes.push_back(absl::StrCat("skipped ", complexity.size(),
                                       " complexity rows (BigO, RMS: fits over other cases, not measurements): ",
-                                      Few(complexity)));
+                                      FewNames(complexity)));
   }
   if (!from_aggregate.empty()) {
     set->notes.push_back(absl::StrCat(
         from_aggregate.size(), " cases hold only aggregates (--benchmark_report_aggregates_only): one sample each, "
         "from the median (else the mean); rerun without that flag to gate on every repetition: ",
-        Few(from_aggregate)));
+        FewNames(from_aggregate)));
   }
   if (!unusable.empty()) {
     set->notes.push_back(absl::StrCat(unusable.size(), " cases hold only aggregates other than median and mean "
-                                      "and are reported skipped: ", Few(unusable)));
+                                      "and are reported skipped: ", FewNames(unusable)));
   }
 }
 

@@ -267,6 +267,37 @@ std::optional<double> MedianOf(const CaseResult& r, const std::string& name) {
   return std::nullopt;
 }
 
+// The knee as the case's one sample when the sweep bracketed it. Outside the
+// range the sweep measured no knee, only a bound: no sample then (a bound
+// gated as a value would pass a knee that fell further, or fail one that
+// rose), the case skipped with the bound and the rates that would find it.
+void SetKnee(const Knee& knee, const std::string& pct, CaseResult* k) {
+  // Rates as --set takes them: whole numbers, fractions below one.
+  auto rate = [](double r) { return r >= 1 ? absl::StrFormat("%.0f", r) : absl::StrFormat("%g", r); };
+  const double r = knee.rate;
+  switch (knee.bound) {
+    case KneeBound::kInside:
+      k->samples = {{0, {r}, false}};
+      k->status = CaseStatus::kOk;
+      k->reason = absl::StrCat("knee ", rate(r), " requests/s");
+      return;
+    case KneeBound::kBelowRange:
+      k->status = CaseStatus::kSkipped;
+      k->reason = absl::StrCat("knee below the swept range: the objectives at ", pct,
+                               " missed already at its lowest rate, ", rate(r),
+                               " requests/s; sweep lower rates to find it (e.g. --set rate=", rate(r / 4), ",",
+                               rate(r / 2), ",", rate(r), ")");
+      return;
+    case KneeBound::kAboveRange:
+      k->status = CaseStatus::kSkipped;
+      k->reason = absl::StrCat("knee above the swept range: at least its top rate, ", rate(r),
+                               " requests/s, where the objectives at ", pct,
+                               " still held; sweep higher rates to find it (e.g. --set rate=", rate(r), ",",
+                               rate(2 * r), ",", rate(4 * r), ")");
+      return;
+  }
+}
+
 // One knee from the points of one sweep (equal but for the rate), judged at
 // the highest percentile they all report.
 CaseResult KneeOf(BenchmarkId id, const std::vector<const CaseResult*>& points) {
@@ -295,9 +326,8 @@ CaseResult KneeOf(BenchmarkId id, const std::vector<const CaseResult*>& points) 
   id.params["objective"] = pct;
   k.benchmark = std::move(id);
   k.metrics = {SpecOf(MetricKind::kKneeRate)};
-  k.samples = {{0, {KneeRate(met)}, false}};
-  k.status = CaseStatus::kOk;
-  k.reason = absl::StrCat("objectives at ", pct, " by rate: ", absl::StrJoin(seen, "; "));
+  SetKnee(FindKnee(met), pct, &k);
+  absl::StrAppend(&k.reason, "; objectives at ", pct, " by rate: ", absl::StrJoin(seen, "; "));
   return k;
 }
 

@@ -351,13 +351,15 @@ bool MeetsObjectives(const ServeRun& run, const ServeOptions& o, double q) {
          stats::Quantile(Ms(run, Tpot), q) <= o.tpot_objective_ms;
 }
 
-double KneeRate(std::vector<std::pair<double, bool>> met) {
+Knee FindKnee(std::vector<std::pair<double, bool>> met) {
   std::sort(met.begin(), met.end());
-  double knee = 0;
+  if (met.empty()) return {KneeBound::kBelowRange, 0};
+  Knee knee{KneeBound::kBelowRange, met.front().first};
   for (const auto& [rate, ok] : met) {
-    if (!ok) break;
-    knee = rate;
+    if (!ok) return knee;
+    knee = {KneeBound::kInside, rate};
   }
+  knee.bound = KneeBound::kAboveRange;
   return knee;
 }
 

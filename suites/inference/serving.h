@@ -130,9 +130,22 @@ ServeSummary Summarize(const ServeRun& run, const ServeOptions& o);
 /// q-quantiles of TTFT and TPOT within their objectives.
 bool MeetsObjectives(const ServeRun& run, const ServeOptions& o, double q);
 
+/// Where a sweep's knee lies against the rates swept.
+enum class KneeBound {
+  kInside,      // a rate met the objectives and a higher one missed
+  kBelowRange,  // the lowest rate already missed: the knee is lower still
+  kAboveRange,  // every rate met: the knee is the top rate or higher
+};
+
+/// The knee of a rate sweep.
+struct Knee {
+  KneeBound bound = KneeBound::kInside;
+  double rate = 0;  // inside: the knee; below: the lowest rate; above: the top rate
+};
+
 /// The knee of a rate sweep: the highest rate at which the objectives hold
-/// there and at every lower rate swept; 0 when they miss at the lowest.
-/// `met` pairs each rate with whether its run met the objectives.
-double KneeRate(std::vector<std::pair<double, bool>> met);
+/// there and at every lower rate swept, or where it lies outside the
+/// range. `met` pairs each rate with whether its run met the objectives.
+Knee FindKnee(std::vector<std::pair<double, bool>> met);
 
 }  // namespace perfgate::suites::inference

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "cli/commands.h"
 #include "cli/ingest.h"
 #include "common/exit_codes.h"
 #include "formats/calibration_file.h"
@@ -395,6 +396,89 @@ TEST(Compare, RefusesAFileWithASampleIndexTwiceAsIngestDoes) {
   const Outcome judged = RunCompareFiles(good, {WriteFile(dir, "once.json", Meta("node-1"), {copy, TimedCase("triad", 5)})});
   EXPECT_NE(judged.code, kExitError) << judged.err;
   EXPECT_THAT(judged.out, HasSubstr("kernels/copy"));
+}
+
+// ---- nothing to compare is never a pass ----
+
+std::string FormatsFixture(const std::string& name) { return std::string(PERFGATE_FORMATS_DIR) + "/" + name; }
+
+// Google Benchmark's own test inputs (tools/gbench/Inputs/test4_run*.json)
+// hold one aggregate row each and no repetition: the reader skips it, and
+// a gate of what is left would judge no metric at all.
+TEST(Compare, GoogleBenchmarksAggregateOnlyTestFilesExitTwoNamingEachFileAndWhatWasSkipped) {
+  const std::string a = FormatsFixture("test4_run0.json"), b = FormatsFixture("test4_run1.json");
+  const Outcome run = RunCompare(a, b);
+  EXPECT_EQ(run.code, kExitError) << run.out << run.err;
+  for (const std::string& file : {a, b}) {
+    EXPECT_THAT(run.err, HasSubstr("nothing to compare in the " + std::string(file == a ? "baseline" : "candidate") +
+                                   " file " + file + ": 1 case, none with samples: gbench/whocares skipped "
+                                   "(only aggregates (zz) and no median or mean)"));
+  }
+  EXPECT_THAT(run.out, HasSubstr("note: " + a + ": 1 cases hold only aggregates other than median and mean"));
+  EXPECT_THAT(run.out, Not(HasSubstr("PASS")));
+}
+
+TEST(Compare, OneFileOfNothingMeasuredAmongGoodOnesExitsTwoNamingThatFileAlone) {
+  const perfgate::testing::TempDir dir = Scratch();
+  const std::string good = FormatsFixture("gbench_repetitions.json"), empty = FormatsFixture("test4_run1.json");
+  const Outcome run = RunCompareFiles({good, GbenchFiles(dir, "a", 1, 1.0).front()}, {good, empty});
+  EXPECT_EQ(run.code, kExitError) << run.out << run.err;
+  EXPECT_THAT(run.err, HasSubstr("nothing to compare in the candidate file " + empty));
+  EXPECT_THAT(run.err, Not(HasSubstr(good + ":")));
+  EXPECT_THAT(run.out, Not(HasSubstr("gbench/BM_")));  // no verdict table
+}
+
+TEST(Compare, SidesWithNoMetricInCommonAreInconclusiveNamingSomeMetricsOfEachSide) {
+  const perfgate::testing::TempDir dir = Scratch();
+  std::vector<std::string> a, b;
+  for (int k = 0; k < 6; ++k) {
+    a.push_back(WriteFile(dir, absl::StrCat("a", k, ".json"), Meta("node-1"), {TimedCase("copy", 10)}));
+    b.push_back(WriteFile(dir, absl::StrCat("b", k, ".json"), Meta("node-1"),
+                          {TimedCase("scale", 10), TimedCase("triad", 5)}));
+  }
+  const Outcome run = RunCompareFiles(a, b);
+  EXPECT_EQ(run.code, kExitInconclusive) << run.out << run.err;
+  EXPECT_THAT(run.err, HasSubstr("no metric in common"));
+  EXPECT_THAT(run.err, HasSubstr("reports 1 (kernels/copy{bytes=4096} time)"));
+  EXPECT_THAT(run.err, HasSubstr(") 2 (kernels/scale{bytes=4096} time, kernels/triad{bytes=4096} time)"));
+  EXPECT_THAT(run.out, Not(HasSubstr("PASS")));
+}
+
+TEST(Compare, ACandidateWhoseEveryCaseFailedIsJudgedAndFails) {
+  // A failure is evidence: the gate reports the case missing, not nothing.
+  const perfgate::testing::TempDir dir = Scratch();
+  CaseResult failed = TimedCase("copy", 10);
+  failed.samples.clear();
+  failed.status = CaseStatus::kFailed;
+  failed.reason = "wrong result at element 7";
+  std::vector<std::string> b;
+  for (int k = 0; k < 6; ++k) b.push_back(WriteFile(dir, absl::StrCat("b", k, ".json"), Meta("node-1"), {failed}));
+  const Outcome run = RunCompareFiles(Files(dir, "a", 6, 1.0), b);
+  EXPECT_EQ(run.code, kExitRegression) << run.out << run.err;
+  EXPECT_THAT(run.out, HasSubstr("wrong result at element 7"));
+}
+
+TEST(Compare, IngestAndExportRefuseAFileOfNothingMeasuredAndLeaveNothingBehind) {
+  const perfgate::testing::TempDir dir = Scratch();
+  const std::string empty = FormatsFixture("test4_run0.json");
+  IngestOptions o;
+  o.files = {FormatsFixture("gbench_repetitions.json"), empty};
+  o.coordinator = "127.0.0.1:1";  // never reached: every file is read and refused first
+  o.timeout_s = 1;
+  o.sku = "cpu-amd-epyc-7b13";
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(IngestCommand(o), kExitError);
+  const std::string ingest_err = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(ingest_err, HasSubstr(empty + ": nothing to store: 1 case, none with samples: gbench/whocares skipped"));
+
+  Config config;
+  config.export_files = {FormatsFixture("gbench_repetitions.json"), empty};
+  config.export_output = dir.Join("out.bmf.json");
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(ExportCommand(config), kExitError);
+  const std::string export_err = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(export_err, HasSubstr(empty + ": nothing to export: 1 case, none with samples"));
+  EXPECT_FALSE(std::filesystem::exists(config.export_output));
 }
 
 }  // namespace

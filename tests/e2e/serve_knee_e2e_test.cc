@@ -35,6 +35,7 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -108,7 +109,8 @@ struct Sweep {
     }
   }
 
-  // The knee of each budget, by kv_blocks.
+  // The knee of each budget, by kv_blocks: 0 when it lies below the rates
+  // swept, infinity when above them (the case then holds no value).
   std::map<std::string, double> Knees() const {
     std::vector<CaseResult> results;
     for (const auto& [rate, point] : points) results.insert(results.end(), point.begin(), point.end());
@@ -117,7 +119,15 @@ struct Sweep {
     EXPECT_TRUE(cases.ok()) << cases.status();
     for (const CaseResult& k : cases->front().spec->derive(results)) {
       EXPECT_EQ(k.benchmark.params.at("objective"), "p99") << k.reason;
-      out[k.benchmark.params.at("kv_blocks")] = k.samples.at(0).values.at(0);
+      double& knee = out[k.benchmark.params.at("kv_blocks")];
+      if (!k.samples.empty()) {
+        knee = k.samples[0].values.at(0);
+      } else if (k.reason.rfind("knee below the swept range", 0) == 0) {
+        knee = 0;
+      } else {
+        EXPECT_EQ(k.reason.rfind("knee above the swept range", 0), 0u) << k.reason;
+        knee = std::numeric_limits<double>::infinity();
+      }
     }
     return out;
   }
@@ -166,7 +176,7 @@ TEST(ServeKnee, HalvingTheKvBudgetMovesTheKneeDownAndRaisesP99TtftOnTheRealModel
   while (std::min(knees[kFull], knees[kHalf]) == 0 && sweep.points.begin()->first > capacity / 8) {
     ASSERT_NO_FATAL_FAILURE(extend(std::round(sweep.points.begin()->first / kStep)));
   }
-  while (knees[kFull] == sweep.points.rbegin()->first && knees[kFull] < 4 * capacity) {
+  while (knees[kFull] > sweep.points.rbegin()->first && sweep.points.rbegin()->first < 4 * capacity) {
     ASSERT_NO_FATAL_FAILURE(extend(std::round(sweep.points.rbegin()->first * kStep)));
   }
   sweep.Print();

@@ -13,7 +13,9 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/stats.h"
+#include "gate/gate.h"
 #include "suites/builtin.h"
 #include "suites/inference/serve_case.h"
 #include "suites/inference/serving.h"
@@ -168,7 +170,9 @@ TEST(Serving, HalvingTheKvBudgetMovesTheKneeDownAndRaisesTailTtft) {
       const ServeOptions o = Options(rate, kv_blocks);
       met.push_back({rate, inference::MeetsObjectives(Serve(o), o, 0.99)});
     }
-    return inference::KneeRate(met);
+    const inference::Knee k = inference::FindKnee(met);
+    EXPECT_EQ(k.bound, inference::KneeBound::kInside) << kv_blocks;
+    return k.rate;
   };
   const double full = knee(64), half = knee(32);
   EXPECT_GT(full, 50.0);
@@ -246,10 +250,19 @@ TEST(Serving, RefusesSizesBeyondItsBoundsNamingTheKnob) {
   EXPECT_EQ(inference::Validate(o), "");
 }
 
-TEST(KneeRate, IsTheHighestRateBeforeTheFirstMiss) {
-  EXPECT_EQ(inference::KneeRate({{8, true}, {2, true}, {4, true}, {16, false}, {32, true}}), 8.0);
-  EXPECT_EQ(inference::KneeRate({{2, false}, {4, true}}), 0.0);
-  EXPECT_EQ(inference::KneeRate({{2, true}, {4, true}}), 4.0);
+TEST(FindKnee, IsTheHighestRateBeforeTheFirstMiss) {
+  const inference::Knee k = inference::FindKnee({{8, true}, {2, true}, {4, true}, {16, false}, {32, true}});
+  EXPECT_EQ(k.bound, inference::KneeBound::kInside);
+  EXPECT_EQ(k.rate, 8.0);
+}
+
+TEST(FindKnee, SaysWhenTheKneeLiesBelowOrAboveTheRatesSwept) {
+  const inference::Knee below = inference::FindKnee({{4, true}, {2, false}});
+  EXPECT_EQ(below.bound, inference::KneeBound::kBelowRange);
+  EXPECT_EQ(below.rate, 2.0);  // the lowest rate, which already missed
+  const inference::Knee above = inference::FindKnee({{4, true}, {2, true}});
+  EXPECT_EQ(above.bound, inference::KneeBound::kAboveRange);
+  EXPECT_EQ(above.rate, 4.0);  // the top rate, which still met them
 }
 
 // ---- percentiles from order statistics ----
@@ -456,6 +469,64 @@ TEST(ServeCase, ASweepOfFiveRatesOnTheRealModelFindsAKnee) {
   EXPECT_GE(k.samples[0].values[0], 120.0) << k.reason;
   EXPECT_LT(k.samples[0].values[0], 1000000.0) << k.reason;
   std::cout << k.reason << "\n";
+}
+
+// The knee of a two-rate sweep of the real host model, with the objectives
+// given; clock=cpu, so that a busy machine cannot move it.
+CaseResult SweptKnee(const std::vector<std::string>& rates, const std::string& ttft_ms, const std::string& tpot_ms) {
+  auto cases = BuiltinRegistry().Select({"inference"}, {"serve{backend=host*"},
+                                        {{"rate", rates}, {"requests", {"60"}}, {"clock", {"cpu"}},
+                                         {"ttft_ms", {ttft_ms}}, {"tpot_ms", {tpot_ms}}});
+  EXPECT_TRUE(cases.ok()) << cases.status();
+  if (!cases.ok() || cases->size() != rates.size()) return {};
+  std::vector<CaseResult> results;
+  for (const CaseInstance& c : *cases) results.push_back(RunOne(c));
+  const std::vector<CaseResult> knees = cases->front().spec->derive(results);
+  EXPECT_EQ(knees.size(), 1u);
+  return knees.empty() ? CaseResult{} : knees[0];
+}
+
+TEST(ServeCase, AKneeBelowTheSweptRatesIsSkippedWithNoValueAndSaysToSweepLower) {
+  // Every request at once, and a TTFT objective of 1 ms: 60 prompts queued
+  // behind 16 slots wait for several of the model's steps whatever the machine.
+  const CaseResult k = SweptKnee({"1000000", "2000000"}, "1", "1000");
+  EXPECT_EQ(k.benchmark.name, "serve_knee");
+  EXPECT_EQ(k.status, CaseStatus::kSkipped) << k.reason;
+  EXPECT_TRUE(k.samples.empty()) << k.reason;  // never a knee of 0
+  EXPECT_NE(k.reason.find("knee below the swept range: the objectives at p90 missed already at its lowest rate, "
+                          "1000000 requests/s; sweep lower rates to find it (e.g. --set rate=250000,500000,1000000)"),
+            std::string::npos)
+      << k.reason;
+  EXPECT_NE(k.reason.find("1000000: TTFT"), std::string::npos) << k.reason;  // what each rate measured
+
+  // Gated against runs whose knee was the lowest rate: the case is missing
+  // from the candidate, a failure that carries the reason, not a change to 0.
+  CaseResult inside = k;
+  inside.status = CaseStatus::kOk;
+  inside.samples = {{0, {1000000}, false}};
+  gate::GateInput input;
+  input.sku = "cpu-test";
+  input.candidate = gate::RunDataFromCases("candidate", {k});
+  for (int i = 0; i < 5; ++i) input.baselines.push_back(gate::RunDataFromCases(absl::StrCat("base", i), {inside}));
+  const gate::GateResult fell = gate::EvaluateGate(input, gate::Policy{});
+  ASSERT_EQ(fell.verdicts.size(), 1u);
+  EXPECT_EQ(fell.verdicts[0].verdict, gate::Verdict::kMissing) << fell.verdicts[0].note;
+  EXPECT_NE(fell.verdicts[0].note.find("knee below the swept range"), std::string::npos) << fell.verdicts[0].note;
+  // Below the range on both sides: no knee measured, none judged.
+  for (int i = 0; i < 5; ++i) input.baselines[i] = gate::RunDataFromCases(absl::StrCat("base", i), {k});
+  EXPECT_TRUE(gate::EvaluateGate(input, gate::Policy{}).verdicts.empty());
+}
+
+TEST(ServeCase, AKneeAboveTheSweptRatesIsSkippedWithNoValueAndSaysAtLeastTheTopRate) {
+  // One request a second against objectives of a second: every request is
+  // served alone, far within them.
+  const CaseResult k = SweptKnee({"1", "2"}, "1000", "1000");
+  EXPECT_EQ(k.status, CaseStatus::kSkipped) << k.reason;
+  EXPECT_TRUE(k.samples.empty()) << k.reason;
+  EXPECT_NE(k.reason.find("knee above the swept range: at least its top rate, 2 requests/s, where the objectives at "
+                          "p90 still held; sweep higher rates to find it (e.g. --set rate=2,4,8)"),
+            std::string::npos)
+      << k.reason;
 }
 
 }  // namespace
