@@ -9,8 +9,11 @@
 # libraries only, so none shadows one of the bundle's), and each library's
 # origin, or its absence, goes to the agent in PERFGATE_GPU_LIBRARIES (lines
 # joined by ';'), which it records in the run's details.
+# An agent started by one that came through here (ab runs its sides as
+# agents) inherits both variables: it is not searched for again.
 set -euo pipefail
 top=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
+if [[ -n ${PERFGATE_GPU_LIBRARIES:-} ]]; then exec "$top/libexec/perfgate/perfgate-agent" "$@"; fi
 found=$("$top/libexec/perfgate/runtime-libs.sh" --search)
 extra=()
 while read -r line; do

@@ -43,53 +43,59 @@ toolkit_dirs() {
   return 0
 }
 
-# Folders to search, each followed by its origin, one a line: "DIR\tORIGIN".
-# A python3 that hangs is given up on after 5 s.
-search_dirs() {
-  local d py
-  local -a dirs
-  IFS=: read -ra dirs <<<"${LD_LIBRARY_PATH:-}"
-  for d in "${dirs[@]}"; do [[ -n $d ]] && printf '%s\t%s\n' "$d" "LD_LIBRARY_PATH"; done
-  toolkit_dirs | sed 's/$/\tthe CUDA toolkit/'
+# The nvidia/*/lib and torch/lib folders of every python3's site-packages,
+# one a line: "DIR\tthe site-packages of PYTHON". A python3 that hangs is
+# given up on after 5 s.
+wheel_dirs() {
+  local py
   pythons | while read -r py; do
-      timeout -k 1 5 "$py" -c 'import glob, os, site
+    timeout -k 1 5 "$py" -c 'import glob, os, site
 paths = site.getsitepackages() + [site.getusersitepackages()]
 for p in paths:
     for d in sorted(glob.glob(os.path.join(p, "nvidia", "*", "lib"))) + [os.path.join(p, "torch", "lib")]:
         if os.path.isdir(d):
             print(d)' 2>/dev/null </dev/null | sed "s|\$|\tthe site-packages of $py|" || true
-    done
+  done
   return 0
 }
 
-# The --search report (see the top of this file).
+# "PATH\tORIGIN" of the first folder of `dirs` ("DIR\tORIGIN" lines) holding NAME.
+first_in() {
+  local name=$1 dir origin
+  while IFS=$'\t' read -r dir origin; do
+    if [[ -n $dir && -e $dir/$name ]]; then printf '%s\t%s\n' "$dir/$name" "$origin"; return 0; fi
+  done <<<"$2"
+  return 0
+}
+
+# The --search report (see the top of this file). Each name is looked for
+# where the loader looks (LD_LIBRARY_PATH, its cache), then in the toolkit;
+# the python3s are asked only when a name is in none of those, once.
 search() {
-  local ldconfig_bin cache dirs name path where searched dir origin found
+  local ldconfig_bin cache ld toolkit wheels= asked= family name hit d searched
+  local -a dirs
   ldconfig_bin=$(command -v ldconfig || echo /sbin/ldconfig)
   cache=$(timeout -k 1 5 "$ldconfig_bin" -p 2>/dev/null </dev/null || true)
-  # A folder is searched once, under its first origin.
-  dirs=$(search_dirs | awk -F'\t' '!seen[$1]++')
-  searched="LD_LIBRARY_PATH, the loader's cache, $(toolkit_dirs | grep -c . || true) CUDA toolkit folders, the site-packages of $(pythons | grep -c . || true) python3 on PATH"
+  IFS=: read -ra dirs <<<"${LD_LIBRARY_PATH:-}"
+  ld=$(for d in "${dirs[@]}"; do [[ -n $d ]] && printf '%s\tLD_LIBRARY_PATH\n' "$d"; done; true)
+  toolkit=$(toolkit_dirs | sed 's/$/\tthe CUDA toolkit/')
+  searched="LD_LIBRARY_PATH, the loader's cache, $(grep -c . <<<"$toolkit" || true) CUDA toolkit folders, the site-packages of $(pythons | grep -c . || true) python3 on PATH"
   for family in "libnccl.so.2" "libcublasLt.so.13 libcublasLt.so.12 libcublasLt.so.11"; do
-    found=
+    hit=
     for name in $family; do
-      path= where=
-      # LD_LIBRARY_PATH first, as the loader does; then its cache.
-      while IFS=$'\t' read -r dir origin; do
-        if [[ $origin == LD_LIBRARY_PATH && -e $dir/$name ]]; then path=$dir/$name where=$origin; break; fi
-      done <<<"$dirs"
-      if [[ -z $path ]]; then
-        path=$(awk -v n="$name" '$1 == n && $NF ~ /^\// { print $NF; exit }' <<<"$cache")
-        where="the loader's cache, ldconfig -p"
+      hit=$(first_in "$name" "$ld")
+      [[ -n $hit ]] || hit=$(awk -v n="$name" '$1 == n && $NF ~ /^\// { print $NF "\tthe loader'"'"'s cache, ldconfig -p"; exit }' <<<"$cache")
+      [[ -n $hit ]] || hit=$(first_in "$name" "$toolkit")
+      if [[ -z $hit ]]; then
+        [[ -n $asked ]] || { wheels=$(wheel_dirs | awk -F'\t' '!seen[$1]++'); asked=1; }
+        hit=$(first_in "$name" "$wheels")
       fi
-      if [[ -z $path ]]; then
-        while IFS=$'\t' read -r dir origin; do
-          if [[ -n $dir && -e $dir/$name ]]; then path=$dir/$name where=$origin; break; fi
-        done <<<"$dirs"
+      if [[ -n $hit ]]; then
+        echo "$name ${hit%%$'\t'*} (from ${hit#*$'\t'})"
+        break
       fi
-      if [[ -n $path ]]; then echo "$name $path (from $where)"; found=1; break; fi
     done
-    [[ -n $found ]] || echo "${family%% *} not found (searched $searched)"
+    [[ -n $hit ]] || echo "${family%% *} not found (searched $searched)"
   done
 }
 

@@ -71,13 +71,14 @@ class Node {
   }
 
   // bin/perfgate-agent ARGS... with the node's PATH, toolkit and LD_LIBRARY_PATH.
-  CommandResult Agent(const std::vector<std::string>& args) {
+  CommandResult Agent(const std::vector<std::string>& args, const std::string& inherited = "") {
     std::vector<std::string> argv = {Join("bundle/bin/perfgate-agent")};
     argv.insert(argv.end(), args.begin(), args.end());
     ProcessOptions options;
     options.env = {{"PATH", path_ + Join("stubs") + ":" + Join("tools")},
                    {"PERFGATE_CUDA_DIRS", Join("cuda/lib64")},
-                   {"LD_LIBRARY_PATH", Join("ld")}};
+                   {"LD_LIBRARY_PATH", Join("ld")},
+                   {"PERFGATE_GPU_LIBRARIES", inherited}};
     auto r = RunCommand(argv, options, std::chrono::seconds(60));
     EXPECT_TRUE(r.ok()) << r.status();
     EXPECT_EQ(r.ok() ? r->exit_code : -1, 0) << (r.ok() ? r->output : "");
@@ -124,6 +125,17 @@ TEST(AgentStart, TakesTheLoadersCacheAsItIsAndSaysWhichLibraryIsMissing) {
   EXPECT_THAT(out, HasSubstr("PERFGATE_GPU_LIBRARIES=libnccl.so.2 /opt/nccl/libnccl.so.2 (from the loader's cache, "
                              "ldconfig -p);libcublasLt.so.13 not found (searched LD_LIBRARY_PATH, the loader's cache, "
                              "0 CUDA toolkit folders, the site-packages of 2 python3 on PATH)\n"));
+}
+
+TEST(AgentStart, LeavesWhatAnAgentInheritsFromOneStartedThroughItAsItIs) {
+  Node node;
+  const std::string torch = node.Python("torch");
+  Node::Library(torch + "/nvidia/nccl/lib/libnccl.so.2");
+  node.EchoAgent();
+  const std::string out = node.Agent({}, "libnccl.so.2 /opt/nccl/libnccl.so.2 (from the loader's cache, ldconfig -p)").output;
+  EXPECT_THAT(out, HasSubstr(absl::StrCat("LD_LIBRARY_PATH=", node.Join("ld"), "\n")));
+  EXPECT_THAT(out, HasSubstr("PERFGATE_GPU_LIBRARIES=libnccl.so.2 /opt/nccl/libnccl.so.2 (from the loader's cache, "
+                             "ldconfig -p)\n"));
 }
 
 }  // namespace
