@@ -360,6 +360,18 @@ std::map<std::string, std::string> SlurmDetails(
   return out;
 }
 
+std::map<std::string, std::string> GpuLibraryDetails(
+    const std::function<const char*(const char*)>& getenv) {
+  std::map<std::string, std::string> out;
+  const char* v = getenv("PERFGATE_GPU_LIBRARIES");
+  if (v == nullptr) return out;
+  for (absl::string_view line : absl::StrSplit(v, ';', absl::SkipWhitespace())) {
+    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(line, absl::MaxSplits(' ', 1));
+    if (!kv.second.empty()) out[absl::StrCat("library.", kv.first)] = std::string(kv.second);
+  }
+  return out;
+}
+
 std::string Hostname() {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
@@ -407,7 +419,9 @@ ProbeResult ProbeMachine() {
   r.environment = BuildEnvironment(r.cpu, r.memory_bytes, uts.release,
                                    ParseOsPrettyName(ReadFile("/etc/os-release")), r.cuda,
                                    r.nvml ? r.gpu_facts : std::vector<NvmlDeviceFacts>{}, r.software);
-  r.details = BuildDetails(r.cuda, r.gpu_facts, r.nvml_status, SlurmDetails(&std::getenv));
+  std::map<std::string, std::string> extra = SlurmDetails(&std::getenv);
+  extra.merge(GpuLibraryDetails(&std::getenv));
+  r.details = BuildDetails(r.cuda, r.gpu_facts, r.nvml_status, extra);
   r.details["hostname"] = r.hostname;
   return r;
 }

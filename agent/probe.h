@@ -62,6 +62,13 @@ SoftwareVersions ProbeLibraries();
 std::map<std::string, std::string> SlurmDetails(
     const std::function<const char*(const char*)>& getenv);
 
+/// Run details from PERFGATE_GPU_LIBRARIES, read through `getenv`: where
+/// the bundle's bin/perfgate-agent found each library the agent opens at run
+/// time (lines "NAME PATH (from ORIGIN)" or "NAME not found (...)", joined by
+/// ';'); key "library.NAME", the rest of its line the value. Empty when unset.
+std::map<std::string, std::string> GpuLibraryDetails(
+    const std::function<const char*(const char*)>& getenv);
+
 /// Everything probed, and the environment and details built from it.
 struct ProbeResult {
   CpuInfo cpu;

@@ -5,7 +5,10 @@
 # they need beyond glibc, the C++ runtime, the NVIDIA driver and the CUDA
 # toolkit (scripts/runtime-libs.sh, the rule perfgate's images use too).
 # Binaries find those libraries through an RPATH relative to themselves
-# ($ORIGIN), so nothing needs LD_LIBRARY_PATH.
+# ($ORIGIN), so nothing needs LD_LIBRARY_PATH. NCCL and cuBLASLt, which the
+# agent opens at run time, come from the node: bin/perfgate-agent
+# (scripts/agent-start.sh) finds them and starts the agent, which lies in
+# libexec/perfgate/.
 #
 #   scripts/bundle.sh BUILD_DIR [OUT_DIR]
 #
@@ -33,8 +36,11 @@ mkdir -p "$top/bin" "$top/lib" "$top/libexec/perfgate/tests" "$top/share/perfgat
 
 for b in agent/perfgate-agent cli/perfgate coordinator/perfgate-coordinator; do
   [[ -x $build/$b ]] || { echo "$0: $build/$b is missing: build it first" >&2; exit 2; }
-  cp "$build/$b" "$top/bin/"
 done
+cp "$build/cli/perfgate" "$build/coordinator/perfgate-coordinator" "$top/bin/"
+cp "$build/agent/perfgate-agent" "$top/libexec/perfgate/"
+cp "$root/scripts/agent-start.sh" "$top/bin/perfgate-agent"
+cp "$root/scripts/runtime-libs.sh" "$top/libexec/perfgate/"
 # The device tests, as CTest knows them: every test binary labelled gpu.
 # Where CUDA was not found there are fewer (or none); the proof says so.
 gpu_tests=$(cd "$build" && ctest -N -L gpu --show-only=json-v1 |
@@ -54,7 +60,7 @@ cp "$root/deploy/policy/default.yaml" "$top/share/perfgate/policy.yaml"
 cp "$root/docs/gpu-results.md" "$top/share/perfgate/"
 echo "$version $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)" > "$top/share/perfgate/version"
 
-binaries=("$top"/bin/perfgate "$top"/bin/perfgate-agent "$top"/bin/perfgate-coordinator)
+binaries=("$top"/bin/perfgate "$top"/libexec/perfgate/perfgate-agent "$top"/bin/perfgate-coordinator)
 for t in "$top"/libexec/perfgate/tests/*; do [[ -e $t ]] && binaries+=("$t"); done
 libs=$("$root/scripts/runtime-libs.sh" "${binaries[@]}")
 while read -r soname path; do
@@ -63,9 +69,10 @@ done <<<"$libs"
 
 # Symbols are not needed to run; the libraries find each other in lib/.
 strip --strip-unneeded "${binaries[@]}" "$top"/lib/*
-for b in "$top"/bin/perfgate "$top"/bin/perfgate-agent "$top"/bin/perfgate-coordinator; do
+for b in "$top"/bin/perfgate "$top"/bin/perfgate-coordinator; do
   patchelf --set-rpath '$ORIGIN/../lib' "$b"
 done
+patchelf --set-rpath '$ORIGIN/../../lib' "$top/libexec/perfgate/perfgate-agent"
 for t in "$top"/libexec/perfgate/tests/*; do
   [[ -e $t ]] && patchelf --set-rpath '$ORIGIN/../../../lib' "$t"
 done

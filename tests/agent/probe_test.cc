@@ -241,6 +241,20 @@ TEST(Probe, ReadsSlurmIdsThatAreSet) {
                                    {"slurm_array_task_id", "3"}, {"slurm_job_id", "9001"}}));
 }
 
+TEST(Probe, RecordsWhereEachGpuLibraryCameFromAndSkipsLinesWithoutOne) {
+  const std::string libraries =
+      "libnccl.so.2 /opt/nccl/libnccl.so.2 (from the loader's cache, ldconfig -p);libcublasLt.so.13 not found "
+      "(searched LD_LIBRARY_PATH);stray;";
+  auto get = [&](const char* name) -> const char* {
+    return std::string(name) == "PERFGATE_GPU_LIBRARIES" ? libraries.c_str() : nullptr;
+  };
+  EXPECT_EQ(GpuLibraryDetails(get),
+            (std::map<std::string, std::string>{
+                {"library.libcublasLt.so.13", "not found (searched LD_LIBRARY_PATH)"},
+                {"library.libnccl.so.2", "/opt/nccl/libnccl.so.2 (from the loader's cache, ldconfig -p)"}}));
+  EXPECT_TRUE(GpuLibraryDetails([](const char*) -> const char* { return nullptr; }).empty());
+}
+
 TEST(Probe, DecodesLibraryVersionNumbers) {
   EXPECT_EQ(CublasVersionText(130100), "13.1.0");
   EXPECT_EQ(CudnnVersionText(90100), "9.1.0");

@@ -43,7 +43,7 @@ mkdir -p /opt/bundle "$out" && tar -xf /work/perfgate-*-linux-x86_64.tar -C /opt
 # The project's libraries must not be on the base: the bundle brings them.
 ls /usr/lib/x86_64-linux-gnu /usr/lib 2>/dev/null |
   grep -E '^lib(grpc|protobuf|absl|yaml-cpp|pqxx|openblas|gloo|boost)' > "$out/base-libraries.txt"
-for b in bin/perfgate bin/perfgate-agent bin/perfgate-coordinator libexec/perfgate/tests/*; do
+for b in bin/perfgate libexec/perfgate/perfgate-agent bin/perfgate-coordinator libexec/perfgate/tests/*; do
   [ -e "$b" ] && ldd "$b" | grep 'not found' | sed "s|^|$b: |"
 done > "$out/missing.txt"
 bin/perfgate-coordinator --help > "$out/coordinator-help.txt" 2>&1; echo $? > "$out/coordinator-help.exit"

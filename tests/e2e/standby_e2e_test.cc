@@ -1,10 +1,11 @@
 // A PostgreSQL streaming-replication standby (pg_basebackup -R of the test's
-// primary) behind a real coordinator: Query reads come from the standby
-// (--query-database) and /metrics says how far behind it is; then the
-// primary is stopped mid-run, the standby promoted by hand (pg_ctl
-// promote), and the coordinator, whose --database names both hosts with
-// target_session_attrs=read-write, goes on with the agent's run: it lands
-// exactly once on the new primary.
+// primary) behind a real coordinator whose --database names both hosts with
+// target_session_attrs=read-write. Query reads come from the standby
+// (--query-database) and /metrics says how far behind it is. Failover: once
+// the primary holds the first batch of an agent's run, it is stopped (fast)
+// and the standby promoted by hand (pg_ctl promote) while the agent streams
+// on; every sample of the agent's --output file lands on the new primary
+// exactly once.
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -14,6 +15,7 @@
 #include <pqxx/pqxx>
 #include <regex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/e2e/dashboard_seed.h"
@@ -99,17 +101,36 @@ class StandbyTest : public testing::PostgresDirTest {
     ASSERT_EQ(seen, runs) << standby_->LogTail();
   }
 
+  // The coordinator on both hosts: libpq picks the one that takes writes.
+  void StartCoordinator(const std::vector<std::string>& extra) {
+    auto started = testing::StartDashboardCoordinator(both_, dir_->Join("coordinator.log"), token_file_, extra);
+    ASSERT_TRUE(started.ok()) << started.status();
+    coordinator_ = std::move(*started);
+  }
+
+  // Samples and cases the primary holds once it has committed a first batch;
+  // fails when the agent ends first (nothing left to fail over in).
+  std::pair<int64_t, int64_t> WaitForFirstBatch(ChildProcess& agent) {
+    pqxx::connection c(ConnInfo());
+    for (const auto deadline = Clock::now() + std::chrono::seconds(30); Clock::now() < deadline;) {
+      pqxx::read_transaction txn(c);
+      const auto row = txn.exec1("SELECT count(*), count(DISTINCT benchmark_id) FROM samples");
+      txn.commit();
+      if (row[0].as<int64_t>() > 0) return {row[0].as<int64_t>(), row[1].as<int64_t>()};
+      // Waiting on the agent wakes as soon as it ends.
+      if (agent.Wait(std::chrono::milliseconds(50)).has_value()) break;
+    }
+    ADD_FAILURE() << "no batch stored while the agent ran: " << agent.OutputTail();
+    return {0, 0};
+  }
+
   std::string token_file_, dbname_, both_;
   std::unique_ptr<testing::PostgresServer> standby_;
   testing::DashboardCoordinator coordinator_;
 };
 
-TEST_F(StandbyTest, ReadsComeFromTheStandbyAndARunOutlivesThePrimary) {
-  // Both hosts, the one that takes writes chosen by libpq.
-  auto started = testing::StartDashboardCoordinator(both_, dir_->Join("coordinator.log"), token_file_,
-                                                    {"--query-database", standby_->ConnInfo(dbname_)});
-  ASSERT_TRUE(started.ok()) << started.status();
-  coordinator_ = std::move(*started);
+TEST_F(StandbyTest, ReadsComeFromTheStandbyAndSayHowFreshTheyAre) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--query-database", standby_->ConnInfo(dbname_)}));
 
   ASSERT_NO_FATAL_FAILURE(MeasureOnce("first"));
   ASSERT_NO_FATAL_FAILURE(WaitForStandby(1));
@@ -147,22 +168,33 @@ TEST_F(StandbyTest, ReadsComeFromTheStandbyAndARunOutlivesThePrimary) {
   }
   ASSERT_NO_FATAL_FAILURE(WaitForStandby(2));
   EXPECT_NE(ListRuns().find(RunId("second")), std::string::npos);
+}
 
-  // Failover mid-run: the primary stops, the standby is promoted.
-  auto agent = StartAgent("third", {"--set", "bytes=65536,262144,1048576,4194304", "--min-time", "0.3",
-                                    "--timeout", "0.8"});
+TEST_F(StandbyTest, AStandbyPromotedMidStreamStoresEverySampleOfTheAgentExactlyOnce) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({}));
+  // Four cases of at least 0.3 s each: the run goes on well past its first batch.
+  auto agent = StartAgent("streamed", {"--set", "bytes=65536,262144,1048576,4194304", "--min-time", "0.3",
+                                       "--timeout", "0.8"});
   ASSERT_NE(agent, nullptr);
-  ASSERT_TRUE(agent->WaitForLine(" samples, ", std::chrono::seconds(60))) << agent->OutputTail();
+  const auto [samples_before, cases_before] = WaitForFirstBatch(*agent);
+  ASSERT_GT(samples_before, 0);
+  ASSERT_TRUE(agent->Running()) << "the agent finished before the failover: " << agent->OutputTail();
+
+  // The primary stops (fast shutdown: its standby gets all its WAL first)
+  // and the standby is promoted while the agent is still streaming.
   server().Stop();
   ASSERT_TRUE(standby_->Promote().ok()) << standby_->LogTail();
-  EXPECT_EQ(agent->Wait(std::chrono::minutes(3)), std::optional<int>(0))
+  ASSERT_EQ(agent->Wait(std::chrono::minutes(2)), std::optional<int>(0))
       << agent->OutputTail() << coordinator_.grpc.process->OutputTail();
 
-  // The run is on the new primary exactly as the agent's result file has it.
+  // Every sample of the agent's --output file is on the new primary once:
+  // none lost, none twice, and the cases streamed after the promotion too.
   pqxx::connection c(standby_->ConnInfo(dbname_));
   pqxx::read_transaction txn(c);
-  testing::ExpectRunStoredAsFiled(txn, RunId("third"), dir_->Join("third-results.json"));
-  EXPECT_EQ(txn.exec1("SELECT count(*) FROM runs WHERE status = 'complete'")[0].as<int64_t>(), 3);
+  testing::ExpectRunStoredAsFiled(txn, RunId("streamed"), dir_->Join("streamed-results.json"));
+  EXPECT_EQ(txn.exec1("SELECT count(*) FROM runs")[0].as<int64_t>(), 1);
+  EXPECT_GT(txn.exec1("SELECT count(*) FROM samples")[0].as<int64_t>(), samples_before);
+  EXPECT_GT(txn.exec1("SELECT count(DISTINCT benchmark_id) FROM samples")[0].as<int64_t>(), cases_before);
 }
 
 }  // namespace

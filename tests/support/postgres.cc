@@ -83,24 +83,27 @@ absl::StatusOr<std::string> FindPostgresBinDir() {
 absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Prepare() {
   auto bin_dir = FindPostgresBinDir();
   if (!bin_dir.ok()) return bin_dir.status();
-  auto dir = TempDir::Create("perfgate-pg-");
+  auto dir = ServerWritableTempDir("perfgate-pg-");
   if (!dir.ok()) return dir.status();
   std::unique_ptr<PostgresServer> server(new PostgresServer(std::move(*dir), *bin_dir));
-  if (geteuid() == 0) {
-    const passwd* pw = getpwnam("postgres");
-    if (pw == nullptr) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "running as root, but there is no 'postgres' user to run the server as (PostgreSQL "
-          "refuses to run as root); ",
-          kInstallHint, ", or run the tests as a non-root user"));
-    }
-    if (chown(server->dir_.path().c_str(), pw->pw_uid, pw->pw_gid) != 0) {
-      return absl::InternalError(
-          absl::StrCat("cannot chown ", server->dir_.path(), " to postgres"));
-    }
-    server->user_ = "postgres";
-  }
+  if (geteuid() == 0) server->user_ = "postgres";
   return server;
+}
+
+absl::StatusOr<TempDir> ServerWritableTempDir(const std::string& prefix) {
+  auto dir = TempDir::Create(prefix);
+  if (!dir.ok() || geteuid() != 0) return dir;
+  const passwd* pw = getpwnam("postgres");
+  if (pw == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "running as root, but there is no 'postgres' user to run the server as (PostgreSQL "
+        "refuses to run as root); ",
+        kInstallHint, ", or run the tests as a non-root user"));
+  }
+  if (chown(dir->path().c_str(), pw->pw_uid, pw->pw_gid) != 0) {
+    return absl::InternalError(absl::StrCat("cannot chown ", dir->path(), " to postgres"));
+  }
+  return dir;
 }
 
 // Runs one of the server's tools (initdb, pg_basebackup, pg_ctl) as the
@@ -129,9 +132,10 @@ absl::Status PostgresServer::LaunchOnFreePort() {
   return launched;
 }
 
-absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Start() {
+absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Start(const std::vector<std::string>& settings) {
   auto server = Prepare();
   if (!server.ok()) return server.status();
+  (*server)->settings_ = settings;
   if (absl::Status s = (*server)->RunTool({(*server)->bin_dir_ + "/initdb", "-D", (*server)->dir_.Join("data"), "-A",
                                            "trust", "-U", kUser, "-E", "UTF8", "--no-locale", "--no-sync"});
       !s.ok()) {
@@ -145,14 +149,34 @@ absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Start() {
 absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::StartStandby(const PostgresServer& primary) {
   auto server = Prepare();
   if (!server.ok()) return server.status();
-  // -R: standby.signal and primary_conninfo; -X stream: the WAL of the copy's own span comes with it;
-  // a fast checkpoint, not one spread over minutes.
-  if (absl::Status s = (*server)->RunTool({(*server)->bin_dir_ + "/pg_basebackup", "-h", "127.0.0.1", "-p",
-                                           std::to_string(primary.port()), "-U", kUser, "-D",
-                                           (*server)->dir_.Join("data"), "-R", "-X", "stream", "--checkpoint=fast", "--no-sync"});
-      !s.ok()) {
-    return s;
-  }
+  // -R: standby.signal and primary_conninfo.
+  if (absl::Status s = primary.BaseBackup((*server)->dir_.Join("data"), {"-R"}); !s.ok()) return s;
+  if (absl::Status s = (*server)->LaunchOnFreePort(); !s.ok()) return s;
+  return server;
+}
+
+// -X stream: the WAL of the copy's own span comes with it; a fast
+// checkpoint, not one spread over minutes.
+absl::Status PostgresServer::BaseBackup(const std::string& dest, const std::vector<std::string>& extra) const {
+  std::vector<std::string> argv = {bin_dir_ + "/pg_basebackup", "-h", "127.0.0.1", "-p", std::to_string(port_),
+                                   "-U", kUser, "-D", dest, "-X", "stream", "--checkpoint=fast", "--no-sync"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return RunTool(argv);
+}
+
+absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Restore(const std::string& backup,
+                                                                        const std::vector<std::string>& settings) {
+  auto server = Prepare();
+  if (!server.ok()) return server.status();
+  const std::string data = (*server)->dir_.Join("data");
+  // As the server's user, so that it owns the copy; cp -a keeps the modes
+  // PostgreSQL insists on (0700).
+  if (absl::Status s = (*server)->RunTool({"cp", "-a", backup, data}); !s.ok()) return s;
+  if (absl::Status s = (*server)->RunTool({"touch", data + "/recovery.signal"}); !s.ok()) return s;
+  // Without hot standby the server reports ready only once recovery has
+  // ended, so Launch returns with everything replayed.
+  (*server)->settings_ = settings;
+  (*server)->settings_.push_back("hot_standby=off");
   if (absl::Status s = (*server)->LaunchOnFreePort(); !s.ok()) return s;
   return server;
 }
@@ -175,28 +199,12 @@ absl::Status PostgresServer::Launch(int port) {
   opts.user = user_;
   opts.working_dir = dir_.path();
   opts.env["LC_ALL"] = "C";
-  auto process = ChildProcess::Start({bin_dir_ + "/postgres",
-                                      "-D",
-                                      dir_.Join("data"),
-                                      "-p",
-                                      std::to_string(port_),
-                                      "-k",
-                                      dir_.path(),
-                                      "-c",
-                                      "listen_addresses=127.0.0.1",
-                                      "-c",
-                                      "fsync=off",
-                                      "-c",
-                                      "synchronous_commit=off",
-                                      "-c",
-                                      "full_page_writes=off",
-                                      "-c",
-                                      "shared_buffers=32MB",
-                                      "-c",
-                                      "max_connections=60",
-                                      "-c",
-                                      "lc_messages=C"},
-                                     log, opts);
+  std::vector<std::string> argv = {bin_dir_ + "/postgres", "-D", dir_.Join("data"), "-p", std::to_string(port_),
+                                   "-k", dir_.path(), "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off",
+                                   "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c",
+                                   "shared_buffers=32MB", "-c", "max_connections=60", "-c", "lc_messages=C"};
+  for (const std::string& setting : settings_) argv.insert(argv.end(), {"-c", setting});
+  auto process = ChildProcess::Start(argv, log, opts);
   if (!process.ok()) return process.status();
   process_ = std::move(*process);
   if (process_->WaitForLine(kReadyLine, kReadyTimeout)) return absl::OkStatus();

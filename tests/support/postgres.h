@@ -27,11 +27,19 @@ class PostgresServer {
   /// Runs initdb and starts the server (as user postgres when called as root,
   /// since PostgreSQL refuses to run as root). The error of a failed start
   /// carries the tail of the server's log.
-  static absl::StatusOr<std::unique_ptr<PostgresServer>> Start();
+  /// `settings` ("name=value", each passed as -c) come after the test
+  /// defaults and override them (e.g. archive_mode=on).
+  static absl::StatusOr<std::unique_ptr<PostgresServer>> Start(const std::vector<std::string>& settings = {});
   /// A streaming-replication standby of `primary` (pg_basebackup -R of
   /// it), started on a free port: it serves reads and follows the primary
   /// until Promote().
   static absl::StatusOr<std::unique_ptr<PostgresServer>> StartStandby(const PostgresServer& primary);
+  /// Archive recovery of a base backup (BaseBackup's directory, copied, not
+  /// moved): recovery.signal in the copy and the server started with
+  /// `settings` (restore_command among them); returns once it has replayed
+  /// every WAL segment restore_command finds and takes writes.
+  static absl::StatusOr<std::unique_ptr<PostgresServer>> Restore(const std::string& backup,
+                                                                 const std::vector<std::string>& settings);
   PostgresServer(const PostgresServer&) = delete;
   PostgresServer& operator=(const PostgresServer&) = delete;
   /// Stops the server (fast shutdown) and removes its files.
@@ -51,6 +59,10 @@ class PostgresServer {
   /// Starts the stopped server again on the same port and data directory
   /// (an outage ends); the error carries the log.
   absl::Status StartAgain();
+  /// pg_basebackup of the running server into the new directory `dest`
+  /// (plain format, the WAL of its own span streamed with it).
+  /// `extra`: more pg_basebackup options (-R for a standby).
+  absl::Status BaseBackup(const std::string& dest, const std::vector<std::string>& extra = {}) const;
   /// pg_ctl promote: a standby becomes a primary that takes writes
   /// (returns once it does).
   absl::Status Promote();
@@ -70,6 +82,7 @@ class PostgresServer {
   TempDir dir_;  // data directory, socket and log; destroyed after process_
   std::string bin_dir_;
   std::string user_;  // the OS user the server runs as; empty: the current one
+  std::vector<std::string> settings_;  // -c options beyond the test defaults
   int port_ = 0;
   std::unique_ptr<ChildProcess> process_;
 };
@@ -78,6 +91,10 @@ class PostgresServer {
 /// directory of initdb found in PATH, then the newest /usr/lib/postgresql/*/bin.
 /// FAILED_PRECONDITION saying to install the postgresql package when none has them.
 absl::StatusOr<std::string> FindPostgresBinDir();
+
+/// A temporary directory the server's OS user may write (postgres when
+/// called as root): for a WAL archive or a base backup.
+absl::StatusOr<TempDir> ServerWritableTempDir(const std::string& prefix);
 
 /// The server shared by every test of this process, started on first use and
 /// stopped when the process exits (ctest runs each test in its own process,
