@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "agent/ab_evidence.h"
 #include "common/process.h"
 #include "formats/result_file.h"
 #include "common/stats.h"
@@ -37,8 +38,6 @@ CaseResult FailedCase(std::string reason) {
 std::string SideReason(AbRole role, const std::string& reason) {
   return absl::StrCat(ToString(role), " side: ", reason);
 }
-
-std::string Percent(double change) { return absl::StrFormat("%+.2f %%", change * 100); }
 
 }  // namespace
 
@@ -106,6 +105,10 @@ Pilot MeasurePilot(const std::string& key, Side& side, const AbOptions& options)
 }
 
 unsigned BlockSamplesFor(double seconds_per_sample, const AbOptions& options) {
+  // A sample that alone lasts a block is one: a program run of seconds is
+  // long enough that no scheduler slice or short burst dominates it, and
+  // five of them a block would leave a minute's budget one round.
+  if (seconds_per_sample >= options.block_seconds) return 1;
   const double wanted = seconds_per_sample > 0 ? std::ceil(options.block_seconds / seconds_per_sample) : 0;
   return static_cast<unsigned>(std::clamp(wanted, double(options.min_block_samples), 100000.0));
 }
@@ -179,7 +182,37 @@ bool AddBlock(CasePair* pair, AbRole role, CaseResult block) {
   return true;
 }
 
-bool NextRound(CasePair* pair, unsigned rounds, const AbOptions& options, double spent_s, double budget_s,
+double RoundsBudget(double round_s, const AbOptions& options) {
+  return static_cast<double>(options.min_rounds) * round_s * 1.2;
+}
+
+namespace {
+
+// After the first round: whether min_rounds fit the budget at its pace. With
+// --case-budget auto the budget grows to twice what they need; else a pair
+// they cannot fit stops with a note saying what budget would.
+bool MinRoundsFit(CasePair* pair, const AbOptions& options, double round_s, double* budget_s) {
+  const double needed = RoundsBudget(round_s, options);
+  if (*budget_s <= 0 || needed <= *budget_s) return true;
+  if (options.auto_budget) {
+    *budget_s = 2 * needed;
+    return true;
+  }
+  // The case budget that would give this measurement `needed`, whatever
+  // share of it (first or confirming, job budget) the measurement got.
+  const double ask = std::ceil(options.case_budget_s * needed / *budget_s);
+  pair->stopped = "over_budget";
+  pair->note = absl::StrFormat(
+      "not judged: one round (a block a side) took %.1f s, so the %u rounds a first look at the interval needs "
+      "take about %.0f s, more than the %.0f s this measurement may take. Rerun with --case-budget %.0f (or "
+      "--case-budget auto, which sizes it from the first round)",
+      round_s, options.min_rounds, needed, *budget_s, ask);
+  return false;
+}
+
+}  // namespace
+
+bool NextRound(CasePair* pair, unsigned rounds, const AbOptions& options, double spent_s, double* budget_s,
                const DecidedFn& decided) {
   pair->rounds = rounds;
   if (options.fixed_rounds > 0) {
@@ -187,12 +220,13 @@ bool NextRound(CasePair* pair, unsigned rounds, const AbOptions& options, double
     pair->stopped = "rounds";
     return false;
   }
+  if (rounds == 1 && !MinRoundsFit(pair, options, spent_s, budget_s)) return false;
   if (rounds >= options.min_rounds && decided && decided(*pair)) {
     pair->stopped = "decided";
     return false;
   }
   // Another round must fit in the budget: rounds so far predict its cost.
-  if (budget_s > 0 && spent_s + spent_s / rounds > budget_s) {
+  if (*budget_s > 0 && spent_s + spent_s / rounds > *budget_s) {
     pair->stopped = "budget";
     return false;
   }
@@ -210,7 +244,7 @@ void FinishPair(CasePair* pair, double seconds) {
 
 CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbOptions& options,
                      double budget_s, const DecidedFn& decided) {
-  const Clock::time_point start = Clock::now();
+  const Clock::time_point began = Clock::now();
   CasePair pair = StartPair(c);
   unsigned samples = options.fixed_block_samples;
   if (samples == 0) {
@@ -220,15 +254,18 @@ CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbO
     if (!AddBlock(&probe, AbRole::kBaseline, pilot.block)) return probe;
     samples = pilot.block_samples;
   }
+  // The budget counts the rounds; the pilot's time is the job's.
+  const Clock::time_point start = Clock::now();
+  double budget = budget_s;
   for (unsigned round = 0;; ++round) {
     for (AbRole role : BlockOrder(round)) {
       if (!AddBlock(&pair, role, (role == AbRole::kBaseline ? baseline : candidate).Measure(pair.key, samples))) {
         return pair;
       }
     }
-    if (!NextRound(&pair, round + 1, options, Since(start), budget_s, decided)) break;
+    if (!NextRound(&pair, round + 1, options, Since(start), &budget, decided)) break;
   }
-  FinishPair(&pair, Since(start));
+  FinishPair(&pair, Since(began));
   return pair;
 }
 
@@ -278,61 +315,40 @@ bool CaseDecided(const CasePair& pair, const gate::Policy& policy, const std::st
 
 namespace {
 
-// The notes of the metrics measured again (their first verdict, whether the
-// second held it) and the summary's count of confirmed cases.
-void NoteConfirmations(const gate::GateResult& first, const std::set<std::string>& suspects, AbResult* result) {
-  // The first verdict of each re-measured metric, for the notes.
-  std::map<std::pair<std::string, std::string>, const gate::MetricVerdict*> before;
-  for (const gate::MetricVerdict& v : first.verdicts) before[{v.benchmark, v.metric}] = &v;
-  std::set<std::string> held;
-  for (gate::MetricVerdict& v : result->gate.verdicts) {
-    if (suspects.count(v.benchmark) == 0) continue;
-    const auto it = before.find({v.benchmark, v.metric});
-    const std::string earlier =
-        it == before.end()
-            ? std::string("absent")
-            : absl::StrCat(gate::ToString(it->second->verdict), " at ", Percent(it->second->change));
-    if (v.gating && gate::Fails(v.verdict)) {
-      held.insert(v.benchmark);
-      v.note = absl::StrCat("confirmed by a second interleaved measurement (first: ", earlier, "); ", v.note);
-    } else {
-      v.note = absl::StrCat("judged on a second interleaved measurement (first: ", earlier, "); ", v.note);
-    }
-  }
-  for (const std::string& key : suspects) {
-    (held.count(key) != 0 ? result->confirmed : result->unconfirmed).push_back(key);
-  }
-  absl::StrAppend(&result->gate.summary, " Re-measured before blocking: ", result->confirmed.size(),
-                  " confirmed", result->confirmed.empty() ? "" : absl::StrCat(" (", absl::StrJoin(result->confirmed, ", "), ")"),
-                  ", ", result->unconfirmed.size(), " not confirmed",
-                  result->unconfirmed.empty() ? "" : absl::StrCat(" (", absl::StrJoin(result->unconfirmed, ", "), ")"),
-                  ".");
+// The rounds a confirmation needs before its interval says anything: the
+// first look of the stop rule, or the fixed rounds asked for.
+unsigned RoundsForALook(const AbOptions& options) {
+  return options.fixed_rounds > 0 ? options.fixed_rounds : options.min_rounds;
+}
+
+// The notes and verdicts that measuring short of a decision leaves, then
+// the outcome and summary again from the verdicts as they now stand.
+void ExplainShortfalls(AbResult* result, const AbOptions& options, const gate::Policy& policy,
+                       const std::string& sku) {
+  ApplyOverBudget(result->pairs, &result->gate);
+  SayWhatWouldDecide(result->pairs, options, &result->gate);
+  gate::SumUp(result->gate, sku, policy);
 }
 
 }  // namespace
 
 AbResult MeasureAndDecide(const std::vector<AbCase>& cases, const gate::Policy& policy, const std::string& sku,
-                          bool confirm, const MeasureCasesFn& measure) {
+                          const AbOptions& options, const MeasureCasesFn& measure) {
   AbResult result;
   std::vector<size_t> all(cases.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
   MeasuredCases first_pass = measure(all, nullptr);
   result.pairs = std::move(first_pass.pairs);
   result.error = std::move(first_pass.error);
-  gate::GateResult first = Decide(result.pairs, policy, sku);
+  result.gate = Decide(result.pairs, policy, sku);
+  ExplainShortfalls(&result, options, policy, sku);
   // A side that stopped working leaves nothing to confirm with.
-  if (!confirm || !result.error.empty()) {
-    result.gate = std::move(first);
-    return result;
-  }
+  if (!options.confirm || !result.error.empty()) return result;
   std::set<std::string> suspects;
-  for (const gate::MetricVerdict& v : first.verdicts) {
+  for (const gate::MetricVerdict& v : result.gate.verdicts) {
     if (Suspect(v)) suspects.insert(v.benchmark);
   }
-  if (suspects.empty()) {
-    result.gate = std::move(first);
-    return result;
-  }
+  if (suspects.empty()) return result;
   std::vector<size_t> again;
   std::vector<CasePair> earlier;
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -345,12 +361,25 @@ AbResult MeasureAndDecide(const std::vector<AbCase>& cases, const gate::Policy& 
   if (!second.error.empty()) {
     // The first measurement stands; the report says why it was not confirmed.
     result.error = std::move(second.error);
-    result.gate = std::move(first);
     return result;
   }
-  for (size_t k = 0; k < again.size(); ++k) result.pairs[again[k]] = std::move(second.pairs[k]);
+  const gate::GateResult first = std::move(result.gate);
+  // A confirmation too short for a look at its interval adds no verdict:
+  // the case keeps its first measurement, undecided.
+  std::vector<CasePair> confirmations = std::move(second.pairs);
+  std::map<std::string, const CasePair*> cut_short;
+  for (size_t k = 0; k < again.size(); ++k) {
+    const CasePair& c = confirmations[k];
+    if (c.stopped != "failed" && c.rounds < RoundsForALook(options)) {
+      cut_short[c.key] = &c;
+    } else {
+      result.pairs[again[k]] = c;
+    }
+  }
   result.gate = Decide(result.pairs, policy, sku);
-  NoteConfirmations(first, suspects, &result);
+  KeepFirstEvidence(cut_short, RoundsForALook(options), options, &result.gate);
+  ExplainShortfalls(&result, options, policy, sku);
+  NoteConfirmations(first, suspects, cut_short, &result);
   return result;
 }
 
@@ -377,13 +406,18 @@ AbResult RunAb(const std::vector<AbCase>& cases, Side& baseline, Side& candidate
     }
     return out;
   };
-  return MeasureAndDecide(cases, policy, sku, options.confirm, measure);
+  return MeasureAndDecide(cases, policy, sku, options, measure);
 }
 
 double MeasurementBudget(const AbOptions& options, double job_spent_s, size_t left, const CasePair* first) {
   double b = options.case_budget_s;
   if (b > 0 && options.confirm) {
     b = first == nullptr ? b * 2.0 / 3.0 : std::max(b - first->seconds, b / 3.0);
+  }
+  if (b > 0 && first != nullptr && first->rounds > 0) {
+    // A confirmation judged on fewer rounds than a first look would throw
+    // the first measurement's evidence away for nothing.
+    b = std::max(b, (options.min_rounds + 1) * first->seconds / first->rounds);
   }
   if (options.job_budget_s > 0) {
     const double job_left =

@@ -73,6 +73,10 @@ struct AbOptions {
   /// the first gets two thirds when a confirmation may follow, the
   /// confirmation whatever the first left (at least a third).
   double case_budget_s = 60;
+  /// --case-budget auto: after a case's first round, the budget becomes
+  /// what min_rounds rounds at that pace need, twice over (RoundsBudget),
+  /// when that is more than case_budget_s.
+  bool auto_budget = false;
   /// Seconds the whole job may take (0: no bound beyond the cases' own);
   /// each case gets at most the budget left over the cases left.
   double job_budget_s = 0;
@@ -92,7 +96,8 @@ Pilot MeasurePilot(const std::string& key, Side& side, const AbOptions& options)
 
 /// Samples per block so that a block's samples last about
 /// options.block_seconds, given one sample's seconds; at least
-/// options.min_block_samples.
+/// options.min_block_samples, except that a sample which alone lasts
+/// block_seconds (a slow program's run) is a block of its own.
 unsigned BlockSamplesFor(double seconds_per_sample, const AbOptions& options);
 
 /// A case to compare, as the local registry describes it: its identity and
@@ -114,8 +119,13 @@ struct CasePair {
   std::vector<unsigned> baseline_blocks;   // samples per block, in round order
   std::vector<unsigned> candidate_blocks;
   unsigned rounds = 0;
-  std::string stopped;  // why measuring stopped: "decided", "budget", "max_rounds", "rounds"
+  /// Why measuring stopped: "decided", "budget", "max_rounds", "rounds",
+  /// "failed", "error", or "over_budget" (min_rounds could not fit the
+  /// budget at the first round's pace: see `note`).
+  std::string stopped;
   double seconds = 0;   // wall time the pair took, pilot included
+  /// Over budget: what min_rounds would take and the budget to ask for.
+  std::string note;
 };
 
 /// Says whether the pair measured so far decides every gating metric;
@@ -136,15 +146,24 @@ void FailPair(CasePair* pair, AbRole role, CaseStatus status, const std::string&
 bool AddBlock(CasePair* pair, AbRole role, CaseResult block);
 /// After `rounds` complete rounds: whether to measure another. Sets
 /// pair->rounds, and pair->stopped when not ("rounds", "decided", "budget",
-/// "max_rounds"), asking `decided` from options.min_rounds on.
-bool NextRound(CasePair* pair, unsigned rounds, const AbOptions& options, double spent_s, double budget_s,
+/// "max_rounds"), asking `decided` from options.min_rounds on. After the
+/// first round, whose time gives the pace, it checks that min_rounds fit
+/// `*budget_s` (0: unbounded): with options.auto_budget it raises
+/// *budget_s to RoundsBudget; else, when they cannot fit, it stops the pair
+/// "over_budget" with a note naming the budget to ask for.
+bool NextRound(CasePair* pair, unsigned rounds, const AbOptions& options, double spent_s, double* budget_s,
                const DecidedFn& decided);
+/// The seconds a measurement needs for options.min_rounds rounds of
+/// `round_s` each, a fifth to spare: less and the stop rule can never look.
+double RoundsBudget(double round_s, const AbOptions& options);
 /// Records the pair's wall time and each side's noise once measuring ends.
 void FinishPair(CasePair* pair, double seconds);
 /// The seconds one measurement may take: two thirds of the case budget for
 /// a first measurement when a confirmation may follow, for a confirmation
-/// what the first (`first`) left, at least a third; never more than the
-/// job's budget left over the `left` measurements still to come.
+/// what the first (`first`) left, at least a third, and at least what
+/// min_rounds rounds (and one to spare) take at the first's pace, so that a
+/// confirmation is never cut short by the case budget alone; never more
+/// than the job's budget left over the `left` measurements still to come.
 double MeasurementBudget(const AbOptions& options, double job_spent_s, size_t left, const CasePair* first);
 /// "N rounds of M samples a side in S s (why)", or the status and reason.
 void LogPair(const CasePair& p, std::ostream& log);
@@ -179,6 +198,9 @@ struct AbResult {
   std::vector<CasePair> pairs;
   std::vector<std::string> confirmed;    // keys re-measured whose regression held
   std::vector<std::string> unconfirmed;  // keys re-measured that then passed
+  /// Keys whose confirmation got too few rounds to judge: undecided on the
+  /// first measurement's evidence.
+  std::vector<std::string> cut_short;
   /// Non-empty when a side stopped working: which side, its command and
   /// what became of it. The verdicts rest on the blocks measured before.
   std::string error;
@@ -197,13 +219,17 @@ struct MeasuredCases {
 using MeasureCasesFn =
     std::function<MeasuredCases(const std::vector<size_t>& which, const std::vector<CasePair>* first)>;
 
-/// Measures every case with `measure`, gates in A/B mode, and with `confirm`
-/// measures again the cases with a gating metric judged a regression or
-/// below its floor, judging them on the second measurement (notes say
-/// which held). An error in a pass ends measuring: the result keeps what
-/// was measured before and says why in `error`.
+/// Measures every case with `measure`, gates in A/B mode, and with
+/// options.confirm measures again the cases with a gating metric judged a
+/// regression or below its floor, judging them on the second measurement
+/// alone (notes say which held). A confirmation that got fewer rounds than
+/// a first look needs (min_rounds, or the fixed rounds) adds no verdict:
+/// the case keeps its first measurement and its failing verdicts become
+/// undecided, saying so. A budget that ends with a metric undecided says
+/// what more would decide it. An error in a pass ends measuring: the
+/// result keeps what was measured before and says why in `error`.
 AbResult MeasureAndDecide(const std::vector<AbCase>& cases, const gate::Policy& policy, const std::string& sku,
-                          bool confirm, const MeasureCasesFn& measure);
+                          const AbOptions& options, const MeasureCasesFn& measure);
 
 /// Measures every case in `cases` on both sides and gates the candidate
 /// against the baseline in A/B mode. Each case adds rounds until its gating

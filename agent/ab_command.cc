@@ -41,6 +41,7 @@ AbOptions AbOptionsOf(const AgentConfig& config) {
   options.block_seconds = config.ab_block_seconds;
   options.max_rounds = config.ab_max_rounds;
   options.case_budget_s = config.ab_case_budget_s;
+  options.auto_budget = config.ab_case_budget_auto;
   options.confirm = config.ab_confirm;
   if (config.time_budget_s) options.job_budget_s = *config.time_budget_s;
   return options;
@@ -51,7 +52,8 @@ void PrintHeader(const ProbeResult& probe, const std::string& cases, const AbOpt
             << (options.fixed_rounds > 0 ? absl::StrCat(options.fixed_rounds, " rounds")
                                          : absl::StrCat("adaptive rounds (", options.min_rounds, " to ",
                                                         options.max_rounds, ", ", options.case_budget_s,
-                                                        " s a case)"))
+                                                        options.auto_budget ? " s a case or what its pace needs)"
+                                                                            : " s a case)"))
             << " of "
             << (options.fixed_block_samples > 0 ? absl::StrCat(options.fixed_block_samples, " samples")
                                                 : absl::StrCat(options.block_seconds, " s"))

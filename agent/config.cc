@@ -1,11 +1,13 @@
 #include "agent/config.h"
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 
 #include <cstdlib>
 #include <iostream>
 #include <tuple>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "agent/ab.h"
 #include "agent/agent.h"
@@ -133,8 +135,25 @@ void AddAbMeasurement(CLI::App* ab, AgentConfig& c) {
       ->check(CLI::Range(1u, 1000u));
   ab->add_option("--max-rounds", c.ab_max_rounds, "Most block pairs per case when adaptive")
       ->capture_default_str()->check(CLI::Range(5u, 1000u));
-  ab->add_option("--case-budget", c.ab_case_budget_s, "Seconds one case may take, confirmation included")
-      ->envname("PERFGATE_AB_CASE_BUDGET")->capture_default_str()->check(CLI::PositiveNumber);
+  ab->add_option_function<std::string>(
+        "--case-budget",
+        [&c](const std::string& v) {
+          c.ab_case_budget_auto = v == "auto";
+          if (!c.ab_case_budget_auto) c.ab_case_budget_s = std::stod(v);
+        },
+        "Seconds one case may take, confirmation included; 'auto': what the first round's pace says the "
+        "minimum rounds need, twice over (at least the default)")
+      ->envname("PERFGATE_AB_CASE_BUDGET")->default_str("60")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            if (v == "auto") return "";
+            double x = 0;
+            if (!absl::SimpleAtod(v, &x) || !(x > 0) || !std::isfinite(x)) {
+              return "--case-budget takes a positive number of seconds or 'auto', not '" + v + "'";
+            }
+            return "";
+          },
+          "SECONDS|auto"));
   ab->add_option("--time-budget", c.time_budget,
                  "Bound on the whole job (90, 60s, 2m): each case gets at most the budget left over "
                  "the cases left")
@@ -143,7 +162,7 @@ void AddAbMeasurement(CLI::App* ab, AgentConfig& c) {
       ->capture_default_str()->check(CLI::PositiveNumber);
   CLI::Option* block_samples =
       ab->add_option("--block-samples", c.ab_block_samples, "Exactly this many samples per block instead of --block-time")
-          ->check(CLI::Range(2u, 100000u));
+          ->check(CLI::Range(1u, 100000u));
   CLI::Option* min_samples =
       ab->add_option("--min-samples", c.engine.min_samples, "Sets --block-samples to half of it")
           ->check(CLI::Range(2u, 1000000u));

@@ -71,6 +71,7 @@ struct AgentConfig {
   double ab_block_seconds = 0.5;
   unsigned ab_max_rounds = 30;
   double ab_case_budget_s = 60;   // one case, confirmation included
+  bool ab_case_budget_auto = false;  // --case-budget auto: sized from the first round's pace
   bool ab_confirm = true;
   // `calibrate`: A/A processes per case and the seconds of samples each takes.
   unsigned calibrate_processes = 10;

@@ -140,6 +140,7 @@ class ProgramPass {
 
   MeasuredCases Measure(const std::vector<size_t>& which, double budget_s, const DecidedFn& decided) {
     const Clock::time_point start = Clock::now();
+    double budget = budget_s;  // the cases share their blocks, and so one budget
     MeasuredCases out;
     for (size_t i : which) {
       out.pairs.push_back(StartPair(job_.cases[i]));
@@ -155,7 +156,7 @@ class ProgramPass {
       bool again = false;
       for (CasePair& p : out.pairs) {
         if (p.stopped == "failed") continue;
-        again = NextRound(&p, round + 1, options_, Since(start), budget_s, decided) || again;
+        again = NextRound(&p, round + 1, options_, Since(start), &budget, decided) || again;
       }
       if (!again) break;
     }
@@ -226,12 +227,16 @@ class ProgramPass {
 AbResult RunProgramAb(Program& baseline, Program& candidate, const gate::Policy& policy, const std::string& sku,
                       const AbOptions& options, std::ostream& log) {
   const Clock::time_point job_start = Clock::now();
-  const unsigned pilot_samples = options.fixed_block_samples > 0 ? options.fixed_block_samples : options.min_block_samples;
+  // One sample a case: enough to size the blocks by time, and a program of
+  // seconds a run spends seconds, not a fifth of its budget, on the pilot.
+  const unsigned pilot_samples = options.fixed_block_samples > 0 ? options.fixed_block_samples : 1;
   log << "  pilot (baseline, not kept): " << std::flush;
   auto pilot = baseline.Run(pilot_samples);
   if (!pilot.ok()) {
     log << "failed\n";
-    AbResult failed = MeasureAndDecide({}, policy, sku, false, [](const std::vector<size_t>&, const std::vector<CasePair>*) {
+    AbOptions once = options;
+    once.confirm = false;
+    AbResult failed = MeasureAndDecide({}, policy, sku, once, [](const std::vector<size_t>&, const std::vector<CasePair>*) {
       return MeasuredCases{};
     });
     failed.error = absl::StrCat("baseline side, pilot: ", pilot.status().message());
@@ -260,7 +265,7 @@ AbResult RunProgramAb(Program& baseline, Program& candidate, const gate::Policy&
     }
     return m;
   };
-  return MeasureAndDecide(job.cases, policy, sku, options.confirm, measure);
+  return MeasureAndDecide(job.cases, policy, sku, options, measure);
 }
 
 }  // namespace perfgate::agent

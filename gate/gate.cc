@@ -131,6 +131,7 @@ int Rank(Verdict v) {
       return 1;
     case Verdict::kTooNoisy:
     case Verdict::kTooFewRuns:
+    case Verdict::kUndecided:
       return 2;
     case Verdict::kNoBaseline:
       return 3;
@@ -255,7 +256,7 @@ void SortVerdicts(std::vector<MetricVerdict>& verdicts) {
 }
 
 // The outcome and its one-sentence summary, from the sorted verdicts.
-void Summarize(GateResult& result, const GateInput& input, const Policy& policy) {
+void Summarize(GateResult& result, const std::string& sku, const Policy& policy) {
   size_t failing = 0, undecided = 0, advisory_failing = 0;
   const MetricVerdict* worst = nullptr;
   const MetricVerdict* first_undecided = nullptr;
@@ -274,9 +275,15 @@ void Summarize(GateResult& result, const GateInput& input, const Policy& policy)
   }
   const size_t total = result.verdicts.size();
   const std::string metrics_text =
-      absl::StrCat(total, total == 1 ? " metric" : " metrics", " on ", input.sku, ", ",
-                   ToString(input.mode), " gate");
-  if (worst != nullptr) {
+      absl::StrCat(total, total == 1 ? " metric" : " metrics", " on ", sku, ", ",
+                   ToString(result.mode), " gate");
+  if (total == 0) {
+    // Nothing compared is never a pass, whatever the policy does with
+    // undecided metrics: a gate that saw no metric has said nothing.
+    result.outcome = Outcome::kInconclusive;
+    result.summary = absl::StrCat("nothing compared: no metric on ", sku, " in the candidate or the ",
+                                  "baseline that the ", ToString(result.mode), " gate could judge");
+  } else if (worst != nullptr) {
     result.outcome = Outcome::kRegression;
     result.summary =
         absl::StrCat(failing, " of ", metrics_text, " failed; worst: ", Describe(*worst));
@@ -331,6 +338,8 @@ const char* ToString(Verdict v) {
       return "too_few_runs";
     case Verdict::kUnconfirmed:
       return "unconfirmed";
+    case Verdict::kUndecided:
+      return "undecided";
   }
   return "unknown";
 }
@@ -370,17 +379,12 @@ bool Fails(Verdict v) {
 bool Inconclusive(Verdict v) {
   return v == Verdict::kTooNoisy || v == Verdict::kNoBaseline ||
          v == Verdict::kInvalidEnvironment || v == Verdict::kTooFewRuns ||
-         v == Verdict::kUnconfirmed;
+         v == Verdict::kUnconfirmed || v == Verdict::kUndecided;
 }
 
 bool Undecided(const MetricVerdict& v) {
-  if (!v.gating) return false;
-  if (v.verdict == Verdict::kTooNoisy || v.verdict == Verdict::kTooFewRuns) return true;
-  if (v.verdict != Verdict::kPass) return false;
-  // A pass whose interval still reaches past the tolerance on the worse side
-  // has not ruled out a regression of that size: more rounds can.
-  return (std::isfinite(v.change) && v.change > v.tolerance) ||
-         (std::isfinite(v.change_ci_high) && v.change_ci_high > v.tolerance);
+  return v.gating && (v.verdict == Verdict::kTooNoisy || v.verdict == Verdict::kTooFewRuns ||
+                      v.verdict == Verdict::kUndecided);
 }
 
 unsigned StopRuleLooks(unsigned min_rounds, unsigned max_rounds) {
@@ -397,9 +401,13 @@ GateResult EvaluateGate(const GateInput& input, const Policy& policy) {
     if (!e.decided) internal::Decide(e, input.mode, policy.fdr);
     result.verdicts.push_back(std::move(e.verdict));
   }
-  SortVerdicts(result.verdicts);
-  Summarize(result, input, policy);
+  SumUp(result, input.sku, policy);
   return result;
+}
+
+void SumUp(GateResult& result, const std::string& sku, const Policy& policy) {
+  SortVerdicts(result.verdicts);
+  Summarize(result, sku, policy);
 }
 
 }  // namespace perfgate::gate

@@ -55,6 +55,11 @@ enum class Verdict {
   /// a regression from a neighbour's burst over that run. Inconclusive until
   /// a second run of the same commit confirms it (docs/statistics.md).
   kUnconfirmed,
+  /// The change's interval still reaches beyond the tolerance on the worse
+  /// side when measuring ended: a regression that size is not ruled out, so
+  /// this is no pass (docs/statistics.md, "The pass contract"). The note
+  /// names the interval and what more would decide it.
+  kUndecided,
 };
 
 /// Lower-case name: "pass", "regression", "improvement", "below_floor", ...
@@ -201,17 +206,23 @@ struct GateResult {
 /// Judges every metric present in the candidate or any baseline run.
 GateResult EvaluateGate(const GateInput& input, const Policy& policy);
 
+/// Orders result.verdicts worst first and sets result.outcome and
+/// result.summary from them as EvaluateGate does, for a caller that changed
+/// verdicts after the gate (an A/B confirmation cut short, a case whose
+/// minimum rounds could not fit its budget).
+void SumUp(GateResult& result, const std::string& sku, const Policy& policy);
+
 /// Whether a verdict fails a gate when the metric is gating.
 bool Fails(Verdict v);
 /// Whether a verdict leaves a gating metric undecided (too noisy, too few
-/// runs, unconfirmed, no baseline, invalid environment).
+/// runs, unconfirmed, undecided, no baseline, invalid environment).
 bool Inconclusive(Verdict v);
 
 /// Whether more processes could change what the gate says about this metric:
-/// it is gating and too noisy, has too few runs, or passes while its change,
-/// or the worse end of its interval, is beyond its tolerance (a regression
-/// that size is not ruled out yet). The stop rule of adaptive A/B
-/// (agent/ab.h) and of its simulation (gate/simulate.h).
+/// it is gating and too noisy, has too few runs, or is undecided (the worse
+/// end of its interval beyond its tolerance: a regression that size is not
+/// ruled out yet). The stop rule of adaptive A/B (agent/ab.h) and of its
+/// simulation (gate/simulate.h).
 bool Undecided(const MetricVerdict& v);
 
 /// The looks an adaptive A/B stop rule takes at one case: one after each

@@ -202,6 +202,18 @@ bool Unconfirmed(Entry& e, const std::string& numbers) {
   return true;
 }
 
+// Why a metric whose interval reaches past the tolerance is not a pass.
+std::string UndecidedWhy(const MetricVerdict& out) {
+  if (!std::isfinite(out.change_ci_high)) {
+    return absl::StrCat("no interval on this scale, so a regression beyond the tolerance of ",
+                        Percent(out.tolerance), " cannot be ruled out: set a floor to gate this metric");
+  }
+  return absl::StrCat("not a pass: the worse end of the interval, ", SignedPercent(out.change_ci_high),
+                      ", is beyond the tolerance of ", Percent(out.tolerance),
+                      ", so a regression that size is not ruled out. More processes a side narrow "
+                      "the interval");
+}
+
 }  // namespace
 
 std::string WithUnit(double value, const std::string& unit) {
@@ -285,10 +297,16 @@ void Decide(Entry& e, Mode mode, double fdr) {
   } else if (significant && out.change < -tol) {
     out.verdict = Verdict::kImprovement;
     out.note = absl::StrCat(numbers, "; better by more than the tolerance of ", Percent(tol));
+  } else if (!(out.change_ci_high <= tol)) {
+    // The pass contract: a pass rules a regression beyond the tolerance out,
+    // so the worse end of the interval must lie within it. Without an
+    // interval (values no log scale takes) nothing is ruled out.
+    out.verdict = Verdict::kUndecided;
+    out.note = absl::StrCat(numbers, "; ", UndecidedWhy(out));
   } else {
     out.verdict = Verdict::kPass;
     out.note = absl::StrCat(numbers, "; within the tolerance of ", Percent(tol),
-                            tested && out.change > tol ? " or not significant" : "");
+                            ": the interval rules out a regression beyond it");
   }
 }
 

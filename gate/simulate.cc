@@ -122,11 +122,6 @@ MetricData Metric(unsigned c, bool throughput, const std::vector<double>& times)
     m.summary.min = *lo;
     m.summary.max = *hi;
   }
-  if (!m.samples.empty()) {
-    const auto [lo, hi] = std::minmax_element(m.samples.begin(), m.samples.end());
-    m.summary.min = *lo;
-    m.summary.max = *hi;
-  }
   m.summary.noise = stats::Noise(m.samples);
   m.summary.status = CaseStatus::kOk;
   return m;
@@ -149,14 +144,22 @@ struct GateOutcome {
   Outcome outcome = Outcome::kPass;
   Outcome first = Outcome::kPass;  // before the confirmation pass (A/B, history)
   bool caught = false;             // metric 0 judged a regression
+  bool passed = false;             // metric 0 judged a pass
   unsigned rounds = 0;             // A/B: first measurement, all cases
 };
 
-bool Caught(const GateResult& r) {
+// The verdict of metric 0, the one a slowdown is planted in.
+Verdict Planted(const GateResult& r) {
   for (const MetricVerdict& v : r.verdicts) {
-    if (v.benchmark == CaseName(0) && v.metric == "time") return v.verdict == Verdict::kRegression;
+    if (v.benchmark == CaseName(0) && v.metric == "time") return v.verdict;
   }
-  return false;
+  return Verdict::kMissing;
+}
+
+void Judge(const GateResult& r, GateOutcome* out) {
+  out->outcome = r.outcome;
+  out->caught = Planted(r) == Verdict::kRegression;
+  out->passed = Planted(r) == Verdict::kPass;
 }
 
 // Everything one row's gates share.
@@ -224,8 +227,7 @@ GateOutcome RunsGate(Row& row, double slowdown) {
     in.candidate_repeats.push_back(std::move(again));
     r = EvaluateGate(in, row.policy);
   }
-  out.outcome = r.outcome;
-  out.caught = Caught(r);
+  Judge(r, &out);
   return out;
 }
 
@@ -233,6 +235,7 @@ GateOutcome RunsGate(Row& row, double slowdown) {
 struct Pair {
   std::vector<double> base, cand;
   unsigned rounds = 0;
+  double seconds = 0;  // pilot included
 };
 
 GateInput AbInput(const std::vector<Pair>& pairs, unsigned first_case, bool reciprocal) {
@@ -267,6 +270,7 @@ Pair MeasureCase(Row& row, unsigned c, double mu, double budget_s, bool fixed, d
   *clock += o.block_wall_s;  // the pilot block
   Pair pair;
   const unsigned max_rounds = fixed ? o.fixed_rounds : o.max_rounds;
+  const double rounds_start = *clock;  // the budget counts rounds, not the pilot
   for (unsigned round = 0; round < max_rounds; ++round) {
     for (int b = 0; b < 2; ++b) {
       const bool is_base = (b == 0) == (round % 2 == 0);
@@ -277,49 +281,79 @@ Pair MeasureCase(Row& row, unsigned c, double mu, double budget_s, bool fixed, d
     }
     pair.rounds = round + 1;
     if (fixed) continue;
+    // As agent::NextRound: min_rounds must fit the budget at the first round's pace.
+    if (pair.rounds == 1 && budget_s > 0 && o.min_rounds * (*clock - rounds_start) * 1.2 > budget_s) break;
     if (pair.rounds >= o.min_rounds) {
       const GateResult r = EvaluateGate(AbInput({pair}, c, o.reciprocal), strict);
       if (std::none_of(r.verdicts.begin(), r.verdicts.end(), Undecided)) break;
     }
-    const double spent = *clock - start;
+    const double spent = *clock - rounds_start;
     if (budget_s > 0 && spent + spent / pair.rounds > budget_s) break;
   }
+  pair.seconds = *clock - start;
   return pair;
+}
+
+// The case's gating verdicts (its failing ones only, with `only_failing`)
+// as the agent leaves them when a case could not get the rounds a look at
+// its interval needs (over its budget; a confirmation cut short): undecided.
+void Undecide(GateResult& gate, const std::set<std::string>& cases, bool only_failing, const Policy& policy) {
+  if (cases.empty()) return;
+  for (MetricVerdict& v : gate.verdicts) {
+    if (cases.count(v.benchmark) == 0 || !v.gating || (only_failing && !Fails(v.verdict))) continue;
+    v.verdict = Verdict::kUndecided;
+  }
+  SumUp(gate, "cpu-simulated", policy);
 }
 
 // agent::RunAb over synthetic processes: every case measured, the gate taken
 // over all of them, and every case with a gating metric judged a regression
-// (or below its floor) measured again and judged on that second measurement.
+// (or below its floor) measured again and judged on that second measurement
+// alone, which gets at least min_rounds (and one to spare) at the first's
+// pace; a measurement too short for a look leaves its case undecided.
 GateOutcome AbGate(Row& row, double slowdown) {
   const SimulationOptions& o = row.o;
   const bool fixed = row.mode == SimMode::kAbFixed;
+  const unsigned look = fixed ? o.fixed_rounds : o.min_rounds;
   row.machine.StartJob(o.drift_period_s);
   double clock = 0;
   const double first_budget = o.confirm ? o.case_budget_s * 2 / 3 : o.case_budget_s;
+  auto mu = [&](unsigned c) { return c == 0 ? 1.0 + slowdown : 1.0; };
   GateOutcome out;
   std::vector<Pair> pairs;
+  std::set<std::string> short_cases;
   for (unsigned c = 0; c < row.cases; ++c) {
-    pairs.push_back(MeasureCase(row, c, c == 0 ? 1.0 + slowdown : 1.0, first_budget, fixed, &clock));
+    pairs.push_back(MeasureCase(row, c, mu(c), first_budget, fixed, &clock));
     out.rounds += pairs.back().rounds;
+    if (pairs.back().rounds < look) short_cases.insert(CaseName(c));
   }
   GateResult gate = EvaluateGate(AbInput(pairs, 0, o.reciprocal), row.policy);
+  Undecide(gate, short_cases, false, row.policy);
   out.first = gate.outcome;
-  if (o.confirm) {
-    std::set<std::string> suspects;
-    for (const MetricVerdict& v : gate.verdicts) {
-      if (v.gating && (v.verdict == Verdict::kRegression || v.verdict == Verdict::kBelowFloor)) {
-        suspects.insert(v.benchmark);
-      }
+  std::set<std::string> suspects, cut;
+  for (const MetricVerdict& v : gate.verdicts) {
+    if (o.confirm && v.gating && (v.verdict == Verdict::kRegression || v.verdict == Verdict::kBelowFloor)) {
+      suspects.insert(v.benchmark);
     }
-    for (unsigned c = 0; c < row.cases; ++c) {
-      if (suspects.count(CaseName(c)) == 0) continue;
-      pairs[c] = MeasureCase(row, c, c == 0 ? 1.0 + slowdown : 1.0, o.case_budget_s / 3, fixed,
-                             &clock);
-    }
-    if (!suspects.empty()) gate = EvaluateGate(AbInput(pairs, 0, o.reciprocal), row.policy);
   }
-  out.outcome = gate.outcome;
-  out.caught = Caught(gate);
+  for (unsigned c = 0; c < row.cases; ++c) {
+    if (suspects.count(CaseName(c)) == 0) continue;
+    const Pair& first = pairs[c];
+    const double budget = std::max({o.case_budget_s - first.seconds, o.case_budget_s / 3,
+                                    (o.min_rounds + 1) * first.seconds / std::max(first.rounds, 1u)});
+    Pair again = MeasureCase(row, c, mu(c), budget, fixed, &clock);
+    if (again.rounds < look) {
+      cut.insert(CaseName(c));
+    } else {
+      pairs[c] = std::move(again);
+    }
+  }
+  if (!suspects.empty()) {
+    gate = EvaluateGate(AbInput(pairs, 0, o.reciprocal), row.policy);
+    Undecide(gate, short_cases, false, row.policy);
+    Undecide(gate, cut, true, row.policy);
+  }
+  Judge(gate, &out);
   return out;
 }
 
@@ -369,6 +403,14 @@ SimulationRow RunRow(const SimulationOptions& o, const Policy& policy, SimMode m
     unsigned caught = 0;
     for (unsigned t = 0; t < o.power_trials; ++t) caught += OneGate(row, slowdown).caught;
     r.detection.push_back(caught / static_cast<double>(std::max(o.power_trials, 1u)));
+  }
+  // The pass contract's own error: a regression beyond the tolerance called a pass.
+  const double tol = policy.Resolve("cpu-simulated", CaseName(0), "time",
+                                    mode == SimMode::kHistory ? Mode::kHistory : Mode::kAb).tolerance;
+  for (double times : o.false_pass_multiples) {
+    unsigned passed = 0;
+    for (unsigned t = 0; t < o.power_trials; ++t) passed += OneGate(row, times * tol).passed;
+    r.false_pass.push_back(passed / static_cast<double>(std::max(o.power_trials, 1u)));
   }
   return r;
 }
@@ -440,8 +482,9 @@ std::string RenderSimulation(const SimulationOptions& o, const Policy& policy,
       o.aa_trials, o.power_trials, static_cast<unsigned long long>(o.seed));
   out += "| mode | σ | τ | A/A failed | A/A failed before confirmation | A/A inconclusive |";
   for (double s : o.slowdowns) absl::StrAppend(&out, absl::StrFormat(" caught %g %% |", s * 100));
+  for (double m : o.false_pass_multiples) absl::StrAppend(&out, absl::StrFormat(" %g× tolerance passed |", m));
   out += " rounds a case |\n|---|---:|---:|---:|---:|---:|";
-  for (size_t i = 0; i <= o.slowdowns.size(); ++i) out += "---:|";
+  for (size_t i = 0; i <= o.slowdowns.size() + o.false_pass_multiples.size(); ++i) out += "---:|";
   out += "\n";
   for (const SimulationRow& r : rows) {
     const bool ab = r.mode == SimMode::kAb || r.mode == SimMode::kAbFixed;
@@ -452,6 +495,7 @@ std::string RenderSimulation(const SimulationOptions& o, const Policy& policy,
                                              : std::string("–"),
                                           r.inconclusive * 100));
     for (double d : r.detection) absl::StrAppend(&out, absl::StrFormat(" %.1f %% |", d * 100));
+    for (double d : r.false_pass) absl::StrAppend(&out, absl::StrFormat(" %.1f %% |", d * 100));
     absl::StrAppend(&out, ab ? absl::StrFormat(" %.1f |", r.mean_rounds) : std::string(" – |"));
     out += "\n";
   }

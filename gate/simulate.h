@@ -81,6 +81,9 @@ struct SimulationOptions {
   std::vector<double> noise_levels = {0.005, 0.01, 0.02, 0.05};  // σ
   std::vector<double> tau_ratios = {1, 2};                         // τ / σ
   std::vector<double> slowdowns = {0.01, 0.02, 0.03, 0.05, 0.10};
+  /// Regressions of these multiples of the tolerance, to count how often
+  /// one is called a pass (the pass contract's error rate).
+  std::vector<double> false_pass_multiples = {1.5, 2.0};
   std::vector<unsigned> history_runs = {5, 10};  // K, one row each
   unsigned metrics = 20;        // metrics per gate; metric 0 is the slowed one
   bool reciprocal = false;      // metrics come in pairs (time, throughput) sharing samples
@@ -113,6 +116,7 @@ struct SimulationRow {
                                 // the confirmation pass; in history, the share that needs a second run
   double inconclusive = 0;      // share of A/A gates inconclusive (exit 3)
   std::vector<double> detection;  // per slowdown: share of gates judging metric 0 a regression
+  std::vector<double> false_pass; // per false_pass_multiples: share of gates judging metric 0 a pass
   double mean_rounds = 0;       // A/B: rounds per case of the first measurement, A/A
 };
 

@@ -29,6 +29,7 @@ absl::StatusOr<gate::Verdict> VerdictFromProto(v1::Verdict v, const std::string&
     case v1::VERDICT_TOO_NOISY: return Verdict::kTooNoisy;
     case v1::VERDICT_INVALID_ENVIRONMENT: return Verdict::kInvalidEnvironment;
     case v1::VERDICT_TOO_FEW_RUNS: return Verdict::kTooFewRuns;
+    case v1::VERDICT_UNDECIDED: return Verdict::kUndecided;
     case v1::VERDICT_UNCONFIRMED: return Verdict::kUnconfirmed;
     default: return Unknown(field, v);
   }
@@ -109,6 +110,7 @@ v1::Verdict ToProto(gate::Verdict v) {
     case Verdict::kTooNoisy: return v1::VERDICT_TOO_NOISY;
     case Verdict::kInvalidEnvironment: return v1::VERDICT_INVALID_ENVIRONMENT;
     case Verdict::kTooFewRuns: return v1::VERDICT_TOO_FEW_RUNS;
+    case Verdict::kUndecided: return v1::VERDICT_UNDECIDED;
     case Verdict::kUnconfirmed: return v1::VERDICT_UNCONFIRMED;
   }
   return v1::VERDICT_UNSPECIFIED;

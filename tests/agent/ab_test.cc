@@ -194,10 +194,45 @@ TEST(MeasurePair, StopsAtMaxRoundsOrWhenTheNextRoundWouldOverrunTheBudget) {
   const CasePair capped = MeasurePair(TimeCase("a"), base, cand, o, 0, never);
   EXPECT_EQ(capped.rounds, 9u);
   EXPECT_EQ(capped.stopped, "max_rounds");
-  // A budget no round fits in: one round is measured, then it stops.
+  // A budget the minimum rounds cannot fit at the first round's pace: it
+  // stops there and says what budget to ask for, instead of judging a round.
   const CasePair broke = MeasurePair(TimeCase("b"), base, cand, o, 1e-12, never);
   EXPECT_EQ(broke.rounds, 1u);
-  EXPECT_EQ(broke.stopped, "budget");
+  EXPECT_EQ(broke.stopped, "over_budget");
+  EXPECT_NE(broke.note.find("Rerun with --case-budget"), std::string::npos) << broke.note;
+  // One that fits min_rounds but not max_rounds: the budget stops it in between.
+  const AbOptions adaptive;
+  double budget = 20;
+  CasePair paced = StartPair(TimeCase("c"));
+  EXPECT_TRUE(NextRound(&paced, 1, adaptive, 1.0, &budget, never));  // 5 rounds of 1 s fit 20 s
+  EXPECT_TRUE(NextRound(&paced, 9, adaptive, 9.0, &budget, never));
+  EXPECT_FALSE(NextRound(&paced, 10, adaptive, 19.5, &budget, never));  // a next round would end past 20 s
+  EXPECT_EQ(paced.stopped, "budget");
+}
+
+TEST(NextRound, AutoBudgetGrowsToWhatTheMinimumRoundsNeedAtTheFirstRoundsPace) {
+  AbOptions o;
+  o.auto_budget = true;
+  auto never = [](const CasePair&) { return false; };
+  CasePair pair = StartPair(TimeCase("a"));
+  double budget = 40;
+  // A first round of 7 s: 5 rounds need 42 s with a fifth to spare; auto takes twice that.
+  EXPECT_TRUE(NextRound(&pair, 1, o, 7.0, &budget, never));
+  EXPECT_DOUBLE_EQ(budget, 2 * RoundsBudget(7.0, o));
+  o.auto_budget = false;
+  budget = 40;
+  CasePair fixed = StartPair(TimeCase("b"));
+  EXPECT_FALSE(NextRound(&fixed, 1, o, 7.0, &budget, never));
+  EXPECT_EQ(fixed.stopped, "over_budget");
+  EXPECT_NE(fixed.note.find("--case-budget 63"), std::string::npos) << fixed.note;  // 60 s * 42 / 40
+}
+
+TEST(BlockSamplesFor, ASampleThatLastsABlockIsABlockOfItsOwn) {
+  AbOptions o;
+  EXPECT_EQ(BlockSamplesFor(3.0, o), 1u);                       // a 3 s program run
+  EXPECT_EQ(BlockSamplesFor(o.block_seconds, o), 1u);
+  EXPECT_EQ(BlockSamplesFor(0.2, o), o.min_block_samples);      // shorter: at least the minimum
+  EXPECT_EQ(BlockSamplesFor(0.001, o), 500u);
 }
 
 TEST(CaseDecided, IdenticalSidesAreDecidedOnceTheIntervalCanBeBounded) {
@@ -331,6 +366,72 @@ TEST(RunAb, ARegressionThatTheConfirmationReproducesFailsAndSaysItWasConfirmed) 
   EXPECT_EQ(VerdictOf(r, "test/same")->verdict, gate::Verdict::kPass);
 }
 
+// A pair of `rounds` rounds of 4 samples: the baseline at 10, the candidate at `level`.
+CasePair PairAt(const std::string& name, double level, unsigned rounds) {
+  std::vector<std::pair<AbRole, std::string>> journal;
+  ScriptedSide base(AbRole::kBaseline, [](auto&, unsigned c, unsigned i) { return Jitter(10, c, i); }, &journal);
+  ScriptedSide cand(AbRole::kCandidate, [&](auto&, unsigned c, unsigned i) { return Jitter(level, c, i); }, &journal);
+  AbOptions o;
+  o.fixed_rounds = rounds;
+  o.fixed_block_samples = 4;
+  return MeasurePair(TimeCase(name), base, cand, o);
+}
+
+TEST(MeasureAndDecide, AConfirmationCutShortKeepsTheFirstEvidenceAndDecidesNothing) {
+  AbOptions o;  // adaptive: a look needs min_rounds
+  unsigned passes = 0;
+  const AbResult r = MeasureAndDecide({TimeCase("slow")}, gate::Policy{}, "cpu-test", o,
+                                      [&](const std::vector<size_t>&, const std::vector<CasePair>* first) {
+                                        ++passes;
+                                        MeasuredCases m;
+                                        // First: 12 rounds 10 % slower. Then one round, 19 % faster.
+                                        m.pairs.push_back(first == nullptr ? PairAt("slow", 11, 12)
+                                                                           : PairAt("slow", 8.1, 1));
+                                        return m;
+                                      });
+  EXPECT_EQ(passes, 2u);
+  ASSERT_EQ(r.pairs.size(), 1u);
+  EXPECT_EQ(r.pairs[0].rounds, 12u);  // the first measurement is the evidence kept
+  const gate::MetricVerdict* v = VerdictOf(r, "test/slow");
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->verdict, gate::Verdict::kUndecided) << v->note;
+  EXPECT_NEAR(v->change, 0.10, 0.01);  // the first measurement's change, not the round's -19 %
+  EXPECT_NE(v->note.find("got 1 of the 5 rounds"), std::string::npos) << v->note;
+  EXPECT_EQ(r.gate.outcome, gate::Outcome::kInconclusive);
+  EXPECT_EQ(r.cut_short, std::vector<std::string>{"test/slow"});
+  EXPECT_TRUE(r.confirmed.empty() && r.unconfirmed.empty());
+}
+
+TEST(MeasureAndDecide, ABudgetThatEndsWithTheIntervalAcrossTheToleranceIsNoPassAndSaysWhatWouldDecide) {
+  // Rounds that differ by -6 % to +14 % around +4 %: the interval reaches
+  // past the 5 % tolerance, but the change is not significant.
+  std::vector<std::pair<AbRole, std::string>> journal;
+  ScriptedSide base(AbRole::kBaseline, [](auto&, unsigned c, unsigned i) { return Jitter(10, c, i); }, &journal);
+  ScriptedSide cand(AbRole::kCandidate, [](auto&, unsigned c, unsigned i) {
+    return Jitter(10.4 * (1 + 0.1 * std::sin(2.1 * c)), c, i);
+  }, &journal);
+  gate::Policy policy;
+  policy.tolerance = 0.05;
+  AbOptions o;
+  o.fixed_block_samples = 4;
+  o.confirm = false;
+  const AbResult r = MeasureAndDecide({TimeCase("edge")}, policy, "cpu-test", o,
+                                      [&](const std::vector<size_t>&, const std::vector<CasePair>*) {
+                                        MeasuredCases m;
+                                        CasePair p = MeasurePair(TimeCase("edge"), base, cand, o);
+                                        p.stopped = "budget";  // as a budget that ran out would leave it
+                                        m.pairs.push_back(std::move(p));
+                                        return m;
+                                      });
+  const gate::MetricVerdict* v = VerdictOf(r, "test/edge");
+  ASSERT_NE(v, nullptr);
+  EXPECT_GT(v->change_ci_high, 0.05) << v->note;
+  EXPECT_NE(v->verdict, gate::Verdict::kPass) << v->note;
+  EXPECT_TRUE(gate::Inconclusive(v->verdict)) << v->note;
+  EXPECT_NE(v->note.find("rerun with --case-budget"), std::string::npos) << v->note;
+  EXPECT_EQ(r.gate.outcome, gate::Outcome::kInconclusive);
+}
+
 TEST(RunAb, SkippedCasesStayOutOfTheGate) {
   std::vector<std::pair<AbRole, std::string>> journal;
   ScriptedSide base(AbRole::kBaseline, [](auto&, unsigned c, unsigned i) { return Jitter(10, c, i); }, &journal);
@@ -346,6 +447,7 @@ TEST(RunAb, SkippedCasesStayOutOfTheGate) {
   std::ostringstream log;
   const AbResult r = RunAb({TimeCase("a")}, base, cand, gate::Policy{}, "cpu-test", AbOptions{}, log);
   EXPECT_TRUE(r.gate.verdicts.empty());
+  EXPECT_EQ(r.gate.outcome, gate::Outcome::kInconclusive);  // nothing compared is no pass
   ASSERT_EQ(r.pairs.size(), 1u);
   EXPECT_EQ(r.pairs[0].candidate.status, CaseStatus::kSkipped);
   EXPECT_EQ(r.pairs[0].candidate.reason, "candidate side: skipped: no GPU");

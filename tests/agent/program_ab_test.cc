@@ -177,8 +177,8 @@ TEST(RunProgramAb, SizesBlocksFromTheSamplesOwnSecondsWhereTheFileReportsThem) {
   o.block_seconds = 0.1;
   std::ostringstream log;
   RunProgramAb(base, cand, gate::Policy{}, "cpu-test", o, log);
-  // The pilot asks for the minimum; 0.1 s of 2 ms samples is 50 a block.
-  EXPECT_EQ(base.asked(), (std::vector<unsigned>{5, 50, 50}));
+  // The pilot asks for one sample a case; 0.1 s of 2 ms samples is 50 a block.
+  EXPECT_EQ(base.asked(), (std::vector<unsigned>{1, 50, 50}));
   EXPECT_EQ(cand.asked(), (std::vector<unsigned>{50, 50}));
 }
 

@@ -139,6 +139,31 @@ TEST_F(ProgramAbEndToEnd, PassesACommandAgainstItselfTimedByHyperfine) {
   ExpectNoRegression();
 }
 
+// A program of about half a second a run (more beside a busy core), so
+// each block is one run. A case budget the minimum rounds cannot fit is
+// told after the first round with the budget that would fit, and the
+// metric is undecided; --case-budget auto takes such a budget and measures
+// at least the minimum rounds.
+TEST_F(ProgramAbEndToEnd, AProgramOfSecondsARunAsksForTheBudgetItNeedsAndAutoTakesIt) {
+  const std::string slow = "hyperfine -N --style none --runs {samples} --export-json {out} -n slow '" +
+                           Bin("tests/spin_0") + " 250000000'";
+  CommandResult r = Ab(slow, slow, "4");
+  ASSERT_EQ(r.exit_code, 0) << r.output;  // the test's policy passes what it cannot judge
+  nlohmann::json v = Report().at("verdicts").at(0);
+  EXPECT_EQ(v.at("verdict"), "undecided") << v.at("note");
+  EXPECT_NE(v.at("note").get<std::string>().find("Rerun with --case-budget "), std::string::npos) << v.at("note");
+  EXPECT_NE(r.output.find("1 samples a case a block"), std::string::npos) << r.output;
+
+  r = Ab(slow, slow, "auto");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  v = Report().at("verdicts").at(0);
+  EXPECT_NE(v.at("verdict"), "undecided") << v.at("note");
+  std::smatch m;
+  const std::string note = v.at("note").get<std::string>();
+  ASSERT_TRUE(std::regex_search(note, m, std::regex(R"((\d+) processes a side)"))) << note;
+  EXPECT_GE(std::stoi(m[1]), 5) << note;
+}
+
 // Two copies of one pytest-benchmark test, the candidate's doing `work`
 // percent more; each in a folder of its own so that their test ids match.
 class PytestAbEndToEnd : public ProgramAbEndToEnd {

@@ -54,10 +54,10 @@ gate::GateReport FullReport() {
       gate::Verdict::kRegression,   gate::Verdict::kBelowFloor, gate::Verdict::kMissing,
       gate::Verdict::kTooNoisy,     gate::Verdict::kNoBaseline, gate::Verdict::kInvalidEnvironment,
       gate::Verdict::kTooFewRuns,   gate::Verdict::kImprovement, gate::Verdict::kPass,
-      gate::Verdict::kUnconfirmed};
+      gate::Verdict::kUnconfirmed,  gate::Verdict::kUndecided};
   const gate::Method methods[] = {gate::Method::kBlocks, gate::Method::kHistory, gate::Method::kCalibrated,
                                   gate::Method::kSamples, gate::Method::kNone};
-  for (int i = 0; i < 10; ++i) {
+  for (int i = 0; i < 11; ++i) {
     gate::MetricVerdict v;
     v.benchmark = "kernels/copy{bytes=" + std::to_string(1 << i) + "}";
     v.metric = i % 2 == 0 ? "time" : "bandwidth";
