@@ -8,12 +8,14 @@
 #include "agent/ab.h"
 #include "agent/agent.h"
 #include "agent/command_support.h"
+#include "agent/counted.h"
 #include "agent/image.h"
 #include "agent/probe.h"
 #include "common/process.h"
 #include "agent/program_ab.h"
 #include "client/upload.h"
 #include "common/identity.h"
+#include "gate/counts.h"
 #include "gate/report.h"
 #include "report/gate_report.h"
 
@@ -182,6 +184,28 @@ int Report(const AgentConfig& config, const ProbeResult& probe, AbResult ab) {
   return report::ExitCode(report);
 }
 
+// `ab --count` (counted.h): the programs' cases counted under callgrind
+// and, unless --count-only, timed in rounds as well, the two witnesses
+// judged side by side. Only the timed sides are sent as runs then.
+AbResult CountedAb(const AgentConfig& config, const ProbeResult& probe, const std::string& dir,
+                   const AbOptions& options) {
+  CountOptions counting;
+  counting.toggle = config.ab_count_toggle;
+  counting.simulate = config.ab_count == "cache";
+  counting.timeout_s = config.ab_block_timeout_s;
+  counting.work_dir = dir;
+  CountedProgram baseline(config.ab_baseline_argv, counting);
+  CountedProgram candidate(config.ab_candidate_argv, counting);
+  AbResult counted = RunCountedAb(baseline, candidate, config.policy, probe.environment.sku,
+                                  config.ab_count_processes, std::cout);
+  if (config.ab_count_only || !counted.error.empty()) return counted;
+  CommandProgram timed_base(config.ab_baseline_argv, config.ab_block_timeout_s, dir);
+  CommandProgram timed_cand(config.ab_candidate_argv, config.ab_block_timeout_s, dir);
+  AbResult timed = RunProgramAb(timed_base, timed_cand, config.policy, probe.environment.sku, options, std::cout);
+  timed.gate = gate::CombineWitnesses(timed.gate, counted.gate, config.policy, probe.environment.sku);
+  return timed;
+}
+
 // Both sides benchmark programs (program_ab.h): result files in a
 // temporary folder of their own, removed at the end.
 int ProgramAbCommand(const AgentConfig& config) {
@@ -192,6 +216,7 @@ int ProgramAbCommand(const AgentConfig& config) {
   const ProbeResult probe = ProbeMachine();
   const AbOptions options = AbOptionsOf(config);
   PrintHeader(probe, "the programs' cases", options);
+  if (!config.ab_count.empty()) return Report(config, probe, CountedAb(config, probe, dir->path(), options));
   AbResult ab = RunProgramAb(baseline, candidate, config.policy, probe.environment.sku, options, std::cout);
   return Report(config, probe, std::move(ab));
 }

@@ -64,6 +64,12 @@ struct AgentConfig {
   // file ({out}, else stdout), taking {samples} repetitions where it can.
   std::string ab_baseline_cmd, ab_candidate_cmd;
   double ab_block_timeout_s = 600;  // a program side's block is killed after this
+  // `ab --count`: each program's cases counted under callgrind as well
+  // ("instructions", or "cache" with simulated misses), or alone.
+  std::string ab_count;
+  std::string ab_count_toggle = "BM_*";
+  unsigned ab_count_processes = 1;
+  bool ab_count_only = false;
   std::string container_engine = "podman";
   std::vector<std::string> container_args;  // engine flags before the image (GPUs, registry TLS)
   unsigned ab_rounds = 0;         // > 0: exactly this many rounds; 0: adaptive

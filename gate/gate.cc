@@ -347,6 +347,8 @@ const char* ToString(Method m) {
       return "calibrated";
     case Method::kSamples:
       return "samples";
+    case Method::kCount:
+      return "count";
   }
   return "none";
 }
@@ -397,6 +399,20 @@ GateResult EvaluateGate(const GateInput& input, const Policy& policy) {
     if (!e.decided) internal::Decide(e, input.mode, policy.fdr);
     result.verdicts.push_back(std::move(e.verdict));
   }
+  SortVerdicts(result.verdicts);
+  Summarize(result, input, policy);
+  return result;
+}
+
+GateResult SummarizeVerdicts(std::vector<MetricVerdict> verdicts, Mode mode, const std::string& sku,
+                             const Policy& policy, std::vector<std::string> invalid_reasons) {
+  GateResult result;
+  result.mode = mode;
+  result.verdicts = std::move(verdicts);
+  result.invalid_reasons = std::move(invalid_reasons);
+  GateInput input;
+  input.mode = mode;
+  input.sku = sku;
   SortVerdicts(result.verdicts);
   Summarize(result, input, policy);
   return result;

@@ -74,6 +74,9 @@ struct Policy {
   std::vector<std::string> match;  // environment fields that must be equal
   std::optional<double> max_noise;
   double fdr = 0.01;        // Benjamini–Hochberg q over the metrics of one gate (docs/statistics.md)
+  /// Tolerated growth of a counted metric (instructions per iteration):
+  /// from measured A/A of counts (docs/statistics.md, "Counts").
+  double count_tolerance = 0.005;
   InconclusiveAction inconclusive = InconclusiveAction::kReport;
   /// A node's calibration older than this is stale and never used (docs/calibration.md).
   std::chrono::seconds calibration_max_age{30 * 24 * 3600};
