@@ -1,0 +1,145 @@
+#include "gate/counts.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace perfgate::gate {
+namespace {
+
+// A case counted in one process per value: instructions per iteration.
+CaseResult Counted(const std::vector<double>& per_process, const std::string& name = "BM_Work") {
+  CaseResult c;
+  c.benchmark = {"gbench", name, {{"a0", "200000"}}};
+  c.metrics = {{"instructions", "instr/iter", Direction::kLowerIsBetter}};
+  c.status = CaseStatus::kOk;
+  for (double v : per_process) c.samples.push_back({static_cast<uint32_t>(c.samples.size()), {v}, false});
+  return c;
+}
+
+// A timed verdict of the same case, as the time gate gives it.
+MetricVerdict Timed(Verdict verdict, double change) {
+  MetricVerdict v;
+  v.benchmark = "gbench/BM_Work{a0=200000}";
+  v.metric = "cpu_time";
+  v.unit = "ns";
+  v.verdict = verdict;
+  v.change = change;
+  v.method = Method::kBlocks;
+  return v;
+}
+
+TEST(CountGate, PassesTheSameCountOnBothSides) {
+  const GateResult r = JudgeCounts({Counted({2404360})}, {Counted({2404360})}, Policy{}, "cpu-x");
+  ASSERT_EQ(r.verdicts.size(), 1u);
+  EXPECT_EQ(r.verdicts[0].verdict, Verdict::kPass);
+  EXPECT_EQ(r.verdicts[0].method, Method::kCount);
+  EXPECT_DOUBLE_EQ(r.verdicts[0].change, 0);
+  EXPECT_EQ(r.outcome, Outcome::kPass);
+}
+
+TEST(CountGate, CatchesOnePercentMoreInstructionsWithOneProcessASide) {
+  const GateResult r = JudgeCounts({Counted({2404360})}, {Counted({2429607})}, Policy{}, "cpu-x");
+  ASSERT_EQ(r.verdicts.size(), 1u);
+  EXPECT_EQ(r.verdicts[0].verdict, Verdict::kRegression);
+  EXPECT_NEAR(r.verdicts[0].change, 0.0105, 1e-4);
+  EXPECT_DOUBLE_EQ(r.verdicts[0].tolerance, 0.005);
+  EXPECT_EQ(r.outcome, Outcome::kRegression);
+  EXPECT_NE(r.verdicts[0].note.find("beyond the count tolerance"), std::string::npos) << r.verdicts[0].note;
+}
+
+TEST(CountGate, PassesAChangeWithinTheCountTolerance) {
+  const GateResult r = JudgeCounts({Counted({1000000})}, {Counted({1004000})}, Policy{}, "cpu-x");
+  EXPECT_EQ(r.verdicts[0].verdict, Verdict::kPass);
+}
+
+TEST(CountGate, TakesItsToleranceFromThePolicy) {
+  auto policy = ParsePolicy("version: 1\ndefaults:\n  count_tolerance: 2%\n", "p.yaml");
+  ASSERT_TRUE(policy.ok()) << policy.status();
+  EXPECT_DOUBLE_EQ(policy->count_tolerance, 0.02);
+  const GateResult r = JudgeCounts({Counted({1000000})}, {Counted({1010500})}, *policy, "cpu-x");
+  EXPECT_EQ(r.verdicts[0].verdict, Verdict::kPass);
+}
+
+TEST(CountGate, RefusesACountToleranceWithoutAPercentSign) {
+  auto policy = ParsePolicy("version: 1\ndefaults:\n  count_tolerance: 0.5\n", "p.yaml");
+  ASSERT_FALSE(policy.ok());
+  EXPECT_NE(policy.status().message().find("count_tolerance"), std::string::npos) << policy.status();
+}
+
+TEST(CountGate, CallsFewerInstructionsAnImprovement) {
+  const GateResult r = JudgeCounts({Counted({1000000})}, {Counted({900000})}, Policy{}, "cpu-x");
+  EXPECT_EQ(r.verdicts[0].verdict, Verdict::kImprovement);
+}
+
+TEST(CountGate, CallsProcessesOfOneSideThatDisagreeTooNoisy) {
+  const GateResult r = JudgeCounts({Counted({1000000, 1020000})}, {Counted({1000000, 1000100})}, Policy{}, "cpu-x");
+  EXPECT_EQ(r.verdicts[0].verdict, Verdict::kTooNoisy);
+  EXPECT_EQ(r.verdicts[0].blocks, 2u);
+}
+
+TEST(CountGate, GivesTheRangeOfPairwiseChangesAsTheInterval) {
+  const GateResult r = JudgeCounts({Counted({1000, 1001})}, {Counted({1010, 1012})}, Policy{}, "cpu-x");
+  EXPECT_NEAR(r.verdicts[0].change_ci_low, 1010.0 / 1001 - 1, 1e-12);
+  EXPECT_NEAR(r.verdicts[0].change_ci_high, 1012.0 / 1000 - 1, 1e-12);
+}
+
+TEST(CountGate, CallsACaseTheCandidateFailedMissingWithItsReason) {
+  CaseResult failed = Counted({});
+  failed.status = CaseStatus::kFailed;
+  failed.reason = "exited with 1";
+  const GateResult r = JudgeCounts({Counted({1000})}, {failed}, Policy{}, "cpu-x");
+  EXPECT_EQ(r.verdicts[0].verdict, Verdict::kMissing);
+  EXPECT_NE(r.verdicts[0].note.find("exited with 1"), std::string::npos);
+  EXPECT_EQ(r.outcome, Outcome::kRegression);
+}
+
+TEST(CountGate, CallsACaseOnlyTheCandidateHasNoBaseline) {
+  const GateResult r = JudgeCounts({}, {Counted({1000})}, Policy{}, "cpu-x");
+  EXPECT_EQ(r.verdicts[0].verdict, Verdict::kNoBaseline);
+}
+
+TEST(TwoWitnesses, CallATimeRegressionWithUnchangedCountsTheMachines) {
+  GateResult time;
+  time.verdicts = {Timed(Verdict::kRegression, 0.08)};
+  const GateResult counts = JudgeCounts({Counted({1000})}, {Counted({1000})}, Policy{}, "cpu-x");
+  const GateResult both = CombineWitnesses(time, counts, Policy{}, "cpu-x");
+  ASSERT_EQ(both.verdicts.size(), 2u);
+  EXPECT_EQ(both.verdicts[0].metric, "cpu_time");
+  EXPECT_NE(both.verdicts[0].note.find("the machine's"), std::string::npos) << both.verdicts[0].note;
+  EXPECT_EQ(both.outcome, Outcome::kRegression);
+}
+
+TEST(TwoWitnesses, CallACountRegressionWithUnchangedTimeCodeOffTheCriticalPath) {
+  GateResult time;
+  time.verdicts = {Timed(Verdict::kPass, 0.001)};
+  const GateResult counts = JudgeCounts({Counted({1000})}, {Counted({1030})}, Policy{}, "cpu-x");
+  const GateResult both = CombineWitnesses(time, counts, Policy{}, "cpu-x");
+  ASSERT_EQ(both.verdicts.size(), 2u);
+  const MetricVerdict& timed = both.verdicts[0].metric == "cpu_time" ? both.verdicts[0] : both.verdicts[1];
+  EXPECT_NE(timed.note.find("not (yet) on the critical path"), std::string::npos) << timed.note;
+  EXPECT_EQ(both.outcome, Outcome::kRegression);
+}
+
+TEST(TwoWitnesses, CallBothMovingTheStrongestEvidence) {
+  GateResult time;
+  time.verdicts = {Timed(Verdict::kRegression, 0.03)};
+  const GateResult counts = JudgeCounts({Counted({1000})}, {Counted({1030})}, Policy{}, "cpu-x");
+  const GateResult both = CombineWitnesses(time, counts, Policy{}, "cpu-x");
+  const MetricVerdict& timed = both.verdicts[0].metric == "cpu_time" ? both.verdicts[0] : both.verdicts[1];
+  EXPECT_NE(timed.note.find("strongest evidence"), std::string::npos) << timed.note;
+}
+
+TEST(TwoWitnesses, LeaveATimeVerdictOfAnotherCaseAlone) {
+  GateResult time;
+  MetricVerdict other = Timed(Verdict::kRegression, 0.08);
+  other.benchmark = "gbench/BM_Other";
+  time.verdicts = {other};
+  const GateResult counts = JudgeCounts({Counted({1000})}, {Counted({1000})}, Policy{}, "cpu-x");
+  const GateResult both = CombineWitnesses(time, counts, Policy{}, "cpu-x");
+  EXPECT_EQ(both.verdicts[0].note, "");
+}
+
+}  // namespace
+}  // namespace perfgate::gate
