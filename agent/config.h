@@ -55,6 +55,7 @@ struct AgentConfig {
   // `sample`, the worker `ab` runs on each side: one case by its exact key.
   std::string sample_case;
   unsigned sample_count = 10;  // exactly this many samples after warm-up
+  bool sample_counted = false;  // `sample --counted`: under callgrind, the machine not probed
   // `ab`: the two builds as command prefixes, split with shell quoting rules.
   std::string ab_baseline;
   std::string ab_candidate;

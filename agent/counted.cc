@@ -69,13 +69,26 @@ absl::StatusOr<CallgrindTotals> SumCallgrindFiles(const std::string& dir, const 
   return sum;
 }
 
-CaseResult FailedCase(const std::string& name, std::string reason) {
+CaseResult FailedCase(BenchmarkId id, std::string reason) {
   CaseResult r;
-  r.benchmark.suite = "gbench";
-  r.benchmark.name = name;
+  r.benchmark = std::move(id);
   r.status = CaseStatus::kFailed;
   r.reason = std::move(reason);
   return r;
+}
+
+// `result` with one sample: the counted metrics of `totals` over `iterations`.
+absl::StatusOr<CaseResult> WithCounts(CaseResult result, const CallgrindTotals& totals, double iterations) {
+  auto counts = CountsPerIteration(totals, iterations);
+  if (!counts.ok()) return counts.status();
+  result.metrics.clear();
+  result.samples.assign(1, Sample{});
+  result.sample_seconds = 0;
+  for (const auto& [spec, value] : *counts) {
+    result.metrics.push_back(spec);
+    result.samples.front().values.push_back(value);
+  }
+  return result;
 }
 
 }  // namespace
@@ -89,16 +102,23 @@ std::string ExactFilter(const std::string& name) {
   return out + "$";
 }
 
+std::vector<std::string> CallgrindArgv(const std::string& callgrind_out, const CountOptions& options,
+                                       const std::string& toggle) {
+  // Children traced: a side may be a wrapper (env, a script) around its program.
+  std::vector<std::string> argv = {options.valgrind, "--tool=callgrind", "-q", "--trace-children=yes",
+                                   "--collect-atstart=no", absl::StrCat("--callgrind-out-file=", callgrind_out, ".%p")};
+  if (!toggle.empty()) argv.push_back(absl::StrCat("--toggle-collect=", toggle));
+  if (options.simulate) {
+    argv.push_back("--cache-sim=yes");
+    argv.push_back("--branch-sim=yes");
+  }
+  return argv;
+}
+
 std::vector<std::string> CountedArgv(const std::vector<std::string>& argv, const std::string& name,
                                      const std::string& out, const std::string& callgrind_out,
                                      const CountOptions& options) {
-  std::vector<std::string> full = {options.valgrind, "--tool=callgrind", "-q", "--trace-children=yes",
-                                   "--collect-atstart=no", absl::StrCat("--toggle-collect=", options.toggle),
-                                   absl::StrCat("--callgrind-out-file=", callgrind_out, ".%p")};
-  if (options.simulate) {
-    full.push_back("--cache-sim=yes");
-    full.push_back("--branch-sim=yes");
-  }
+  std::vector<std::string> full = CallgrindArgv(callgrind_out, options, options.toggle);
   for (std::string& a : ExpandPlaceholders(argv, out, 1)) full.push_back(std::move(a));
   // Later flags win in Google Benchmark: these override the command's own.
   for (std::string flag : {absl::StrCat("--benchmark_filter=", ExactFilter(name)), std::string("--benchmark_min_time=1e-9"),
@@ -152,7 +172,7 @@ absl::StatusOr<CaseResult> CountedProgram::Count(const std::string& name) {
   const std::string shown = absl::StrCat("'", absl::StrJoin(argv_, " "), "' under callgrind");
   if (ran->timed_out || ran->exit_code != 0) {
     std::filesystem::remove(out);
-    return FailedCase(name, absl::StrCat(shown, " ", DescribeExit(*ran, options_.timeout_s),
+    return FailedCase(IdOf(name), absl::StrCat(shown, " ", DescribeExit(*ran, options_.timeout_s),
                                          " (its messages are above)"));
   }
   if (!totals.ok()) return totals.status();
@@ -161,30 +181,76 @@ absl::StatusOr<CaseResult> CountedProgram::Count(const std::string& name) {
   std::filesystem::remove(out);
   if (!set.ok()) return set.status();
   if (set->cases.size() != 1) {
-    return FailedCase(name, absl::StrCat(shown, " reported ", set->cases.size(), " cases for the filter ",
+    return FailedCase(IdOf(name), absl::StrCat(shown, " reported ", set->cases.size(), " cases for the filter ",
                                          ExactFilter(name), ", not one"));
   }
   CaseResult result = std::move(set->cases.front());
   result.seconds = seconds;
-  result.sample_seconds = 0;
   if (result.status != CaseStatus::kOk) return result;
   if (!iterations.ok()) return iterations.status();
-  auto counts = CountsPerIteration(*totals, *iterations);
-  if (!counts.ok()) return counts.status();
-  result.metrics.clear();
-  result.samples.assign(1, Sample{});
-  for (const auto& [spec, value] : *counts) {
-    result.metrics.push_back(spec);
-    result.samples.front().values.push_back(value);
+  return WithCounts(std::move(result), *totals, *iterations);
+}
+
+BenchmarkId CountedProgram::IdOf(const std::string& name) const { return {"gbench", name, {}}; }
+
+CountedAgent::CountedAgent(std::vector<std::string> argv, std::vector<std::string> extra_args,
+                           std::vector<BenchmarkId> cases, unsigned samples, CountOptions options)
+    : argv_(std::move(argv)),
+      extra_args_(std::move(extra_args)),
+      cases_(std::move(cases)),
+      samples_(samples),
+      options_(std::move(options)) {}
+
+absl::StatusOr<std::vector<std::string>> CountedAgent::ListCases() {
+  std::vector<std::string> keys;
+  for (const BenchmarkId& id : cases_) keys.push_back(id.Key());
+  return keys;
+}
+
+BenchmarkId CountedAgent::IdOf(const std::string& name) const {
+  for (const BenchmarkId& id : cases_) {
+    if (id.Key() == name) return id;
   }
-  return result;
+  return {"", name, {}};
+}
+
+absl::StatusOr<CaseResult> CountedAgent::Count(const std::string& name) {
+  const std::string prefix = absl::StrCat("agent-", ++runs_, ".callgrind");
+  std::vector<std::string> argv = CallgrindArgv(absl::StrCat(options_.work_dir, "/", prefix), options_, "");
+  argv.insert(argv.end(), argv_.begin(), argv_.end());
+  for (const std::string& a : {std::string("sample"), std::string("--case"), name, std::string("--samples"),
+                               std::to_string(samples_), std::string("--counted")}) {
+    argv.push_back(a);
+  }
+  argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
+  ProcessOptions run;
+  run.timeout_s = options_.timeout_s;
+  const Clock::time_point start = Clock::now();
+  auto ran = RunProcess(argv, run);
+  if (!ran.ok()) return ran.status();
+  auto totals = SumCallgrindFiles(options_.work_dir, prefix);
+  const std::string shown = absl::StrCat("'", absl::StrJoin(argv_, " "), " sample' under callgrind");
+  if (ran->timed_out || ran->exit_code != 0) {
+    return FailedCase(IdOf(name), absl::StrCat(shown, " ", DescribeExit(*ran, options_.timeout_s),
+                                               " (its messages are above)"));
+  }
+  if (!totals.ok()) return totals.status();
+  auto parsed = ParseResultText(ran->out, absl::StrCat("output of ", shown));
+  if (!parsed.ok()) return parsed.status();
+  for (CaseResult& c : parsed->cases) {
+    if (c.benchmark.Key() != name) continue;
+    c.seconds = Since(start);
+    if (c.status != CaseStatus::kOk) return std::move(c);
+    return WithCounts(std::move(c), *totals, static_cast<double>(samples_));
+  }
+  return FailedCase(IdOf(name), absl::StrCat(shown, " printed no result for ", name));
 }
 
 namespace {
 
 // Counts `name` `processes` times on `program` into `side`; the error that
 // ends counting, else "".
-std::string CountSide(CountedProgram& program, const std::string& name, unsigned processes, AbRole role,
+std::string CountSide(Counter& program, const std::string& name, unsigned processes, AbRole role,
                       CasePair* pair) {
   for (unsigned p = 0; p < processes && pair->stopped != "failed"; ++p) {
     auto counted = program.Count(name);
@@ -203,7 +269,7 @@ std::string CountSide(CountedProgram& program, const std::string& name, unsigned
 
 }  // namespace
 
-AbResult RunCountedAb(CountedProgram& baseline, CountedProgram& candidate, const gate::Policy& policy,
+AbResult RunCountedAb(Counter& baseline, Counter& candidate, const gate::Policy& policy,
                       const std::string& sku, unsigned processes, std::ostream& log) {
   AbResult result;
   auto base_cases = baseline.ListCases();
@@ -223,7 +289,7 @@ AbResult RunCountedAb(CountedProgram& baseline, CountedProgram& candidate, const
       << std::flush;
   for (const std::string& name : names) {
     const Clock::time_point start = Clock::now();
-    CasePair pair = StartPair({BenchmarkId{"gbench", name, {}}, {}});
+    CasePair pair = StartPair({(on_base.count(name) != 0 ? baseline : candidate).IdOf(name), {}});
     pair.baseline.status = pair.candidate.status = CaseStatus::kOk;
     for (auto [program, role, listed] : {std::tuple(&baseline, AbRole::kBaseline, on_base.count(name) != 0),
                                          std::tuple(&candidate, AbRole::kCandidate, on_cand.count(name) != 0)}) {

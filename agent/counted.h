@@ -48,20 +48,31 @@ std::vector<std::string> CountedArgv(const std::vector<std::string>& argv, const
 /// `name` as a regular expression that matches exactly it.
 std::string ExactFilter(const std::string& name);
 
-/// One side: a Google Benchmark program, run from an argument vector (never
-/// through a shell).
-class CountedProgram {
+/// One side of a counted A/B: its cases, each counted in one process.
+class Counter {
  public:
-  CountedProgram(std::vector<std::string> argv, CountOptions options);
-  /// The program's cases (--benchmark_list_tests), in its order; an error
-  /// when it fails or lists none.
-  absl::StatusOr<std::vector<std::string>> ListCases();
+  virtual ~Counter() = default;
+  /// The side's cases by name, in its order; an error when it cannot say.
+  virtual absl::StatusOr<std::vector<std::string>> ListCases() = 0;
+  /// The identity of case `name` where no count gave it.
+  virtual BenchmarkId IdOf(const std::string& name) const = 0;
   /// Case `name` counted in one process: a case result with one sample of
   /// the counted metrics per iteration (measure/counts.h). A program that
   /// exits non-zero or reports the case as failed gives a failed case with
   /// the reason; an error only when valgrind or the program cannot be run or
   /// callgrind wrote nothing readable.
-  absl::StatusOr<CaseResult> Count(const std::string& name);
+  virtual absl::StatusOr<CaseResult> Count(const std::string& name) = 0;
+};
+
+/// A Google Benchmark program, run from an argument vector (never through
+/// a shell).
+class CountedProgram final : public Counter {
+ public:
+  CountedProgram(std::vector<std::string> argv, CountOptions options);
+  /// --benchmark_list_tests; an error when it fails or lists none.
+  absl::StatusOr<std::vector<std::string>> ListCases() override;
+  BenchmarkId IdOf(const std::string& name) const override;
+  absl::StatusOr<CaseResult> Count(const std::string& name) override;
 
  private:
   std::vector<std::string> argv_;
@@ -69,11 +80,39 @@ class CountedProgram {
   unsigned runs_ = 0;
 };
 
+/// perfgate's own cases on a perfgate-agent build: `argv sample --case KEY
+/// --samples N extra_args` under callgrind with collection off at start; the
+/// engine's timed loop turns it on around each sample (measure/counts.h),
+/// so the count is that of the samples alone, over N iterations.
+class CountedAgent final : public Counter {
+ public:
+  CountedAgent(std::vector<std::string> argv, std::vector<std::string> extra_args, std::vector<BenchmarkId> cases,
+               unsigned samples, CountOptions options);
+  /// The cases it was given, by key.
+  absl::StatusOr<std::vector<std::string>> ListCases() override;
+  BenchmarkId IdOf(const std::string& name) const override;
+  absl::StatusOr<CaseResult> Count(const std::string& name) override;
+
+ private:
+  std::vector<std::string> argv_;
+  std::vector<std::string> extra_args_;
+  std::vector<BenchmarkId> cases_;
+  unsigned samples_;
+  CountOptions options_;
+  unsigned runs_ = 0;
+};
+
+/// The argument vector of valgrind's callgrind with `options`, its output
+/// files `callgrind_out`.%p, collecting from the start or only where
+/// toggled (by `toggle`, else by client requests).
+std::vector<std::string> CallgrindArgv(const std::string& callgrind_out, const CountOptions& options,
+                                       const std::string& toggle);
+
 /// Counts every case the baseline lists (and any the candidate alone lists)
 /// options.processes times on each side and judges the counts
 /// (gate::JudgeCounts). Each pair holds one block per counted process.
 /// A side that cannot be run ends counting with AbResult::error.
-AbResult RunCountedAb(CountedProgram& baseline, CountedProgram& candidate, const gate::Policy& policy,
+AbResult RunCountedAb(Counter& baseline, Counter& candidate, const gate::Policy& policy,
                       const std::string& sku, unsigned processes, std::ostream& log);
 
 }  // namespace perfgate::agent

@@ -139,6 +139,13 @@ std::string Witness(const MetricVerdict& time, const MetricVerdict& count) {
     return absl::StrCat("the counts regressed (", counts,
                         ") while time held: code that does more work but is not (yet) on the critical path");
   }
+  if (Inconclusive(time.verdict) && Moved(count)) {
+    return absl::StrCat("time could not decide yet, the counts did (", counts,
+                        ", a regression): the code does more work; more rounds tell whether it costs time here");
+  }
+  if (Inconclusive(time.verdict) && Held(count)) {
+    return absl::StrCat("time could not decide yet; the counts did not move (", counts, ")");
+  }
   return "";
 }
 

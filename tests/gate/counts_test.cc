@@ -131,6 +131,16 @@ TEST(TwoWitnesses, CallBothMovingTheStrongestEvidence) {
   EXPECT_NE(timed.note.find("strongest evidence"), std::string::npos) << timed.note;
 }
 
+TEST(TwoWitnesses, LetTheCountsSpeakWhereTimeCouldNotDecideYet) {
+  GateResult time;
+  time.verdicts = {Timed(Verdict::kTooNoisy, 0.2)};
+  const GateResult counts = JudgeCounts({Counted({1000})}, {Counted({1300})}, Policy{}, "cpu-x");
+  const GateResult both = CombineWitnesses(time, counts, Policy{}, "cpu-x");
+  const MetricVerdict& timed = both.verdicts[0].metric == "cpu_time" ? both.verdicts[0] : both.verdicts[1];
+  EXPECT_NE(timed.note.find("time could not decide yet, the counts did"), std::string::npos) << timed.note;
+  EXPECT_EQ(both.outcome, Outcome::kRegression);
+}
+
 TEST(TwoWitnesses, LeaveATimeVerdictOfAnotherCaseAlone) {
   GateResult time;
   MetricVerdict other = Timed(Verdict::kRegression, 0.08);
