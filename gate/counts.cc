@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "common/stats.h"
 
@@ -100,7 +101,7 @@ GateResult JudgeCounts(const std::vector<CaseResult>& baseline, const std::vecto
     v.unit = any->spec->unit;
     v.direction = any->spec->direction;
     v.method = Method::kCount;
-    v.tolerance = policy.count_tolerance;
+    v.tolerance = absl::StartsWith(v.metric, kSimulatedPrefix) ? policy.sim_tolerance : policy.count_tolerance;
     v.gating = policy.Resolve(sku, v.benchmark, v.metric, Mode::kAb).gating;
     const auto b = base.find(key);
     const auto c = cand.find(key);

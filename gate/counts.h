@@ -18,9 +18,14 @@
 
 namespace perfgate::gate {
 
+/// Counted metrics named with this prefix are simulated (callgrind's cache
+/// and branch-predictor models) and judged against policy.sim_tolerance.
+inline constexpr char kSimulatedPrefix[] = "sim_";
+
 /// Judges every metric of the cases of both sides as counts: each sample is
 /// one process's count. Regression when the candidate's median grows by more
-/// than policy.count_tolerance (improvement when it shrinks by more), pass
+/// than policy.count_tolerance (sim_tolerance for simulated counts;
+/// improvement when it shrinks by more), pass
 /// within it; too_noisy when two processes of one side differ by more than
 /// the tolerance (the count depends on something besides the code); missing
 /// or no_baseline where a side has no count. Method kCount; the interval is

@@ -62,6 +62,24 @@ TEST(CountGate, TakesItsToleranceFromThePolicy) {
   EXPECT_EQ(r.verdicts[0].verdict, Verdict::kPass);
 }
 
+TEST(CountGate, JudgesSimulatedMissesAgainstTheirOwnTolerance) {
+  CaseResult base = Counted({1000000}), cand = Counted({1000000});
+  for (CaseResult* c : {&base, &cand}) c->metrics.push_back({"sim_l1_misses", "misses/iter", Direction::kLowerIsBetter});
+  base.samples[0].values.push_back(150);
+  cand.samples[0].values.push_back(156);
+  const GateResult r = JudgeCounts({base}, {cand}, Policy{}, "cpu-x");
+  ASSERT_EQ(r.verdicts.size(), 2u);
+  for (const MetricVerdict& v : r.verdicts) {
+    EXPECT_EQ(v.verdict, Verdict::kPass) << v.metric;
+    EXPECT_DOUBLE_EQ(v.tolerance, v.metric == "instructions" ? 0.005 : 0.10) << v.metric;
+  }
+  auto policy = ParsePolicy("version: 1\ndefaults:\n  sim_tolerance: 3%\n", "p.yaml");
+  ASSERT_TRUE(policy.ok()) << policy.status();
+  const GateResult strict = JudgeCounts({base}, {cand}, *policy, "cpu-x");
+  EXPECT_EQ(strict.verdicts[0].verdict, Verdict::kRegression);
+  EXPECT_EQ(strict.verdicts[0].metric, "sim_l1_misses");
+}
+
 TEST(CountGate, RefusesACountToleranceWithoutAPercentSign) {
   auto policy = ParsePolicy("version: 1\ndefaults:\n  count_tolerance: 0.5\n", "p.yaml");
   ASSERT_FALSE(policy.ok());
