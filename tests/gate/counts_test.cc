@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace perfgate::gate {
@@ -118,45 +119,42 @@ TEST(CountGate, CallsACaseOnlyTheCandidateHasNoBaseline) {
   EXPECT_EQ(r.verdicts[0].verdict, Verdict::kNoBaseline);
 }
 
+// The time verdict of a case (`time`) once combined with its count going
+// from 1000 to `count` instructions, and the combined outcome.
+std::pair<MetricVerdict, Outcome> Combined(Verdict time, double count) {
+  GateResult timed;
+  timed.verdicts = {Timed(time, 0.05)};
+  const GateResult counts = JudgeCounts({Counted({1000})}, {Counted({count})}, Policy{}, "cpu-x");
+  const GateResult both = CombineWitnesses(timed, counts, Policy{}, "cpu-x");
+  EXPECT_EQ(both.verdicts.size(), 2u);
+  for (const MetricVerdict& v : both.verdicts) {
+    if (v.metric == "cpu_time") return {v, both.outcome};
+  }
+  ADD_FAILURE() << "no time verdict";
+  return {};
+}
+
 TEST(TwoWitnesses, CallATimeRegressionWithUnchangedCountsTheMachines) {
-  GateResult time;
-  time.verdicts = {Timed(Verdict::kRegression, 0.08)};
-  const GateResult counts = JudgeCounts({Counted({1000})}, {Counted({1000})}, Policy{}, "cpu-x");
-  const GateResult both = CombineWitnesses(time, counts, Policy{}, "cpu-x");
-  ASSERT_EQ(both.verdicts.size(), 2u);
-  EXPECT_EQ(both.verdicts[0].metric, "cpu_time");
-  EXPECT_NE(both.verdicts[0].note.find("the machine's"), std::string::npos) << both.verdicts[0].note;
-  EXPECT_EQ(both.outcome, Outcome::kRegression);
+  const auto [time, outcome] = Combined(Verdict::kRegression, 1000);
+  EXPECT_NE(time.note.find("the machine's"), std::string::npos) << time.note;
+  EXPECT_EQ(outcome, Outcome::kRegression);
 }
 
 TEST(TwoWitnesses, CallACountRegressionWithUnchangedTimeCodeOffTheCriticalPath) {
-  GateResult time;
-  time.verdicts = {Timed(Verdict::kPass, 0.001)};
-  const GateResult counts = JudgeCounts({Counted({1000})}, {Counted({1030})}, Policy{}, "cpu-x");
-  const GateResult both = CombineWitnesses(time, counts, Policy{}, "cpu-x");
-  ASSERT_EQ(both.verdicts.size(), 2u);
-  const MetricVerdict& timed = both.verdicts[0].metric == "cpu_time" ? both.verdicts[0] : both.verdicts[1];
-  EXPECT_NE(timed.note.find("not (yet) on the critical path"), std::string::npos) << timed.note;
-  EXPECT_EQ(both.outcome, Outcome::kRegression);
+  const auto [time, outcome] = Combined(Verdict::kPass, 1030);
+  EXPECT_NE(time.note.find("not (yet) on the critical path"), std::string::npos) << time.note;
+  EXPECT_EQ(outcome, Outcome::kRegression);
 }
 
 TEST(TwoWitnesses, CallBothMovingTheStrongestEvidence) {
-  GateResult time;
-  time.verdicts = {Timed(Verdict::kRegression, 0.03)};
-  const GateResult counts = JudgeCounts({Counted({1000})}, {Counted({1030})}, Policy{}, "cpu-x");
-  const GateResult both = CombineWitnesses(time, counts, Policy{}, "cpu-x");
-  const MetricVerdict& timed = both.verdicts[0].metric == "cpu_time" ? both.verdicts[0] : both.verdicts[1];
-  EXPECT_NE(timed.note.find("strongest evidence"), std::string::npos) << timed.note;
+  const auto [time, outcome] = Combined(Verdict::kRegression, 1030);
+  EXPECT_NE(time.note.find("strongest evidence"), std::string::npos) << time.note;
 }
 
 TEST(TwoWitnesses, LetTheCountsSpeakWhereTimeCouldNotDecideYet) {
-  GateResult time;
-  time.verdicts = {Timed(Verdict::kTooNoisy, 0.2)};
-  const GateResult counts = JudgeCounts({Counted({1000})}, {Counted({1300})}, Policy{}, "cpu-x");
-  const GateResult both = CombineWitnesses(time, counts, Policy{}, "cpu-x");
-  const MetricVerdict& timed = both.verdicts[0].metric == "cpu_time" ? both.verdicts[0] : both.verdicts[1];
-  EXPECT_NE(timed.note.find("time could not decide yet, the counts did"), std::string::npos) << timed.note;
-  EXPECT_EQ(both.outcome, Outcome::kRegression);
+  const auto [time, outcome] = Combined(Verdict::kTooNoisy, 1300);
+  EXPECT_NE(time.note.find("time could not decide yet, the counts did"), std::string::npos) << time.note;
+  EXPECT_EQ(outcome, Outcome::kRegression);
 }
 
 TEST(TwoWitnesses, LeaveATimeVerdictOfAnotherCaseAlone) {
