@@ -111,7 +111,8 @@ class ProgramAbEndToEnd : public ::testing::Test {
 
   // The report's verdict of `metric` (the first, one case a report here).
   nlohmann::json VerdictOf(const std::string& metric) {
-    for (const auto& v : Report().at("verdicts")) {
+    const nlohmann::json report = Report();
+    for (const auto& v : report.at("verdicts")) {
       if (v.at("metric") == metric) return v;
     }
     ADD_FAILURE() << "no verdict of " << metric;
