@@ -305,7 +305,11 @@ AbResult RunCountedAb(Counter& baseline, Counter& candidate, const gate::Policy&
     if (pair.stopped.empty()) pair.stopped = "counted";
     FinishPair(&pair, Since(start));
     log << "  " << pair.key << ": ";
-    LogPair(pair, log);
+    if (pair.candidate.status == CaseStatus::kOk) {
+      log << absl::StrFormat("counted in %u process(es) a side, %.1f s\n", processes, pair.seconds) << std::flush;
+    } else {
+      LogPair(pair, log);
+    }
     result.pairs.push_back(std::move(pair));
   }
   std::vector<CaseResult> base, cand;
