@@ -1,6 +1,7 @@
 // `perfgate-agent ab`: a baseline and a candidate build measured interleaved
 // on this node (ab.h), gated in A/B mode, both sides uploaded whole
 // (client/upload.h) unless offline.
+#include <functional>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
@@ -8,12 +9,14 @@
 #include "agent/ab.h"
 #include "agent/agent.h"
 #include "agent/command_support.h"
+#include "agent/counted.h"
 #include "agent/image.h"
 #include "agent/probe.h"
 #include "common/process.h"
 #include "agent/program_ab.h"
 #include "client/upload.h"
 #include "common/identity.h"
+#include "gate/counts.h"
 #include "gate/report.h"
 #include "report/gate_report.h"
 
@@ -184,6 +187,31 @@ int Report(const AgentConfig& config, const ProbeResult& probe, AbResult ab) {
   return report::ExitCode(report);
 }
 
+// `ab --count` (counted.h): the programs' cases counted under callgrind
+// and, unless --count-only, timed in rounds as well, the two witnesses
+// judged side by side. Only the timed sides are sent as runs then.
+CountOptions CountOptionsOf(const AgentConfig& config, const std::string& dir) {
+  CountOptions counting;
+  counting.toggle = config.ab_count_toggle;
+  counting.simulate = config.ab_count == "cache";
+  counting.timeout_s = config.ab_block_timeout_s;
+  counting.work_dir = dir;
+  return counting;
+}
+
+// `ab --count` (counted.h): the cases counted under callgrind and, unless
+// --count-only, timed in rounds by `timed` as well, the two witnesses
+// judged side by side. Only the timed sides are sent as runs then.
+AbResult CountedAb(const AgentConfig& config, const ProbeResult& probe, Counter& baseline, Counter& candidate,
+                   const std::function<AbResult()>& timed) {
+  AbResult counted = RunCountedAb(baseline, candidate, config.policy, probe.environment.sku,
+                                  config.ab_count_processes, std::cout);
+  if (config.ab_count_only || !counted.error.empty()) return counted;
+  AbResult both = timed();
+  both.gate = gate::CombineWitnesses(both.gate, counted.gate, config.policy, probe.environment.sku);
+  return both;
+}
+
 // Both sides benchmark programs (program_ab.h): result files in a
 // temporary folder of their own, removed at the end.
 int ProgramAbCommand(const AgentConfig& config) {
@@ -194,8 +222,11 @@ int ProgramAbCommand(const AgentConfig& config) {
   const ProbeResult probe = ProbeMachine();
   const AbOptions options = AbOptionsOf(config);
   PrintHeader(probe, "the programs' cases", options);
-  AbResult ab = RunProgramAb(baseline, candidate, config.policy, probe.environment.sku, options, std::cout);
-  return Report(config, probe, std::move(ab));
+  auto timed = [&] { return RunProgramAb(baseline, candidate, config.policy, probe.environment.sku, options, std::cout); };
+  if (config.ab_count.empty()) return Report(config, probe, timed());
+  CountedProgram counted_base(config.ab_baseline_argv, CountOptionsOf(config, dir->path()));
+  CountedProgram counted_cand(config.ab_candidate_argv, CountOptionsOf(config, dir->path()));
+  return Report(config, probe, CountedAb(config, probe, counted_base, counted_cand, timed));
 }
 
 }  // namespace
@@ -216,7 +247,17 @@ int AbCommand(const AgentConfig& config) {
   const std::vector<AbCase> cases = RunnableCases(*selected, std::cout);
   const AbOptions options = AbOptionsOf(config);
   PrintHeader(probe, absl::StrCat(cases.size(), " cases"), options);
-  return Report(config, probe, RunAb(cases, baseline, candidate, config.policy, probe.environment.sku, options, std::cout));
+  auto timed = [&] { return RunAb(cases, baseline, candidate, config.policy, probe.environment.sku, options, std::cout); };
+  if (config.ab_count.empty()) return Report(config, probe, timed());
+  auto dir = TempDir::Make("perfgate-ab-");
+  if (!dir.ok()) return Fail(dir.status(), "cannot make a folder for callgrind's files");
+  std::vector<BenchmarkId> ids;
+  for (const AbCase& c : cases) ids.push_back(c.id);
+  // A few samples average the engine's own clock reads out of the count.
+  const unsigned samples = config.ab_block_samples > 0 ? config.ab_block_samples : 3;
+  CountedAgent counted_base(config.ab_baseline_argv, shared, ids, samples, CountOptionsOf(config, dir->path()));
+  CountedAgent counted_cand(config.ab_candidate_argv, shared, ids, samples, CountOptionsOf(config, dir->path()));
+  return Report(config, probe, CountedAb(config, probe, counted_base, counted_cand, timed));
 }
 
 }  // namespace perfgate::agent

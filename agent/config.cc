@@ -205,6 +205,16 @@ CLI::App* AddAb(CLI::App& app, AgentConfig& c) {
   ab->add_option("--block-timeout", c.ab_block_timeout_s,
                  "Seconds a program side's block may run before it is killed (with --baseline-cmd)")
       ->capture_default_str()->check(CLI::PositiveNumber);
+  ab->add_option("--count", c.ab_count,
+                 "Also count each case under callgrind, one process a side (a Google Benchmark program's, or "
+                 "perfgate's own host cases): 'instructions', or 'cache' for simulated cache and branch misses as well")
+      ->check(CLI::IsMember({"instructions", "cache"}));
+  ab->add_option("--count-toggle", c.ab_count_toggle,
+                 "With --count and --baseline-cmd: callgrind's --toggle-collect pattern, the benchmark functions")
+      ->capture_default_str();
+  ab->add_option("--count-processes", c.ab_count_processes, "With --count: counted processes per case and side")
+      ->capture_default_str()->check(CLI::Range(1u, 20u));
+  ab->add_flag("--count-only", c.ab_count_only, "With --count: the counts alone, no timed rounds");
   ab->add_option("--container-engine", c.container_engine, "Runs the image sides: podman or docker")
       ->envname("PERFGATE_CONTAINER_ENGINE")->capture_default_str();
   ab->add_option("--container-arg", c.container_args,
@@ -260,6 +270,9 @@ CLI::App* AddSample(CLI::App& app, AgentConfig& c) {
   sample->add_option("--samples", c.sample_count, "Samples after warm-up")
       ->required()->check(CLI::Range(1u, 1000000u));
   AddTimeout(sample, c, "Time limit in seconds");
+  sample->add_flag("--counted", c.sample_counted,
+                   "Run under callgrind by `ab --count`: the machine is not probed (valgrind would read the symbols "
+                   "of every library the probe opens)");
   return sample;
 }
 
@@ -329,6 +342,9 @@ std::optional<Invalid> ParsePrograms(AgentConfig& c) {
 }
 
 std::optional<Invalid> ParseSides(AgentConfig& c) {
+  if (c.ab_count_only && c.ab_count.empty()) {
+    return Invalid{"bad --count-only", absl::InvalidArgumentError("--count-only needs --count (instructions or cache)")};
+  }
   if (!c.ab_baseline_cmd.empty() || !c.ab_candidate_cmd.empty()) return ParsePrograms(c);
   static constexpr SideFlags kBaseline{"--baseline", "--baseline-image", "bad --baseline", "bad --baseline-image"};
   static constexpr SideFlags kCandidate{"--candidate", "--candidate-image", "bad --candidate",

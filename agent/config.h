@@ -55,6 +55,7 @@ struct AgentConfig {
   // `sample`, the worker `ab` runs on each side: one case by its exact key.
   std::string sample_case;
   unsigned sample_count = 10;  // exactly this many samples after warm-up
+  bool sample_counted = false;  // `sample --counted`: under callgrind, the machine not probed
   // `ab`: the two builds as command prefixes, split with shell quoting rules.
   std::string ab_baseline;
   std::string ab_candidate;
@@ -64,6 +65,12 @@ struct AgentConfig {
   // file ({out}, else stdout), taking {samples} repetitions where it can.
   std::string ab_baseline_cmd, ab_candidate_cmd;
   double ab_block_timeout_s = 600;  // a program side's block is killed after this
+  // `ab --count`: each program's cases counted under callgrind as well
+  // ("instructions", or "cache" with simulated misses), or alone.
+  std::string ab_count;
+  std::string ab_count_toggle = "BM_*";
+  unsigned ab_count_processes = 1;
+  bool ab_count_only = false;
   std::string container_engine = "podman";
   std::vector<std::string> container_args;  // engine flags before the image (GPUs, registry TLS)
   unsigned ab_rounds = 0;         // > 0: exactly this many rounds; 0: adaptive

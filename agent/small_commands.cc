@@ -91,7 +91,9 @@ int SampleCommand(const AgentConfig& config) {
   options.engine.sample_count = config.sample_count;
   options.slowdowns = config.slowdowns;
   suites::collectives::SetProcessWorld(config.world);
-  const ProbeResult probe = ProbeMachine();
+  // Under callgrind the probe's libraries alone (cuBLASLt's symbols) take
+  // half a minute to load, and a count needs no environment.
+  const ProbeResult probe = config.sample_counted ? ProbeResult{} : ProbeMachine();
   std::unique_ptr<NvmlThrottleSource> throttle = ThrottleOf(probe);
   options.throttle = throttle.get();
   RunMeta meta;

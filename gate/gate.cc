@@ -356,6 +356,8 @@ const char* ToString(Method m) {
       return "calibrated";
     case Method::kSamples:
       return "samples";
+    case Method::kCount:
+      return "count";
   }
   return "none";
 }
@@ -408,6 +410,16 @@ GateResult EvaluateGate(const GateInput& input, const Policy& policy) {
 void SumUp(GateResult& result, const std::string& sku, const Policy& policy) {
   SortVerdicts(result.verdicts);
   Summarize(result, sku, policy);
+}
+
+GateResult SummarizeVerdicts(std::vector<MetricVerdict> verdicts, Mode mode, const std::string& sku,
+                             const Policy& policy, std::vector<std::string> invalid_reasons) {
+  GateResult result;
+  result.mode = mode;
+  result.verdicts = std::move(verdicts);
+  result.invalid_reasons = std::move(invalid_reasons);
+  SumUp(result, sku, policy);
+  return result;
 }
 
 }  // namespace perfgate::gate

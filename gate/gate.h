@@ -68,10 +68,11 @@ const char* ToString(Verdict v);
 /// How a metric's change was tested. kSamples (samples against samples) is
 /// never produced by EvaluateGate: reports stored before the process became
 /// the unit of evidence carry it, and they are still shown.
-enum class Method { kNone, kBlocks, kHistory, kCalibrated, kSamples };
+enum class Method { kNone, kBlocks, kHistory, kCalibrated, kSamples, kCount };
 /// "none", "blocks" (Hodges–Lehmann + Mann–Whitney over process medians),
 /// "history" (t over the series' between-process spread), "calibrated" (t
-/// with a stored calibration's spread), "samples".
+/// with a stored calibration's spread), "samples", "count" (counted metrics,
+/// gate/counts.h: the change against the count tolerance, no test).
 const char* ToString(Method m);
 
 /// Processes a side the rank test needs; also the history length from which
@@ -211,6 +212,11 @@ GateResult EvaluateGate(const GateInput& input, const Policy& policy);
 /// verdicts after the gate (an A/B confirmation cut short, a case whose
 /// minimum rounds could not fit its budget).
 void SumUp(GateResult& result, const std::string& sku, const Policy& policy);
+/// Orders verdicts decided outside EvaluateGate (counted metrics, time and
+/// counts combined: gate/counts.h) worst first and sums them up as
+/// EvaluateGate does.
+GateResult SummarizeVerdicts(std::vector<MetricVerdict> verdicts, Mode mode, const std::string& sku,
+                             const Policy& policy, std::vector<std::string> invalid_reasons = {});
 
 /// Whether a verdict fails a gate when the metric is gating.
 bool Fails(Verdict v);

@@ -31,7 +31,7 @@ const std::vector<absl::string_view> kTopKeys = {"version", "defaults", "rules",
 const std::vector<absl::string_view> kDefaultsKeys = {
     "tolerance", "gating",       "max_noise",           "history",
     "match",     "fdr",          "inconclusive",        "calibration_max_age",
-    "ab"};
+    "ab",        "count_tolerance",     "sim_tolerance"};
 const std::vector<absl::string_view> kRuleKeys = {"benchmark", "metric",    "tolerance", "floor",
                                                   "gating",    "max_noise", "ab"};
 const std::vector<absl::string_view> kSkuKeys = {"pattern",   "tolerance", "gating", "max_noise",
@@ -472,6 +472,10 @@ class PolicyParser {
           s = ParseMaxAge(value, &policy.calibration_max_age);
         } else if (key == "ab") {
           s = ParseAb(value, &policy.ab);
+        } else if (key == "count_tolerance" || key == "sim_tolerance") {
+          std::optional<double> tolerance;
+          s = ParsePercent(value, key, &tolerance);
+          if (tolerance) (key == "count_tolerance" ? policy.count_tolerance : policy.sim_tolerance) = *tolerance;
         }
         PERFGATE_RETURN_IF_ERROR(s);
       }

@@ -74,6 +74,12 @@ struct Policy {
   std::vector<std::string> match;  // environment fields that must be equal
   std::optional<double> max_noise;
   double fdr = 0.01;        // Benjamini–Hochberg q over the metrics of one gate (docs/statistics.md)
+  /// Tolerated growth of a counted metric (instructions per iteration):
+  /// from measured A/A of counts (docs/statistics.md, "Counts").
+  double count_tolerance = 0.005;
+  /// Tolerated growth of a simulated count (sim_* metrics: cache and branch
+  /// misses), whose A/A moves by several per cent (docs/statistics.md).
+  double sim_tolerance = 0.10;
   InconclusiveAction inconclusive = InconclusiveAction::kReport;
   /// A node's calibration older than this is stale and never used (docs/calibration.md).
   std::chrono::seconds calibration_max_age{30 * 24 * 3600};

@@ -8,6 +8,7 @@
 #include <span>
 
 #include "absl/strings/str_format.h"
+#include "measure/counts.h"
 
 namespace perfgate {
 
@@ -139,7 +140,10 @@ Measurement MeasureSamples(const std::function<void()>& warmup,
   double backed_off = 0;
   while (true) {
     const ThrottleReading before = throttle != nullptr ? throttle->Read() : ThrottleReading{};
+    // Under callgrind (perfgate-agent ab --count), the samples alone are counted.
+    StartCounting();
     const double t = sample();
+    StopCounting();
     const ThrottleReading after = throttle != nullptr ? throttle->Read() : ThrottleReading{};
     const bool throttled = throttle != nullptr && IsThrottled(before, after, default_mhz);
     m.sample_s.push_back(t);

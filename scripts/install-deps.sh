@@ -28,6 +28,9 @@ packages=(
   # Foreign benchmarks that the format readers and the A/B of any command
   # are tested on: hyperfine and pytest-benchmark, real tools, real output.
   hyperfine python3-pytest-benchmark
+  # Counted metrics: callgrind runs a side under instrumentation, and
+  # <valgrind/callgrind.h> marks perfgate's own timed loop.
+  valgrind
   # simdjson: the large result files are read at hundreds of MB/s.
   libsimdjson-dev
 )

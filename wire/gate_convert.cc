@@ -44,6 +44,7 @@ absl::StatusOr<gate::Method> MethodFromProto(v1::TestMethod m, const std::string
     case v1::TEST_METHOD_HISTORY: return gate::Method::kHistory;
     case v1::TEST_METHOD_BLOCKS: return gate::Method::kBlocks;
     case v1::TEST_METHOD_CALIBRATED: return gate::Method::kCalibrated;
+    case v1::TEST_METHOD_COUNT: return gate::Method::kCount;
     default: return Unknown(field, m);
   }
 }
@@ -123,6 +124,7 @@ v1::TestMethod ToProto(gate::Method m) {
     case gate::Method::kHistory: return v1::TEST_METHOD_HISTORY;
     case gate::Method::kCalibrated: return v1::TEST_METHOD_CALIBRATED;
     case gate::Method::kSamples: return v1::TEST_METHOD_SAMPLES;
+    case gate::Method::kCount: return v1::TEST_METHOD_COUNT;
   }
   return v1::TEST_METHOD_UNSPECIFIED;
 }

@@ -15,6 +15,8 @@
 #include <map>
 #include <memory>
 #include <regex>
+#include <string>
+#include <vector>
 
 #include "tests/support/coordinator.h"
 #include "tests/support/postgres.h"
@@ -94,6 +96,28 @@ class ProgramAbEndToEnd : public ::testing::Test {
   }
 
   std::string report_json() const { return dir_->Join("report.json"); }
+
+  // `perfgate-agent ab` offline with the fixture's policy and report, and `args`.
+  CommandResult AgentAb(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {Bin("agent/perfgate-agent"), "ab", "--offline", "--policy", policy_,
+                                     "--json", report_json()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = RunCommand(argv, {}, std::chrono::minutes(3));
+    EXPECT_TRUE(r.ok()) << r.status();
+    if (!r.ok()) return {};
+    std::cout << r->output;  // a failing test shows what was counted
+    return *r;
+  }
+
+  // The report's verdict of `metric` (the first, one case a report here).
+  nlohmann::json VerdictOf(const std::string& metric) {
+    const nlohmann::json report = Report();
+    for (const auto& v : report.at("verdicts")) {
+      if (v.at("metric") == metric) return v;
+    }
+    ADD_FAILURE() << "no verdict of " << metric;
+    return nlohmann::json::object();
+  }
 
   std::unique_ptr<TempDir> dir_;
   std::string policy_;
@@ -274,6 +298,96 @@ TEST_F(ProgramAbStoredEndToEnd, BothSidesAreStoredAndTheCoordinatorJudgesThePair
   auto shown = RunCommand({Bin("cli/perfgate"), "--coordinator", started->address, "run", m[2].str()});
   ASSERT_TRUE(shown.ok()) << shown.status();
   EXPECT_NE(shown->output.find("status RUN_COMPLETE, 25 samples"), std::string::npos) << shown->output;
+}
+
+// `ab --count` (docs/existing-benchmarks.md, "Counting instead of timing"):
+// the same Google Benchmark program and perfgate's own host case, each
+// case counted under callgrind in one process a side. A build against
+// itself must pass, whatever the size of its environment (which moves the
+// stack, and so addresses, but not the instructions), and 1 % more work
+// (PERFGATE_WORK_SLOWDOWN=1, real extra loop iterations) must be caught
+// with one process a side; time and count are reported side by side when
+// both are measured.
+
+// The program as a team runs it; --count adds the flags it needs.
+std::string Gbench(const std::string& binary, const std::string& env = "") {
+  return (env.empty() ? "" : "env " + env + " ") + Bin(binary) +
+         " --benchmark_repetitions={samples} --benchmark_min_time=0.05 --benchmark_out={out}";
+}
+
+TEST_F(ProgramAbEndToEnd, PassesABuildAgainstItselfWithAnotherEnvironmentSize) {
+  const CommandResult r =
+      AgentAb({"--baseline-cmd", Gbench("tests/work_bench_0"), "--candidate-cmd",
+               Gbench("tests/work_bench_0", "PERFGATE_PADDING=" + std::string(3000, 'x')), "--count", "instructions",
+               "--count-only"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json v = VerdictOf("instructions");
+  EXPECT_EQ(v.at("verdict"), "pass") << v.at("note");
+  EXPECT_EQ(v.at("method"), "count");
+  EXPECT_EQ(v.at("unit"), "instr/iter");
+  EXPECT_LT(std::abs(v.at("change").get<double>()), 0.001) << v.at("note");
+}
+
+TEST_F(ProgramAbEndToEnd, CatchesOnePercentMoreWorkWithOneProcessASide) {
+  const CommandResult r =
+      AgentAb({"--baseline-cmd", Gbench("tests/work_bench_0"), "--candidate-cmd",
+               Gbench("tests/work_bench_0", "PERFGATE_WORK_SLOWDOWN=1"), "--count", "instructions", "--count-only"});
+  ASSERT_EQ(r.exit_code, 1) << r.output;
+  const nlohmann::json v = VerdictOf("instructions");
+  EXPECT_EQ(v.at("verdict"), "regression") << v.at("note");
+  EXPECT_GT(v.at("change").get<double>(), 0.008);
+  EXPECT_LT(v.at("change").get<double>(), 0.013);
+}
+
+TEST_F(ProgramAbEndToEnd, ReportsTimeAndCountSideBySideWithWhatTheirAgreementMeans) {
+  const CommandResult r =
+      AgentAb({"--baseline-cmd", Gbench("tests/work_bench_0"), "--candidate-cmd", Gbench("tests/work_bench_30"),
+               "--count", "cache", "--rounds", "3", "--block-samples", "3", "--no-confirm"});
+  ASSERT_EQ(r.exit_code, 1) << r.output;
+  const nlohmann::json count = VerdictOf("instructions");
+  EXPECT_EQ(count.at("verdict"), "regression");
+  EXPECT_GT(count.at("change").get<double>(), 0.25);
+  EXPECT_EQ(VerdictOf("sim_l1_misses").at("method"), "count");
+  EXPECT_EQ(VerdictOf("sim_branch_mispredicts").at("method"), "count");
+  const nlohmann::json time = VerdictOf("cpu_time");
+  EXPECT_NE(time.at("method"), "count");
+  const std::string note = time.at("note");
+  // 30 % more work is either decided in three rounds (both witnesses) or
+  // not yet on a busy machine (the counts alone): either way the note says
+  // what the counts say.
+  EXPECT_TRUE(note.find("strongest evidence") != std::string::npos ||
+              note.find("time could not decide yet, the counts did") != std::string::npos)
+      << note;
+}
+
+// perfgate's own host case, counted between the engine's client requests:
+// small enough that a process under callgrind takes seconds.
+std::vector<std::string> OwnCase() {
+  return {"--filter", "kernels/sgemm*", "--set", "m=32", "--set", "n=32", "--set", "k=32", "--count",
+          "instructions", "--count-only"};
+}
+
+TEST_F(ProgramAbEndToEnd, CountsPerfgatesOwnHostCaseAlikeOnBothSidesOfOneBuild) {
+  std::vector<std::string> args = {"--baseline", Bin("agent/perfgate-agent"), "--candidate", Bin("agent/perfgate-agent")};
+  for (const std::string& a : OwnCase()) args.push_back(a);
+  const CommandResult r = AgentAb(args);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json v = VerdictOf("instructions");
+  EXPECT_EQ(v.at("benchmark"), "kernels/sgemm{k=32,m=32,n=32,threads=1}");
+  EXPECT_EQ(v.at("verdict"), "pass") << v.at("note");
+  EXPECT_LT(std::abs(v.at("change").get<double>()), 0.001) << v.at("note");
+  // The samples' multiply-adds (16 a vector instruction at most), not the process's millions.
+  EXPECT_GT(v.at("baseline_median").get<double>(), 32 * 32 * 32 / 16);
+  EXPECT_LT(v.at("baseline_median").get<double>(), 1e6);
+}
+
+TEST_F(ProgramAbEndToEnd, CatchesWorkAddedToPerfgatesOwnHostCaseByItsCount) {
+  std::vector<std::string> args = {"--baseline", Bin("agent/perfgate-agent"), "--candidate",
+                                   Bin("agent/perfgate-agent") + " --inject-slowdown kernels/sgemm*=20"};
+  for (const std::string& a : OwnCase()) args.push_back(a);
+  const CommandResult r = AgentAb(args);
+  ASSERT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(VerdictOf("instructions").at("verdict"), "regression");
 }
 
 }  // namespace

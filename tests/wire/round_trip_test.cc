@@ -56,7 +56,7 @@ gate::GateReport FullReport() {
       gate::Verdict::kTooFewRuns,   gate::Verdict::kImprovement, gate::Verdict::kPass,
       gate::Verdict::kUnconfirmed,  gate::Verdict::kUndecided};
   const gate::Method methods[] = {gate::Method::kBlocks, gate::Method::kHistory, gate::Method::kCalibrated,
-                                  gate::Method::kSamples, gate::Method::kNone};
+                                  gate::Method::kSamples, gate::Method::kNone,   gate::Method::kCount};
   for (int i = 0; i < 11; ++i) {
     gate::MetricVerdict v;
     v.benchmark = "kernels/copy{bytes=" + std::to_string(1 << i) + "}";
@@ -70,7 +70,7 @@ gate::GateReport FullReport() {
     v.change_ci_high = i == 4 ? kNaN : 0.02 * (i + 1);
     v.p_value = 0.001 * (i + 1);
     v.p_adjusted = 0.003 * (i + 1);
-    v.method = methods[i % 5];
+    v.method = methods[i % 6];
     v.tolerance = 0.05;
     v.floor = i == 1 ? 12.5 : kNaN;
     v.candidate_noise = 0.002 * (i + 1);

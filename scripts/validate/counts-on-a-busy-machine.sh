@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Measures `perfgate-agent ab --count` on this machine with one core kept
+# busy by another process: N times each, a Google Benchmark program
+# (tests/work_bench_0, built by the test build) against itself with an
+# environment of a random size (0 to 8 KiB more, which moves the stack and
+# so the addresses; address-space randomisation as the kernel has it), and
+# against itself doing 1 % more work (PERFGATE_WORK_SLOWDOWN=1). Prints
+# one line per trial (exit code, counted change, seconds) and the range of
+# the A/A changes. Usage: counts-on-a-busy-machine.sh [N] [OUT_DIR]
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=${PERFGATE_BUILD_DIR:-$root/build}
+n=${1:-20}
+out=${2:-$(mktemp -d)}
+mkdir -p "$out"
+agent="$build/agent/perfgate-agent"
+bench="$build/tests/work_bench_0 --benchmark_repetitions={samples} --benchmark_min_time=0.05 --benchmark_out={out}"
+
+(while :; do :; done) &
+busy=$!
+trap 'kill $busy 2>/dev/null || true' EXIT
+
+echo "ASLR (kernel.randomize_va_space): $(cat /proc/sys/kernel/randomize_va_space)"
+for set in same plus1; do
+  for i in $(seq 1 "$n"); do
+    pad=$(head -c $((RANDOM % 8192 + 1)) /dev/zero | tr '\0' x)
+    if [ "$set" = same ]; then cand="env PERFGATE_PADDING=$pad $bench"; else cand="env PERFGATE_WORK_SLOWDOWN=1 $bench"; fi
+    start=$(date +%s.%N)
+    rc=0
+    "$agent" ab --offline --baseline-cmd "$bench" --candidate-cmd "$cand" --count instructions --count-only \
+      --json "$out/$set-$i.json" >"$out/$set-$i.log" 2>&1 || rc=$?
+    secs=$(echo "$(date +%s.%N) - $start" | bc)
+    change=$(python3 -c "import json,sys; v=[x for x in json.load(open(sys.argv[1]))['verdicts'] if x['metric']=='instructions'][0]; print('%+.4f %%' % (v['change']*100))" "$out/$set-$i.json")
+    printf '%s %2d exit %d change %s %.1f s\n' "$set" "$i" "$rc" "$change" "$secs"
+  done
+done | tee "$out/trials.txt"
+for set in same plus1; do
+  awk -v s="$set" '$1 == s { n++; if ($4 == 0) p++; if ($4 == 1) r++; c = $6 + 0; if (n == 1 || c < lo) lo = c; if (n == 1 || c > hi) hi = c; if ($8 > t) t = $8 }
+    END { printf "%s: %d trials, %d pass, %d regression, change %+.4f %% to %+.4f %%, longest %.1f s\n", s, n, p, r, lo, hi, t }' "$out/trials.txt"
+done
