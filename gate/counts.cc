@@ -79,6 +79,12 @@ void Judge(MetricVerdict& v, const SideCounts& base, const SideCounts& cand) {
   } else if (v.change < -v.tolerance) {
     v.verdict = Verdict::kImprovement;
     v.note = absl::StrCat(counted, "; better by more than the count tolerance of ", Pct(v.tolerance));
+  } else if (v.change_ci_high > v.tolerance) {
+    // The pass contract holds for counts too: some pair of processes is
+    // beyond the tolerance, so a regression that size is not ruled out.
+    v.verdict = Verdict::kUndecided;
+    v.note = absl::StrCat(counted, "; not a pass: a pair of processes differs by ", Pct(v.change_ci_high),
+                          ", beyond the count tolerance of ", Pct(v.tolerance), ": count more processes a side");
   } else {
     v.verdict = Verdict::kPass;
     v.note = absl::StrCat(counted, "; within the count tolerance of ", Pct(v.tolerance));
