@@ -86,6 +86,7 @@ TEST_F(FrontDoorEndToEnd, AnAmbiguousContentLengthIsAnsweredOnce400AndTheConnect
     RawConnection conn(port_);
     ASSERT_TRUE(conn.connected());
     ASSERT_TRUE(conn.Send(request));
+    conn.FinishSending();
     bool closed = false;
     const std::string received = conn.ReceiveUntilClosed(std::chrono::seconds(10), &closed);
     EXPECT_TRUE(closed) << request;
@@ -113,14 +114,18 @@ TEST_F(FrontDoorEndToEnd, OneAddressHoldingIdleSocketsDoesNotShutTheDashboardToA
     held.push_back(std::make_unique<RawConnection>(port_, "127.0.0.2"));
     ASSERT_TRUE(held.back()->connected()) << "socket " << i << " from 127.0.0.2";
   }
-  // Accepted in the order they connected, so these come after all 65.
+  // Accepted in the order they connected, so these come after all 65, and
+  // they must be answered while those are held, not once the idle ones
+  // have been dropped (5 s).
   httplib::Client other("127.0.0.1", port_);
-  other.set_read_timeout(5);
+  other.set_connection_timeout(10);
+  other.set_read_timeout(10);
   for (const char* path : {"/healthz", "/"}) {
     auto res = other.Get(path);
     ASSERT_TRUE(res) << path << ": " << httplib::to_string(res.error());
     EXPECT_EQ(res->status, 200) << path << ": " << res->body;
   }
+  for (int i = 0; i < kPerAddress; ++i) EXPECT_TRUE(held[i]->Quiet()) << "socket " << i << " was let go first";
   // Within the 5 s an idle socket is kept, every one past the cap was refused.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   int refused = 0;

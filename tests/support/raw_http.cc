@@ -80,4 +80,11 @@ bool RawConnection::ClosedWithin(std::chrono::milliseconds timeout) {
   return closed;
 }
 
+bool RawConnection::Quiet() const {
+  pollfd p{fd_, POLLIN, 0};
+  return poll(&p, 1, 0) == 0;
+}
+
+void RawConnection::FinishSending() { shutdown(fd_, SHUT_WR); }
+
 }  // namespace perfgate::testing

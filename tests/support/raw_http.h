@@ -29,6 +29,10 @@ class RawConnection {
   std::string ReceiveUntilClosed(std::chrono::milliseconds timeout, bool* closed);
   /// True when the server closes the connection within `timeout`.
   bool ClosedWithin(std::chrono::milliseconds timeout);
+  /// True while nothing has come from the server, not even its close.
+  bool Quiet() const;
+  /// Tells the server nothing more will be sent (a half close).
+  void FinishSending();
 
  private:
   int fd_;
