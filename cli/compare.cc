@@ -20,6 +20,7 @@
 #include "gate/calibration.h"
 #include "gate/policy.h"
 #include "gate/report.h"
+#include "wire/convert.h"
 #include "wire/gate_convert.h"
 #include "report/gate_report.h"
 
@@ -215,7 +216,7 @@ std::map<std::string, std::string> RunEnvironment(client::CoordinatorClient& coo
                                                   const std::string& run_id) {
   auto detail = coordinator.GetRun(run_id);
   if (!detail.ok()) return {};
-  return {detail->environment().fields().begin(), detail->environment().fields().end()};
+  return wire::FromProto(detail->environment().fields());
 }
 
 int CompareRuns(const CompareOptions& o, std::ostream& out, std::ostream& err) {

@@ -55,7 +55,9 @@ int RunCommand(const Config& c) {
   std::cout << "run " << r.run_id() << "\n  branch " << r.branch() << " commit " << r.commit()
             << "\n  sku " << r.sku() << " node " << r.node() << "\n  status "
             << v1::RunStatus_Name(r.status()) << ", " << r.samples() << " samples\n";
-  for (const auto& [k, v] : resp->environment().fields()) std::cout << "  " << k << ": " << v << "\n";
+  for (const v1::TextEntry& e : resp->environment().fields()) {
+    std::cout << "  " << e.key() << ": " << e.value() << "\n";
+  }
   std::cout << absl::StrFormat("\n%-44s %-11s %12s %-8s %7s %5s %4s  %s\n", "benchmark", "metric", "median",
                                "unit", "noise", "n", "thr", "case");
   for (const auto& m : resp->summaries()) {

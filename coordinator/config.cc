@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/exit_codes.h"
 #include "common/status_macros.h"
@@ -30,6 +31,19 @@ CLI::App* AddMaintenance(CLI::App& app, CoordinatorConfig& config, uint32_t* exp
   maintenance->add_option("--expire-branch", config.maintenance.expire_branch,
                           "Remove only runs of this branch (alone: every finished run of it)");
   return maintenance;
+}
+
+// How many HTTP connections one client and all together may hold.
+void AddHttpLimits(CLI::App& serve, CoordinatorConfig& c) {
+  serve.add_option("--http-connections-per-address", c.http_admission.max_per_address,
+                   "HTTP connections served at once from one client address (an IPv6 /64)")
+      ->check(CLI::Range(1, 100000))->capture_default_str();
+  serve.add_option("--http-max-connections", c.http_admission.max_connections,
+                   "HTTP connections served at once in all (a thread each)")
+      ->check(CLI::Range(1, 100000))->capture_default_str();
+  serve.add_option("--http-trusted-proxy", c.http_admission.trusted_proxies,
+                   "Numeric address of a reverse proxy in front whose connections count only toward "
+                   "--http-max-connections (repeatable)");
 }
 
 CLI::App* AddServe(CLI::App& app, CoordinatorConfig& c) {
@@ -59,6 +73,10 @@ CLI::App* AddServe(CLI::App& app, CoordinatorConfig& c) {
   serve->add_option("--http-listen", c.http_listen,
                     "host:port for the dashboard, JSON API, /metrics and /healthz (none: no HTTP)")
       ->envname("PERFGATE_HTTP_LISTEN");
+  AddHttpLimits(*serve, c);
+  serve->add_flag("--allow-plaintext", c.allow_plaintext,
+                  "With --token-file or --require-credentials, serve without TLS on an address other than "
+                  "loopback (tokens then cross the network in clear; docs/security.md)");
   serve->add_option("--track-branch", c.track_branches,
                     "Branch whose closed runs are checked for regressions (repeatable)")
       ->capture_default_str();
@@ -137,6 +155,27 @@ absl::Status ReadWebhookFiles(CoordinatorConfig& c) {
   return CheckEndpoint(c.endpoint);
 }
 
+// True for an address only this host can reach.
+bool IsLoopback(const std::string& listen) {
+  const std::string host = listen.substr(0, listen.rfind(':'));
+  return host == "localhost" || host == "[::1]" || absl::StartsWith(host, "127.");
+}
+
+// Tokens in clear on a network: refused unless asked for. Without TLS a
+// caller's token can be read off the wire, and gRPC reads a whole message
+// (up to 64 MiB) before the token is checked (docs/security.md).
+absl::Status CheckPlaintext(const CoordinatorConfig& c, const ServerConfig& server) {
+  if (!server.auth.enabled() || !server.tls.cert.empty() || c.allow_plaintext) return absl::OkStatus();
+  for (const std::string& listen : {c.listen, c.http_listen}) {
+    if (listen.empty() || IsLoopback(listen)) continue;
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tokens would be sent in clear to ", listen,
+        ": serve TLS (--tls-cert and --tls-key), listen on loopback behind a TLS proxy, or say "
+        "--allow-plaintext"));
+  }
+  return absl::OkStatus();
+}
+
 // Everything `serve` reads from files, read before the database is touched.
 absl::Status ReadServeFiles(const CoordinatorConfig& c, ServerConfig* out) {
   out->listen = c.listen;
@@ -152,7 +191,13 @@ absl::Status ReadServeFiles(const CoordinatorConfig& c, ServerConfig* out) {
   auto tls = LoadTlsFiles(c.tls, {"--tls-cert", "--tls-key", "--tls-client-ca"});
   PERFGATE_RETURN_IF_ERROR(tls);
   out->tls = *std::move(tls);
-  return absl::OkStatus();
+  for (const std::string& proxy : c.http_admission.trusted_proxies) {
+    if (!IsNumericAddress(proxy)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--http-trusted-proxy: '", proxy, "' is not a numeric IPv4 or IPv6 address"));
+    }
+  }
+  return CheckPlaintext(c, *out);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "common/tls_files.h"
 #include "coordinator/auth.h"
+#include "coordinator/http_admission.h"
 #include "coordinator/maintenance.h"
 #include "coordinator/notifier.h"
 #include "coordinator/server.h"
@@ -38,6 +39,9 @@ struct CoordinatorConfig {
   TlsFiles tls;
   AuthConfig auth;
   std::string http_listen;  // empty: no HTTP
+  AdmissionLimits http_admission;  // HTTP connections at once, per address and in all
+  // Serve tokens over plaintext on an address other than loopback.
+  bool allow_plaintext = false;
   std::vector<std::string> track_branches{"main"};
   std::string regression_policy;
   double expire_runs_after_s = 24 * 3600;

@@ -1,30 +1,33 @@
-// Connection limits under cpp-httplib (http_connections.h): the server's
-// per-connection loop is replaced by one whose reads and writes wait at most
-// until a deadline, on a socket made non-blocking, over TLS or not; the
-// parsing and routing stay cpp-httplib's (Server::process_request).
+// Connection limits under cpp-httplib (http_connections.h): a listening
+// socket and accept loop of this file's, admission per client address, and
+// a loop per connection whose reads and writes wait at most until a
+// deadline, on a socket made non-blocking, over TLS or not; the parsing and
+// routing stay cpp-httplib's (Server::process_request).
 #include "coordinator/http_connections.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <httplib.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <type_traits>
+#include <system_error>
 #include <utility>
+#include <variant>
 
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace perfgate::coordinator {
 namespace {
@@ -184,129 +187,249 @@ SSL* AcceptTls(SSL_CTX* ctx, Connection& plain, int sock, std::chrono::milliseco
   }
 }
 
-template <typename Base>
-class GuardedServer : public Base {
- public:
-  template <typename... Args>
-  explicit GuardedServer(const ConnectionLimits& limits, Args&&... args)
-      : Base(std::forward<Args>(args)...), limits_(limits) {}
+// After the answer to a request whose body is left unread: the client may
+// still be sending it, and closing with unread data resets the connection,
+// which can discard the answer before the client reads it. A little is
+// read and dropped first, for at most a second.
+void Drain(Connection& c) {
+  shutdown(c.sock(), SHUT_WR);
+  const auto deadline = Clock::now() + std::chrono::seconds(1);
+  char buf[4096];
+  size_t total = 0;
+  while (total < (256u << 10)) {
+    const ssize_t n = c.Read(buf, sizeof buf, deadline);
+    if (n <= 0) break;
+    total += static_cast<size_t>(n);
+  }
+}
 
- private:
-  bool process_and_close_socket(socket_t sock) override {
-    Connection plain(sock, nullptr);
-    if (active_.fetch_add(1) >= limits_.max_connections) {
-      if constexpr (!std::is_base_of_v<httplib::SSLServer, Base>) {
-        static constexpr char kBusy[] =
-            "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Type: text/plain\r\n"
-            "Content-Length: 38\r\n\r\ntoo many connections; try again later\n";
-        plain.Write(kBusy, sizeof kBusy - 1, Clock::now() + limits_.write);
+// A connection past the admission limits, on plain HTTP: one short answer,
+// written without waiting (it fits any fresh socket's send buffer).
+void AnswerBusy(int sock, const std::string& why) {
+  const std::string body = why + "\n";
+  const std::string answer = absl::StrCat(
+      "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Type: text/plain\r\n"
+      "Retry-After: 1\r\nContent-Length: ",
+      body.size(), "\r\n\r\n", body);
+  send(sock, answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  shutdown(sock, SHUT_WR);
+}
+
+// The answer to a request whose body is refused, before routing.
+httplib::Server::HandlerResponse AnswerRefusal(const httplib::Request& req, httplib::Response& res,
+                                               size_t max_body) {
+  const std::optional<BodyRefusal> refusal = RefuseBody(req, max_body);
+  if (!refusal) return httplib::Server::HandlerResponse::Unhandled;
+  res.status = refusal->status;
+  res.set_header("Connection", "close");
+  res.set_content(nlohmann::json{{"error", refusal->message}}.dump(), "application/json; charset=utf-8");
+  return httplib::Server::HandlerResponse::Handled;
+}
+
+// Content-Length = 1*DIGIT (RFC 9112 §6.2); nullopt for anything else.
+std::optional<uint64_t> Digits(absl::string_view s) {
+  s = absl::StripAsciiWhitespace(s);
+  uint64_t n = 0;
+  if (s.empty() || s.size() > 19 || !std::all_of(s.begin(), s.end(), absl::ascii_isdigit) ||
+      !absl::SimpleAtoi(s, &n)) {
+    return std::nullopt;
+  }
+  return n;
+}
+
+// The one length every Content-Length header and list element gives, or
+// why there is none.
+std::variant<uint64_t, std::string> OneContentLength(const httplib::Request& req) {
+  std::optional<uint64_t> length;
+  const size_t headers = req.get_header_value_count("Content-Length");
+  for (size_t i = 0; i < headers; ++i) {
+    for (absl::string_view part : absl::StrSplit(req.get_header_value("Content-Length", i), ',')) {
+      const std::optional<uint64_t> n = Digits(part);
+      if (!n) return std::string("Content-Length: is not a number");
+      if (length && *length != *n) {
+        return absl::StrCat("Content-Length: differing values (", *length, " and ", *n,
+                            "); send one length");
       }
-    } else {
-      Serve(sock, plain);
-    }
-    active_.fetch_sub(1);
-    shutdown(sock, SHUT_RDWR);
-    close(sock);
-    return true;
-  }
-
-  void Serve(int sock, Connection& plain) {
-    SSL* ssl = nullptr;
-    if constexpr (std::is_base_of_v<httplib::SSLServer, Base>) {
-      ssl = AcceptTls(this->ssl_context(), plain, sock, limits_.idle);
-      if (ssl == nullptr) return;
-    }
-    Connection c(sock, ssl);
-    DeadlineStream stream(c, limits_.write);
-    bool ok = true;
-    for (int served = 0; ok && served < limits_.max_requests_per_connection; ++served) {
-      if (!c.Wait(POLLIN, Clock::now() + limits_.idle)) break;
-      stream.StartRequest(limits_.request_read);
-      bool closed = false, refused = false;
-      ok = this->process_request(stream, served + 1 == limits_.max_requests_per_connection, closed,
-                                 [&](httplib::Request& req) {
-                                   req.ssl = ssl;
-                                   refused = RefuseBody(req, limits_.max_body).has_value();
-                                 });
-      // An unread body must not be taken for the next request.
-      if (refused) {
-        Drain(c);
-        ok = false;
-      }
-      if (closed || refused || stream.expired()) break;
-    }
-    if (ssl != nullptr) {
-      if (ok) SSL_shutdown(ssl);
-      SSL_free(ssl);
+      length = n;
     }
   }
-
-  // After the answer to a request whose body is left unread: the client may
-  // still be sending it, and closing with unread data resets the connection,
-  // which can discard the answer before the client reads it. A little is
-  // read and dropped first, for at most a second.
-  static void Drain(Connection& c) {
-    shutdown(c.sock(), SHUT_WR);
-    const auto deadline = Clock::now() + std::chrono::seconds(1);
-    char buf[4096];
-    size_t total = 0;
-    while (total < (256u << 10)) {
-      const ssize_t n = c.Read(buf, sizeof buf, deadline);
-      if (n <= 0) break;
-      total += static_cast<size_t>(n);
-    }
-  }
-
-  ConnectionLimits limits_;
-  std::atomic<int> active_{0};
-};
+  return *length;
+}
 
 }  // namespace
+
+// cpp-httplib's server with its request parser and router made callable:
+// process_request is protected, for subclasses, and nothing else of the
+// library's connection handling is used.
+class Router : public httplib::Server {
+ public:
+  using httplib::Server::process_request;
+};
+
+GuardedHttpServer::GuardedHttpServer(const ConnectionLimits& limits,
+                                     const std::function<bool(SSL_CTX&)>& setup_tls)
+    : limits_(limits), router_(std::make_unique<Router>()), admission_(limits.admission) {
+  router_->set_payload_max_length(limits.max_body);
+  const size_t max_body = limits.max_body;
+  router_->set_pre_routing_handler([max_body](const httplib::Request& req, httplib::Response& res) {
+    return AnswerRefusal(req, res, max_body);
+  });
+  if (setup_tls) {
+    tls_ = SSL_CTX_new(TLS_server_method());
+    if (tls_ != nullptr) {
+      SSL_CTX_set_options(tls_, SSL_OP_NO_COMPRESSION | SSL_OP_NO_SESSION_RESUMPTION_ON_RENEGOTIATION);
+    }
+    valid_ = tls_ != nullptr && setup_tls(*tls_);
+  }
+}
+
+GuardedHttpServer::~GuardedHttpServer() {
+  Stop();
+  if (tls_ != nullptr) SSL_CTX_free(tls_);
+}
+
+httplib::Server& GuardedHttpServer::routes() { return *router_; }
+
+bool GuardedHttpServer::valid() const { return valid_; }
+
+absl::Status GuardedHttpServer::Start(const HostPort& where) {
+  auto fd = ListenTcp(where);
+  if (!fd.ok()) return fd.status();
+  if (pipe2(wake_, O_CLOEXEC) != 0) {
+    close(*fd);
+    return absl::InternalError(absl::StrCat("cannot make a pipe: ", std::strerror(errno)));
+  }
+  listen_fd_ = *fd;
+  port_ = BoundPort(listen_fd_);
+  acceptor_ = std::thread([this] { AcceptLoop(); });
+  return absl::OkStatus();
+}
+
+void GuardedHttpServer::AcceptLoop() {
+  for (;;) {
+    pollfd p[2] = {{listen_fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
+    if (poll(p, 2, -1) < 0 && errno != EINTR) return;
+    if (p[1].revents != 0) return;
+    if ((p[0].revents & POLLIN) == 0) continue;
+    sockaddr_storage peer{};
+    socklen_t len = sizeof peer;
+    const int sock = accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_CLOEXEC);
+    if (sock < 0) {
+      // Out of descriptors: the listening socket stays readable, so wait a
+      // little (or for Stop) instead of spinning.
+      if (errno == EMFILE || errno == ENFILE) poll(&p[1], 1, 100);
+      continue;
+    }
+    const std::string client = ClientAddress(peer);
+    if (const std::optional<std::string> busy = admission_.Enter(client)) {
+      if (tls_ == nullptr) AnswerBusy(sock, *busy);
+      close(sock);
+      continue;
+    }
+    // Headers and body go out in separate writes; with Nagle's algorithm
+    // each answer would wait for the client's delayed ACK.
+    const int one = 1;
+    setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      open_.insert(sock);
+      ++running_;
+    }
+    try {
+      std::thread([this, sock, client] {
+        Serve(sock);
+        Finish(sock, client);
+      }).detach();
+    } catch (const std::system_error&) {
+      Finish(sock, client);
+    }
+  }
+}
+
+void GuardedHttpServer::Finish(int sock, const std::string& client) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_.erase(sock);
+  }
+  shutdown(sock, SHUT_RDWR);
+  close(sock);
+  admission_.Leave(client);
+  // The last thing this connection's thread does with the server: Stop may
+  // destroy it as soon as the count reaches zero.
+  std::lock_guard<std::mutex> lock(mu_);
+  --running_;
+  idle_.notify_all();
+}
+
+void GuardedHttpServer::Serve(int sock) {
+  Connection plain(sock, nullptr);
+  SSL* ssl = nullptr;
+  if (tls_ != nullptr) {
+    ssl = AcceptTls(tls_, plain, sock, limits_.idle);
+    if (ssl == nullptr) return;
+  }
+  Connection c(sock, ssl);
+  DeadlineStream stream(c, limits_.write);
+  bool ok = true;
+  for (int served = 0; ok && served < limits_.max_requests_per_connection; ++served) {
+    if (!c.Wait(POLLIN, Clock::now() + limits_.idle)) break;
+    stream.StartRequest(limits_.request_read);
+    bool closed = false, refused = false;
+    ok = router_->process_request(stream, served + 1 == limits_.max_requests_per_connection, closed,
+                                  [&](httplib::Request& req) {
+                                    req.ssl = ssl;
+                                    refused = RefuseBody(req, limits_.max_body).has_value();
+                                  });
+    // An unread body must not be taken for the next request.
+    if (refused) {
+      Drain(c);
+      ok = false;
+    }
+    if (closed || refused || stream.expired()) break;
+  }
+  if (ssl != nullptr) {
+    if (ok) SSL_shutdown(ssl);
+    SSL_free(ssl);
+  }
+}
+
+void GuardedHttpServer::Stop() {
+  if (!acceptor_.joinable()) return;
+  const char wake = 'x';
+  while (write(wake_[1], &wake, 1) < 0 && errno == EINTR) {
+  }
+  acceptor_.join();
+  close(listen_fd_);
+  close(wake_[0]);
+  close(wake_[1]);
+  std::unique_lock<std::mutex> lock(mu_);
+  // Waiting clients are cut off; each thread then returns its place.
+  for (int sock : open_) shutdown(sock, SHUT_RDWR);
+  idle_.wait(lock, [this] { return running_ == 0; });
+}
 
 std::optional<BodyRefusal> RefuseBody(const httplib::Request& req, size_t max_body) {
   const bool takes_body = req.method == "POST" || req.method == "PUT" || req.method == "PATCH" ||
                           req.method == "DELETE";
+  const bool has_length = req.has_header("Content-Length");
   if (req.has_header("Transfer-Encoding")) {
+    // Which of the two frames the body is what a proxy and this server could
+    // disagree on (request smuggling): refused, not guessed.
+    if (has_length) return BodyRefusal{400, "Content-Length and Transfer-Encoding together: send one"};
     return BodyRefusal{411, "Transfer-Encoding: not accepted; send the body with Content-Length"};
   }
-  if (!req.has_header("Content-Length")) {
+  if (!has_length) {
     if (!takes_body) return std::nullopt;
     return BodyRefusal{411, absl::StrCat(req.method, " needs Content-Length")};
   }
-  uint64_t length = 0;
-  if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(req.get_header_value("Content-Length")), &length)) {
-    return BodyRefusal{400, "Content-Length: is not a number"};
-  }
+  const std::variant<uint64_t, std::string> one = OneContentLength(req);
+  if (const auto* why = std::get_if<std::string>(&one)) return BodyRefusal{400, *why};
+  const uint64_t length = std::get<uint64_t>(one);
   if (length > 0 && !takes_body) return BodyRefusal{413, absl::StrCat(req.method, " takes no body")};
   if (length > max_body) {
     return BodyRefusal{413, absl::StrCat("body of ", length, " bytes; at most ", max_body)};
   }
   return std::nullopt;
-}
-
-std::unique_ptr<httplib::Server> MakeGuardedServer(const ConnectionLimits& limits,
-                                                   std::function<bool(SSL_CTX&)> setup_tls) {
-  std::unique_ptr<httplib::Server> server;
-  if (setup_tls) {
-    server = std::make_unique<GuardedServer<httplib::SSLServer>>(limits, std::move(setup_tls));
-  } else {
-    server = std::make_unique<GuardedServer<httplib::Server>>(limits);
-  }
-  // Room for every allowed connection and a few to refuse the next ones
-  // with; the library's default is eight threads in all.
-  const size_t threads = static_cast<size_t>(limits.max_connections) + 8;
-  server->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  server->set_payload_max_length(limits.max_body);
-  const size_t max_body = limits.max_body;
-  server->set_pre_routing_handler([max_body](const httplib::Request& req, httplib::Response& res) {
-    const std::optional<BodyRefusal> refusal = RefuseBody(req, max_body);
-    if (!refusal) return httplib::Server::HandlerResponse::Unhandled;
-    res.status = refusal->status;
-    res.set_header("Connection", "close");
-    res.set_content(nlohmann::json{{"error", refusal->message}}.dump(), "application/json; charset=utf-8");
-    return httplib::Server::HandlerResponse::Handled;
-  });
-  return server;
 }
 
 }  // namespace perfgate::coordinator

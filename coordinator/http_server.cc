@@ -4,13 +4,12 @@
 
 #include <openssl/ssl.h>
 
-#include <chrono>
 #include <optional>
 
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/tls_context.h"
+#include "coordinator/listen_port.h"
 
 namespace perfgate::coordinator {
 namespace {
@@ -53,15 +52,16 @@ HttpServer::HttpServer(const HttpConfig& config, Store& store)
     : auth_(std::make_unique<Authenticator>(config.auth, store)), tls_(!config.tls.cert.empty()) {
   ConnectionLimits limits;
   limits.max_body = kMaxBody;
+  limits.admission = config.admission;
   if (!tls_) {
-    server_ = MakeGuardedServer(limits, nullptr);
+    server_ = std::make_unique<GuardedHttpServer>(limits, nullptr);
     return;
   }
   // The gRPC side's certificate and key; with its client CA, a client
   // certificate is required in the handshake.
   const TlsPem pem = config.tls;
   // Called once, in the constructor; what OpenSSL refused is kept for Start.
-  server_ = MakeGuardedServer(limits, [this, &pem](SSL_CTX& ctx) {
+  server_ = std::make_unique<GuardedHttpServer>(limits, [this, &pem](SSL_CTX& ctx) {
     SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
     absl::Status s = UseCertificateChain(&ctx, pem.cert, pem.key);
     if (s.ok() && !pem.ca.empty()) {
@@ -76,49 +76,26 @@ HttpServer::HttpServer(const HttpConfig& config, Store& store)
 HttpServer::~HttpServer() { Stop(); }
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpConfig& config, Store& store) {
-  const size_t colon = config.listen.rfind(':');
-  int port = -1;
-  if (colon == std::string::npos || colon == 0 ||
-      !absl::SimpleAtoi(config.listen.substr(colon + 1), &port) || port < 0 || port > 65535) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--http-listen: '", config.listen, "' is not host:port (e.g. 127.0.0.1:8080)"));
-  }
-  std::string host = config.listen.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  auto where = ParseHostPort(config.listen, "--http-listen");
+  if (!where.ok()) return where.status();
   std::unique_ptr<HttpServer> s(new HttpServer(config, store));
-  if (!s->server_->is_valid()) {
+  if (!s->server_->valid()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--tls-cert/--tls-key/--tls-client-ca: refused for HTTPS: ", s->tls_error_));
   }
-  s->server_->set_default_headers(SecurityHeaders());
-  // Headers and body go out in separate writes; with Nagle's algorithm each
-  // answer would wait for the client's delayed ACK (tens of milliseconds).
-  s->server_->set_tcp_nodelay(true);
+  httplib::Server& routes = s->server_->routes();
+  routes.set_default_headers(SecurityHeaders());
   Store& reads = config.read_store != nullptr ? *config.read_store : store;
-  RegisterApi(*s->server_, ApiStores{reads, store}, *s->auth_);
-  RegisterPages(*s->server_, reads, *s->auth_);
-  if (port == 0) {
-    s->port_ = s->server_->bind_to_any_port(host);
-  } else if (s->server_->bind_to_port(host, port)) {
-    s->port_ = port;
-  }
-  if (s->port_ <= 0) {
-    return absl::UnavailableError(absl::StrCat("cannot listen for HTTP on ", config.listen,
-                                               " (address in use or not local?)"));
-  }
-  httplib::Server* server = s->server_.get();
-  s->thread_ = std::thread([server] { server->listen_after_bind(); });
-  // Serving before returning, so that a Stop() right away finds it running.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (!server->is_running() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  RegisterApi(routes, ApiStores{reads, store}, *s->auth_);
+  RegisterPages(routes, reads, *s->auth_);
+  if (absl::Status started = s->server_->Start(*where); !started.ok()) {
+    return absl::Status(started.code(), absl::StrCat("HTTP (--http-listen): ", started.message()));
   }
   return s;
 }
 
 void HttpServer::Stop() {
-  if (server_) server_->stop();
-  if (thread_.joinable()) thread_.join();
+  if (server_) server_->Stop();
 }
 
 }  // namespace perfgate::coordinator

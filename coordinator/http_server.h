@@ -14,7 +14,6 @@
 
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -34,6 +33,9 @@ struct HttpConfig {
   // The store the API's reads and /metrics use (a read-only database role,
   // --query-database); null: `store`. Triage and credentials use `store`.
   Store* read_store = nullptr;
+  // Connections at once, in all and per client address, and the proxies
+  // whose connections count only in all (http_admission.h).
+  AdmissionLimits admission;
 };
 
 /// The check of a request before its route runs: the caller of the
@@ -49,24 +51,22 @@ absl::Status CheckJsonBody(const httplib::Request& req);
 
 class HttpServer {
  public:
-  /// Binds (UNAVAILABLE when the address cannot be bound, INVALID_ARGUMENT
-  /// when it is not host:port or the TLS material is refused) and serves on
-  /// a thread of its own.
+  /// Binds (UNAVAILABLE when the address cannot be bound, naming the port
+  /// when it is in use; INVALID_ARGUMENT when it is not host:port or the TLS
+  /// material is refused) and serves on threads of its own.
   static absl::StatusOr<std::unique_ptr<HttpServer>> Start(const HttpConfig& config, Store& store);
   ~HttpServer();  // stops
 
-  int port() const { return port_; }
+  int port() const { return server_->port(); }
   /// "https" with TLS, else "http".
   const char* scheme() const { return tls_ ? "https" : "http"; }
-  /// Stops accepting and waits for the serving thread.
+  /// Stops accepting and waits for the connections' threads.
   void Stop();
 
  private:
   HttpServer(const HttpConfig& config, Store& store);
   std::unique_ptr<Authenticator> auth_;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
-  int port_ = 0;
+  std::unique_ptr<GuardedHttpServer> server_;
   bool tls_ = false;
   std::string tls_error_;  // what OpenSSL refused of the TLS files
 };

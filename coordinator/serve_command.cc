@@ -28,7 +28,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> StartHttp(const CoordinatorConfig& c
   if (c.http_listen.empty()) return std::unique_ptr<HttpServer>();
   // The gRPC side's credentials, TLS files and read-only store (http_server.h).
   auto http = HttpServer::Start(
-      {c.http_listen, server_config.auth, server_config.tls, server_config.query_store}, store);
+      {c.http_listen, server_config.auth, server_config.tls, server_config.query_store, c.http_admission}, store);
   PERFGATE_RETURN_IF_ERROR(http);
   const std::string host = c.http_listen.substr(0, c.http_listen.rfind(':'));
   std::cout << "perfgate-coordinator: dashboard at " << (*http)->scheme() << "://" << host << ":" << (*http)->port()

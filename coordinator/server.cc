@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "coordinator/listen_port.h"
 
 namespace perfgate::coordinator {
 
@@ -34,6 +35,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerConfig& config
   std::unique_ptr<Server> s(new Server(store, config));
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
+  // gRPC sets SO_REUSEPORT by default: a second coordinator on this port
+  // would then start without a word and take half of the connections.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(config.listen, Credentials(config.tls, s->auth_), &s->port_);
   builder.RegisterService(&s->ingest_);
   builder.RegisterService(&s->gate_);
@@ -42,8 +46,12 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerConfig& config
   builder.SetMaxReceiveMessageSize(64 << 20);
   s->server_ = builder.BuildAndStart();
   if (!s->server_ || s->port_ == 0) {
-    return absl::UnavailableError(absl::StrCat("cannot listen on ", config.listen,
-                                               " (address in use or not local?)"));
+    // gRPC logs why but returns no reason; trying the bind again finds it.
+    auto where = ParseHostPort(config.listen, "--listen");
+    if (!where.ok()) return where.status();
+    absl::Status why = WhyCannotListen(*where);
+    if (why.ok()) why = absl::UnavailableError(absl::StrCat("cannot listen on ", config.listen));
+    return why;
   }
   return s;
 }

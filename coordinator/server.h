@@ -30,7 +30,8 @@ struct ServerConfig {
 
 class Server {
  public:
-  /// Binds and starts serving. UNAVAILABLE when the address cannot be bound.
+  /// Binds and starts serving. UNAVAILABLE when the address cannot be bound,
+  /// naming the port when another process holds it (SO_REUSEPORT is off).
   static absl::StatusOr<std::unique_ptr<Server>> Start(const ServerConfig& config, Store& store);
   ~Server();
 

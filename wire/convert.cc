@@ -67,10 +67,18 @@ v1::RunStatus ToProto(RunStatus s) {
   return v1::RUN_STATUS_UNSPECIFIED;
 }
 
+void ToProto(const std::map<std::string, std::string>& m, google::protobuf::RepeatedPtrField<v1::TextEntry>* out) {
+  for (const auto& [k, v] : m) {
+    v1::TextEntry* e = out->Add();
+    e->set_key(k);
+    e->set_value(v);
+  }
+}
+
 void ToProto(const BenchmarkId& id, v1::BenchmarkId* out) {
   out->set_suite(id.suite);
   out->set_name(id.name);
-  for (const auto& [k, v] : id.params) (*out->mutable_params())[k] = v;
+  ToProto(id.params, out->mutable_params());
 }
 
 void ToProto(const MetricSpec& m, v1::MetricSpec* out) {
@@ -95,7 +103,7 @@ void ToProto(const CaseResult& c, v1::CaseResult* out) {
 
 void ToProto(const Environment& e, v1::Environment* out) {
   out->set_sku(e.sku);
-  for (const auto& [k, v] : e.fields) (*out->mutable_fields())[k] = v;
+  ToProto(e.fields, out->mutable_fields());
 }
 
 void ToProto(TimePoint t, google::protobuf::Timestamp* out) {
@@ -116,7 +124,7 @@ void ToProto(const RunMeta& meta, v1::OpenRunRequest* out) {
   out->set_node(meta.node);
   ToProto(meta.started_at, out->mutable_started_at());
   for (const std::string& c : meta.parent_commits) out->add_parent_commits(c);
-  for (const auto& [k, v] : meta.details) (*out->mutable_details())[k] = v;
+  ToProto(meta.details, out->mutable_details());
 }
 
 void ToProto(const CalibrationEntry& e, v1::CalibrationEntry* out) {
@@ -141,10 +149,16 @@ TimePoint FromProto(const google::protobuf::Timestamp& t) {
       std::chrono::seconds(t.seconds()) + std::chrono::nanoseconds(t.nanos())));
 }
 
+std::map<std::string, std::string> FromProto(const google::protobuf::RepeatedPtrField<v1::TextEntry>& entries) {
+  std::map<std::string, std::string> out;
+  for (const v1::TextEntry& e : entries) out[e.key()] = e.value();
+  return out;
+}
+
 Environment FromProto(const v1::Environment& e) {
   Environment out;
   out.sku = e.sku();
-  for (const auto& [k, v] : e.fields()) out.fields[k] = v;
+  out.fields = FromProto(e.fields());
   return out;
 }
 
@@ -152,7 +166,7 @@ BenchmarkId FromProto(const v1::BenchmarkId& id) {
   BenchmarkId out;
   out.suite = id.suite();
   out.name = id.name();
-  for (const auto& [k, v] : id.params()) out.params[k] = v;
+  out.params = FromProto(id.params());
   return out;
 }
 
@@ -251,7 +265,9 @@ absl::StatusOr<RunMeta> FromProto(const v1::OpenRunRequest& r) {
   if (!r.has_started_at()) return Bad("started_at", "must be set");
   m.started_at = FromProto(r.started_at());
   for (const std::string& c : r.parent_commits()) m.parent_commits.push_back(c);
-  for (const auto& [k, v] : r.details()) {
+  for (const v1::TextEntry& e : r.details()) {
+    const std::string& k = e.key();
+    const std::string& v = e.value();
     if (k.empty() || k.size() > kMaxDetailKey) {
       return Bad("details", absl::StrCat("keys must be 1 to ", kMaxDetailKey, " characters"));
     }

@@ -2,6 +2,7 @@
 // common/. Conversions from the wire validate and name the offending field.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -17,6 +18,8 @@ v1::Direction ToProto(Direction d);
 v1::CaseStatus ToProto(CaseStatus s);
 v1::Trigger ToProto(Trigger t);
 v1::RunStatus ToProto(RunStatus s);
+/// A map of text as its wire entries (common.proto's TextEntry), in key order.
+void ToProto(const std::map<std::string, std::string>& m, google::protobuf::RepeatedPtrField<v1::TextEntry>* out);
 void ToProto(const BenchmarkId& id, v1::BenchmarkId* out);
 void ToProto(const MetricSpec& m, v1::MetricSpec* out);
 void ToProto(const CaseResult& c, v1::CaseResult* out);
@@ -30,6 +33,9 @@ void ToProto(const CalibrationEntry& e, v1::CalibrationEntry* out);
 void ToProto(const CalibrationSet& set, const std::string& agent_name, v1::PutCalibrationRequest* out);
 
 TimePoint FromProto(const google::protobuf::Timestamp& t);
+/// A map of text from its wire entries; of a key given twice, the last
+/// (as a protobuf map reads it; Ingest refuses such a request first).
+std::map<std::string, std::string> FromProto(const google::protobuf::RepeatedPtrField<v1::TextEntry>& entries);
 Environment FromProto(const v1::Environment& e);
 BenchmarkId FromProto(const v1::BenchmarkId& id);
 

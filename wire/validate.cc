@@ -7,10 +7,12 @@
 #include <set>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/identity.h"
 #include "common/run_types.h"
 #include "common/status_macros.h"
+#include "wire/convert.h"
 
 namespace perfgate::wire {
 namespace {
@@ -26,6 +28,11 @@ std::string Quoted(std::string_view s) {
   return absl::StrCat("'", out, s.size() > 40 ? "...'" : "'");
 }
 
+// A map key named in a message, whatever its bytes: C-escaped, cut short.
+std::string EscapedKey(const std::string& k) {
+  return absl::StrCat("\"", absl::CHexEscape(absl::string_view(k).substr(0, 40)), k.size() > 40 ? "...\"" : "\"");
+}
+
 // A map of text to text: entry count, key and value limits, total bytes.
 struct MapLimits {
   size_t entries;
@@ -34,18 +41,22 @@ struct MapLimits {
   size_t total;
 };
 
-template <typename Map>
-absl::Status CheckMap(const Map& m, const std::string& field, const MapLimits& limits) {
-  if (m.size() > limits.entries) {
+absl::Status CheckMap(const google::protobuf::RepeatedPtrField<v1::TextEntry>& m, const std::string& field,
+                      const MapLimits& limits) {
+  if (static_cast<size_t>(m.size()) > limits.entries) {
     return Bad(field, absl::StrCat(m.size(), " entries; at most ", limits.entries));
   }
   size_t total = 0;
-  for (const auto& [k, v] : m) {
-    PERFGATE_RETURN_IF_ERROR(CheckText(k, field + " key", limits.key, true, true));
-    if (auto s = CheckText(v, absl::StrCat(field, "[", Quoted(k), "]"), limits.value, false, false); !s.ok()) {
+  std::set<std::string_view> keys;
+  for (const v1::TextEntry& e : m) {
+    const std::string& k = e.key();
+    PERFGATE_RETURN_IF_ERROR(CheckText(k, absl::StrCat(field, " key ", EscapedKey(k)), limits.key, true, true));
+    if (!keys.insert(k).second) return Bad(absl::StrCat(field, " key ", EscapedKey(k)), "is given twice");
+    if (auto s = CheckText(e.value(), absl::StrCat(field, "[", Quoted(k), "]"), limits.value, false, false);
+        !s.ok()) {
       return s;
     }
-    total += k.size() + v.size();
+    total += k.size() + e.value().size();
   }
   if (total > limits.total) {
     return Bad(field, absl::StrCat(total, " bytes of keys and values; at most ", limits.total));
@@ -213,9 +224,11 @@ absl::Status ValidateCase(const v1::CaseResult& c, const std::string& field) {
   BenchmarkId id;
   id.suite = c.benchmark().suite();
   id.name = c.benchmark().name();
-  for (const auto& [k, v] : c.benchmark().params()) {
-    if (!IsUtf8(k) || !IsUtf8(v)) return Bad(field + ".benchmark.params", "is not valid UTF-8");
-    id.params[k] = v;
+  for (const v1::TextEntry& e : c.benchmark().params()) {
+    const std::string where = absl::StrCat(field, ".benchmark.params key ", EscapedKey(e.key()));
+    if (!IsUtf8(e.key())) return Bad(where, "is not valid UTF-8");
+    if (!IsUtf8(e.value())) return Bad(where, "its value is not valid UTF-8");
+    if (!id.params.emplace(e.key(), e.value()).second) return Bad(where, "is given twice");
   }
   PERFGATE_RETURN_IF_ERROR(ValidateBenchmarkId(id, field + ".benchmark"));
   PERFGATE_RETURN_IF_ERROR(CheckMetrics(c, field));
@@ -249,10 +262,7 @@ absl::Status ValidateBatch(const v1::ResultBatch& b) {
   for (int i = 0; i < b.cases_size(); ++i) {
     const std::string field = absl::StrCat("cases[", i, "]");
     PERFGATE_RETURN_IF_ERROR(ValidateCase(b.cases(i), field));
-    BenchmarkId id;
-    id.suite = b.cases(i).benchmark().suite();
-    id.name = b.cases(i).benchmark().name();
-    for (const auto& [k, v] : b.cases(i).benchmark().params()) id.params[k] = v;
+    const BenchmarkId id = FromProto(b.cases(i).benchmark());
     std::vector<uint32_t>& seen = indices[id.Key()];
     for (const v1::Sample& s : b.cases(i).samples()) seen.push_back(s.index());
   }

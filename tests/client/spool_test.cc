@@ -7,6 +7,7 @@
 
 #include "common/identity.h"
 #include "tests/support/processes.h"
+#include "wire/convert.h"
 
 namespace perfgate::client {
 namespace {
@@ -58,7 +59,7 @@ TEST_F(SpoolTest, KeepsUnacknowledgedBatchesAndTheRun) {
   auto open = run->ReadRun();
   ASSERT_TRUE(open.ok());
   EXPECT_EQ(open->run_id(), meta.run_id);
-  EXPECT_EQ(open->environment().fields().at("kernel"), "6.1");
+  EXPECT_EQ(wire::FromProto(open->environment().fields()).at("kernel"), "6.1");
   EXPECT_EQ(*run->LastSequence(), 3u);
   EXPECT_FALSE(run->ReadClose()->has_value());
 }

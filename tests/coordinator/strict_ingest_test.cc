@@ -136,6 +136,32 @@ TEST_F(StrictIngestTest, InvalidUtf8IsInvalidArgumentOnUnaryCallsAndOnTheStream)
   EXPECT_THAT(s.error_message(), HasSubstr("cases[0].reason: is not valid UTF-8"));
 }
 
+// Map keys travel as bytes (common.proto's TextEntry): a key that is not
+// UTF-8 reaches the coordinator, which refuses it by name, instead of
+// failing the parse (an OpenRun was INTERNAL with no message, a stream
+// ended OK with no acknowledgement).
+TEST_F(StrictIngestTest, AMapKeyThatIsNotUtf8IsInvalidArgumentNamingTheKeyOnUnaryCallsAndOnTheStream) {
+  RunMeta meta = Meta();
+  meta.details["gpu0.\xff"] = "1";
+  grpc::Status s = Open(meta);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
+  EXPECT_THAT(s.error_message(), HasSubstr(R"(details key "gpu0.\xff": is not valid UTF-8)"));
+  meta = Meta();
+  meta.environment.fields["\xfe"] = "x";
+  s = Open(meta);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
+  EXPECT_THAT(s.error_message(), HasSubstr(R"(environment.fields key "\xfe": is not valid UTF-8)"));
+
+  meta = Meta();
+  ASSERT_TRUE(Open(meta).ok());
+  CaseResult c = Case({0});
+  c.benchmark.params["\xff"] = "1";
+  v1::BatchAck ack;
+  s = Send(Batch(meta.run_id, 1, c), &ack);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
+  EXPECT_THAT(s.error_message(), HasSubstr(R"(batch 1: cases[0].benchmark.params key "\xff": is not valid UTF-8)"));
+}
+
 TEST_F(StrictIngestTest, DuplicateIndicesAcrossBatchesAndOtherContentUnderAKnownSequenceAreRefused) {
   const RunMeta meta = Meta();
   ASSERT_TRUE(Open(meta).ok());

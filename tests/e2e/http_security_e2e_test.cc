@@ -10,11 +10,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
-
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
+#include <sys/types.h>
 
 #include <pqxx/pqxx>
 #include <condition_variable>
@@ -29,6 +25,7 @@
 #include "tests/support/coordinator.h"
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
+#include "tests/support/raw_http.h"
 #include "tests/support/tls.h"
 
 namespace perfgate {
@@ -36,6 +33,7 @@ namespace {
 
 using Json = nlohmann::json;
 using testing::Bin;
+using testing::RawConnection;
 using testing::CommandResult;
 using testing::RunCommand;
 using testing::TempDir;
@@ -113,62 +111,6 @@ std::string Error(const httplib::Result& res) {
   const Json body = Json::parse(res->body, nullptr, false);
   return body.is_object() && body.contains("error") ? body["error"].get<std::string>() : res->body;
 }
-
-// A raw TCP connection to the coordinator's HTTP port, for requests no
-// well-behaved client sends.
-class RawConnection {
- public:
-  explicit RawConnection(int port) : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  }
-  ~RawConnection() { close(fd_); }
-  bool connected() const { return connected_; }
-  // False once the server has closed the connection.
-  bool Send(const std::string& data) {
-    size_t done = 0;
-    while (done < data.size()) {
-      const ssize_t n = send(fd_, data.data() + done, data.size() - done, MSG_NOSIGNAL);
-      if (n <= 0) return false;
-      done += static_cast<size_t>(n);
-    }
-    return true;
-  }
-  // What arrives within `timeout` (up to the end of the answer's headers);
-  // empty when nothing does.
-  std::string Receive(std::chrono::milliseconds timeout) {
-    std::string out;
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (out.find("\r\n\r\n") == std::string::npos) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      pollfd p{fd_, POLLIN, 0};
-      if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
-      char buf[4096];
-      const ssize_t n = recv(fd_, buf, sizeof buf, 0);
-      if (n <= 0) break;
-      out.append(buf, static_cast<size_t>(n));
-    }
-    return out;
-  }
-  // True when the server closes the connection within `timeout`.
-  bool ClosedWithin(std::chrono::milliseconds timeout) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      pollfd p{fd_, POLLIN, 0};
-      if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
-      char buf[4096];
-      if (recv(fd_, buf, sizeof buf, 0) <= 0) return true;
-    }
-  }
-
- private:
-  int fd_;
-  bool connected_ = false;
-};
 
 // A line of /proc/PID/status in kB ("VmHWM", the peak resident size).
 int64_t ProcessKb(pid_t pid, const std::string& field) {

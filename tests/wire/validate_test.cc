@@ -3,6 +3,9 @@
 #include "wire/validate.h"
 
 #include <gmock/gmock.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/wire_format_lite.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -44,6 +47,19 @@ v1::ResultBatch Batch(std::vector<uint32_t> indices) {
   return b;
 }
 
+// Sets `key` in a map of text on the wire, as a protobuf map's [] would.
+void Put(google::protobuf::RepeatedPtrField<v1::TextEntry>* m, const std::string& key, const std::string& value) {
+  for (v1::TextEntry& e : *m) {
+    if (e.key() == key) {
+      e.set_value(value);
+      return;
+    }
+  }
+  v1::TextEntry* e = m->Add();
+  e->set_key(key);
+  e->set_value(value);
+}
+
 void ExpectRefused(const absl::Status& s, const std::string& field) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_THAT(std::string(s.message()), HasSubstr(field));
@@ -75,9 +91,56 @@ TEST(ValidateTest, InvalidUtf8IsRefusedNamingTheField) {
     ExpectRefused(ValidateOpenRun(r), "node: is not valid UTF-8");
   }
   v1::OpenRunRequest r = Open();
-  (*r.mutable_details())["gpu0.serial"] = "\xfe";
+  Put(r.mutable_details(), "gpu0.serial", "\xfe");
   ExpectRefused(ValidateOpenRun(r), "details['gpu0.serial']");
   EXPECT_TRUE(IsUtf8("ünï ℕ⁰ 😀"));
+}
+
+TEST(ValidateTest, AMapKeyThatIsNotUtf8IsRefusedNamingTheKey) {
+  v1::OpenRunRequest r = Open();
+  Put(r.mutable_details(), "gpu\xff", "1");
+  ExpectRefused(ValidateOpenRun(r), R"(details key "gpu\xff": is not valid UTF-8)");
+  r = Open();
+  Put(r.mutable_environment()->mutable_fields(), "\xc0\xaf", "x");
+  ExpectRefused(ValidateOpenRun(r), R"(environment.fields key "\xc0\xaf": is not valid UTF-8)");
+  v1::ResultBatch b = Batch({0});
+  Put(b.mutable_cases(0)->mutable_benchmark()->mutable_params(), "by\xfftes", "1");
+  ExpectRefused(ValidateBatch(b), R"(cases[0].benchmark.params key "by\xfftes": is not valid UTF-8)");
+}
+
+TEST(ValidateTest, AMapKeyGivenTwiceIsRefused) {
+  v1::OpenRunRequest r = Open();
+  *r.add_details() = r.details(0);
+  ExpectRefused(ValidateOpenRun(r), R"(details key "gpu0.serial": is given twice)");
+  v1::ResultBatch b = Batch({0});
+  v1::BenchmarkId* id = b.mutable_cases(0)->mutable_benchmark();
+  *id->add_params() = id->params(0);
+  ExpectRefused(ValidateBatch(b), R"(cases[0].benchmark.params key "bytes": is given twice)");
+}
+
+// A client built when details were a map<string, bytes> sends each entry as
+// a message of key 1 and value 2 under field 12: the same bytes as one
+// TextEntry, so it is read as before.
+TEST(ValidateTest, AMapSentByAnOlderClientIsReadAsTheSameEntries) {
+  std::string wire;
+  {
+    google::protobuf::io::StringOutputStream raw(&wire);
+    google::protobuf::io::CodedOutputStream out(&raw);
+    const std::string entry = std::string("\x0a\x0bgpu0.serial\x12\x04", 15) + "1234";
+    out.WriteTag(google::protobuf::internal::WireFormatLite::MakeTag(
+        12, google::protobuf::internal::WireFormatLite::WIRETYPE_LENGTH_DELIMITED));
+    out.WriteVarint32(static_cast<uint32_t>(entry.size()));
+    out.WriteString(entry);
+  }
+  v1::OpenRunRequest r;
+  ASSERT_TRUE(r.ParseFromString(wire));
+  ASSERT_EQ(r.details_size(), 1);
+  EXPECT_EQ(r.details(0).key(), "gpu0.serial");
+  EXPECT_EQ(r.details(0).value(), "1234");
+  // And what this version writes for one entry is that very encoding.
+  v1::OpenRunRequest written;
+  Put(written.mutable_details(), "gpu0.serial", "1234");
+  EXPECT_EQ(written.SerializeAsString(), wire);
 }
 
 TEST(ValidateTest, EveryStringAndMapIsBounded) {
@@ -91,10 +154,10 @@ TEST(ValidateTest, EveryStringAndMapIsBounded) {
   r.mutable_environment()->set_sku(std::string(3000, 's'));
   ExpectRefused(ValidateOpenRun(r), "environment.sku");
   r = Open();
-  for (int i = 0; i < 40; ++i) (*r.mutable_details())["k" + std::to_string(i)] = std::string(1000, 'v');
+  for (int i = 0; i < 40; ++i) Put(r.mutable_details(), "k" + std::to_string(i), std::string(1000, 'v'));
   ExpectRefused(ValidateOpenRun(r), "details: 4");  // 40 kB of details, over 16384
   r = Open();
-  (*r.mutable_details())["big"] = std::string(8 << 20, 'v');
+  Put(r.mutable_details(), "big", std::string(8 << 20, 'v'));
   ExpectRefused(ValidateOpenRun(r), "details['big']");
 }
 
@@ -128,7 +191,7 @@ TEST(ValidateTest, BenchmarkIdsFollowTheKeyGrammarOfQueries) {
     v1::ResultBatch b = Batch({0});
     b.mutable_cases(0)->mutable_benchmark()->set_suite(suite);
     b.mutable_cases(0)->mutable_benchmark()->set_name(name);
-    (*b.mutable_cases(0)->mutable_benchmark()->mutable_params())["bytes"] = value;
+    Put(b.mutable_cases(0)->mutable_benchmark()->mutable_params(), "bytes", value);
     ExpectRefused(ValidateBatch(b), "cases[0].benchmark");
     BenchmarkId id{suite, name, {{"bytes", value}}};
     EXPECT_FALSE(ParseBenchmarkKey(id.Key()).ok()) << id.Key();
