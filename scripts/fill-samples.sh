@@ -62,8 +62,10 @@ INSERT INTO summaries (run_id, metric_id, n, n_throttled, median, mean, stdev, m
   SELECT s.run_id, s.metric_id, count(*), 0, percentile_cont(0.5) WITHIN GROUP (ORDER BY s.value), avg(s.value),
          stddev_samp(s.value), min(s.value), max(s.value), stddev_samp(s.value) / avg(s.value)
   FROM samples s JOIN fill_runs f ON f.id = s.run_id GROUP BY s.run_id, s.metric_id;
-INSERT INTO series_points (run_id, metric_id, finished_at, sku, branch, node, median, n)
-  SELECT r.id, s.metric_id, r.finished_at, r.sku, r.branch, r.node, s.median, s.n
+INSERT INTO series_points (run_id, metric_id, finished_at, sku, branch, node, commit, median, p5, p95, n,
+                           n_throttled, invalid)
+  SELECT r.id, s.metric_id, r.finished_at, r.sku, r.branch, r.node, r.commit, s.median, s.p5, s.p95, s.n,
+         s.n_throttled, false
   FROM summaries s JOIN runs r ON r.id = s.run_id JOIN fill_runs f ON f.id = r.id;
 DROP TABLE fill_runs;
 -- As autovacuum would leave them: index-only scans need the visibility map.

@@ -36,26 +36,25 @@ std::string Condition(bool set, const std::string& when_set, int param, const ch
 }
 
 // The newest `limit` points of one series within [from, to), oldest first.
-// The inner query walks one index of series_points in the series' order
-// and stops after `limit` rows; runs and summaries are then read by primary
-// key for those rows only, so the cost follows the answer, not the series.
+// The inner query walks one index of series_points in the series' order,
+// reads each point from the index alone and stops after `limit` rows, so
+// the cost follows the answer, not the series; only a run invalid for
+// gating has its reasons read from runs, by primary key.
 pqxx::result NewestPoints(pqxx::transaction_base& txn, int64_t metric_id, const SeriesQuery& q,
                           int64_t limit) {
   const bool from = q.from.has_value(), to = q.to.has_value();
   const std::string sql = absl::StrCat(
-      "SELECT p.run_id::text, r.commit, p.branch, p.node, ", MicrosFromTimestamp("p.finished_at"),
-      ", p.median, s.p5, s.p95, p.n, s.n_throttled, array_to_json(r.invalid_reasons)::text "
-      "FROM (SELECT run_id, metric_id, finished_at, branch, node, median, n FROM series_points p "
-      "WHERE p.metric_id = $1",
+      "SELECT p.run_id::text, p.commit, p.branch, p.node, ", MicrosFromTimestamp("p.finished_at"),
+      ", p.median, p.p5, p.p95, p.n, p.n_throttled, CASE WHEN p.invalid THEN (SELECT "
+      "array_to_json(r.invalid_reasons)::text FROM runs r WHERE r.id = p.run_id) ELSE '[]' END "
+      "FROM (SELECT run_id, finished_at, commit, branch, node, median, p5, p95, n, n_throttled, invalid "
+      "FROM series_points p WHERE p.metric_id = $1",
       Condition(!q.sku.empty(), "p.sku = $2", 2, "text", "''"),
       Condition(!q.branch.empty(), "p.branch = $3", 3, "text", "''"),
       Condition(!q.node.empty(), "p.node = $4", 4, "text", "''"),
       Condition(from, absl::StrCat("p.finished_at >= ", TimestampFromMicros(6)), 6, "bigint", "0"),
       Condition(to, absl::StrCat("p.finished_at < ", TimestampFromMicros(7)), 7, "bigint", "0"),
-      " ORDER BY p.finished_at DESC, p.run_id LIMIT $5) p "
-      "JOIN runs r ON r.id = p.run_id "
-      "JOIN summaries s ON s.run_id = p.run_id AND s.metric_id = $1 "
-      "ORDER BY p.finished_at, p.run_id");
+      " ORDER BY p.finished_at DESC, p.run_id LIMIT $5) p ORDER BY p.finished_at, p.run_id");
   return txn.exec_params(sql, metric_id, q.sku, q.branch, q.node, limit,
                          from ? ToMicros(*q.from) : int64_t{0}, to ? ToMicros(*q.to) : int64_t{0});
 }
