@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "common/identity.h"
-#include "coordinator/migrations.h"
 #include "coordinator/store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -109,13 +108,7 @@ TEST_F(HistoryStoreTest, Migration14KeepsThePointsOfRunsClosedBeforeIt) {
   {
     pqxx::connection c(server().ConnInfo("before14"));
     pqxx::work txn(c);
-    txn.exec("CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, "
-             "applied_at timestamptz NOT NULL DEFAULT now())");
-    for (const Migration& m : Migrations()) {
-      if (m.version > 13) break;
-      txn.exec(m.sql);
-      txn.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", m.version, m.name);
-    }
+    MigrateUpTo(txn, 13);
     txn.exec("INSERT INTO agents (name) VALUES ('old')");
     txn.exec("INSERT INTO environments (hash, sku) VALUES ('old', 'b200')");
     txn.exec("INSERT INTO benchmarks (key, suite, name) VALUES ('nccl/broadcast{bytes=1024}', 'nccl', 'broadcast')");
