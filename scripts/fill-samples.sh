@@ -2,20 +2,24 @@
 # Fills a migrated perfgate database with ROWS sample rows (default
 # 10 000 000) through COPY, for the history benchmark of docs/performance.md:
 # complete runs on branch main of two cases ("fill/case_0", "fill/case_1")
-# with two metrics and 1000 samples each (4000 rows a run), their batches,
-# cases and summaries (median, mean, spread computed by PostgreSQL from the
-# rows). Prepare the database with `perfgate-coordinator --database ...
-# maintenance` (schema and partitions) first.
+# with two metrics and SAMPLES samples each (default 1000: 4000 rows a run),
+# their batches, cases, summaries (median, mean, spread computed by
+# PostgreSQL from the rows) and series points. Fewer samples a run make
+# longer series: SAMPLES=25 gives 10 000 runs a series at 1 M rows. Prepare
+# the database with `perfgate-coordinator --database ... maintenance`
+# (schema and partitions) first.
 #
-#   scripts/fill-samples.sh "host=127.0.0.1 port=5432 dbname=perfgate user=perfgate" [ROWS]
+#   scripts/fill-samples.sh "host=127.0.0.1 port=5432 dbname=perfgate user=perfgate" [ROWS [SAMPLES]]
 set -euo pipefail
 
 db="${1:?usage: fill-samples.sh CONNINFO [ROWS]}"
 rows="${2:-10000000}"
-runs=$(( (rows + 3999) / 4000 ))
+samples="${3:-1000}"
+per_run=$(( 4 * samples ))
+runs=$(( (rows + per_run - 1) / per_run ))
 psql=(psql -d "$db" -v ON_ERROR_STOP=1 -q -X)
 
-echo "fill-samples: $runs runs, $(( runs * 4000 )) sample rows"
+echo "fill-samples: $runs runs, $(( runs * per_run )) sample rows"
 "${psql[@]}" <<SQL
 INSERT INTO agents (name) VALUES ('fill') ON CONFLICT DO NOTHING;
 INSERT INTO environments (hash, sku) VALUES ('fill', 'h100-sxm5-80gb') ON CONFLICT DO NOTHING;
@@ -32,7 +36,7 @@ INSERT INTO runs (id, agent_id, environment_id, sku, branch, commit, trigger, st
   SELECT f.id, a.id, e.id, 'h100-sxm5-80gb', 'main', md5(f.id::text), 'ci', f.opened, f.opened, f.opened + interval '20 seconds',
          'complete'
   FROM fill_runs f, agents a, environments e WHERE a.name = 'fill' AND e.hash = 'fill';
-INSERT INTO batches (run_id, sequence, sample_count) SELECT id, 1, 2000 FROM fill_runs;
+INSERT INTO batches (run_id, sequence, sample_count) SELECT id, 1, $(( 2 * samples )) FROM fill_runs;
 INSERT INTO run_cases (run_id, benchmark_id, status)
   SELECT f.id, b.id, 'ok' FROM fill_runs f, benchmarks b WHERE b.suite = 'fill';
 SQL
@@ -41,12 +45,12 @@ SQL
 start=$(date +%s.%N)
 "${psql[@]}" -At -F $'\t' -c "SELECT f.id, b.id, m.id FROM fill_runs f, benchmarks b JOIN metrics m ON m.benchmark_id = b.id
                                  WHERE b.suite = 'fill' ORDER BY f.opened, b.id, m.id" |
-  awk -F '\t' 'BEGIN { srand(17); OFS = "\t" }
+  awk -F '\t' -v samples="$samples" 'BEGIN { srand(17); OFS = "\t" }
     { key = $1 "\t" $2; if (!(key in seen)) { seen[key] = 1; order[n++] = key } metrics[key] = metrics[key] " " $3 }
     END {
       for (k = 0; k < n; k++) {
         split(substr(metrics[order[k]], 2), ms, " ")
-        for (i = 0; i < 1000; i++) for (j = 1; j in ms; j++)
+        for (i = 0; i < samples; i++) for (j = 1; j in ms; j++)
           print order[k], ms[j], i, 1 + 0.05 * rand(), "f"
       }
     }' |
@@ -58,7 +62,14 @@ INSERT INTO summaries (run_id, metric_id, n, n_throttled, median, mean, stdev, m
   SELECT s.run_id, s.metric_id, count(*), 0, percentile_cont(0.5) WITHIN GROUP (ORDER BY s.value), avg(s.value),
          stddev_samp(s.value), min(s.value), max(s.value), stddev_samp(s.value) / avg(s.value)
   FROM samples s JOIN fill_runs f ON f.id = s.run_id GROUP BY s.run_id, s.metric_id;
+INSERT INTO series_points (run_id, metric_id, finished_at, sku, branch, node, commit, median, p5, p95, n,
+                           n_throttled, invalid)
+  SELECT r.id, s.metric_id, r.finished_at, r.sku, r.branch, r.node, r.commit, s.median, s.p5, s.p95, s.n,
+         s.n_throttled, false
+  FROM summaries s JOIN runs r ON r.id = s.run_id JOIN fill_runs f ON f.id = r.id;
 DROP TABLE fill_runs;
+-- As autovacuum would leave them: index-only scans need the visibility map.
+VACUUM (ANALYZE) series_points;
 ANALYZE;
 SQL
 echo "fill-samples: done; $("${psql[@]}" -At -c "SELECT count(*) FROM samples") sample rows in the database"

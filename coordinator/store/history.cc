@@ -1,6 +1,7 @@
 #include "coordinator/store/history.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "coordinator/store/database.h"
 #include "coordinator/store/sql.h"
 
@@ -23,44 +24,61 @@ SeriesPoint RowToPoint(const pqxx::row& row) {
   return p;
 }
 
+// A condition on parameter $param when the filter is set; otherwise one
+// that is always true but still names the parameter, so that every
+// parameter has a type. Each combination of filters is its own statement
+// text, planned for the index it can use (series_points_branch when a
+// branch is given, series_points_newest otherwise).
+std::string Condition(bool set, const std::string& when_set, int param, const char* type,
+                      const char* unset_value) {
+  if (set) return absl::StrCat(" AND ", when_set);
+  return absl::StrCat(" AND $", param, "::", type, " = ", unset_value);
+}
+
+// The newest `limit` points of one series within [from, to), oldest first.
+// The inner query walks one index of series_points in the series' order,
+// reads each point from the index alone and stops after `limit` rows, so
+// the cost follows the answer, not the series; only a run invalid for
+// gating has its reasons read from runs, by primary key.
+pqxx::result NewestPoints(pqxx::transaction_base& txn, int64_t metric_id, const SeriesQuery& q,
+                          int64_t limit) {
+  const bool from = q.from.has_value(), to = q.to.has_value();
+  const std::string sql = absl::StrCat(
+      "SELECT p.run_id::text, p.commit, p.branch, p.node, ", MicrosFromTimestamp("p.finished_at"),
+      ", p.median, p.p5, p.p95, p.n, p.n_throttled, CASE WHEN p.invalid THEN (SELECT "
+      "array_to_json(r.invalid_reasons)::text FROM runs r WHERE r.id = p.run_id) ELSE '[]' END "
+      "FROM (SELECT run_id, finished_at, commit, branch, node, median, p5, p95, n, n_throttled, invalid "
+      "FROM series_points p WHERE p.metric_id = $1",
+      Condition(!q.sku.empty(), "p.sku = $2", 2, "text", "''"),
+      Condition(!q.branch.empty(), "p.branch = $3", 3, "text", "''"),
+      Condition(!q.node.empty(), "p.node = $4", 4, "text", "''"),
+      Condition(from, absl::StrCat("p.finished_at >= ", TimestampFromMicros(6)), 6, "bigint", "0"),
+      Condition(to, absl::StrCat("p.finished_at < ", TimestampFromMicros(7)), 7, "bigint", "0"),
+      " ORDER BY p.finished_at DESC, p.run_id LIMIT $5) p ORDER BY p.finished_at, p.run_id");
+  return txn.exec_params(sql, metric_id, q.sku, q.branch, q.node, limit,
+                         from ? ToMicros(*q.from) : int64_t{0}, to ? ToMicros(*q.to) : int64_t{0});
+}
+
 }  // namespace
 
 absl::StatusOr<HistorySeries> HistoryRepository::GetHistory(const std::string& benchmark_key,
                                                 const std::string& metric, const std::string& sku,
                                                 const std::string& branch, uint32_t limit) {
-  return db_.Run("reading history", [&](pqxx::connection& c) -> absl::StatusOr<HistorySeries> {
-    pqxx::read_transaction txn(c);
-    pqxx::result m = SeriesDefinition(txn, benchmark_key, metric);
-    if (m.empty()) {
-      return absl::NotFoundError(absl::StrCat("no results stored for benchmark ", benchmark_key,
-                                              " metric '", metric, "'"));
-    }
-    HistorySeries series;
-    series.unit = m[0][1].as<std::string>();
-    ParseDirection(m[0][2].as<std::string>(), &series.direction);
-    // The newest `limit` points, then turned oldest first.
-    for (const auto& row : txn.exec_params(
-             absl::StrCat("SELECT * FROM (SELECT r.id::text, r.commit, r.branch, r.node, ",
-                          MicrosFromTimestamp("r.finished_at"),
-                          " AS finished, s.median, s.n, r.finished_at AS f "
-                          "FROM summaries s JOIN runs r ON r.id = s.run_id "
-                          "WHERE s.metric_id = $1 AND r.status = 'complete' AND s.n > 0 "
-                          "AND ($2 = '' OR r.sku = $2) AND ($3 = '' OR r.branch = $3) "
-                          "ORDER BY r.finished_at DESC, r.id LIMIT $4) newest ORDER BY f, 1"),
-             m[0][0].as<int64_t>(), sku, branch,
-             static_cast<int64_t>(EffectiveLimit(limit, kDefaultHistoryLimit)))) {
-      HistoryPoint p;
-      p.run_id = row[0].as<std::string>();
-      p.commit = row[1].as<std::string>();
-      p.branch = row[2].as<std::string>();
-      p.node = row[3].as<std::string>();
-      p.finished_at = FromMicros(row[4].as<int64_t>());
-      p.median = row[5].as<double>();
-      p.n = row[6].as<uint32_t>();
-      series.points.push_back(std::move(p));
-    }
-    return series;
-  });
+  // The gate's history is the dashboard's series without the band: one
+  // query for both, so they cannot disagree.
+  SeriesQuery q;
+  q.benchmark = benchmark_key;
+  q.metric = metric;
+  q.sku = sku;
+  q.branch = branch;
+  auto series = ReadSeries(q, EffectiveLimit(limit, kDefaultHistoryLimit), "reading history");
+  PERFGATE_RETURN_IF_ERROR(series);
+  HistorySeries history;
+  history.unit = series->unit;
+  history.direction = series->direction;
+  history.points.reserve(series->points.size());
+  for (SeriesPoint& p : series->points) history.points.push_back(std::move(p.point));
+  return history;
 }
 
 absl::StatusOr<Series> HistoryRepository::GetSeries(const SeriesQuery& q) {
@@ -69,8 +87,15 @@ absl::StatusOr<Series> HistoryRepository::GetSeries(const SeriesQuery& q) {
   if (q.limit > kMaxSeriesPoints) {
     return absl::InvalidArgumentError(absl::StrCat("limit: at most ", kMaxSeriesPoints));
   }
-  const int64_t limit = q.limit == 0 ? 200 : q.limit;
-  return db_.Run("reading a series", [&](pqxx::connection& c) -> absl::StatusOr<Series> {
+  if (q.from && q.to && *q.to <= *q.from) {
+    return absl::InvalidArgumentError("to: must be later than from");
+  }
+  return ReadSeries(q, q.limit == 0 ? 200 : q.limit, "reading a series");
+}
+
+absl::StatusOr<Series> HistoryRepository::ReadSeries(const SeriesQuery& q, int64_t limit,
+                                                     const char* what) {
+  return db_.Run(what, [&](pqxx::connection& c) -> absl::StatusOr<Series> {
     pqxx::read_transaction txn(c);
     pqxx::result m = SeriesDefinition(txn, q.benchmark, q.metric);
     if (m.empty()) {
@@ -80,15 +105,7 @@ absl::StatusOr<Series> HistoryRepository::GetSeries(const SeriesQuery& q) {
     Series series;
     series.unit = m[0][1].as<std::string>();
     ParseDirection(m[0][2].as<std::string>(), &series.direction);
-    for (const auto& row : txn.exec_params(
-             "SELECT * FROM (SELECT r.id::text, r.commit, r.branch, r.node, "
-             "(extract(epoch from r.finished_at) * 1000000)::bigint, s.median, s.p5, s.p95, s.n, "
-             "s.n_throttled, array_to_json(r.invalid_reasons)::text, r.finished_at AS f "
-             "FROM summaries s JOIN runs r ON r.id = s.run_id "
-             "WHERE s.metric_id = $1 AND r.status = 'complete' AND s.n > 0 AND s.median IS NOT NULL "
-             "AND ($2 = '' OR r.sku = $2) AND ($3 = '' OR r.branch = $3) AND ($4 = '' OR r.node = $4) "
-             "ORDER BY r.finished_at DESC, r.id LIMIT $5) newest ORDER BY f, 1",
-             m[0][0].as<int64_t>(), q.sku, q.branch, q.node, limit)) {
+    for (const auto& row : NewestPoints(txn, m[0][0].as<int64_t>(), q, limit)) {
       series.points.push_back(RowToPoint(row));
     }
     return series;

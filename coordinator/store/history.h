@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,8 @@ struct SeriesQuery {
   std::string metric;
   std::string sku, branch, node;
   uint32_t limit = 200;   // the newest points, at most kMaxSeriesPoints
+  // Finished in [from, to); unset: no bound.
+  std::optional<TimePoint> from, to;
 };
 inline constexpr uint32_t kMaxSeriesPoints = 5000;
 
@@ -46,13 +49,18 @@ class HistoryRepository : protected Repository {
   absl::StatusOr<HistorySeries> GetHistory(const std::string& benchmark_key,
                                            const std::string& metric, const std::string& sku,
                                            const std::string& branch, uint32_t limit);
-  /// The newest q.limit points, oldest first. NOT_FOUND when nothing was ever
+  /// The newest q.limit points finished in [q.from, q.to), oldest first; it
+  /// reads the rows it returns, whatever the series' length. NOT_FOUND when nothing was ever
   /// stored for the benchmark and metric; INVALID_ARGUMENT for an empty
-  /// benchmark or metric or a limit above kMaxSeriesPoints.
+  /// benchmark or metric, a limit above kMaxSeriesPoints or to <= from.
   absl::StatusOr<Series> GetSeries(const SeriesQuery& q);
 
  protected:
   using Repository::Repository;
+
+ private:
+  // The newest `limit` points of q (q.limit ignored), one read transaction.
+  absl::StatusOr<Series> ReadSeries(const SeriesQuery& q, int64_t limit, const char* what);
 };
 
 }  // namespace perfgate::coordinator::store

@@ -193,6 +193,15 @@ absl::StatusOr<std::optional<CloseOutcome>> WriteClose(pqxx::work& txn, const st
       "UPDATE runs SET status = $2, finished_at = now(), failure_reason = $3, "
       "invalid_reasons = ARRAY(SELECT jsonb_array_elements_text($4::jsonb)) WHERE id = $1",
       run_id, new_status, reason, Json(invalid_reasons).dump());
+  // The run's points of its series, in the table history reads in series
+  // order (migration 0014); a failed run is no point of any series.
+  txn.exec_params(
+      "INSERT INTO series_points (run_id, metric_id, finished_at, sku, branch, node, commit, median, p5, p95, "
+      "n, n_throttled, invalid) SELECT r.id, s.metric_id, r.finished_at, r.sku, r.branch, r.node, r.commit, "
+      "s.median, s.p5, s.p95, s.n, s.n_throttled, cardinality(r.invalid_reasons) > 0 "
+      "FROM summaries s JOIN runs r ON r.id = s.run_id WHERE s.run_id = $1 AND r.status = 'complete' "
+      "AND s.n > 0 AND s.median IS NOT NULL ON CONFLICT (run_id, metric_id) DO NOTHING",
+      run_id);
   CloseOutcome out = StoredCounts(txn, run_id);
   txn.commit();
   return std::optional<CloseOutcome>(out);

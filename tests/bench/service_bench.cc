@@ -1,12 +1,14 @@
 // Benchmarks of the service's hot paths (Google Benchmark; not run by CI):
 // the summary statistics, end-to-end ingest against raw COPY of the same
 // rows on the same private PostgreSQL, CloseRun, the coordinator's gate of
-// 500 metrics in A/B and history mode with two full runs' samples, and a
-// history query on a database filled by scripts/fill-samples.sh (given by
+// 500 metrics in A/B and history mode with two full runs' samples, and
+// history queries (in the coordinator and through the HTTP API) on a
+// database filled by scripts/fill-samples.sh (given by
 // PERFGATE_BENCH_DATABASE; skipped without it). docs/performance.md records
 // the figures. Timings that share the machine are taken interleaved, and
 // medians reported, so that a busy neighbour slows both sides alike.
 #include <benchmark/benchmark.h>
+#include <httplib.h>
 
 #include <algorithm>
 #include <chrono>
@@ -30,6 +32,7 @@
 #include "common/identity.h"
 #include "common/stats.h"
 #include "coordinator/evaluate.h"
+#include "coordinator/http_server.h"
 #include "coordinator/maintenance.h"
 #include "coordinator/server.h"
 #include "coordinator/store.h"
@@ -362,34 +365,80 @@ void BM_Gate500(benchmark::State& state) {
 }
 BENCHMARK(BM_Gate500)->Arg(1)->Arg(0)->ArgName("ab")->Iterations(15)->UseManualTime()->Unit(benchmark::kMillisecond);
 
-// History of one series of a database filled by scripts/fill-samples.sh.
-void BM_History10M(benchmark::State& state) {
+// History of one series of a database filled by scripts/fill-samples.sh
+// (PERFGATE_BENCH_DATABASE), the newest `limit` points: inside the
+// coordinator (Store::GetHistory, the gate's and the CLI's read) and
+// through the HTTP API (/api/v1/series on an in-process HttpServer, one
+// keep-alive client, as the dashboard asks). p50/p95 of 200 calls.
+std::unique_ptr<coordinator::Store> FilledStore(benchmark::State& state) {
   const char* db = std::getenv("PERFGATE_BENCH_DATABASE");
   if (db == nullptr) {
     state.SkipWithError("PERFGATE_BENCH_DATABASE is not set (fill one with scripts/fill-samples.sh)");
-    return;
+    return nullptr;
   }
-  auto store = coordinator::Store::Connect(db, 1);
+  auto store = coordinator::Store::Connect(db, 2);
   if (!store.ok()) {
     state.SkipWithError(std::string(store.status().message()).c_str());
-    return;
+    return nullptr;
   }
-  std::vector<double> times;
-  for (auto _ : state) {
-    const auto start = Clock::now();
-    auto series = (*store)->GetHistory("fill/case_0", "time_ms", "", "main", static_cast<uint32_t>(state.range(0)));
-    times.push_back(Seconds(start));
-    state.SetIterationTime(times.back());
-    if (!series.ok() || series->points.empty()) {
-      state.SkipWithError("no history: was the database filled by scripts/fill-samples.sh?");
-      return;
-    }
-  }
+  return *std::move(store);
+}
+
+void ReportPercentiles(benchmark::State& state, std::vector<double> times) {
+  if (times.empty()) return;
   std::sort(times.begin(), times.end());
   state.counters["p50_ms"] = 1000 * times[times.size() / 2];
   state.counters["p95_ms"] = 1000 * times[times.size() * 95 / 100];
 }
-BENCHMARK(BM_History10M)->Arg(100)->Arg(1000)->Iterations(200)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+void BM_History(benchmark::State& state) {
+  auto store = FilledStore(state);
+  if (store == nullptr) return;
+  const auto limit = static_cast<uint32_t>(state.range(0));
+  std::vector<double> times;
+  for (auto _ : state) {
+    const auto start = Clock::now();
+    auto series = store->GetHistory("fill/case_0", "time_ms", "", "main", limit);
+    times.push_back(Seconds(start));
+    state.SetIterationTime(times.back());
+    if (!series.ok() || series->points.size() != limit) {
+      state.SkipWithError("short history: was the database filled by scripts/fill-samples.sh?");
+      return;
+    }
+  }
+  ReportPercentiles(state, std::move(times));
+}
+BENCHMARK(BM_History)->Arg(100)->Arg(1000)->Arg(10000)->Iterations(200)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+void BM_HistoryHttp(benchmark::State& state) {
+  auto store = FilledStore(state);
+  if (store == nullptr) return;
+  coordinator::HttpConfig config;
+  config.listen = "127.0.0.1:0";
+  auto server = coordinator::HttpServer::Start(config, *store);
+  if (!server.ok()) {
+    state.SkipWithError(std::string(server.status().message()).c_str());
+    return;
+  }
+  httplib::Client client("127.0.0.1", (*server)->port());
+  client.set_keep_alive(true);
+  const std::string path = absl::StrCat("/api/v1/series?benchmark=fill/case_0&metric=time_ms&branch=main&limit=",
+                                        state.range(0));
+  std::vector<double> times;
+  for (auto _ : state) {
+    const auto start = Clock::now();
+    auto res = client.Get(path);
+    times.push_back(Seconds(start));
+    state.SetIterationTime(times.back());
+    if (!res || res->status != 200) {
+      state.SkipWithError(res ? res->body.c_str() : "no answer from the HTTP API");
+      return;
+    }
+  }
+  ReportPercentiles(state, std::move(times));
+}
+// Not 5000 (the most it answers): its change points alone take seconds.
+BENCHMARK(BM_HistoryHttp)->Arg(100)->Arg(1000)->Iterations(200)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace perfgate

@@ -5,11 +5,25 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <pqxx/pqxx>
 
+#include "coordinator/migrations.h"
 #include "coordinator/store.h"
 #include "tests/support/postgres.h"
 
 namespace perfgate::coordinator {
+
+/// Applies the migrations up to `version` within txn, recording them as
+/// Store::Migrate does: a database as an older coordinator left it.
+inline void MigrateUpTo(pqxx::work& txn, int version) {
+  txn.exec("CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, "
+           "applied_at timestamptz NOT NULL DEFAULT now())");
+  for (const Migration& m : Migrations()) {
+    if (m.version > version) break;
+    txn.exec(m.sql);
+    txn.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", m.version, m.name);
+  }
+}
 
 class MigratedStoreTest : public testing::PostgresTest {
  protected:
