@@ -378,7 +378,10 @@ TEST_F(ProgramAbEndToEnd, CountsPerfgatesOwnHostCaseAlikeOnBothSidesOfOneBuild) 
   const nlohmann::json v = VerdictOf("instructions");
   EXPECT_EQ(v.at("benchmark"), "kernels/sgemm{k=32,m=32,n=32,threads=1}");
   EXPECT_EQ(v.at("verdict"), "pass") << v.at("note");
-  EXPECT_LT(std::abs(v.at("change").get<double>()), 0.001) << v.at("note");
+  // Two processes of one build counted 17 692 and 17 711 instructions an
+  // iteration once (+0.107 %): a few tens move with where the process put
+  // its buffers. Within the count tolerance, never near it.
+  EXPECT_LT(std::abs(v.at("change").get<double>()), 0.0025) << v.at("note");
   // The samples' multiply-adds (16 a vector instruction at most), not the process's millions.
   EXPECT_GT(v.at("baseline_median").get<double>(), 32 * 32 * 32 / 16);
   EXPECT_LT(v.at("baseline_median").get<double>(), 1e6);
