@@ -221,7 +221,7 @@ bool NextRound(CasePair* pair, unsigned rounds, const AbOptions& options, double
     return false;
   }
   if (rounds == 1 && !MinRoundsFit(pair, options, spent_s, budget_s)) return false;
-  if (rounds >= options.min_rounds && decided && decided(*pair)) {
+  if (gate::StopRuleLooksAt(rounds, options.min_rounds, options.max_rounds) && decided && decided(*pair)) {
     pair->stopped = "decided";
     return false;
   }
@@ -305,11 +305,8 @@ bool Suspect(const gate::MetricVerdict& v) {
 
 bool CaseDecided(const CasePair& pair, const gate::Policy& policy, const std::string& sku,
                  size_t cases, unsigned looks) {
-  // Judged alone, at the fdr the whole gate can afford per case and per look.
-  gate::Policy strict = policy;
-  strict.fdr = policy.fdr / static_cast<double>(std::max<size_t>(cases, 1)) /
-               static_cast<double>(std::max(looks, 1u));
-  const gate::GateResult r = Decide({pair}, strict, sku);
+  // Judged alone, at what the whole gate can afford per case and per look.
+  const gate::GateResult r = Decide({pair}, gate::LookPolicy(policy, cases, looks), sku);
   return std::none_of(r.verdicts.begin(), r.verdicts.end(), gate::Undecided);
 }
 

@@ -74,13 +74,13 @@ bool TestBlocks(Entry& e, const std::vector<double>& log_base, const std::vector
   if (paired && log_base.size() >= kMinBlocks) {
     std::vector<double> d(log_base.size());
     for (size_t i = 0; i < d.size(); ++i) d[i] = log_cand[i] - log_base[i];
-    SetShift(out, gate::PairedTShift(SetAsideBurstRounds(d, &e.set_aside)));
+    SetShift(out, gate::PairedTShift(SetAsideBurstRounds(d, &e.set_aside), e.confidence));
     out.method = Method::kBlocks;
     e.paired = true;
     return true;
   }
   if (log_base.size() >= kMinBlocks && log_cand.size() >= kMinBlocks) {
-    SetShift(out, gate::HodgesLehmannShift(log_base, log_cand));
+    SetShift(out, gate::HodgesLehmannShift(log_base, log_cand, e.confidence));
     out.method = Method::kBlocks;
     e.rank_base = log_base.size();
     e.rank_cand = log_cand.size();

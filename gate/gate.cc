@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <string>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -220,6 +221,7 @@ void TestAll(std::map<MetricKey, Entry>& entries, const GateInput& input, const 
   std::vector<Entry*> tested;
   for (auto& [key, e] : entries) {
     e.rule = policy.Resolve(input.sku, e.verdict.benchmark, e.verdict.metric, input.mode);
+    e.confidence = policy.confidence;
     e.verdict.tolerance = e.rule.tolerance;
     e.verdict.gating = e.rule.gating;
     if (e.rule.floor) e.verdict.floor = *e.rule.floor;
@@ -389,8 +391,34 @@ bool Undecided(const MetricVerdict& v) {
                       v.verdict == Verdict::kUndecided);
 }
 
+namespace {
+
+// The round of the look after the one at `rounds`: a quarter more, and at
+// least one more.
+unsigned NextLook(unsigned rounds) { return std::max(rounds + 1, (rounds * 5 + 3) / 4); }
+
+}  // namespace
+
+bool StopRuleLooksAt(unsigned rounds, unsigned min_rounds, unsigned max_rounds) {
+  if (rounds < min_rounds) return false;
+  if (rounds >= max_rounds) return true;
+  unsigned look = std::max(min_rounds, 1u);
+  while (look < rounds) look = NextLook(look);
+  return look == rounds;
+}
+
 unsigned StopRuleLooks(unsigned min_rounds, unsigned max_rounds) {
-  return max_rounds >= min_rounds ? max_rounds - min_rounds + 1 : 1;
+  unsigned looks = 1;
+  for (unsigned r = std::max(min_rounds, 1u); r < max_rounds; r = NextLook(r)) ++looks;
+  return looks;
+}
+
+Policy LookPolicy(const Policy& policy, size_t cases, unsigned looks) {
+  Policy strict = policy;
+  const double share = static_cast<double>(std::max<size_t>(cases, 1)) * static_cast<double>(std::max(looks, 1u));
+  strict.fdr = policy.fdr / share;
+  strict.confidence = 1 - (1 - policy.confidence) / static_cast<double>(std::max(looks, 1u));
+  return strict;
 }
 
 GateResult EvaluateGate(const GateInput& input, const Policy& policy) {

@@ -231,9 +231,20 @@ bool Inconclusive(Verdict v);
 /// simulation (gate/simulate.h).
 bool Undecided(const MetricVerdict& v);
 
-/// The looks an adaptive A/B stop rule takes at one case: one after each
-/// round from min_rounds to max_rounds (at least 1). The rule judges a case
-/// at fdr / cases / looks, a Bonferroni share per look.
+/// Whether the adaptive A/B stop rule looks at a case after `rounds` rounds:
+/// at min_rounds, then each time the rounds have grown by a quarter (5, 7,
+/// 9, 12, 15, 19, 24, 30 with the defaults), and at max_rounds.
+bool StopRuleLooksAt(unsigned rounds, unsigned min_rounds, unsigned max_rounds);
+
+/// How many looks the stop rule takes at one case between min_rounds and
+/// max_rounds (at least 1): 8 with the defaults (5 to 30).
 unsigned StopRuleLooks(unsigned min_rounds, unsigned max_rounds);
+
+/// The policy a look of the adaptive stop rule judges one case with, alone
+/// among `cases`: fdr / cases / looks for a regression, and an interval of
+/// level 1 - (1 - confidence) / looks for a pass, so that stopping at the
+/// first look that passes cannot pass a regression beyond the tolerance
+/// more often than one look at the full level would (docs/statistics.md).
+Policy LookPolicy(const Policy& policy, size_t cases, unsigned looks);
 
 }  // namespace perfgate::gate

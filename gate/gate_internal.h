@@ -36,6 +36,7 @@ struct Entry {
   // how many a side, and how many metrics of the gate were tested with it.
   size_t rank_base = 0, rank_cand = 0;
   size_t tested_metrics = 0;
+  double confidence = 0.95;  // the two-sided level of the change's interval
 };
 
 /// Four significant digits and the unit: enough to see a few-percent

@@ -74,6 +74,11 @@ struct Policy {
   std::vector<std::string> match;  // environment fields that must be equal
   std::optional<double> max_noise;
   double fdr = 0.01;        // Benjamini–Hochberg q over the metrics of one gate (docs/statistics.md)
+  /// Two-sided level of every change's interval. Not a setting of the
+  /// policy file: the A/B stop rule judges its early looks at a stricter
+  /// level, so that looking after every round cannot pass a regression
+  /// (docs/statistics.md, "The pass contract").
+  double confidence = 0.95;
   /// Tolerated growth of a counted metric (instructions per iteration):
   /// from measured A/A of counts (docs/statistics.md, "Counts").
   double count_tolerance = 0.005;

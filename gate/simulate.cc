@@ -263,9 +263,7 @@ GateInput AbInput(const std::vector<Pair>& pairs, unsigned first_case, bool reci
 // would overrun the budget. Fixed rounds: exactly that many, no looks.
 Pair MeasureCase(Row& row, unsigned c, double mu, double budget_s, bool fixed, double* clock) {
   const SimulationOptions& o = row.o;
-  Policy strict = row.policy;
-  strict.fdr = row.policy.fdr / static_cast<double>(std::max(row.cases, 1u)) /
-               static_cast<double>(StopRuleLooks(o.min_rounds, o.max_rounds));
+  const Policy strict = LookPolicy(row.policy, row.cases, StopRuleLooks(o.min_rounds, o.max_rounds));
   const double start = *clock;
   *clock += o.block_wall_s;  // the pilot block
   Pair pair;
@@ -283,7 +281,7 @@ Pair MeasureCase(Row& row, unsigned c, double mu, double budget_s, bool fixed, d
     if (fixed) continue;
     // As agent::NextRound: min_rounds must fit the budget at the first round's pace.
     if (pair.rounds == 1 && budget_s > 0 && o.min_rounds * (*clock - rounds_start) * 1.2 > budget_s) break;
-    if (pair.rounds >= o.min_rounds) {
+    if (StopRuleLooksAt(pair.rounds, o.min_rounds, o.max_rounds)) {
       const GateResult r = EvaluateGate(AbInput({pair}, c, o.reciprocal), strict);
       if (std::none_of(r.verdicts.begin(), r.verdicts.end(), Undecided)) break;
     }

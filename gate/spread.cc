@@ -70,7 +70,7 @@ bool TestSpread(Entry& e, Mode mode, const Calibration* calibration,
   }
   SetShift(out, gate::TShift(stats::Mean(log_base), static_cast<unsigned>(log_base.size()),
                               stats::Mean(log_cand), static_cast<unsigned>(log_cand.size()),
-                              std::sqrt(ss / df), df));
+                              std::sqrt(ss / df), df, e.confidence));
   out.method = calibrated ? Method::kCalibrated : Method::kHistory;
   if (calibrated) {
     e.calibration_source = calibration->source;

@@ -1,5 +1,7 @@
 // A private, throw-away PostgreSQL server for tests labelled `db` and `e2e`:
-// initdb into a temporary directory, the server on a free port of 127.0.0.1
+// a copy of a cluster that initdb made once (kept in the temporary directory
+// as perfgate-pg-template-*, one per server build and OS user, and shared by
+// every test), the server on a free port of 127.0.0.1
 // with fsync off, trust authentication for the superuser "perfgate". Never
 // skipped: when the server binaries are missing the test fails and says to
 // install the postgresql package.
@@ -75,6 +77,7 @@ class PostgresServer {
   PostgresServer(TempDir dir, std::string bin_dir)
       : dir_(std::move(dir)), bin_dir_(std::move(bin_dir)) {}
   static absl::StatusOr<std::unique_ptr<PostgresServer>> Prepare();
+  absl::StatusOr<std::string> Template() const;
   absl::Status RunTool(const std::vector<std::string>& argv) const;
   absl::Status Launch(int port = 0);
   absl::Status LaunchOnFreePort();
