@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/command_support.h"
 #include "client/tls_options.h"
+#include "common/parse_errors.h"
 #include "common/status_macros.h"
 
 namespace perfgate::cli {
@@ -441,8 +442,7 @@ std::optional<int> ParseCommandLine(int argc, const char* const* argv, Config& c
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e, out, err);
-    return rc == 0 ? 0 : kExitError;
+    return ReportParseError(app, e, "perfgate", out, err);
   }
   for (const auto& [sub, command] : subcommands) {
     if (sub->parsed()) c.command = command;

@@ -19,6 +19,7 @@ namespace perfgate::cli {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 struct Parsed {
@@ -56,6 +57,27 @@ TEST_F(ConfigTest, AnUnknownGateModeExits2NamingIt) {
   EXPECT_EQ(p.exit_code, 2);
   EXPECT_THAT(p.err, StartsWith("perfgate: "));
   EXPECT_THAT(p.err, HasSubstr("'sideways'"));
+}
+
+TEST_F(ConfigTest, AnUnknownCommandIsNamedWithTheCommandsThereAre) {
+  const Parsed p = Parse({"gates", "--run", "r"});
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_THAT(p.err, StartsWith("perfgate: unknown command 'gates'\n"));
+  EXPECT_THAT(p.err, HasSubstr("Commands: gate report simulate"));
+  EXPECT_THAT(p.err, HasSubstr("perfgate --help"));
+  EXPECT_THAT(p.err, Not(HasSubstr("A subcommand is required")));
+}
+
+TEST_F(ConfigTest, AnUnknownCommandAfterAGlobalOptionIsNamedToo) {
+  const Parsed p = Parse({"--coordinator", "localhost:1", "gates"});
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_THAT(p.err, StartsWith("perfgate: unknown command 'gates'\n"));
+}
+
+TEST_F(ConfigTest, NoCommandAtAllStillSaysOneIsRequired) {
+  const Parsed p = Parse({});
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_THAT(p.err, HasSubstr("A subcommand is required"));
 }
 
 TEST_F(ConfigTest, AnAbGateNeedsItsBaselineRun) {
