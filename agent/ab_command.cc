@@ -172,7 +172,7 @@ int Report(const AgentConfig& config, const ProbeResult& probe, AbResult ab) {
   }
   const SideRuns runs = RunsOf(config, probe, ab);
   const gate::GateReport report = ReportOf(runs, config.policy, ab);
-  std::cout << "\n" << report::RenderTable(report);
+  std::cout << "\n" << report::RenderTable(report, "perfgate-agent ab");
   if (auto s = report::WriteReportFiles(report, config.markdown_file, config.junit_file, config.json_file);
       !s.ok()) {
     return Fail(s, "cannot write the report");

@@ -10,7 +10,9 @@ namespace perfgate::report {
 
 using gate::MetricVerdict;
 
-std::string RenderTable(const gate::GateReport& report) {
+std::string RenderTable(const gate::GateReport& report) { return RenderTable(report, "perfgate gate"); }
+
+std::string RenderTable(const gate::GateReport& report, const std::string& command) {
   std::vector<Row> rows;
   rows.reserve(report.result.verdicts.size());
   for (const MetricVerdict& v : report.result.verdicts) rows.push_back(Cells(v));
@@ -34,7 +36,7 @@ std::string RenderTable(const gate::GateReport& report) {
     return line + "\n";
   };
 
-  std::string out = absl::StrCat("perfgate gate: candidate ", HeaderLine(report), "\n\n");
+  std::string out = absl::StrCat(command, ": candidate ", HeaderLine(report), "\n\n");
   if (rows.empty()) {
     out += "(no metrics in the candidate or the baseline)\n";
   } else {
@@ -55,7 +57,7 @@ std::string RenderTable(const gate::GateReport& report) {
     out += "\nEnvironment unfit for gating:\n";
     for (const std::string& r : report.result.invalid_reasons) absl::StrAppend(&out, "  - ", r, "\n");
   }
-  absl::StrAppend(&out, "\nperfgate gate: ", VerdictLine(report), "\n");
+  absl::StrAppend(&out, "\n", command, ": ", VerdictLine(report), "\n");
   return out;
 }
 
