@@ -42,6 +42,7 @@ std::string RenderTable(const gate::GateReport& report, const std::string& comma
   } else {
     out += format_row(kColumns);
     for (const Row& row : rows) out += format_row(row);
+    if (const std::string legend = AdvisoryLegend(report); !legend.empty()) absl::StrAppend(&out, legend, "\n");
   }
   // What to do about each failure is in its note; the table has no room for it.
   bool first_note = true;
