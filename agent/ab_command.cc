@@ -172,7 +172,7 @@ int Report(const AgentConfig& config, const ProbeResult& probe, AbResult ab) {
   }
   const SideRuns runs = RunsOf(config, probe, ab);
   const gate::GateReport report = ReportOf(runs, config.policy, ab);
-  std::cout << "\n" << report::RenderTable(report);
+  std::cout << "\n" << report::RenderTable(report, "perfgate-agent ab");
   if (auto s = report::WriteReportFiles(report, config.markdown_file, config.junit_file, config.json_file);
       !s.ok()) {
     return Fail(s, "cannot write the report");
@@ -233,11 +233,8 @@ int ProgramAbCommand(const AgentConfig& config) {
 
 int AbCommand(const AgentConfig& config) {
   if (config.ab_programs) return ProgramAbCommand(config);
-  auto selected = SelectCases(config);
+  auto selected = SelectSomeCases(config);
   if (!selected.ok()) return Fail(selected.status(), "bad selection");
-  if (selected->empty()) {
-    return Fail(absl::InvalidArgumentError("no case matches the selection"), "bad selection");
-  }
   // Both sides select with the same flags, so a key names the same case on each.
   const std::vector<std::string> shared = SampleWorkerArgs(config);
   CommandSide baseline(config.ab_baseline_argv, shared);

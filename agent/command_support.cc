@@ -9,6 +9,8 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/command_line.h"
 #include "common/process.h"
 #include "agent/runner.h"
 #include "common/identity.h"
@@ -74,6 +76,19 @@ absl::StatusOr<std::vector<suites::CaseInstance>> SelectCases(const AgentConfig&
   std::map<std::string, std::vector<std::string>> implicit;
   if (auto world = ResolveWorld(config); world.ok()) implicit["ranks"] = {std::to_string(world->size)};
   return suites::BuiltinRegistry().Select(config.suites, config.filters, config.set_values, implicit);
+}
+
+absl::StatusOr<std::vector<suites::CaseInstance>> SelectSomeCases(const AgentConfig& config) {
+  auto cases = SelectCases(config);
+  if (!cases.ok() || !cases->empty()) return cases;
+  std::string suites, selection;
+  for (const std::string& suite : config.suites) absl::StrAppend(&suites, " --suite ", QuoteWord(suite));
+  if (!config.filters.empty()) absl::StrAppend(&selection, " --filter ", QuoteWord(absl::StrJoin(config.filters, ";")));
+  for (const std::string& set : config.sets) absl::StrAppend(&selection, " --set ", QuoteWord(set));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "no case matches", suites.empty() && selection.empty() ? " (no case is built in)" : suites + selection,
+      "; perfgate-agent list", suites, " shows the cases there are",
+      config.filters.empty() ? "" : " (a filter is a glob over those keys, e.g. 'kernels/sgemm*')"));
 }
 
 Trigger ParseTriggerOrManual(const std::string& s) {

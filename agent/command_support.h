@@ -31,6 +31,11 @@ absl::StatusOr<suites::collectives::WorldOptions> ResolveWorld(const AgentConfig
 /// The cases config's --suite/--filter/--set (config.set_values) select from this build's registry.
 absl::StatusOr<std::vector<suites::CaseInstance>> SelectCases(const AgentConfig& config);
 
+/// SelectCases for a command that measures: INVALID_ARGUMENT when nothing
+/// is selected, echoing the --suite, --filter and --set given and naming
+/// the `perfgate-agent list` that shows what they could select.
+absl::StatusOr<std::vector<suites::CaseInstance>> SelectSomeCases(const AgentConfig& config);
+
 /// The values of each --set NAME=V1,V2 (ranges expanded by ExpandSetValues).
 absl::StatusOr<std::map<std::string, std::vector<std::string>>> ParseSets(const std::vector<std::string>& sets);
 

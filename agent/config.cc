@@ -15,6 +15,7 @@
 #include "agent/command_support.h"
 #include "agent/image.h"
 #include "client/tls_options.h"
+#include "common/parse_errors.h"
 
 namespace perfgate::agent {
 namespace {
@@ -431,8 +432,7 @@ CommandLine ParseCommandLine(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    line.exit_code = rc == 0 ? 0 : kExitError;
+    line.exit_code = ReportParseError(app, e, "perfgate-agent", std::cout, std::cerr);
     return line;
   }
   for (const auto& [cmd, command] : commands) {

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "agent/cuda_probe.h"
 #include "suites/cuda/check.h"
+#include "suites/cuda/visible_devices.h"
 
 namespace perfgate::agent {
 namespace {
@@ -37,7 +38,7 @@ const char* ComputeMode(int mode) {
 absl::Status Probe(CudaProbe& p) {
   PERFGATE_CUDA_RETURN_IF_ERROR(cudaRuntimeGetVersion(&p.runtime_version));
   PERFGATE_CUDA_RETURN_IF_ERROR(cudaDriverGetVersion(&p.driver_version));
-  if (p.driver_version == 0) return absl::UnavailableError("no CUDA driver installed");
+  if (p.driver_version == 0) return absl::UnavailableError(cuda::kNoCudaDriver);
   int count = 0;
   PERFGATE_CUDA_RETURN_IF_ERROR(cudaGetDeviceCount(&count));
   for (int i = 0; i < count; ++i) {

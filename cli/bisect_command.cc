@@ -47,13 +47,14 @@ Probe ProbeOf(const Json& p) {
   return probe;
 }
 
-absl::StatusOr<Job> JobOf(const Json& b) {
+// `agent_flag`: --agent, which a resumed bisection runs instead of the stored agent.
+absl::StatusOr<Job> JobOf(const Json& b, const std::string& agent_flag) {
   Job job;
   job.id = b.value("id", int64_t{0});
   job.plan.good = b.value("good", "");
   job.plan.commits = b.value("commits", std::vector<std::string>{});
   const Json& s = b["settings"];
-  PERFGATE_ASSIGN_OR_RETURN(job.settings, SettingsFromJson(s));
+  PERFGATE_ASSIGN_OR_RETURN(job.settings, StoredSettings(s, agent_flag));
   job.plan.endpoint_threshold = s.value("endpoint_threshold", 0.05);
   job.plan.max_attempts = s.value("max_attempts", 3u);
   job.plan.probes_per_round = s.value("probes_per_round", 1u);
@@ -219,7 +220,7 @@ absl::StatusOr<BisectStep> StepOf(Job& job) {
 int Bisect(const Config& c, Json b) {
   const client::HttpClientOptions o = HttpOptions(c);
   while (b.value("state", "") == "running") {
-    auto job = JobOf(b);
+    auto job = JobOf(b, c.bisect.agent);
     if (!job.ok()) return HttpError(job.status(), "bisect");
     auto next_step = StepOf(*job);
     if (!next_step.ok()) return HttpError(next_step.status(), "bisect");

@@ -2,7 +2,9 @@
 #include "cli/bisect_probe.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -36,6 +38,21 @@ absl::StatusOr<std::string> GitIn(const std::string& repo, const std::vector<std
                                                    DescribeExit(*r, 0), " in ", repo));
   }
   return std::string(absl::StripTrailingAsciiWhitespace(r->out));
+}
+
+bool IsExecutable(const std::string& path) {
+  std::error_code ec;
+  return fs::is_regular_file(path, ec) && access(path.c_str(), X_OK) == 0;
+}
+
+// The first executable `name` in PATH; empty when there is none.
+std::string InPath(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  for (absl::string_view dir : absl::StrSplit(path == nullptr ? "" : path, ':', absl::SkipEmpty())) {
+    const std::string candidate = (fs::path(std::string(dir)) / name).string();
+    if (IsExecutable(candidate)) return candidate;
+  }
+  return "";
 }
 
 absl::StatusOr<std::string> FullCommit(const std::string& repo, const std::string& name) {
@@ -268,6 +285,48 @@ absl::Status CheckCommitSettings(const BisectSettings& s) {
 
 }  // namespace
 
+std::string SelfExe() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : self.string();
+}
+
+absl::StatusOr<std::string> ResolveAgent(const std::string& flag, const std::string& self) {
+  if (flag.find('/') != std::string::npos) {
+    std::error_code ec;
+    const std::string path = fs::absolute(flag, ec).lexically_normal().string();
+    if (!IsExecutable(path)) return absl::FailedPreconditionError(absl::StrCat("--agent ", path, " is no executable file"));
+    return path;
+  }
+  const std::string name = flag.empty() ? "perfgate-agent" : flag;
+  const std::string beside = self.empty() ? "" : (fs::path(self).parent_path() / name).string();
+  if (flag.empty() && !beside.empty() && IsExecutable(beside)) return beside;
+  if (std::string found = InPath(name); !found.empty()) return found;
+  return absl::FailedPreconditionError(absl::StrCat(
+      name, " is ", flag.empty() ? absl::StrCat("neither beside this perfgate (", beside, ") nor ") : "not ",
+      "in PATH; build it (target perfgate-agent) and name it with --agent PATH"));
+}
+
+absl::StatusOr<BisectSettings> StoredSettings(const Json& stored, const std::string& agent_flag) {
+  PERFGATE_ASSIGN_OR_RETURN(BisectSettings s, SettingsFromJson(stored));
+  if (!agent_flag.empty()) {
+    PERFGATE_ASSIGN_OR_RETURN(s.agent, ResolveAgent(agent_flag, SelfExe()));
+  }
+  return s;
+}
+
+absl::StatusOr<std::string> DefaultWorkDir(const BisectSettings& s) {
+  if (!s.images) {
+    PERFGATE_ASSIGN_OR_RETURN(const std::string git_dir, GitIn(s.repo, {"rev-parse", "--git-common-dir"}));
+    return (fs::path(s.repo) / git_dir / "perfgate-bisect").lexically_normal().string();
+  }
+  const char* cache = std::getenv("XDG_CACHE_HOME");
+  if (cache != nullptr && cache[0] == '/') return (fs::path(cache) / "perfgate-bisect").string();
+  const char* home = std::getenv("HOME");
+  if (home != nullptr && home[0] == '/') return (fs::path(home) / ".cache" / "perfgate-bisect").string();
+  return absl::FailedPreconditionError("neither XDG_CACHE_HOME nor HOME is set: name the work folder with --work-dir");
+}
+
 absl::Status CheckSettings(BisectSettings& s) {
   PERFGATE_RETURN_IF_ERROR(s.images ? CheckImageSettings(s) : CheckCommitSettings(s));
   if (!(s.case_budget_s > 0) || s.max_rounds < 5) {
@@ -276,6 +335,10 @@ absl::Status CheckSettings(BisectSettings& s) {
   std::error_code ec;
   s.repo = fs::absolute(s.repo, ec).lexically_normal().string();
   if (!s.images) PERFGATE_RETURN_IF_ERROR(GitIn(s.repo, {"rev-parse", "--git-dir"}).status());
+  PERFGATE_ASSIGN_OR_RETURN(s.agent, ResolveAgent(s.agent, SelfExe()));
+  if (s.work_dir.empty()) {
+    PERFGATE_ASSIGN_OR_RETURN(s.work_dir, DefaultWorkDir(s));
+  }
   s.work_dir = fs::absolute(s.work_dir, ec).lexically_normal().string();
   fs::create_directories(s.work_dir, ec);
   if (ec) return absl::InvalidArgumentError(absl::StrCat("--work-dir ", s.work_dir, ": ", ec.message()));

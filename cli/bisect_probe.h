@@ -34,9 +34,9 @@ struct BisectSettings {
   std::string build;       // --build: a command with {commit} and {out}, run in the commit's worktree
   std::string artifact;    // --artifact: a path with {commit}
   std::string command;     // --cmd: the benchmark program, with {artifact}, and ab's {out}, {samples}
-  std::string agent = "perfgate-agent";  // the agent whose `ab` measures
+  std::string agent;  // the agent whose `ab` measures; empty: ResolveAgent's default
   std::vector<std::string> ab_args;      // more flags for `ab` (--block-time=0.3, ...)
-  std::string work_dir = ".perfgate-bisect";  // builds, worktrees, probe reports (shared with Slurm nodes)
+  std::string work_dir;  // builds, worktrees, probe reports (shared with Slurm nodes); empty: DefaultWorkDir
   double case_budget_s = 60;  // ab's --case-budget at the first attempt; later attempts get more
   unsigned max_rounds = 30;   // ab's --max-rounds at the first attempt
   double build_timeout_s = 1800;
@@ -50,9 +50,31 @@ nlohmann::json ToJson(const BisectSettings& s);
 /// INVALID_ARGUMENT naming the field that is wrong.
 absl::StatusOr<BisectSettings> SettingsFromJson(const nlohmann::json& j);
 
+/// The perfgate-agent a bisection runs, as a path: `flag` (--agent) when
+/// given, a bare name looked up in PATH; else the perfgate-agent beside
+/// `self` (this program's own binary, /proc/self/exe), else the one in
+/// PATH. FAILED_PRECONDITION saying where it looked when there is none.
+absl::StatusOr<std::string> ResolveAgent(const std::string& flag, const std::string& self);
+
+/// The settings a stored bisection measures with when it goes on: the
+/// stored ones, with the agent of --agent (`agent_flag`, resolved by
+/// ResolveAgent) in place of the stored one when given.
+absl::StatusOr<BisectSettings> StoredSettings(const nlohmann::json& stored, const std::string& agent_flag);
+
+/// This program's own binary (/proc/self/exe); empty when unreadable.
+std::string SelfExe();
+
+/// Where a bisection keeps its builds, worktrees and probe reports when
+/// --work-dir is not given: perfgate-bisect/ in the checkout's git folder
+/// (`git rev-parse --git-common-dir`), out of the work tree and `git
+/// status`; with images (no checkout), $XDG_CACHE_HOME/perfgate-bisect, or
+/// ~/.cache/perfgate-bisect.
+absl::StatusOr<std::string> DefaultWorkDir(const BisectSettings& s);
+
 /// Checks the templates (exactly one of build and artifact, each with its
 /// placeholders; a command with {artifact}), makes repo and work_dir
-/// absolute and the work folder present.
+/// absolute (DefaultWorkDir when empty) and the work folder present, and
+/// resolves the agent (ResolveAgent).
 /// With images: no --build; --artifact, when given, names {image}; --cmd
 /// names {image} or {artifact}; no git checkout is needed.
 absl::Status CheckSettings(BisectSettings& s);

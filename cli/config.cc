@@ -3,6 +3,8 @@
 #include "cli/config.h"
 
 #include <CLI/CLI.hpp>
+#include <pwd.h>
+#include <unistd.h>
 
 #include <ostream>
 #include <string>
@@ -12,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/command_support.h"
 #include "client/tls_options.h"
+#include "common/parse_errors.h"
 #include "common/status_macros.h"
 
 namespace perfgate::cli {
@@ -322,7 +325,7 @@ CLI::App* AddTriage(CLI::App& app, Config& c) {
   sub->add_option("--state", c.state, "acknowledged, investigating, fixed, accepted or invalid")->required();
   sub->add_option("--note", c.note, "Why")->required();
   sub->add_option("--commit", c.commit, "The fixing commit (with --state fixed)");
-  sub->add_option("--by", c.by, "Who (default: $USER)")->envname("USER");
+  sub->add_option("--by", c.by, "Who (default: $USER, else the login name)")->envname("USER");
   sub->add_option("--http", c.http, "The coordinator's HTTP address (its --http-listen); HTTPS with --tls or --tls-ca")
       ->envname("PERFGATE_HTTP")->capture_default_str();
   return sub;
@@ -351,12 +354,14 @@ CLI::App* AddBisect(CLI::App& app, Config& c) {
   sub->add_option("--attempts", c.bisect_attempts, "Measurements of one commit before it is inconclusive")
       ->capture_default_str();
   sub->add_option("--probes-per-round", c.bisect_per_round, "Commits measured in one round")->capture_default_str();
-  sub->add_option("--agent", b.agent, "The perfgate-agent whose ab measures")->capture_default_str();
+  sub->add_option("--agent", b.agent, "The perfgate-agent whose ab measures, also on --resume "
+                                      "(default: the one beside perfgate, else the one in PATH)");
   sub->add_option("--ab-arg", b.ab_args, "A flag for ab, repeated (--ab-arg=--block-time=0.3)");
   sub->add_option("--case-budget", b.case_budget_s, "ab's seconds a probe at its first attempt")->capture_default_str();
   sub->add_option("--max-rounds", b.max_rounds, "ab's rounds a probe at its first attempt")->capture_default_str();
-  sub->add_option("--work-dir", b.work_dir, "Builds, worktrees and probe reports")->capture_default_str();
-  sub->add_option("--by", c.by, "Who (default: $USER)")->envname("USER");
+  sub->add_option("--work-dir", b.work_dir, "Builds, worktrees and probe reports (default: perfgate-bisect/ in "
+                                            "the checkout's git folder; with images, $XDG_CACHE_HOME/perfgate-bisect)");
+  sub->add_option("--by", c.by, "Who (default: $USER, else the login name)")->envname("USER");
   sub->add_flag("--slurm", b.slurm, "Each round as an sbatch array (work dir shared with the nodes)");
   sub->add_option("--sbatch-arg", b.sbatch_args, "A flag for sbatch, repeated (--sbatch-arg=--constraint=h100)");
   sub->add_option("--http", c.http, "The coordinator's HTTP address (its --http-listen); HTTPS with --tls or --tls-ca")
@@ -391,9 +396,20 @@ absl::Status ValidateBisect(Config& c) {
   return CheckSettings(c.bisect);
 }
 
+// Who runs this when $USER is not set (a container, cron): the account's
+// name, else its number, so that a stored change always says who made it.
+std::string LoginName() {
+  const uid_t uid = getuid();
+  if (const passwd* pw = getpwuid(uid); pw != nullptr && pw->pw_name != nullptr && pw->pw_name[0] != '\0') {
+    return pw->pw_name;
+  }
+  return absl::StrCat("uid ", uid);
+}
+
 }  // namespace
 
 absl::Status ValidateConfig(Config& c) {
+  if ((c.command == Command::kBisect || c.command == Command::kTriage) && c.by.empty()) c.by = LoginName();
   if (c.command != Command::kSimulate && c.command != Command::kExport) {
     PERFGATE_RETURN_IF_ERROR(ReadConnection(c));
   }
@@ -441,8 +457,7 @@ std::optional<int> ParseCommandLine(int argc, const char* const* argv, Config& c
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e, out, err);
-    return rc == 0 ? 0 : kExitError;
+    return ReportParseError(app, e, "perfgate", out, err);
   }
   for (const auto& [sub, command] : subcommands) {
     if (sub->parsed()) c.command = command;

@@ -3,11 +3,13 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <iostream>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/exit_codes.h"
+#include "common/parse_errors.h"
 #include "common/status_macros.h"
 #include "common/token_file.h"
 #include "coordinator/commands.h"
@@ -222,8 +224,7 @@ CommandLine ParseCommandLine(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    line.exit_code = rc == 0 ? kExitPass : kExitError;
+    line.exit_code = ReportParseError(app, e, "perfgate-coordinator", std::cout, std::cerr);
     return line;
   }
   if (serve->parsed()) {

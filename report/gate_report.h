@@ -26,6 +26,11 @@ using GateReportRenderer = std::string (*)(const gate::GateReport& report);
 /// line. Ends with a newline.
 std::string RenderTable(const gate::GateReport& report);
 
+/// RenderTable with `command` in place of "perfgate gate" in the header and
+/// the verdict line ("perfgate compare", "perfgate-agent ab"), so the
+/// verdict names the command that gave it.
+std::string RenderTable(const gate::GateReport& report, const std::string& command);
+
 /// GitHub-flavoured Markdown for a pull-request comment: a bold status word
 /// and summary line, a table of the metrics that regressed, then the full
 /// table inside <details>. Text from the report is escaped.

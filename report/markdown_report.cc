@@ -68,7 +68,11 @@ std::string RenderMarkdown(const gate::GateReport& report) {
   const size_t total = report.result.verdicts.size();
   // GitHub renders Markdown inside <details> only after a blank line.
   absl::StrAppend(&out, "\n<details><summary>All ", total, total == 1 ? " metric" : " metrics",
-                  "</summary>\n\n", MarkdownTable(kColumns, all), "\n</details>\n");
+                  "</summary>\n\n", MarkdownTable(kColumns, all));
+  if (const std::string legend = AdvisoryLegend(report); !legend.empty()) {
+    absl::StrAppend(&out, "\n", EscapeMarkdown(legend), "\n");
+  }
+  out += "\n</details>\n";
   return out;
 }
 

@@ -116,6 +116,15 @@ std::string VerdictText(const MetricVerdict& v) {
   return text;
 }
 
+std::string AdvisoryLegend(const gate::GateReport& report) {
+  for (const MetricVerdict& v : report.result.verdicts) {
+    if (!v.gating) {
+      return "(advisory): a metric the policy does not gate on: it is shown but never fails the gate";
+    }
+  }
+  return "";
+}
+
 std::string VerdictLine(const gate::GateReport& report) {
   const MetricVerdict* worst = nullptr;
   int failing = 0, advisory = 0;

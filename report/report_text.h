@@ -49,6 +49,9 @@ std::string Percent(double fraction);
 /// The verdict as a person reads it: spaces, the floor that was missed, and
 /// whether it counts.
 std::string VerdictText(const MetricVerdict& v);
+/// What "(advisory)" after a verdict means, said once under a table that
+/// has such a row; empty when no verdict is advisory.
+std::string AdvisoryLegend(const gate::GateReport& report);
 /// "PASS — ..." or "REGRESSION — 1 of 12 metrics regressed (...)", shared by
 /// the table and the Markdown.
 std::string VerdictLine(const gate::GateReport& report);

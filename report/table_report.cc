@@ -10,7 +10,9 @@ namespace perfgate::report {
 
 using gate::MetricVerdict;
 
-std::string RenderTable(const gate::GateReport& report) {
+std::string RenderTable(const gate::GateReport& report) { return RenderTable(report, "perfgate gate"); }
+
+std::string RenderTable(const gate::GateReport& report, const std::string& command) {
   std::vector<Row> rows;
   rows.reserve(report.result.verdicts.size());
   for (const MetricVerdict& v : report.result.verdicts) rows.push_back(Cells(v));
@@ -34,12 +36,13 @@ std::string RenderTable(const gate::GateReport& report) {
     return line + "\n";
   };
 
-  std::string out = absl::StrCat("perfgate gate: candidate ", HeaderLine(report), "\n\n");
+  std::string out = absl::StrCat(command, ": candidate ", HeaderLine(report), "\n\n");
   if (rows.empty()) {
     out += "(no metrics in the candidate or the baseline)\n";
   } else {
     out += format_row(kColumns);
     for (const Row& row : rows) out += format_row(row);
+    if (const std::string legend = AdvisoryLegend(report); !legend.empty()) absl::StrAppend(&out, legend, "\n");
   }
   // What to do about each failure is in its note; the table has no room for it.
   bool first_note = true;
@@ -55,7 +58,7 @@ std::string RenderTable(const gate::GateReport& report) {
     out += "\nEnvironment unfit for gating:\n";
     for (const std::string& r : report.result.invalid_reasons) absl::StrAppend(&out, "  - ", r, "\n");
   }
-  absl::StrAppend(&out, "\nperfgate gate: ", VerdictLine(report), "\n");
+  absl::StrAppend(&out, "\n", command, ": ", VerdictLine(report), "\n");
   return out;
 }
 

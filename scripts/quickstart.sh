@@ -86,10 +86,19 @@ candidate=("$agent")
 candidate_line=$(printf "'%s' " "${candidate[@]}")
 
 say "A/B: baseline and candidate builds interleaved on this node"
+# The verdict table is printed once, by the coordinator's gate below: ab's own
+# table (from its "perfgate-agent ab: candidate" header to its verdict line)
+# goes to ab.log only.
 set +e
 "$agent" ab --baseline "$agent" --candidate "$candidate_line" "${selection[@]}" \
   --branch quickstart-candidate --commit "$commit" --policy "$root/deploy/policy/default.yaml" \
-  | tee "$state/ab.log"
+  | tee "$state/ab.log" \
+  | awk -v logfile="$state/ab.log" '
+      /^perfgate-agent ab: candidate / { table = 1 }
+      !table { print; fflush() }
+      table && /^perfgate-agent ab: (PASS|REGRESSION|INCONCLUSIVE)/ {
+        table = 0; print "(ab'"'"'s own table is in " logfile "; the gate below judges the stored pair)"; fflush()
+      }'
 ab_exit=${PIPESTATUS[0]}
 set -e
 if [ "$ab_exit" -eq 2 ]; then
@@ -110,8 +119,11 @@ verdict=$?
 set -e
 echo
 echo "reports: $state/report.md, $state/junit.xml, $state/report.json"
+# The command that stops PostgreSQL as the user it runs as (pg_ctl refuses root).
+stop_db="'$pg_bin/pg_ctl' -D '$state/pgdata' stop"
+[ "$(id -u)" -eq 0 ] && stop_db="su postgres -s /bin/sh -c \"$stop_db\""
 echo "data: PostgreSQL in $state/pgdata (port $pg_port, left running; stop with"
-echo "  pg_ctl -D $state/pgdata stop), coordinator log $state/coordinator.log"
+echo "  $stop_db), coordinator log $state/coordinator.log"
 # The coordinator stays up to serve the dashboard, like PostgreSQL.
 trap - EXIT
 echo

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "suites/cuda/check.h"
+#include "suites/cuda/visible_devices.h"
 
 namespace perfgate::cuda {
 namespace {
@@ -57,19 +58,7 @@ bool MachineError(cudaError_t e) {
 
 }  // namespace
 
-absl::Status DeviceAvailable() {
-  // Without a driver the runtime says "driver version is insufficient",
-  // which reads like an upgrade is needed; say what is the case.
-  int driver = 0;
-  if (cudaDriverGetVersion(&driver) == cudaSuccess && driver == 0) {
-    return absl::UnavailableError("no CUDA driver installed on this machine");
-  }
-  int count = 0;
-  const cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) return Unavailable(e, "cudaGetDeviceCount");
-  if (count == 0) return absl::UnavailableError("the CUDA runtime sees no device");
-  return absl::OkStatus();
-}
+absl::Status DeviceAvailable() { return VisibleDevices().status(); }
 
 absl::StatusOr<int> ComputeCapability() {
   PERFGATE_RETURN_IF_ERROR(DeviceAvailable());

@@ -16,8 +16,8 @@
 
 namespace perfgate::cuda {
 
-/// OK when the CUDA runtime reports a device; UNAVAILABLE with the runtime's
-/// reason otherwise. Calls cudaGetDeviceCount only: no context is created.
+/// OK when the CUDA runtime reports a device; UNAVAILABLE with the reason
+/// of VisibleDevices otherwise (no driver, no device). No context is created.
 absl::Status DeviceAvailable();
 
 /// The compute capability of device 0 (cudaDeviceGetAttribute, no context);

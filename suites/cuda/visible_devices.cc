@@ -7,6 +7,8 @@
 namespace perfgate::cuda {
 
 absl::StatusOr<int> VisibleDevices() {
+  int driver = 0;
+  if (cudaDriverGetVersion(&driver) == cudaSuccess && driver == 0) return absl::UnavailableError(kNoCudaDriver);
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) return absl::UnavailableError(std::string("no CUDA device: ") + cudaGetErrorString(e));

@@ -7,10 +7,17 @@
 
 namespace perfgate::cuda {
 
-/// The CUDA devices this process sees (cudaGetDeviceCount; no context is
-/// created): at least 1, or UNAVAILABLE saying why: "no CUDA device: " and
-/// the runtime's error, "no CUDA device is visible", or "built without
-/// CUDA" in a build without CUDA.
+/// What every path says of a machine with no CUDA driver at all (the
+/// cases' skips, `perfgate-agent run`'s and `probe`'s GPU line), where the
+/// runtime itself says "driver version is insufficient", which reads as if
+/// an upgrade were needed.
+inline constexpr char kNoCudaDriver[] = "no CUDA driver installed on this machine";
+
+/// The CUDA devices this process sees (cudaDriverGetVersion, then
+/// cudaGetDeviceCount; no context is created): at least 1, or UNAVAILABLE
+/// saying why: kNoCudaDriver, "no CUDA device: " and the runtime's error,
+/// "no CUDA device is visible", or "built without CUDA" in a build without
+/// CUDA.
 absl::StatusOr<int> VisibleDevices();
 
 }  // namespace perfgate::cuda

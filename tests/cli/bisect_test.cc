@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -231,18 +233,23 @@ TEST(BisectIntoMerges, GoesOnFromStoredProbesAndNamesARangeWhenInsideIsUndecided
   EXPECT_EQ(range.merge, "c04");
 }
 
+// `git -C repo ARGS` as a developer would run it: its output's first 40
+// characters (a commit id where one is asked for).
+std::string Git(const std::string& repo, std::vector<std::string> args, std::string* output = nullptr) {
+  std::vector<std::string> argv = {"git", "-C", repo, "-c", "user.name=dev", "-c", "user.email=dev@example.com"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto r = testing::RunCommand(argv);
+  EXPECT_TRUE(r.ok() && r->exit_code == 0) << (r.ok() ? r->output : r.status().ToString());
+  if (output != nullptr) *output = r.ok() ? r->output : "";
+  return r.ok() ? r->output.substr(0, 40) : std::string();
+}
+
 // A real repository: c1, then branch f (f1, f2), c2 on main, merge M, c3.
 TEST(BisectIntoMerges, ReadsTheCommitsAMergeBroughtInFromGit) {
   auto dir = testing::TempDir::Create("perfgate-bisect-merge-");
   ASSERT_TRUE(dir.ok()) << dir.status();
   const std::string repo = dir->path();
-  const auto git = [&](std::vector<std::string> args) {
-    std::vector<std::string> argv = {"git", "-C", repo, "-c", "user.name=dev", "-c", "user.email=dev@example.com"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    auto r = testing::RunCommand(argv);
-    EXPECT_TRUE(r.ok() && r->exit_code == 0) << (r.ok() ? r->output : r.status().ToString());
-    return r.ok() ? r->output.substr(0, 40) : std::string();
-  };
+  const auto git = [&](std::vector<std::string> args) { return Git(repo, std::move(args)); };
   const auto commit = [&](const std::string& m) {
     git({"commit", "-q", "--allow-empty", "-m", m});
     return git({"rev-parse", "HEAD"});
@@ -268,6 +275,68 @@ TEST(BisectIntoMerges, ReadsTheCommitsAMergeBroughtInFromGit) {
   EXPECT_FALSE(MergeInside(repo, "no-such-commit").ok());
 }
 
+// A bisection's builds and worktrees, by default, stay out of the work tree
+// of the checkout: `git status` there shows nothing new.
+TEST(BisectWorkDir, DefaultsToTheGitFolderAndLeavesGitStatusClean) {
+  auto dir = testing::TempDir::Create("perfgate-bisect-workdir-");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  const std::string repo = dir->path();
+  Git(repo, {"init", "-q", "-b", "main"});
+  Git(repo, {"commit", "-q", "--allow-empty", "-m", "c1"});
+  const std::string c1 = Git(repo, {"rev-parse", "HEAD"});
+  BisectSettings s;
+  s.repo = repo;
+  s.build = "touch {out}/built-{commit}";
+  s.command = "{artifact}/bench";
+  s.agent = "/bin/true";  // never run here
+  ASSERT_TRUE(CheckSettings(s).ok()) << CheckSettings(s);
+  EXPECT_EQ(s.work_dir, (std::filesystem::path(repo) / ".git" / "perfgate-bisect").string());
+  std::ostringstream log;
+  auto build = BuildOf(s, c1, log);
+  ASSERT_TRUE(build.ok()) << build.status() << log.str();
+  EXPECT_TRUE(std::filesystem::exists(*build + "/built-" + c1)) << *build;
+  std::string status = "unread";
+  Git(repo, {"status", "--porcelain", "--untracked-files=all"}, &status);
+  EXPECT_EQ(status, "");
+}
+
+// An executable file at `path`.
+void WriteExecutable(const std::string& path) {
+  std::ofstream(path) << "#!/bin/sh\n";
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+}
+
+TEST(BisectAgent, IsTheOneBesidePerfgateBeforeTheOneInPathAndAFlagWins) {
+  auto dir = testing::TempDir::Create("perfgate-bisect-agent-");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  const std::string self = dir->Join("perfgate"), beside = dir->Join("perfgate-agent");
+  auto none = ResolveAgent("", self);
+  if (!testing::FindInPath("perfgate-agent")) {
+    ASSERT_FALSE(none.ok());
+    EXPECT_NE(none.status().message().find("neither beside this perfgate (" + beside + ") nor in PATH"),
+              std::string::npos) << none.status();
+    EXPECT_NE(none.status().message().find("--agent"), std::string::npos);
+  }
+  WriteExecutable(beside);
+  EXPECT_EQ(ResolveAgent("", self).value_or(""), beside);
+  WriteExecutable(dir->Join("other-agent"));
+  EXPECT_EQ(ResolveAgent(dir->Join("other-agent"), self).value_or(""), dir->Join("other-agent"));
+  EXPECT_EQ(ResolveAgent(dir->Join("missing-agent"), self).status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(BisectAgent, AResumedBisectionRunsTheAgentOfTheFlagInsteadOfTheStoredOne) {
+  auto dir = testing::TempDir::Create("perfgate-bisect-resume-");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  BisectSettings first;
+  first.agent = "/old/build/perfgate-agent";
+  const nlohmann::json stored = ToJson(first);
+  EXPECT_EQ(StoredSettings(stored, "").value_or(BisectSettings{}).agent, "/old/build/perfgate-agent");
+  const std::string fresh = dir->Join("perfgate-agent");
+  WriteExecutable(fresh);
+  EXPECT_EQ(StoredSettings(stored, fresh).value_or(BisectSettings{}).agent, fresh);
+  EXPECT_FALSE(StoredSettings(stored, dir->Join("missing")).ok());
+}
+
 const std::string kGoodImage = "registry.example.com/stack@sha256:" + std::string(64, 'a');
 const std::string kBadImage = "registry.example.com/stack@sha256:" + std::string(64, 'b');
 
@@ -287,6 +356,7 @@ TEST(BisectImages, TheTemplatesNameTheImageAndNoBuildIsTaken) {
   BisectSettings s;
   s.images = true;
   s.repo = "/nonexistent";  // no git checkout is needed
+  s.agent = "/bin/true";     // never run here
   s.work_dir = ::testing::TempDir() + "perfgate-bisect-images";
   s.command = "podman run --rm {image} /bench --out={out}";
   EXPECT_TRUE(CheckSettings(s).ok()) << CheckSettings(s);

@@ -24,6 +24,7 @@ namespace perfgate::cli {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::StartsWith;
 using ::testing::Not;
 using nlohmann::json;
 
@@ -126,6 +127,10 @@ TEST(Compare, OneFileASideIsTooFewToJudgeWhateverItsSamplesSay) {
   const Outcome run = RunCompare(a, b);
   EXPECT_EQ(run.code, 3) << run.out << run.err;
   EXPECT_THAT(run.out, HasSubstr("kernels/copy{bytes=4096}"));
+  // The verdict names the command that gave it.
+  EXPECT_THAT(run.out, StartsWith("perfgate compare: candidate "));
+  EXPECT_THAT(run.out, HasSubstr("\nperfgate compare: INCONCLUSIVE"));
+  EXPECT_THAT(run.out, Not(HasSubstr("perfgate gate")));
 
   auto base = ReadResultFile(a);
   auto cand = ReadResultFile(b);

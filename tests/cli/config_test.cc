@@ -4,7 +4,10 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <pwd.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -19,6 +22,7 @@ namespace perfgate::cli {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 struct Parsed {
@@ -56,6 +60,27 @@ TEST_F(ConfigTest, AnUnknownGateModeExits2NamingIt) {
   EXPECT_EQ(p.exit_code, 2);
   EXPECT_THAT(p.err, StartsWith("perfgate: "));
   EXPECT_THAT(p.err, HasSubstr("'sideways'"));
+}
+
+TEST_F(ConfigTest, AnUnknownCommandIsNamedWithTheCommandsThereAre) {
+  const Parsed p = Parse({"gates", "--run", "r"});
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_THAT(p.err, StartsWith("perfgate: unknown command 'gates'\n"));
+  EXPECT_THAT(p.err, HasSubstr("Commands: gate report simulate"));
+  EXPECT_THAT(p.err, HasSubstr("perfgate --help"));
+  EXPECT_THAT(p.err, Not(HasSubstr("A subcommand is required")));
+}
+
+TEST_F(ConfigTest, AnUnknownCommandAfterAGlobalOptionIsNamedToo) {
+  const Parsed p = Parse({"--coordinator", "localhost:1", "gates"});
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_THAT(p.err, StartsWith("perfgate: unknown command 'gates'\n"));
+}
+
+TEST_F(ConfigTest, NoCommandAtAllStillSaysOneIsRequired) {
+  const Parsed p = Parse({});
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_THAT(p.err, HasSubstr("A subcommand is required"));
 }
 
 TEST_F(ConfigTest, AnAbGateNeedsItsBaselineRun) {
@@ -183,6 +208,27 @@ TEST_F(ConfigTest, BisectRefusesAnIncompleteOrAmbiguousRequestNamingWhatIsWrong)
   EXPECT_THAT(p.err, HasSubstr("/nonexistent/repo"));
   // --status needs nothing else.
   EXPECT_FALSE(Parse({"bisect", "--status", "3"}).exit_code.has_value());
+}
+
+TEST_F(ConfigTest, WhoIsTheLoginNameWhenUserIsUnset) {
+  const char* user = std::getenv("USER");
+  const std::string saved = user == nullptr ? "" : user;
+  unsetenv("USER");
+  const Parsed bisect = Parse({"bisect", "--status", "3"});
+  const Parsed triage = Parse({"triage", "4", "--state", "fixed", "--note", "n"});
+  if (user != nullptr) setenv("USER", saved.c_str(), 1);
+  const passwd* pw = getpwuid(getuid());
+  const std::string expected = pw != nullptr ? pw->pw_name : "uid " + std::to_string(getuid());
+  EXPECT_FALSE(bisect.exit_code.has_value()) << bisect.err;
+  EXPECT_EQ(bisect.config.by, expected);
+  EXPECT_EQ(triage.config.by, expected);
+  EXPECT_EQ(Parse({"triage", "4", "--state", "fixed", "--note", "n", "--by", "ana"}).config.by, "ana");
+}
+
+TEST_F(ConfigTest, AResumedBisectionKeepsTheAgentOfTheFlag) {
+  const Parsed p = Parse({"bisect", "--resume", "3", "--agent", "/new/build/perfgate-agent"});
+  EXPECT_FALSE(p.exit_code.has_value()) << p.err;
+  EXPECT_EQ(p.config.bisect.agent, "/new/build/perfgate-agent");
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // `perfgate bisect` end to end, here (bisect_fixture.h): the bisection of
 // a stored regression is killed with its probe after the first step and
-// resumed from its stored probes; it names the commit that adds 15 % work,
-// and the regression's triage record says so. The same history
+// resumed from its stored probes, with the agent --agent names and its
+// builds kept in the git folder, out of `git status`; it names the commit
+// that adds 15 % work, and the regression's triage record says so. The same history
 // without the slowdown ends with no culprit and names no commit.
 #include <signal.h>
 
@@ -17,8 +18,12 @@ TEST_F(BisectEndToEnd, InterruptedBisectionOfARegressionResumesAndWritesTheCulpr
   const std::string culprit = commits[kCulpritCommit - 1];
   const int64_t regression = StoreRegression(commits);
   ASSERT_GT(regression, 0);
-  auto child = testing::ChildProcess::Start(BisectArgs(dir_->Join("slow"), commits, regression),
-                                            dir_->Join("first.log"));
+  // The default work folder: in the checkout's git folder, not its work tree.
+  std::vector<std::string> args = BisectArgs(dir_->Join("slow"), commits, regression);
+  const auto work_dir = std::find(args.begin(), args.end(), "--work-dir");
+  ASSERT_NE(work_dir, args.end());
+  args.erase(work_dir, work_dir + 2);
+  auto child = testing::ChildProcess::Start(args, dir_->Join("first.log"));
   ASSERT_TRUE(child.ok()) << child.status();
   // The bad endpoint measured and stored: kill the bisection and what it runs.
   ASSERT_TRUE((*child)->WaitForLine("(attempt 1): carries", std::chrono::minutes(5))) << (*child)->Output();
@@ -29,8 +34,14 @@ TEST_F(BisectEndToEnd, InterruptedBisectionOfARegressionResumesAndWritesTheCulpr
   const size_t stored = GetJson("/api/v1/bisections/" + std::to_string(id))["probes"].size();
   ASSERT_GE(stored, 1u);
 
+  // The resumed bisection runs the agent --agent names, not the stored one:
+  // here a wrapper that notes each call and runs the real agent.
+  const std::string wrapper = dir_->Join("agent-wrapper.sh"), calls = dir_->Join("agent-calls");
+  std::ofstream(wrapper) << "#!/bin/sh\necho called >> '" << calls << "'\nexec '" << Bin("agent/perfgate-agent")
+                         << "' \"$@\"\n";
+  std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
   auto resumed = RunCommand({Bin("cli/perfgate"), "--token-file", token_file_, "bisect", "--http", Http(),
-                             "--resume", std::to_string(id)},
+                             "--resume", std::to_string(id), "--agent", wrapper},
                             {}, std::chrono::minutes(10));
   ASSERT_TRUE(resumed.ok()) << resumed.status();
   std::cout << (*child)->Output() << resumed->output;
@@ -38,6 +49,12 @@ TEST_F(BisectEndToEnd, InterruptedBisectionOfARegressionResumesAndWritesTheCulpr
   EXPECT_NE(resumed->output.find("resuming bisection " + std::to_string(id) + " from its " +
                                  std::to_string(stored) + " stored probe(s)"),
             std::string::npos);
+
+  EXPECT_TRUE(std::filesystem::exists(calls)) << "the resumed bisection did not run --agent";
+  auto git_status = RunCommand({"git", "-C", dir_->Join("slow"), "status", "--porcelain", "--untracked-files=all"});
+  ASSERT_TRUE(git_status.ok()) << git_status.status();
+  EXPECT_EQ(git_status->output, "") << "the bisection left files in the work tree";
+  EXPECT_TRUE(std::filesystem::is_directory(dir_->Join("slow") + "/.git/perfgate-bisect/builds"));
 
   const Json b = GetJson("/api/v1/bisections/" + std::to_string(id));
   EXPECT_EQ(b["state"], "culprit") << b.dump(2);

@@ -282,6 +282,21 @@ TEST(ReportTable, MarksAdvisoryMetrics) {
               Not(HasSubstr("advisory")));
 }
 
+TEST(ReportTable, SaysOnceUnderTheRowsWhatAdvisoryMeans) {
+  const std::string legend =
+      "(advisory): a metric the policy does not gate on: it is shown but never fails the gate\n";
+  const std::string table = RenderTable(RegressionReport());
+  const size_t at = table.find(legend);
+  ASSERT_NE(at, std::string::npos) << table;
+  EXPECT_EQ(at, table.rfind(legend));
+  EXPECT_GT(at, table.find(kCopy));  // under the last row
+  EXPECT_LT(at, table.find("\nperfgate gate: REGRESSION"));
+  EXPECT_THAT(RenderMarkdown(RegressionReport()), HasSubstr("it is shown but never fails the gate"));
+  gate::GateReport all_gating = PassReport();
+  for (gate::MetricVerdict& v : all_gating.result.verdicts) v.gating = true;
+  EXPECT_THAT(RenderTable(all_gating), Not(HasSubstr("advisory")));
+}
+
 TEST(ReportTable, EndsWithRegressionVerdictLineNamingTheWorst) {
   const std::string table = RenderTable(RegressionReport());
   EXPECT_THAT(table, HasSubstr("\nperfgate gate: REGRESSION \u2014 1 of 4 metrics regressed "

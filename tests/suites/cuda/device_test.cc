@@ -7,6 +7,7 @@
 
 #include "suites/cuda/check.h"
 #include "suites/cuda/state_host.h"
+#include "suites/cuda/visible_devices.h"
 
 namespace perfgate::cuda {
 namespace {
@@ -41,6 +42,21 @@ TEST(CudaCheck, NamesTheCallFileAndLine) {
   EXPECT_NE(s.message().find("cudaErrorInvalidValue"), std::string::npos) << s.message();
   EXPECT_EQ(NoDevice().code(), absl::StatusCode::kUnavailable);  // the machine: a skip
   EXPECT_NE(FailingCublas().message().find("cuBLAS status 7"), std::string::npos);
+}
+
+// The runtime calls a missing driver "insufficient"; every path says there is none.
+TEST(VisibleDevices, AMachineWithoutADriverIsToldSoNotThatItsDriverIsTooOld) {
+  int driver = -1;
+  ASSERT_EQ(cudaDriverGetVersion(&driver), cudaSuccess);
+  const absl::StatusOr<int> devices = VisibleDevices();
+  const absl::Status available = DeviceAvailable();
+  if (driver == 0) {
+    EXPECT_EQ(devices.status(), absl::UnavailableError(kNoCudaDriver));
+    EXPECT_EQ(available, absl::UnavailableError(kNoCudaDriver));
+  } else {
+    EXPECT_NE(devices.status().message(), kNoCudaDriver);
+    EXPECT_EQ(available.ok(), devices.ok());
+  }
 }
 
 TEST(Conclude, SkipsOnUnavailableAndFailsOnAnyOtherError) {
