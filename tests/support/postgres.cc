@@ -139,7 +139,8 @@ absl::Status PostgresServer::LaunchOnFreePort() {
 absl::StatusOr<std::string> PostgresServer::Template() const {
   std::error_code ec;
   const auto built = std::filesystem::last_write_time(bin_dir_ + "/postgres", ec).time_since_epoch().count();
-  const std::string key = absl::StrCat(std::hash<std::string>{}(bin_dir_), "-", built, "-", geteuid());
+  const std::string key =
+      absl::StrCat(std::hash<std::string>{}(bin_dir_), "-", static_cast<uint64_t>(built), "-", geteuid());
   const std::string path = (std::filesystem::temp_directory_path() / ("perfgate-pg-template-" + key)).string();
   if (std::filesystem::exists(path + "/data/PG_VERSION", ec)) return path;
   auto fresh = ServerWritableTempDir("perfgate-pg-template-new-");
