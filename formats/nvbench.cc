@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/identity.h"
+#include "formats/format_registry.h"
 #include "formats/json_fields.h"
 
 namespace perfgate::formats {
@@ -251,11 +252,8 @@ CaseResult ReadState(const json& st, const std::string& path, const std::string&
   return r;
 }
 
-}  // namespace
-
 ResultSet ReadNvbench(const json& root, const std::string& json_path) {
   ResultSet set;
-  set.format = kFormatNvbench;
   const std::map<int64_t, NvbenchDevice> devices = ReadDevices(root, &set);
   ReadMeta(root, &set);
   const json& benchmarks = ResultList(root, "benchmarks");
@@ -289,5 +287,20 @@ ResultSet ReadNvbench(const json& root, const std::string& json_path) {
   }
   return set;
 }
+
+bool LooksLikeNvbench(const json& root) {
+  return root.contains("benchmarks") && (root.contains("devices") || FirstEntryHas(root, "benchmarks", "states"));
+}
+
+}  // namespace
+
+extern const Format kNvbenchFormat{
+    "nvbench",
+    "nvbench JSON (--json F: \"devices\" and \"benchmarks\"[].\"states\")",
+    LooksLikeNvbench,
+    ReadNvbench,
+    nullptr,
+    nullptr,
+};
 
 }  // namespace perfgate::formats

@@ -26,6 +26,7 @@ namespace perfgate {
 namespace {
 
 using testing::ChildProcess;
+using testing::Fixture;
 using testing::CommandResult;
 using testing::RunCommand;
 using testing::Slurp;
@@ -34,8 +35,6 @@ using testing::WriteText;
 
 using testing::Bin;
 using nlohmann::json;
-
-std::string Fixture(const std::string& name) { return std::string(PERFGATE_FORMATS_DIR) + "/" + name; }
 
 class IngestEndToEnd : public testing::PostgresDirTest {
  protected:
