@@ -6,6 +6,7 @@
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
+#include "common/file_io.h"
 #include "formats/case_evidence.h"
 #include "formats/result_file.h"
 

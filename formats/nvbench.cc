@@ -6,8 +6,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -15,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/file_io.h"
 #include "common/identity.h"
 #include "formats/format_registry.h"
 #include "formats/json_fields.h"
@@ -65,9 +64,9 @@ std::string FindSampleFile(const std::string& json_path, const std::string& file
 
 // Sample times in seconds: little-endian float32, as json_printer writes them.
 std::vector<double> ReadSampleTimes(const std::string& file, const std::string& path, int64_t expected) {
-  std::ifstream in(file, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof()) Throw(path, absl::StrCat("cannot read ", file));
+  auto read = ReadWholeFile(file);
+  if (!read.ok()) Throw(path, absl::StrCat("cannot read ", file));
+  const std::string& bytes = *read;
   if (bytes.size() % 4 != 0) Throw(path, absl::StrCat(file, " is ", bytes.size(), " bytes, not a whole number of float32"));
   const size_t n = bytes.size() / 4;
   if (expected >= 0 && static_cast<size_t>(expected) != n) {

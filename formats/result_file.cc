@@ -2,18 +2,13 @@
 // format (one file each in this folder) walks it; writing is atomic.
 #include "formats/result_file.h"
 
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <ctime>
-#include <filesystem>
-#include <fstream>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/file_io.h"
 #include "common/status_macros.h"
 #include "formats/format_registry.h"
 #include "formats/json_fields.h"
@@ -130,18 +125,11 @@ absl::StatusOr<ResultSet> ParseResultText(const std::string& text, const std::st
 }
 
 absl::StatusOr<ResultSet> ReadResultFile(const std::string& path, const std::string& format) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
-  // Room for the text and the padding simdjson reads past its end, so
-  // that the text goes to the parser uncopied.
-  std::string text;
-  std::error_code size_unknown;  // a pipe: the text grows as it comes
-  const auto size = std::filesystem::file_size(path, size_unknown);
-  text.reserve((size_unknown ? 0 : size) + formats::kParsePadding);
-  char chunk[1 << 16];
-  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) text.append(chunk, static_cast<size_t>(in.gcount()));
-  if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": read failed"));
-  return ParseResultText(text, path, format);
+  // Room for the padding simdjson reads past the text's end, so that the
+  // text goes to the parser uncopied.
+  auto text = ReadWholeFile(path, formats::kParsePadding);
+  PERFGATE_RETURN_IF_ERROR(text);
+  return ParseResultText(*text, path, format);
 }
 
 absl::Status WriteResultFile(const std::string& path, const RunMeta& meta, const std::vector<CaseResult>& cases) {
@@ -180,25 +168,6 @@ absl::StatusOr<TimePoint> ParseUtcTime(const std::string& text) {
         absl::StrCat("'", text, "' is out of range: a UTC time from 1970 to 2200 like 2026-01-31T12:00:00Z"));
   }
   return std::chrono::system_clock::from_time_t(secs);
-}
-
-absl::Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return absl::UnavailableError(absl::StrCat("cannot write ", tmp, ": ", std::strerror(errno)));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    return absl::UnavailableError(absl::StrCat("cannot rename ", tmp, " to ", path, ": ", std::strerror(err)));
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace perfgate

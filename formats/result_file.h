@@ -72,10 +72,6 @@ absl::Status WriteResultFile(const std::string& path, const RunMeta& meta,
 /// without samples are left out.
 std::string WriteBencherJson(const std::vector<ResultSet>& sets);
 
-/// Writes text to path atomically: a temporary file beside it, then a
-/// rename, so that a reader sees the old file or the new one, never half.
-absl::Status WriteFileAtomically(const std::string& path, const std::string& text);
-
 /// A time as perfgate's files write it: UTC to the second, "2026-01-31T12:00:00Z".
 std::string FormatUtcTime(TimePoint t);
 /// Parses FormatUtcTime's form; INVALID_ARGUMENT quoting the text otherwise.

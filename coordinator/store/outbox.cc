@@ -2,9 +2,8 @@
 // generic JSON bodies of the events they carry.
 #include "coordinator/store/outbox.h"
 
-#include <cmath>
-
 #include "absl/strings/str_cat.h"
+#include "common/json_number.h"
 #include "coordinator/store/sql.h"
 #include "wire/gate_convert.h"
 
@@ -35,7 +34,6 @@ NotificationEvent RegressionNotification(const Regression& r, const RegressionEv
 
 NotificationEvent BisectionNotification(int64_t bisection_id, const BisectionOutcome& o, int64_t regression_id,
                                         const std::string& branch, const std::string& sku) {
-  const auto number = [](double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); };
   Json body = {{"type", "bisection.finished"},
                {"branch", branch},
                {"sku", sku},
@@ -43,8 +41,8 @@ NotificationEvent BisectionNotification(int64_t bisection_id, const BisectionOut
                 {{"id", bisection_id},
                  {"state", o.state},
                  {"culprit", o.culprit},
-                 {"change", number(o.change)},
-                 {"ci", Json::array({number(o.ci_low), number(o.ci_high)})},
+                 {"change", NumberOrNull(o.change)},
+                 {"ci", Json::array({NumberOrNull(o.ci_low), NumberOrNull(o.ci_high)})},
                  {"range", Json::array({o.range_good, o.range_bad})},
                  {"summary", o.summary}}},
                {"regression_id", regression_id == 0 ? Json(nullptr) : Json(regression_id)},
@@ -56,14 +54,13 @@ NotificationEvent BisectionNotification(int64_t bisection_id, const BisectionOut
 NotificationEvent GateFailedNotification(int64_t report_id, const std::string& branch, const std::string& sku,
                                          const std::string& commit, const std::string& baseline_branch,
                                          const gate::GateResult& result) {
-  const auto number = [](double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); };
   Json failed = Json::array();
   for (const gate::MetricVerdict& v : result.verdicts) {
     if (!v.gating || !gate::Fails(v.verdict)) continue;
     failed.push_back({{"benchmark", v.benchmark},
                       {"metric", v.metric},
                       {"verdict", wire::VerdictName(v.verdict)},
-                      {"change", number(v.change)}});
+                      {"change", NumberOrNull(v.change)}});
   }
   Json body = {{"type", "gate.failed"},
                {"branch", branch},

@@ -57,10 +57,10 @@ absl::StatusOr<std::map<std::string, std::vector<Verdict>>> ReportRepository::Ga
   absl::Status s = db_.Run("reading gate verdicts", [&](pqxx::connection& c) {
     pqxx::read_transaction txn(c);
     for (const auto& row : txn.exec_params(
-             "SELECT candidate_run_id::text, id, outcome, baseline_branch, "
-             "(extract(epoch from created_at) * 1000000)::bigint FROM gate_reports "
-             "WHERE candidate_run_id::text IN (SELECT jsonb_array_elements_text($1::jsonb)) "
-             "ORDER BY created_at DESC, id DESC",
+             absl::StrCat("SELECT candidate_run_id::text, id, outcome, baseline_branch, ",
+                          MicrosFromTimestamp("created_at"),
+                          " FROM gate_reports WHERE candidate_run_id::text IN "
+                          "(SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY created_at DESC, id DESC"),
              Json(run_ids).dump())) {
       Verdict v;
       v.report_id = row[1].as<int64_t>();
