@@ -6,9 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <initializer_list>
-#include <sstream>
 #include <type_traits>
 
 #include "absl/strings/ascii.h"
@@ -19,17 +17,14 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "agent/image.h"
+#include "common/file_io.h"
 #include "common/identity.h"
 
 namespace perfgate::agent {
 namespace {
 
-std::string ReadFile(const char* path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+// The file's text; "" when it cannot be read (not every kernel has it).
+std::string ReadFile(const char* path) { return ReadWholeFile(path).value_or(""); }
 
 std::string Value(absl::string_view line) {
   const size_t colon = line.find(':');

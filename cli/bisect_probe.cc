@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/command_line.h"
+#include "common/file_io.h"
 #include "common/process.h"
 #include "common/status_macros.h"
 
@@ -79,12 +80,7 @@ absl::Status WriteText(const std::string& path, const std::string& text) {
   return absl::OkStatus();
 }
 
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string ReadText(const std::string& path) { return ReadWholeFile(path).value_or(""); }
 
 // The side command of `ab` that runs `build`'s benchmark program.
 std::string SideCommand(const BisectSettings& s, const std::string& build, const std::string& id) {

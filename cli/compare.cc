@@ -96,15 +96,15 @@ bool AddCalibration(const CompareOptions& o, const gate::Policy& policy, const R
   return true;
 }
 
-// Reads every file of both sides; false (after a message on `err`) when one
-// cannot be read. The readers' notes go to `out`.
+// Reads every file of both sides, as `format` when one is named; false (after
+// a message on `err`) when one cannot be read. The readers' notes go to `out`.
 bool ReadSides(const std::vector<std::string>& base_files, const std::vector<std::string>& cand_files,
-               std::vector<ResultSet>* baselines, std::vector<ResultSet>* candidates, std::ostream& out,
-               std::ostream& err) {
+               const std::string& format, std::vector<ResultSet>* baselines, std::vector<ResultSet>* candidates,
+               std::ostream& out, std::ostream& err) {
   for (const auto& [files, sets, what] :
        {std::tuple(&base_files, baselines, "baseline"), std::tuple(&cand_files, candidates, "candidate")}) {
     for (const std::string& f : *files) {
-      auto set = ReadResultFile(f);
+      auto set = ReadResultFile(f, format);
       if (!set.ok()) {
         err << "perfgate: " << what << ": " << set.status().message() << "\n";
         return false;
@@ -175,7 +175,7 @@ int CompareFiles(const CompareOptions& o, std::ostream& out, std::ostream& err) 
   const std::vector<std::string> cand_files =
       o.candidate_files.empty() ? std::vector<std::string>{o.candidate} : o.candidate_files;
   std::vector<ResultSet> baselines, candidates;
-  if (!ReadSides(base_files, cand_files, &baselines, &candidates, out, err)) return kExitError;
+  if (!ReadSides(base_files, cand_files, o.format, &baselines, &candidates, out, err)) return kExitError;
   if (int code = CheckComparable(base_files, baselines, cand_files, candidates, err); code != kComparable) {
     return code;
   }

@@ -34,6 +34,7 @@ struct CompareOptions {
   /// its SKU is the candidate's, its environment the candidate file's (when
   /// the file names one) and it is not older than the policy allows.
   std::string calibration_file;
+  std::string format;  // --format: the result files' format (ResultFormatNames); detected when empty
   std::string coordinator = "127.0.0.1:50051";
   double timeout_s = 60;    // the coordinator call's deadline
   client::ClientOptions client;  // token and TLS for run ids (set by ValidateConfig)

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "cli/command_support.h"
 #include "client/tls_options.h"
 #include "common/parse_errors.h"
@@ -189,6 +190,13 @@ CLI::App* AddHealth(CLI::App& app, Config&) {
   return app.add_subcommand("health", "Ask the coordinator's grpc.health.v1 service; exit 0 when it is serving");
 }
 
+// The format of result files, named instead of detected (formats/format_registry.h).
+void AddResultFormat(CLI::App* sub, const std::string& flag, std::string& format) {
+  sub->add_option(flag, format,
+                  absl::StrCat("Read the result files as this format instead of detecting it: ",
+                               absl::StrJoin(ResultFormatNames(), ", ")));
+}
+
 // ingest: result files of any format formats/ reads (docs/result-files.md) stored as runs.
 CLI::App* AddIngest(CLI::App& app, Config& c) {
   IngestOptions& o = c.ingest;
@@ -204,6 +212,7 @@ CLI::App* AddIngest(CLI::App& app, Config& c) {
   ingest->add_option("--sku", o.sku, "SKU key; required when the file names none");
   ingest->add_option("--repo", o.repo, "Repository under test")->envname("PERFGATE_REPO");
   ingest->add_option("--node", o.node, "Node the results were measured on (default: from the file)");
+  AddResultFormat(ingest, "--format", o.format);
   return ingest;
 }
 
@@ -230,6 +239,7 @@ CLI::App* AddCompare(CLI::App& app, Config& c) {
   compare->add_option("--calibration", o.calibration_file,
                       "Calibration file of the node (perfgate-agent calibrate --output): lets one file a "
                       "side be judged when its SKU and environment are the candidate's");
+  AddResultFormat(compare, "--format", o.format);
   AddReportFiles(compare, o.markdown_file, o.junit_file, o.json_file);
   AddPullRequestFiles(compare, o.pr);
   return compare;
@@ -283,7 +293,7 @@ absl::Status ValidateCompare(Config& c) {
   }
   o.coordinator = c.coordinator;
   o.timeout_s = c.timeout_s;
-  return absl::OkStatus();
+  return CheckResultFormat(o.format);
 }
 
 // The token and TLS files, read once, before any call.
@@ -305,6 +315,7 @@ CLI::App* AddExport(CLI::App& app, Config& c) {
   sub->add_option("--format", c.export_format, "Output format: bmf (Bencher Metric Format)")
       ->check(CLI::IsMember({"bmf"}))->capture_default_str();
   sub->add_option("--output", c.export_output, "Write here (atomically) instead of stdout");
+  AddResultFormat(sub, "--input-format", c.export_input_format);  // --format is the output's
   return sub;
 }
 
@@ -427,7 +438,9 @@ absl::Status ValidateConfig(Config& c) {
     case Command::kIngest:
       c.ingest.coordinator = c.coordinator;
       c.ingest.timeout_s = c.timeout_s;
-      return absl::OkStatus();
+      return CheckResultFormat(c.ingest.format);
+    case Command::kExport:
+      return CheckResultFormat(c.export_input_format);
     default:
       return absl::OkStatus();
   }

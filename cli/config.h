@@ -82,6 +82,7 @@ struct Config {
   std::string export_format = "bmf";
   std::vector<std::string> export_files;
   std::string export_output;  // stdout when empty
+  std::string export_input_format;  // --input-format: the files' format; detected when empty
   // bisect (docs/bisect.md): a stored regression (regression_id), or
   // --good/--bad; --status or --resume of a stored bisection
   std::string good, bad;

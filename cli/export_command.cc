@@ -6,6 +6,7 @@
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
+#include "common/file_io.h"
 #include "formats/case_evidence.h"
 #include "formats/result_file.h"
 
@@ -15,7 +16,7 @@ int ExportCommand(const Config& config) {
   // Every file is read before anything is written: a bad file leaves no output.
   std::vector<ResultSet> sets;
   for (const std::string& path : config.export_files) {
-    auto set = ReadResultFile(path);
+    auto set = ReadResultFile(path, config.export_input_format);
     if (!set.ok()) {
       std::cerr << "perfgate: export: " << set.status().message() << "\n";
       return kExitError;

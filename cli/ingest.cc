@@ -81,7 +81,7 @@ int IngestCommand(const IngestOptions& o) {
   // leaves no partial set of runs behind.
   std::vector<std::pair<RunMeta, ResultSet>> runs;
   for (const std::string& path : o.files) {
-    auto set = ReadResultFile(path);
+    auto set = ReadResultFile(path, o.format);
     if (!set.ok()) return Fail(set.status());
     for (const std::string& note : set->notes) std::cerr << "note: " << path << ": " << note << "\n";
     // A run of nothing measured would be stored as complete, and gate as nothing.

@@ -23,6 +23,7 @@ struct IngestOptions {
   std::string sku;   // overrides the file's; required when the file names none
   std::string repo;
   std::string node;  // default: the file's host, else this machine's hostname
+  std::string format;  // --format: the files' format (ResultFormatNames); detected when empty
 };
 
 /// Stores each file as a fresh run and prints its id; 0 when every file was

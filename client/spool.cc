@@ -9,12 +9,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/file_io.h"
 #include "common/status_macros.h"
 #include "wire/convert.h"
 
@@ -37,51 +36,17 @@ absl::Status MakeDirs(const std::string& path) {
   return MakeDir(path);
 }
 
-absl::Status SyncDir(const std::string& dir) {
-  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd < 0) return Errno("cannot open", dir);
-  const int rc = fsync(fd);
-  close(fd);
-  return rc == 0 ? absl::OkStatus() : Errno("cannot fsync", dir);
-}
-
 // Writes bytes to dir/name atomically and durably: a crash leaves either the
-// old file or the new one, never half of one.
+// old file or the new one, never half of one. A failure is INTERNAL, as
+// every spool error: UNAVAILABLE would read as a coordinator out of reach.
 absl::Status WriteDurably(const std::string& dir, const std::string& name, const std::string& bytes) {
-  const std::string tmp = absl::StrCat(dir, "/.", name, ".tmp");
-  const std::string path = absl::StrCat(dir, "/", name);
-  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  if (fd < 0) return Errno("cannot create", tmp);
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      close(fd);
-      return Errno("cannot write", tmp);
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (fsync(fd) != 0) {
-    close(fd);
-    return Errno("cannot fsync", tmp);
-  }
-  close(fd);
-  if (rename(tmp.c_str(), path.c_str()) != 0) return Errno("cannot rename", tmp);
-  return SyncDir(dir);
-}
-
-absl::StatusOr<std::string> Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  const absl::Status s = WriteFileAtomically(absl::StrCat(dir, "/", name), bytes, {.mode = 0600, .durable = true});
+  return s.ok() ? s : absl::InternalError(s.message());
 }
 
 template <typename Message>
 absl::StatusOr<Message> ReadMessage(const std::string& path) {
-  auto bytes = Slurp(path);
+  auto bytes = ReadWholeFile(path);
   PERFGATE_RETURN_IF_ERROR(bytes);
   Message m;
   if (!m.ParseFromString(*bytes)) {
@@ -89,6 +54,20 @@ absl::StatusOr<Message> ReadMessage(const std::string& path) {
                                             " bytes); delete it to give up that part of the run"));
   }
   return m;
+}
+
+// The hidden temporary files (".NAME.tmp.PID") that WriteFileAtomically
+// leaves only when it was killed between writing and renaming.
+void RemoveLeftOverTemporaries(const std::string& dir) {
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return;
+  std::vector<std::string> temporaries;
+  while (dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.size() > 1 && name[0] == '.' && name.find(".tmp.") != std::string::npos) temporaries.push_back(name);
+  }
+  closedir(d);
+  for (const std::string& name : temporaries) unlink(absl::StrCat(dir, "/", name).c_str());
 }
 
 std::vector<std::string> Entries(const std::string& dir) {
@@ -182,9 +161,7 @@ absl::Status SpooledRun::Remove() {
     const std::string file = absl::StrCat(path_, "/", name);
     if (unlink(file.c_str()) != 0 && errno != ENOENT) return Errno("cannot remove", file);
   }
-  for (const char* hidden : {"/.run.pb.tmp", "/.acked.tmp", "/.close.pb.tmp"}) {
-    unlink((path_ + hidden).c_str());
-  }
+  RemoveLeftOverTemporaries(path_);  // of writes a crash cut short
   if (rmdir(path_.c_str()) != 0 && errno != ENOENT) return Errno("cannot remove", path_);
   return absl::OkStatus();
 }
@@ -218,7 +195,7 @@ absl::StatusOr<std::optional<v1::CloseRunRequest>> SpooledRun::ReadClose() const
 absl::StatusOr<uint64_t> SpooledRun::LastSequence() const {
   uint64_t last = 0;
   if (access((path_ + "/acked").c_str(), F_OK) == 0) {
-    auto text = Slurp(path_ + "/acked");
+    auto text = ReadWholeFile(path_ + "/acked");
     PERFGATE_RETURN_IF_ERROR(text);
     if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(*text), &last)) {
       return absl::DataLossError(absl::StrCat(path_, "/acked is corrupt: '", *text, "'"));

@@ -7,12 +7,11 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <memory>
-#include <sstream>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/file_io.h"
 #include "common/status_macros.h"
 
 namespace perfgate {
@@ -30,14 +29,12 @@ struct KeyFree {
 using Bio = std::unique_ptr<BIO, BioFree>;
 
 absl::StatusOr<std::string> ReadWhole(const char* flag, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat(flag, " ", path, ": ", std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (text.str().size() > (1 << 20)) {
+  auto text = ReadWholeFile(path);
+  if (!text.ok()) return absl::InvalidArgumentError(absl::StrCat(flag, " ", text.status().message()));
+  if (text->size() > (1 << 20)) {
     return absl::InvalidArgumentError(absl::StrCat(flag, " ", path, ": larger than 1 MiB; not a PEM file"));
   }
-  return text.str();
+  return text;
 }
 
 Bio MemoryBio(const std::string& text) { return Bio(BIO_new_mem_buf(text.data(), static_cast<int>(text.size()))); }

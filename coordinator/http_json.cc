@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "absl/strings/str_cat.h"
+#include "common/json_number.h"
 #include "common/stats.h"
 #include "common/status_macros.h"
 #include "gate/history_changes.h"
@@ -19,7 +20,6 @@ Json Seconds(TimePoint t) {
   return std::chrono::duration<double>(t.time_since_epoch()).count();
 }
 
-Json Number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
 
 }  // namespace
 
@@ -40,10 +40,10 @@ Json ToJson(const RunRecord& r) {
 Json ToJson(const MetricSummary& s) {
   return {{"benchmark", s.benchmark}, {"metric", s.metric},   {"unit", s.unit},
           {"direction", ToString(s.direction)}, {"n", s.n},    {"n_throttled", s.n_throttled},
-          {"median", Number(s.median)}, {"mean", Number(s.mean)}, {"stdev", Number(s.stdev)},
-          {"min", Number(s.min)},     {"max", Number(s.max)},   {"noise", Number(s.noise)},
-          {"mad", Number(s.mad)},     {"p5", Number(s.p5)},     {"p95", Number(s.p95)},
-          {"median_ci_low", Number(s.median_ci_low)}, {"median_ci_high", Number(s.median_ci_high)},
+          {"median", NumberOrNull(s.median)}, {"mean", NumberOrNull(s.mean)}, {"stdev", NumberOrNull(s.stdev)},
+          {"min", NumberOrNull(s.min)},     {"max", NumberOrNull(s.max)},   {"noise", NumberOrNull(s.noise)},
+          {"mad", NumberOrNull(s.mad)},     {"p5", NumberOrNull(s.p5)},     {"p95", NumberOrNull(s.p95)},
+          {"median_ci_low", NumberOrNull(s.median_ci_low)}, {"median_ci_high", NumberOrNull(s.median_ci_high)},
           {"status", ToString(s.status)}, {"reason", s.reason}};
 }
 
@@ -85,8 +85,8 @@ Json ToJson(const gate::FleetReport& report) {
     }
     outliers.push_back({{"node", o.node}, {"run_id", o.run_id}, {"benchmark", o.benchmark},
                         {"metric", o.metric}, {"unit", o.unit}, {"direction", ToString(o.direction)},
-                        {"node_median", Number(o.node_median)}, {"fleet_median", Number(o.fleet_median)},
-                        {"mad", Number(o.mad)}, {"deviation", Number(o.deviation)},
+                        {"node_median", NumberOrNull(o.node_median)}, {"fleet_median", NumberOrNull(o.fleet_median)},
+                        {"mad", NumberOrNull(o.mad)}, {"deviation", NumberOrNull(o.deviation)},
                         {"side", gate::ToString(o.side)}, {"nodes", o.nodes},
                         {"differing_fields", fields}});
   }
@@ -102,8 +102,8 @@ Json SeriesJson(const Series& series, const std::vector<Regression>& regressions
   for (const SeriesPoint& p : series.points) {
     points.push_back({{"run_id", p.point.run_id}, {"commit", p.point.commit},
                       {"branch", p.point.branch}, {"node", p.point.node},
-                      {"t", Seconds(p.point.finished_at)}, {"median", Number(p.point.median)},
-                      {"p5", Number(p.p5)}, {"p95", Number(p.p95)}, {"n", p.point.n},
+                      {"t", Seconds(p.point.finished_at)}, {"median", NumberOrNull(p.point.median)},
+                      {"p5", NumberOrNull(p.p5)}, {"p95", NumberOrNull(p.p95)}, {"n", p.point.n},
                       {"n_throttled", p.n_throttled}, {"invalid_reasons", p.invalid_reasons}});
   }
   const ValidHistory valid = ValidPoints(series);
@@ -112,9 +112,9 @@ Json SeriesJson(const Series& series, const std::vector<Regression>& regressions
     const size_t at = valid.source_index[c.index];
     changes.push_back({{"index", at}, {"commit", series.points[at].point.commit},
                        {"run_id", series.points[at].point.run_id},
-                       {"median_before", Number(c.median_before)},
-                       {"median_after", Number(c.median_after)}, {"change", Number(c.change)},
-                       {"p_value", Number(c.p_value)}});
+                       {"median_before", NumberOrNull(c.median_before)},
+                       {"median_after", NumberOrNull(c.median_after)}, {"change", NumberOrNull(c.change)},
+                       {"p_value", NumberOrNull(c.p_value)}});
   }
   Json regs = Json::array();
   for (const Regression& r : regressions) regs.push_back(ToJson(r));
@@ -134,10 +134,10 @@ Json CompareJson(const RunRecord& base, const std::vector<MetricSummary>& base_s
     const double change = gate::RelativeChange(b.median, c.median,
                                                 c.direction == Direction::kHigherIsBetter);
     rows.push_back({{"benchmark", c.benchmark}, {"metric", c.metric}, {"unit", c.unit},
-                    {"direction", ToString(c.direction)}, {"base_median", Number(b.median)},
-                    {"cand_median", Number(c.median)}, {"base_p5", Number(b.p5)},
-                    {"base_p95", Number(b.p95)}, {"cand_p5", Number(c.p5)},
-                    {"cand_p95", Number(c.p95)}, {"change", Number(change)}});
+                    {"direction", ToString(c.direction)}, {"base_median", NumberOrNull(b.median)},
+                    {"cand_median", NumberOrNull(c.median)}, {"base_p5", NumberOrNull(b.p5)},
+                    {"base_p95", NumberOrNull(b.p95)}, {"cand_p5", NumberOrNull(c.p5)},
+                    {"cand_p95", NumberOrNull(c.p95)}, {"change", NumberOrNull(change)}});
   }
   auto magnitude = [](const Json& r) {
     return r["change"].is_number() ? std::abs(r["change"].get<double>()) : -1.0;
@@ -150,13 +150,13 @@ Json CompareJson(const RunRecord& base, const std::vector<MetricSummary>& base_s
 namespace {
 
 // The 95 % interval as [low, high].
-Json Interval(double low, double high) { return Json::array({Number(low), Number(high)}); }
+Json Interval(double low, double high) { return Json::array({NumberOrNull(low), NumberOrNull(high)}); }
 
 Json ToJson(const BisectionProbe& p) {
   return {{"commit", p.commit},         {"attempt", p.attempt},
-          {"verdict", p.verdict},       {"change", Number(p.change)},
-          {"ci", Interval(p.ci_low, p.ci_high)}, {"p_value", Number(p.p_value)},
-          {"threshold", Number(p.threshold)},   {"rounds", p.rounds},
+          {"verdict", p.verdict},       {"change", NumberOrNull(p.change)},
+          {"ci", Interval(p.ci_low, p.ci_high)}, {"p_value", NumberOrNull(p.p_value)},
+          {"threshold", NumberOrNull(p.threshold)},   {"rounds", p.rounds},
           {"note", p.note},             {"at", Seconds(p.at)}};
 }
 
@@ -225,9 +225,9 @@ Json ToJson(const Bisection& b) {
           {"commits", Json::parse(b.commits_json, nullptr, false)},
           {"settings", Json::parse(b.settings_json, nullptr, false)},
           {"state", b.state},
-          {"regression_size", Number(o.regression_size)},
+          {"regression_size", NumberOrNull(o.regression_size)},
           {"culprit", o.culprit},
-          {"change", Number(o.change)},
+          {"change", NumberOrNull(o.change)},
           {"ci", Interval(o.ci_low, o.ci_high)},
           {"range_good", o.range_good},
           {"range_bad", o.range_bad},

@@ -197,8 +197,7 @@ grpc::Status GateService::Evaluate(grpc::ServerContext* ctx, const v1::EvaluateR
   if (!google::protobuf::util::MessageToJsonString(*resp, &json, options).ok()) {
     return ToGrpc(absl::InternalError("cannot encode the gate report as JSON"), "Evaluate");
   }
-  auto id = store_.SaveGateReport(resp->candidate_run_id(), resp->baseline_branch(),
-                                  gate::ToString(ev->result.outcome), json);
+  auto id = store_.SaveGateReport(resp->candidate_run_id(), resp->baseline_branch(), ev->result, json);
   if (!id.ok()) return ToGrpc(id.status(), "Evaluate");
   DefaultMetrics().GateOutcome(gate::ToString(ev->result.outcome));
   resp->set_report_id(*id);

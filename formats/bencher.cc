@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/identity.h"
 #include "common/stats.h"
+#include "formats/format_registry.h"
 #include "formats/json_fields.h"
 
 namespace perfgate::formats {
@@ -69,8 +70,6 @@ BenchmarkId BencherId(const std::string& name) {
   return {"bencher", NameToken(name), {}};
 }
 
-}  // namespace
-
 bool LooksLikeBencher(const json& root) {
   if (!root.is_object() || root.empty()) return false;
   const json& first = root.begin().value();
@@ -81,7 +80,6 @@ bool LooksLikeBencher(const json& root) {
 
 ResultSet ReadBencher(const json& root) {
   ResultSet set;
-  set.format = kFormatBencher;
   std::map<std::string, std::string> name_of_key;
   bool bounds = false;
   for (const auto& [name, measures] : root.items()) {
@@ -106,6 +104,17 @@ ResultSet ReadBencher(const json& root) {
   if (bounds) set.notes.push_back("lower_value and upper_value are bounds, not samples: each measure's value is its one sample");
   return set;
 }
+
+}  // namespace
+
+extern const Format kBencherFormat{
+    "bencher-bmf",
+    "Bencher Metric Format JSON ({\"bench\": {\"measure\": {\"value\": v}}})",
+    LooksLikeBencher,
+    [](const json& root, const std::string&) { return ReadBencher(root); },
+    nullptr,
+    nullptr,
+};
 
 }  // namespace perfgate::formats
 

@@ -1,12 +1,11 @@
 #include "formats/calibration_file.h"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "common/file_io.h"
 #include "common/identity.h"
 #include "common/status_macros.h"
 #include "formats/result_file.h"
@@ -155,11 +154,9 @@ absl::StatusOr<CalibrationSet> ParseCalibrationJson(const std::string& text, con
 }
 
 absl::StatusOr<CalibrationSet> ReadCalibrationFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read calibration file '", path, "'"));
-  return ParseCalibrationJson(text.str(), path);
+  auto text = ReadWholeFile(path);
+  if (!text.ok()) return absl::NotFoundError(absl::StrCat("cannot read calibration file '", path, "'"));
+  return ParseCalibrationJson(*text, path);
 }
 
 absl::Status WriteCalibrationFile(const std::string& path, const CalibrationSet& set) {

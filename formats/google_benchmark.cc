@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "common/identity.h"
 #include "formats/case_evidence.h"
+#include "formats/format_registry.h"
 #include "formats/json_fields.h"
 
 namespace perfgate::formats {
@@ -401,14 +402,27 @@ bool LooksLikeGbenchEntry(const json& entry) {
   return entry.is_object() && entry.contains("name") && !entry.contains("stats") && !entry.contains("states");
 }
 
-}  // namespace
-
-ResultSet ReadGoogleBenchmark(const json& root) {
+ResultSet ReadGoogleBenchmark(const json& root, const std::string&) {
   GbenchReader reader;
   const json& benchmarks = ResultList(root, "benchmarks");
   for (size_t i = 0; i < benchmarks.size(); ++i) reader.Entry(benchmarks[i], i);
   return reader.Finish(root);
 }
+
+bool LooksLikeGoogleBenchmark(const json& root) {
+  return root.contains("benchmarks") && (root.contains("context") || FirstEntryHas(root, "benchmarks", "name"));
+}
+
+}  // namespace
+
+extern const Format kGoogleBenchmarkFormat{
+    kFormatGoogleBenchmark,
+    "Google Benchmark JSON (--benchmark_format=json or --benchmark_out=F: \"benchmarks\"[].\"name\")",
+    LooksLikeGoogleBenchmark,
+    ReadGoogleBenchmark,
+    nullptr,
+    nullptr,
+};
 
 json ParseJson(const std::string& text, std::optional<ResultSet>* google_benchmark) {
   using Event = json::parse_event_t;

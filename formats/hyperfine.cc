@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "formats/format_registry.h"
 #include "formats/json_fields.h"
 
 namespace perfgate::formats {
@@ -100,11 +101,8 @@ CaseResult ReadCommand(const json& r, const std::string& path, size_t* summary_o
   return c;
 }
 
-}  // namespace
-
 ResultSet ReadHyperfine(const json& root) {
   ResultSet set;
-  set.format = kFormatHyperfine;
   const json& results = ResultList(root, "results");
   std::set<std::string> keys;
   size_t summary_only = 0;
@@ -123,5 +121,21 @@ ResultSet ReadHyperfine(const json& root) {
   }
   return set;
 }
+
+bool LooksLikeHyperfine(const json& root) {
+  return root.contains("results") &&
+         (FirstEntryHas(root, "results", "command") || FirstEntryHas(root, "results", "times"));
+}
+
+}  // namespace
+
+extern const Format kHyperfineFormat{
+    "hyperfine",
+    "hyperfine JSON (hyperfine --export-json F: \"results\"[].\"command\")",
+    LooksLikeHyperfine,
+    [](const json& root, const std::string&) { return ReadHyperfine(root); },
+    nullptr,
+    nullptr,
+};
 
 }  // namespace perfgate::formats

@@ -96,6 +96,11 @@ double PositiveFinite(double d, const std::string& path, const char* what) {
   return d;
 }
 
+bool FirstEntryHas(const json& root, const char* list, const char* key) {
+  auto it = root.find(list);
+  return it != root.end() && it->is_array() && !it->empty() && (*it)[0].is_object() && (*it)[0].contains(key);
+}
+
 std::string Text(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   return v.dump();

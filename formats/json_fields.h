@@ -89,17 +89,6 @@ Direction CounterDirection(const std::string& name);
 /// neither tells.
 std::string GpuSkuFromName(const std::string& device_name);
 
-/// The readers, one per format (perfgate_results.cc, google_benchmark.cc,
-/// nvbench.cc, pytest_benchmark.cc, hyperfine.cc, bencher.cc,
-/// nccl_tests.cc). `json_path` locates nvbench's sample-time files.
-ResultSet ReadPerfgate(const json& root);
-ResultSet ReadGoogleBenchmark(const json& root);
-ResultSet ReadNvbench(const json& root, const std::string& json_path);
-ResultSet ReadPytestBenchmark(const json& root);
-ResultSet ReadHyperfine(const json& root);
-ResultSet ReadBencher(const json& root);
-ResultSet ReadNcclTests(const std::string& text);
-
 /// Parses a JSON document. The entries of a Google Benchmark file's
 /// "benchmarks" list are read as they are parsed and dropped from the tree (a
 /// tree of 2·10^6 repetitions takes 8 times the file's size): the result set
@@ -108,11 +97,9 @@ ResultSet ReadNcclTests(const std::string& text);
 /// FormatError on a bad entry.
 json ParseJson(const std::string& text, std::optional<ResultSet>* google_benchmark);
 
-/// True when the document has Bencher Metric Format's shape: an object of
-/// benchmarks, each an object of measures, each an object with a "value".
-bool LooksLikeBencher(const json& root);
-/// True when the text has nccl-tests' column header ("... time algbw busbw ...").
-bool LooksLikeNcclTests(const std::string& text);
+/// True when the root's list `list` is an array whose first entry is an
+/// object holding `key`: what tells most formats apart.
+bool FirstEntryHas(const json& root, const char* list, const char* key);
 
 /// The "cases" entry perfgate's own file holds for one case.
 ojson ToJson(const CaseResult& c);

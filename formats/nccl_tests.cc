@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "formats/format_registry.h"
 #include "formats/json_fields.h"
 
 namespace perfgate::formats {
@@ -238,8 +239,6 @@ void Parser::Finish() {
   for (CaseResult& c : set.cases) c.noise = NoiseOfFirstMetric(c);
 }
 
-}  // namespace
-
 bool LooksLikeNcclTests(const std::string& text) {
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
@@ -251,7 +250,6 @@ bool LooksLikeNcclTests(const std::string& text) {
 
 ResultSet ReadNcclTests(const std::string& text) {
   Parser p;
-  p.set.format = kFormatNcclTests;
   std::istringstream lines(text);
   size_t n = 0;
   for (std::string line; std::getline(lines, line);) {
@@ -271,5 +269,16 @@ ResultSet ReadNcclTests(const std::string& text) {
   p.Finish();
   return std::move(p.set);
 }
+
+}  // namespace
+
+extern const Format kNcclTestsFormat{
+    "nccl-tests",
+    "nccl-tests output (all_reduce_perf ... > F: the \"# size count type ... time algbw busbw\" table)",
+    nullptr,
+    nullptr,
+    LooksLikeNcclTests,
+    [](const std::string& text, const std::string&) { return ReadNcclTests(text); },
+};
 
 }  // namespace perfgate::formats

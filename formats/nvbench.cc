@@ -6,8 +6,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -15,7 +13,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/file_io.h"
 #include "common/identity.h"
+#include "formats/format_registry.h"
 #include "formats/json_fields.h"
 
 namespace perfgate::formats {
@@ -64,9 +64,9 @@ std::string FindSampleFile(const std::string& json_path, const std::string& file
 
 // Sample times in seconds: little-endian float32, as json_printer writes them.
 std::vector<double> ReadSampleTimes(const std::string& file, const std::string& path, int64_t expected) {
-  std::ifstream in(file, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof()) Throw(path, absl::StrCat("cannot read ", file));
+  auto read = ReadWholeFile(file);
+  if (!read.ok()) Throw(path, absl::StrCat("cannot read ", file));
+  const std::string& bytes = *read;
   if (bytes.size() % 4 != 0) Throw(path, absl::StrCat(file, " is ", bytes.size(), " bytes, not a whole number of float32"));
   const size_t n = bytes.size() / 4;
   if (expected >= 0 && static_cast<size_t>(expected) != n) {
@@ -251,11 +251,8 @@ CaseResult ReadState(const json& st, const std::string& path, const std::string&
   return r;
 }
 
-}  // namespace
-
 ResultSet ReadNvbench(const json& root, const std::string& json_path) {
   ResultSet set;
-  set.format = kFormatNvbench;
   const std::map<int64_t, NvbenchDevice> devices = ReadDevices(root, &set);
   ReadMeta(root, &set);
   const json& benchmarks = ResultList(root, "benchmarks");
@@ -289,5 +286,20 @@ ResultSet ReadNvbench(const json& root, const std::string& json_path) {
   }
   return set;
 }
+
+bool LooksLikeNvbench(const json& root) {
+  return root.contains("benchmarks") && (root.contains("devices") || FirstEntryHas(root, "benchmarks", "states"));
+}
+
+}  // namespace
+
+extern const Format kNvbenchFormat{
+    "nvbench",
+    "nvbench JSON (--json F: \"devices\" and \"benchmarks\"[].\"states\")",
+    LooksLikeNvbench,
+    ReadNvbench,
+    nullptr,
+    nullptr,
+};
 
 }  // namespace perfgate::formats

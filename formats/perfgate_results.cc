@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/identity.h"
+#include "formats/format_registry.h"
 #include "formats/json_fields.h"
 #include "formats/result_file.h"
 
@@ -257,7 +258,9 @@ std::optional<absl::StatusOr<ResultSet>> ReadPerfgateText(const std::string& tex
   }
 }
 
-ResultSet ReadPerfgate(const json& root) {
+namespace {
+
+ResultSet ReadPerfgate(const json& root, const std::string&) {
   // Only a file simdjson refused comes here (non-finite words, which the
   // dump carries as QuoteNonFinite's marks): the one walk reads it.
   simdjson::dom::parser parser;
@@ -267,6 +270,22 @@ ResultSet ReadPerfgate(const json& root) {
   }
   return ReadPerfgateDocument(parsed);
 }
+
+bool LooksLikePerfgate(const json& root) {
+  auto format = root.find("format");
+  return format != root.end() && format->is_string() && format->get<std::string>() == kPerfgateFormatTag;
+}
+
+}  // namespace
+
+extern const Format kPerfgateFormat{
+    kFormatPerfgate,
+    "a perfgate result file (perfgate-agent run --output F: \"format\": \"perfgate-results\")",
+    LooksLikePerfgate,
+    ReadPerfgate,
+    nullptr,
+    nullptr,
+};
 
 ojson ToJson(const CaseResult& c) {
   ojson out = ojson::object();

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/identity.h"
+#include "formats/format_registry.h"
 #include "formats/json_fields.h"
 
 namespace perfgate::formats {
@@ -87,11 +88,8 @@ double Seconds(const json& v, const std::string& path) {
   return d;
 }
 
-}  // namespace
-
 ResultSet ReadPytestBenchmark(const json& root) {
   ResultSet set;
-  set.format = kFormatPytestBenchmark;
   ReadContext(root, &set);
   const json& benchmarks = ResultList(root, "benchmarks");
   std::set<std::string> keys;
@@ -139,5 +137,21 @@ ResultSet ReadPytestBenchmark(const json& root) {
   }
   return set;
 }
+
+bool LooksLikePytestBenchmark(const json& root) {
+  return root.contains("benchmarks") &&
+         (root.contains("machine_info") || FirstEntryHas(root, "benchmarks", "stats"));
+}
+
+}  // namespace
+
+extern const Format kPytestBenchmarkFormat{
+    "pytest-benchmark",
+    "pytest-benchmark JSON (pytest --benchmark-json=F: \"machine_info\" and \"benchmarks\"[].\"stats\")",
+    LooksLikePytestBenchmark,
+    [](const json& root, const std::string&) { return ReadPytestBenchmark(root); },
+    nullptr,
+    nullptr,
+};
 
 }  // namespace perfgate::formats

@@ -2,17 +2,15 @@
 // format (one file each in this folder) walks it; writing is atomic.
 #include "formats/result_file.h"
 
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <ctime>
-#include <filesystem>
-#include <fstream>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/file_io.h"
+#include "common/status_macros.h"
+#include "formats/format_registry.h"
 #include "formats/json_fields.h"
 #include "formats/perfgate_results.h"
 
@@ -20,57 +18,33 @@ namespace perfgate {
 
 namespace {
 
-// Every format, how it is produced, and what tells it apart.
-constexpr char kAcceptedFormats[] =
-    "expected one of: a perfgate result file (perfgate-agent run --output F: \"format\": \"perfgate-results\"); "
-    "Google Benchmark JSON (--benchmark_format=json or --benchmark_out=F: \"benchmarks\"[].\"name\"); "
-    "nvbench JSON (--json F: \"devices\" and \"benchmarks\"[].\"states\"); "
-    "pytest-benchmark JSON (pytest --benchmark-json=F: \"machine_info\" and \"benchmarks\"[].\"stats\"); "
-    "hyperfine JSON (hyperfine --export-json F: \"results\"[].\"command\"); "
-    "nccl-tests output (all_reduce_perf ... > F: the \"# size count type ... time algbw busbw\" table); "
-    "Bencher Metric Format JSON ({\"bench\": {\"measure\": {\"value\": v}}})";
-
-bool FirstEntryHas(const formats::json& root, const char* list, const char* key) {
-  auto it = root.find(list);
-  return it != root.end() && it->is_array() && !it->empty() && (*it)[0].is_object() && (*it)[0].contains(key);
+// A reader's set, named after its format.
+ResultSet Named(ResultSet set, const formats::Format* format) {
+  set.format = format->name;
+  return set;
 }
 
-// The reader of a parsed JSON document, by what its content shows.
-absl::StatusOr<ResultSet> ReadJson(const formats::json& root, const std::string& name) {
+absl::Status UnknownFormat(const std::string& name) {
+  return absl::InvalidArgumentError(absl::StrCat(name, ": unknown format: ", formats::AcceptedFormats()));
+}
+
+// The reader of a parsed JSON document: the named format's, else the first
+// whose shape the document has.
+absl::StatusOr<ResultSet> ReadJson(const formats::json& root, const std::string& name,
+                                   const formats::Format* format) {
+  if (format != nullptr) return format->read_json(root, name);
   if (root.is_object()) {
-    auto format = root.find("format");
-    if (format != root.end() && format->is_string() && format->get<std::string>() == formats::kPerfgateFormatTag) {
-      return formats::ReadPerfgate(root);
+    for (const formats::Format* f : formats::Formats()) {
+      if (f->looks_like_json != nullptr && f->looks_like_json(root)) return Named(f->read_json(root, name), f);
     }
-    const bool benchmarks = root.contains("benchmarks");
-    if (benchmarks && (root.contains("machine_info") || FirstEntryHas(root, "benchmarks", "stats"))) {
-      return formats::ReadPytestBenchmark(root);
-    }
-    if (benchmarks && (root.contains("devices") || FirstEntryHas(root, "benchmarks", "states"))) {
-      return formats::ReadNvbench(root, name);
-    }
-    if (benchmarks && (root.contains("context") || FirstEntryHas(root, "benchmarks", "name"))) {
-      return formats::ReadGoogleBenchmark(root);
-    }
-    if (root.contains("results") &&
-        (FirstEntryHas(root, "results", "command") || FirstEntryHas(root, "results", "times"))) {
-      return formats::ReadHyperfine(root);
-    }
-    if (formats::LooksLikeBencher(root)) return formats::ReadBencher(root);
   }
-  return absl::InvalidArgumentError(absl::StrCat(name, ": unknown format: ", kAcceptedFormats));
+  return UnknownFormat(name);
 }
 
-absl::StatusOr<ResultSet> Dispatch(const std::string& text, const std::string& name) {
-  const size_t first = text.find_first_not_of(" \t\r\n");
-  const bool json_like = first != std::string::npos && (text[first] == '{' || text[first] == '[');
-  if (!json_like) {
-    if (formats::LooksLikeNcclTests(text)) return formats::ReadNcclTests(text);
-    return absl::InvalidArgumentError(absl::StrCat(name, ": unknown format: ", kAcceptedFormats));
-  }
-  // perfgate's own files, the large ones, go straight to simdjson: no
-  // QuoteNonFinite (perfgate never writes NaN) and no nlohmann tree.
-  if (auto set = formats::ReadPerfgateText(text, name)) return *std::move(set);
+// The text as JSON. Google Benchmark's entries are read while they are
+// parsed (ParseJson) unless another format is named.
+absl::StatusOr<ResultSet> ParseAndReadJson(const std::string& text, const std::string& name,
+                                           const formats::Format* format) {
   formats::json root;
   std::optional<ResultSet> google_benchmark;
   try {
@@ -81,7 +55,8 @@ absl::StatusOr<ResultSet> Dispatch(const std::string& text, const std::string& n
       quoted = formats::QuoteNonFinite(text);
       parsed = &quoted;
     }
-    root = formats::ParseJson(*parsed, &google_benchmark);
+    const bool streamed = format == nullptr || std::string_view(format->name) == kFormatGoogleBenchmark;
+    root = streamed ? formats::ParseJson(*parsed, &google_benchmark) : formats::json::parse(*parsed);
   } catch (const formats::json::parse_error& e) {
     return absl::InvalidArgumentError(absl::StrCat(
         name, ": not valid JSON", e.byte >= text.size() ? " (the file ends early: truncated?)" : "", ": ", e.what()));
@@ -90,16 +65,51 @@ absl::StatusOr<ResultSet> Dispatch(const std::string& text, const std::string& n
     return absl::InvalidArgumentError(absl::StrCat(name, ": not readable JSON: ", e.what()));
   }
   if (google_benchmark) return *std::move(google_benchmark);
-  return ReadJson(root, name);
+  return ReadJson(root, name, format);
+}
+
+absl::StatusOr<ResultSet> Dispatch(const std::string& text, const std::string& name,
+                                   const formats::Format* format) {
+  if (format != nullptr && format->read_text != nullptr) return format->read_text(text, name);
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  const bool json_like = first != std::string::npos && (text[first] == '{' || text[first] == '[');
+  if (!json_like && format == nullptr) {
+    for (const formats::Format* f : formats::Formats()) {
+      if (f->looks_like_text != nullptr && f->looks_like_text(text)) return Named(f->read_text(text, name), f);
+    }
+    return UnknownFormat(name);
+  }
+  // perfgate's own files, the large ones, go straight to simdjson: no
+  // QuoteNonFinite (perfgate never writes NaN) and no nlohmann tree.
+  if (format == nullptr || std::string_view(format->name) == kFormatPerfgate) {
+    if (auto set = formats::ReadPerfgateText(text, name)) return *std::move(set);
+  }
+  return ParseAndReadJson(text, name, format);
 }
 
 }  // namespace
 
-absl::StatusOr<ResultSet> ParseResultText(const std::string& text, const std::string& name) {
+std::vector<std::string> ResultFormatNames() {
+  std::vector<std::string> names;
+  for (const formats::Format* f : formats::Formats()) names.push_back(f->name);
+  return names;
+}
+
+absl::Status CheckResultFormat(const std::string& format) {
+  if (format.empty() || formats::FindFormat(format) != nullptr) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("unknown result format '", format, "': expected one of ",
+                                                 absl::StrJoin(ResultFormatNames(), ", ")));
+}
+
+absl::StatusOr<ResultSet> ParseResultText(const std::string& text, const std::string& name,
+                                          const std::string& format) {
+  PERFGATE_RETURN_IF_ERROR(CheckResultFormat(format));
+  const formats::Format* named = format.empty() ? nullptr : formats::FindFormat(format);
   try {
-    auto set = Dispatch(text, name);
+    auto set = Dispatch(text, name, named);
     // `compare` would judge, and `ingest` send, what the coordinator refuses.
     if (set.ok()) {
+      if (named != nullptr) set->format = named->name;
       if (absl::Status s = CheckSampleIndicesOnce(set->cases); !s.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(name, ": ", s.message()));
       }
@@ -114,19 +124,12 @@ absl::StatusOr<ResultSet> ParseResultText(const std::string& text, const std::st
   }
 }
 
-absl::StatusOr<ResultSet> ReadResultFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
-  // Room for the text and the padding simdjson reads past its end, so
-  // that the text goes to the parser uncopied.
-  std::string text;
-  std::error_code size_unknown;  // a pipe: the text grows as it comes
-  const auto size = std::filesystem::file_size(path, size_unknown);
-  text.reserve((size_unknown ? 0 : size) + formats::kParsePadding);
-  char chunk[1 << 16];
-  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) text.append(chunk, static_cast<size_t>(in.gcount()));
-  if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": read failed"));
-  return ParseResultText(text, path);
+absl::StatusOr<ResultSet> ReadResultFile(const std::string& path, const std::string& format) {
+  // Room for the padding simdjson reads past the text's end, so that the
+  // text goes to the parser uncopied.
+  auto text = ReadWholeFile(path, formats::kParsePadding);
+  PERFGATE_RETURN_IF_ERROR(text);
+  return ParseResultText(*text, path, format);
 }
 
 absl::Status WriteResultFile(const std::string& path, const RunMeta& meta, const std::vector<CaseResult>& cases) {
@@ -165,25 +168,6 @@ absl::StatusOr<TimePoint> ParseUtcTime(const std::string& text) {
         absl::StrCat("'", text, "' is out of range: a UTC time from 1970 to 2200 like 2026-01-31T12:00:00Z"));
   }
   return std::chrono::system_clock::from_time_t(secs);
-}
-
-absl::Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return absl::UnavailableError(absl::StrCat("cannot write ", tmp, ": ", std::strerror(errno)));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    return absl::UnavailableError(absl::StrCat("cannot rename ", tmp, " to ", path, ": ", std::strerror(err)));
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace perfgate

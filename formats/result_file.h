@@ -15,7 +15,7 @@ namespace perfgate {
 
 /// A set of case results read from a file, with what the file says about where it ran.
 struct ResultSet {
-  std::string format;                          // one of the kFormat* values below
+  std::string format;                          // the format's name, as ResultFormatNames() lists it
   std::map<std::string, std::string> context;  // host, cpu, date, gpu name, ... as the file gives it
   std::string sku;                             // derived when the file allows it, else ""
   std::vector<CaseResult> cases;               // every sample of every case, in file order
@@ -24,22 +24,26 @@ struct ResultSet {
   std::vector<std::string> notes;
 };
 
-/// Value of ResultSet::format for each reader.
+/// Value of ResultSet::format for the two formats code outside formats/
+/// tells apart; every format's name is in its file (formats/format_registry.h).
 inline constexpr char kFormatPerfgate[] = "perfgate";
 inline constexpr char kFormatGoogleBenchmark[] = "google-benchmark";
-inline constexpr char kFormatNvbench[] = "nvbench";
-inline constexpr char kFormatPytestBenchmark[] = "pytest-benchmark";
-inline constexpr char kFormatHyperfine[] = "hyperfine";
-inline constexpr char kFormatNcclTests[] = "nccl-tests";
-inline constexpr char kFormatBencher[] = "bencher-bmf";
 
 /// Context keys of a perfgate result file that describe the run rather than
 /// the machine start with this prefix ("run.branch", "run.commit", ...).
 inline constexpr char kRunContextPrefix[] = "run.";
 
+/// The names of the formats read ("perfgate", "google-benchmark", ...), in
+/// the order detection tries them: what --format takes.
+std::vector<std::string> ResultFormatNames();
+
+/// OK for "" (detect the format) and for a name ResultFormatNames() lists;
+/// else INVALID_ARGUMENT naming the value and listing the names.
+absl::Status CheckResultFormat(const std::string& format);
+
 /// Reads a file and parses it with ParseResultText; the error of an unreadable
 /// file names it and the reason.
-absl::StatusOr<ResultSet> ReadResultFile(const std::string& path);
+absl::StatusOr<ResultSet> ReadResultFile(const std::string& path, const std::string& format = "");
 
 /// Detects the format from the content (not the name) and parses it: JSON of
 /// any format above, or nccl-tests' text output. `name` is the file's path: it
@@ -47,7 +51,10 @@ absl::StatusOr<ResultSet> ReadResultFile(const std::string& path);
 /// number", "ar.txt: line 31: ...") and locates nvbench's sample-time files
 /// beside it. INVALID_ARGUMENT for anything the file gets wrong, and for a
 /// file of no known format (the message lists each and how it is produced).
-absl::StatusOr<ResultSet> ParseResultText(const std::string& text, const std::string& name);
+/// A `format` named (CheckResultFormat) skips the detection: that format's
+/// reader reads the text, and says what it finds wrong.
+absl::StatusOr<ResultSet> ParseResultText(const std::string& text, const std::string& name,
+                                          const std::string& format = "");
 
 /// perfgate's own result file: JSON with format "perfgate-results", version 1,
 /// the run meta and every case with its metrics and samples (throttle marks
@@ -64,10 +71,6 @@ absl::Status WriteResultFile(const std::string& path, const RunMeta& meta,
 /// (pooled over the sets) as value and their min and max as bounds. Cases
 /// without samples are left out.
 std::string WriteBencherJson(const std::vector<ResultSet>& sets);
-
-/// Writes text to path atomically: a temporary file beside it, then a
-/// rename, so that a reader sees the old file or the new one, never half.
-absl::Status WriteFileAtomically(const std::string& path, const std::string& text);
 
 /// A time as perfgate's files write it: UTC to the second, "2026-01-31T12:00:00Z".
 std::string FormatUtcTime(TimePoint t);

@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <set>
 
 #include "absl/status/status.h"
@@ -14,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
+#include "common/file_io.h"
 #include "common/identity.h"
 #include "common/status_macros.h"
 
@@ -578,11 +577,9 @@ absl::StatusOr<PolicyFile> ReadPolicyFile(const std::string& path) {
     file.text = "version: 1\n";
     return file;
   }
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read policy file '", path, "'"));
-  file.text = text.str();
+  auto text = ReadWholeFile(path);
+  if (!text.ok()) return absl::NotFoundError(absl::StrCat("cannot read policy file '", path, "'"));
+  file.text = *std::move(text);
   auto parsed = ParsePolicy(file.text, path);
   PERFGATE_RETURN_IF_ERROR(parsed);
   file.policy = *std::move(parsed);

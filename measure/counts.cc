@@ -2,13 +2,12 @@
 
 #include <valgrind/callgrind.h>
 
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/file_io.h"
 
 namespace perfgate {
 
@@ -65,11 +64,9 @@ absl::StatusOr<CallgrindTotals> ParseCallgrindOutput(const std::string& text, co
 }
 
 absl::StatusOr<CallgrindTotals> ReadCallgrindOutput(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read callgrind's output file '", path, "'"));
-  std::stringstream text;
-  text << in.rdbuf();
-  return ParseCallgrindOutput(text.str(), path);
+  auto text = ReadWholeFile(path);
+  if (!text.ok()) return absl::NotFoundError(absl::StrCat("cannot read callgrind's output file '", path, "'"));
+  return ParseCallgrindOutput(*text, path);
 }
 
 bool IsCountMetric(const std::string& metric) {

@@ -5,11 +5,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/json_number.h"
 
 namespace perfgate::report {
 namespace {
-
-nlohmann::json Number(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
 
 // An absent value is shown as "-" so that "pcie_gen_max=- (fleet: 5)" still reads.
 std::string Shown(const std::string& value) { return value.empty() ? "-" : value; }
@@ -71,10 +70,10 @@ std::string RenderFleetJson(const gate::FleetReport& fleet, const std::string& s
                         {"metric", o.metric},
                         {"unit", o.unit},
                         {"direction", perfgate::ToString(o.direction)},
-                        {"node_median", Number(o.node_median)},
-                        {"fleet_median", Number(o.fleet_median)},
-                        {"mad", Number(o.mad)},
-                        {"deviation", Number(o.deviation)},
+                        {"node_median", NumberOrNull(o.node_median)},
+                        {"fleet_median", NumberOrNull(o.fleet_median)},
+                        {"mad", NumberOrNull(o.mad)},
+                        {"deviation", NumberOrNull(o.deviation)},
                         {"side", gate::ToString(o.side)},
                         {"nodes", o.nodes},
                         {"differing_fields", fields}});
@@ -83,7 +82,7 @@ std::string RenderFleetJson(const gate::FleetReport& fleet, const std::string& s
   for (const gate::FleetNode& n : fleet.node_summary) {
     nodes.push_back({{"node", n.node}, {"run_id", n.run_id}, {"worse", n.worse}, {"better", n.better}});
   }
-  const nlohmann::json root = {{"sku", sku},       {"sweep", sweep},       {"k", Number(fleet.k)},
+  const nlohmann::json root = {{"sku", sku},       {"sweep", sweep},       {"k", NumberOrNull(fleet.k)},
                                {"nodes", fleet.nodes}, {"outliers", outliers}, {"node_summary", nodes}};
   return root.dump(2) + "\n";
 }

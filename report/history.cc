@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/json_number.h"
 
 namespace perfgate::report {
 namespace {
@@ -25,8 +26,6 @@ std::string Time(TimePoint t, const char* format) {
   std::strftime(buf, sizeof buf, format, &tm);
   return buf;
 }
-
-nlohmann::json Number(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
 
 std::string Median(double x, const std::string& unit) {
   std::string text = absl::StrFormat("%.4g", x);
@@ -77,7 +76,7 @@ std::string RenderHistoryJson(const HistoryReport& history, const std::string& b
                       {"branch", p.branch},
                       {"node", p.node},
                       {"finished_at", Time(p.finished_at, "%Y-%m-%dT%H:%M:%SZ")},
-                      {"median", Number(p.median)},
+                      {"median", NumberOrNull(p.median)},
                       {"n", p.n}});
   }
   nlohmann::json changes = nlohmann::json::array();
@@ -86,11 +85,11 @@ std::string RenderHistoryJson(const HistoryReport& history, const std::string& b
     changes.push_back({{"index", c.index},
                        {"commit", known ? series.points[c.index].commit : std::string()},
                        {"run_id", known ? series.points[c.index].run_id : std::string()},
-                       {"median_before", Number(c.median_before)},
-                       {"median_after", Number(c.median_after)},
-                       {"change", Number(c.change)},
-                       {"statistic", Number(c.statistic)},
-                       {"p_value", Number(c.p_value)}});
+                       {"median_before", NumberOrNull(c.median_before)},
+                       {"median_after", NumberOrNull(c.median_after)},
+                       {"change", NumberOrNull(c.change)},
+                       {"statistic", NumberOrNull(c.statistic)},
+                       {"p_value", NumberOrNull(c.p_value)}});
   }
   const nlohmann::json root = {{"benchmark", benchmark},
                                {"metric", metric},

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/gate_report.h"
+#include "common/json_number.h"
 #include "report/report_text.h"
 
 namespace perfgate::report {
@@ -11,10 +12,7 @@ using gate::MetricVerdict;
 
 namespace {
 
-nlohmann::ordered_json JsonNumber(double value) {
-  if (!std::isfinite(value)) return nullptr;
-  return value;
-}
+nlohmann::ordered_json JsonNumber(double value) { return NumberOrNull<nlohmann::ordered_json>(value); }
 
 }  // namespace
 

@@ -117,6 +117,8 @@ v1::Verdict ToProto(gate::Verdict v) {
   return v1::VERDICT_UNSPECIFIED;
 }
 
+std::string VerdictName(gate::Verdict v) { return v1::Verdict_Name(ToProto(v)); }
+
 v1::TestMethod ToProto(gate::Method m) {
   switch (m) {
     case gate::Method::kNone: return v1::TEST_METHOD_NONE;

@@ -4,6 +4,8 @@
 // `ab` and the offline `perfgate compare` use on the spot.
 #pragma once
 
+#include <string>
+
 #include "absl/status/statusor.h"
 #include "gate/gate.h"
 #include "gate/report.h"
@@ -12,6 +14,8 @@
 namespace perfgate::wire {
 
 v1::Verdict ToProto(gate::Verdict v);
+/// The verdict's name as a report's JSON writes it: "VERDICT_REGRESSION".
+std::string VerdictName(gate::Verdict v);
 v1::TestMethod ToProto(gate::Method m);
 v1::GateOutcome ToProto(gate::Outcome o);
 v1::GateMode ToProto(gate::Mode m);

@@ -11,11 +11,15 @@
 namespace perfgate::coordinator::store {
 namespace {
 
-constexpr const char* kColumns =
-    "id, COALESCE(regression_id, 0), good_commit, bad_commit, benchmark, metric, commits::text, "
-    "settings::text, state, regression_size, culprit, change, change_ci_low, change_ci_high, range_good, "
-    "range_bad, summary, created_by, (extract(epoch from created_at) * 1000000)::bigint, "
-    "(extract(epoch from updated_at) * 1000000)::bigint";
+// The columns RowToBisection reads, in its order.
+const std::string& Columns() {
+  static const std::string columns = absl::StrCat(
+      "id, COALESCE(regression_id, 0), good_commit, bad_commit, benchmark, metric, commits::text, "
+      "settings::text, state, regression_size, culprit, change, change_ci_low, change_ci_high, range_good, "
+      "range_bad, summary, created_by, ",
+      MicrosFromTimestamp("created_at"), ", ", MicrosFromTimestamp("updated_at"));
+  return columns;
+}
 
 Bisection RowToBisection(const pqxx::row& row) {
   Bisection b;
@@ -46,9 +50,9 @@ Bisection RowToBisection(const pqxx::row& row) {
 
 void ReadProbes(pqxx::transaction_base& txn, Bisection& b) {
   for (const auto& row : txn.exec_params(
-           "SELECT commit, attempt, verdict, change, change_ci_low, change_ci_high, p_value, threshold, "
-           "rounds, note, (extract(epoch from at) * 1000000)::bigint FROM bisection_probes "
-           "WHERE bisection_id = $1 ORDER BY id",
+           absl::StrCat("SELECT commit, attempt, verdict, change, change_ci_low, change_ci_high, p_value, threshold, "
+                        "rounds, note, ",
+                        MicrosFromTimestamp("at"), " FROM bisection_probes WHERE bisection_id = $1 ORDER BY id"),
            b.id)) {
     BisectionProbe p;
     p.commit = row[0].as<std::string>();
@@ -96,7 +100,7 @@ absl::StatusOr<Bisection> BisectionRepository::CreateBisection(const Bisection& 
         absl::StrCat("INSERT INTO bisections (regression_id, good_commit, bad_commit, benchmark, metric, "
                      "commits, settings, created_by) VALUES (NULLIF($1, 0), $2, $3, $4, $5, $6::jsonb, "
                      "$7::jsonb, $8) RETURNING ",
-                     kColumns),
+                     Columns()),
         b.regression_id, b.good_commit, b.bad_commit, b.benchmark, b.metric, b.commits_json,
         b.settings_json, b.created_by);
     out = RowToBisection(row[0]);
@@ -112,7 +116,7 @@ absl::StatusOr<Bisection> BisectionRepository::GetBisection(int64_t id) {
   absl::Status s = db_.Run("reading a bisection", [&](pqxx::connection& c) {
     pqxx::read_transaction txn(c);
     const pqxx::result row =
-        txn.exec_params(absl::StrCat("SELECT ", kColumns, " FROM bisections WHERE id = $1"), id);
+        txn.exec_params(absl::StrCat("SELECT ", Columns(), " FROM bisections WHERE id = $1"), id);
     if (row.empty()) return absl::NotFoundError(absl::StrCat("bisection ", id, " does not exist"));
     b = RowToBisection(row[0]);
     ReadProbes(txn, b);
@@ -128,7 +132,7 @@ absl::StatusOr<std::vector<Bisection>> BisectionRepository::ListBisections(int64
   absl::Status s = db_.Run("listing bisections", [&](pqxx::connection& c) {
     pqxx::read_transaction txn(c);
     for (const auto& row : txn.exec_params(
-             absl::StrCat("SELECT ", kColumns,
+             absl::StrCat("SELECT ", Columns(),
                           " FROM bisections WHERE ($1 = 0 OR regression_id = $1) ORDER BY id DESC LIMIT $2"),
              regression_id, static_cast<int64_t>(EffectiveLimit(limit, kDefaultListLimit)))) {
       out.push_back(RowToBisection(row));

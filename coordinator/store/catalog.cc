@@ -41,8 +41,8 @@ absl::StatusOr<std::vector<Sweep>> CatalogRepository::ListSweeps(const std::stri
     pqxx::read_transaction txn(c);
     for (const auto& row : txn.exec_params(
              absl::StrCat(
-                 "SELECT sweep, sku, count(*), count(DISTINCT node), "
-                 "(extract(epoch from max(finished_at)) * 1000000)::bigint FROM ("
+                 "SELECT sweep, sku, count(*), count(DISTINCT node), ", MicrosFromTimestamp("max(finished_at)"),
+                 " FROM ("
                  "SELECT coalesce(nullif(details->>'slurm_array_job_id', ''), "
                  "nullif(details->>'slurm_job_id', ''), nullif(ci_job, '')) AS sweep, sku, node, "
                  "finished_at FROM runs WHERE status = 'complete' AND ($1 = '' OR sku = $1)) x "
@@ -79,12 +79,12 @@ absl::StatusOr<std::optional<ReplicaLag>> CatalogRepository::StandbyLag() {
     pqxx::read_transaction txn(c);
     // Caught up (all received WAL replayed): no lag, whatever the age of
     // the last transaction on a quiet primary.
-    const pqxx::row row = txn.exec1(
+    const pqxx::row row = txn.exec1(absl::StrCat(
         "SELECT pg_is_in_recovery(), "
         "CASE WHEN pg_last_wal_receive_lsn() IS NOT DISTINCT FROM pg_last_wal_replay_lsn() THEN 0 "
-        "ELSE greatest(0, extract(epoch FROM now() - pg_last_xact_replay_timestamp())) END::float8, "
-        "(extract(epoch FROM CASE WHEN pg_last_wal_receive_lsn() IS NOT DISTINCT FROM pg_last_wal_replay_lsn() "
-        "THEN now() ELSE coalesce(pg_last_xact_replay_timestamp(), now()) END) * 1000000)::bigint");
+        "ELSE greatest(0, extract(epoch FROM now() - pg_last_xact_replay_timestamp())) END::float8, ",
+        MicrosFromTimestamp("CASE WHEN pg_last_wal_receive_lsn() IS NOT DISTINCT FROM pg_last_wal_replay_lsn() "
+                            "THEN now() ELSE coalesce(pg_last_xact_replay_timestamp(), now()) END")));
     if (!row[0].as<bool>()) return std::optional<ReplicaLag>();
     ReplicaLag lag;
     lag.seconds = row[1].is_null() ? 0 : row[1].as<double>();

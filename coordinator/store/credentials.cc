@@ -7,9 +7,12 @@
 namespace perfgate::coordinator::store {
 namespace {
 
-constexpr char kColumns[] =
-    "id, key_id, name, role, (extract(epoch FROM created_at) * 1e6)::bigint, "
-    "(extract(epoch FROM revoked_at) * 1e6)::bigint";
+// The columns RowToCredential reads, in its order.
+const std::string& Columns() {
+  static const std::string columns = absl::StrCat("id, key_id, name, role, ", MicrosFromTimestamp("created_at"), ", ",
+                                                  MicrosFromTimestamp("revoked_at"));
+  return columns;
+}
 
 CredentialRow RowToCredential(const pqxx::row& row) {
   CredentialRow c;
@@ -33,7 +36,7 @@ absl::StatusOr<CredentialRow> CredentialRepository::InsertCredential(const std::
     const pqxx::binarystring hash(secret_sha256);
     pqxx::row row = txn.exec_params1(
         absl::StrCat("INSERT INTO credentials (key_id, name, role, secret_sha256) VALUES ($1, $2, $3, $4) "
-                     "RETURNING ", kColumns),
+                     "RETURNING ", Columns()),
         key_id, name, role, hash);
     CredentialRow out = RowToCredential(row);
     txn.commit();
@@ -57,7 +60,7 @@ absl::StatusOr<std::vector<CredentialRow>> CredentialRepository::ListCredentialR
   return db_.Run("listing credentials", [&](pqxx::connection& c) -> absl::StatusOr<std::vector<CredentialRow>> {
     pqxx::read_transaction txn(c);
     std::vector<CredentialRow> out;
-    for (const pqxx::row& row : txn.exec(absl::StrCat("SELECT ", kColumns, " FROM credentials ORDER BY id"))) {
+    for (const pqxx::row& row : txn.exec(absl::StrCat("SELECT ", Columns(), " FROM credentials ORDER BY id"))) {
       out.push_back(RowToCredential(row));
     }
     return out;
@@ -69,7 +72,7 @@ absl::StatusOr<std::optional<CredentialRow>> CredentialRepository::FindCredentia
                  [&](pqxx::connection& c) -> absl::StatusOr<std::optional<CredentialRow>> {
                    pqxx::nontransaction txn(c);
                    pqxx::result r = txn.exec_params(
-                       absl::StrCat("SELECT ", kColumns, ", secret_sha256 FROM credentials "
+                       absl::StrCat("SELECT ", Columns(), ", secret_sha256 FROM credentials "
                                     "WHERE key_id = $1 AND revoked_at IS NULL"),
                        key_id);
                    if (r.empty()) return std::optional<CredentialRow>();

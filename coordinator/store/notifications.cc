@@ -12,9 +12,13 @@
 namespace perfgate::coordinator::store {
 namespace {
 
-constexpr const char* kEndpointColumns =
-    "id, name, url, format, secret, branch, sku, array_to_json(events)::text, "
-    "(extract(epoch from created_at) * 1000000)::bigint, allow_private";
+// The columns RowToEndpoint reads, in its order.
+const std::string& EndpointColumns() {
+  static const std::string columns =
+      absl::StrCat("id, name, url, format, secret, branch, sku, array_to_json(events)::text, ",
+                   MicrosFromTimestamp("created_at"), ", allow_private");
+  return columns;
+}
 
 NotificationEndpoint RowToEndpoint(const pqxx::row& row) {
   NotificationEndpoint e;
@@ -31,19 +35,21 @@ NotificationEndpoint RowToEndpoint(const pqxx::row& row) {
   return e;
 }
 
-constexpr const char* kOutboxRest =
-    "o.event_type, o.idempotency_key::text, o.payload, o.state, "
-    "o.attempts, o.last_error, coalesce(o.claim_token::text, ''), "
-    "(extract(epoch from o.created_at) * 1000000)::bigint, "
-    "(extract(epoch from o.next_attempt_at) * 1000000)::bigint, "
-    "(extract(epoch from o.last_attempt_at) * 1000000)::bigint, "
-    "(extract(epoch from o.delivered_at) * 1000000)::bigint, e.allow_private";
+// The outbox columns after the endpoint's (OutboxColumns).
+const std::string& OutboxRest() {
+  static const std::string columns = absl::StrCat(
+      "o.event_type, o.idempotency_key::text, o.payload, o.state, "
+      "o.attempts, o.last_error, coalesce(o.claim_token::text, ''), ",
+      MicrosFromTimestamp("o.created_at"), ", ", MicrosFromTimestamp("o.next_attempt_at"), ", ",
+      MicrosFromTimestamp("o.last_attempt_at"), ", ", MicrosFromTimestamp("o.delivered_at"), ", e.allow_private");
+  return columns;
+}
 
 // The columns of an outbox row; the endpoint's URL and secret only for a
 // delivery (`with_secrets`), empty for a listing, which the read role asks.
 std::string OutboxColumns(bool with_secrets) {
   return absl::StrCat("o.id, e.name, ", with_secrets ? "e.url" : "''", ", e.format, ",
-                      with_secrets ? "e.secret" : "''", ", ", kOutboxRest);
+                      with_secrets ? "e.secret" : "''", ", ", OutboxRest());
 }
 
 std::optional<TimePoint> OptionalTime(const pqxx::field& f) {
@@ -83,7 +89,7 @@ absl::StatusOr<NotificationEndpoint> NotificationRepository::AddEndpoint(const N
                      "allow_private) "
                      "SELECT $1, $2, $3, $4, $5, $6, array_agg(x), $8 FROM jsonb_array_elements_text($7::jsonb) x "
                      "ON CONFLICT (name) DO NOTHING RETURNING ",
-                     kEndpointColumns),
+                     EndpointColumns()),
         e.name, e.url, e.format, e.secret, e.branch, e.sku, Json(e.events).dump(), e.allow_private);
     if (row.empty()) {
       return absl::AlreadyExistsError(
@@ -99,7 +105,7 @@ absl::StatusOr<std::vector<NotificationEndpoint>> NotificationRepository::ListEn
   absl::Status s = db_.Run("listing webhook endpoints", [&](pqxx::connection& c) {
     pqxx::read_transaction txn(c);
     for (const auto& row :
-         txn.exec(absl::StrCat("SELECT ", kEndpointColumns, " FROM notification_endpoints ORDER BY name"))) {
+         txn.exec(absl::StrCat("SELECT ", EndpointColumns(), " FROM notification_endpoints ORDER BY name"))) {
       out.push_back(RowToEndpoint(row));
     }
     return absl::OkStatus();

@@ -2,10 +2,10 @@
 // generic JSON bodies of the events they carry.
 #include "coordinator/store/outbox.h"
 
-#include <cmath>
-
 #include "absl/strings/str_cat.h"
+#include "common/json_number.h"
 #include "coordinator/store/sql.h"
+#include "wire/gate_convert.h"
 
 namespace perfgate::coordinator::store {
 
@@ -34,7 +34,6 @@ NotificationEvent RegressionNotification(const Regression& r, const RegressionEv
 
 NotificationEvent BisectionNotification(int64_t bisection_id, const BisectionOutcome& o, int64_t regression_id,
                                         const std::string& branch, const std::string& sku) {
-  const auto number = [](double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); };
   Json body = {{"type", "bisection.finished"},
                {"branch", branch},
                {"sku", sku},
@@ -42,8 +41,8 @@ NotificationEvent BisectionNotification(int64_t bisection_id, const BisectionOut
                 {{"id", bisection_id},
                  {"state", o.state},
                  {"culprit", o.culprit},
-                 {"change", number(o.change)},
-                 {"ci", Json::array({number(o.ci_low), number(o.ci_high)})},
+                 {"change", NumberOrNull(o.change)},
+                 {"ci", Json::array({NumberOrNull(o.ci_low), NumberOrNull(o.ci_high)})},
                  {"range", Json::array({o.range_good, o.range_bad})},
                  {"summary", o.summary}}},
                {"regression_id", regression_id == 0 ? Json(nullptr) : Json(regression_id)},
@@ -52,42 +51,16 @@ NotificationEvent BisectionNotification(int64_t bisection_id, const BisectionOut
   return {"bisection.finished", branch, sku, body.dump()};
 }
 
-namespace {
-
-// A number of a report as protobuf's JSON writes it: NaN and the infinities
-// are strings there; they become null.
-Json Finite(const Json& object, const char* key) {
-  const auto it = object.find(key);
-  return it != object.end() && it->is_number() ? *it : Json(nullptr);
-}
-
-// A string of a report; "" when absent or of another type.
-std::string Text(const Json& object, const char* key) {
-  const auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-}  // namespace
-
 NotificationEvent GateFailedNotification(int64_t report_id, const std::string& branch, const std::string& sku,
                                          const std::string& commit, const std::string& baseline_branch,
-                                         const std::string& report_json) {
-  Json report = Json::parse(report_json, nullptr, /*allow_exceptions=*/false);
+                                         const gate::GateResult& result) {
   Json failed = Json::array();
-  if (report.is_object() && report.contains("verdicts") && report["verdicts"].is_array()) {
-    for (const Json& v : report["verdicts"]) {
-      if (!v.is_object()) continue;
-      const std::string verdict = Text(v, "verdict");
-      const bool fails =
-          verdict == "VERDICT_REGRESSION" || verdict == "VERDICT_BELOW_FLOOR" || verdict == "VERDICT_MISSING";
-      const auto gating = v.find("gating");
-      if (fails && (gating == v.end() || !gating->is_boolean() || gating->get<bool>())) {
-        failed.push_back({{"benchmark", Text(v, "benchmark")},
-                          {"metric", Text(v, "metric")},
-                          {"verdict", verdict},
-                          {"change", Finite(v, "change")}});
-      }
-    }
+  for (const gate::MetricVerdict& v : result.verdicts) {
+    if (!v.gating || !gate::Fails(v.verdict)) continue;
+    failed.push_back({{"benchmark", v.benchmark},
+                      {"metric", v.metric},
+                      {"verdict", wire::VerdictName(v.verdict)},
+                      {"change", NumberOrNull(v.change)}});
   }
   Json body = {{"type", "gate.failed"},
                {"branch", branch},
@@ -96,7 +69,7 @@ NotificationEvent GateFailedNotification(int64_t report_id, const std::string& b
                 {{"report_id", report_id},
                  {"candidate_commit", commit},
                  {"baseline_branch", baseline_branch},
-                 {"summary", report.is_object() ? Text(report, "summary") : ""},
+                 {"summary", result.summary},
                  {"failed", std::move(failed)}}},
                {"dashboard_path", absl::StrCat("/#/report/", report_id)}};
   return {"gate.failed", branch, sku, body.dump()};

@@ -11,6 +11,7 @@
 #include "coordinator/store/bisections.h"
 #include "coordinator/store/notifications.h"
 #include "coordinator/store/regressions.h"
+#include "gate/gate.h"
 
 namespace perfgate::coordinator::store {
 
@@ -27,10 +28,10 @@ NotificationEvent RegressionNotification(const Regression& r, const RegressionEv
 /// SKU the endpoints' globs are matched against.
 NotificationEvent BisectionNotification(int64_t bisection_id, const BisectionOutcome& outcome,
                                         int64_t regression_id, const std::string& branch, const std::string& sku);
-/// A gate that failed: its report's failing gating verdicts, summary and
-/// link.
+/// A gate that failed: the gating verdicts of `result` that fail it
+/// (gate::Fails), its summary and the report's link.
 NotificationEvent GateFailedNotification(int64_t report_id, const std::string& branch, const std::string& sku,
                                          const std::string& commit, const std::string& baseline_branch,
-                                         const std::string& report_json);
+                                         const gate::GateResult& result);
 
 }  // namespace perfgate::coordinator::store

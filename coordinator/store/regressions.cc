@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "common/json_number.h"
 #include "common/status_macros.h"
 #include "coordinator/store/database.h"
 #include "coordinator/store/outbox.h"
@@ -12,11 +13,14 @@
 namespace perfgate::coordinator::store {
 namespace {
 
-constexpr const char* kColumns =
-    "id, benchmark, metric, sku, branch, unit, direction, good_commit, bad_commit, "
-    "first_bad_run_id::text, median_before, median_after, change, p_value, state, "
-    "fixed_by_commit, (extract(epoch from detected_at) * 1000000)::bigint, "
-    "(extract(epoch from updated_at) * 1000000)::bigint";
+// The columns RowToRegression reads, in its order.
+const std::string& Columns() {
+  static const std::string columns = absl::StrCat(
+      "id, benchmark, metric, sku, branch, unit, direction, good_commit, bad_commit, "
+      "first_bad_run_id::text, median_before, median_after, change, p_value, state, fixed_by_commit, ",
+      MicrosFromTimestamp("detected_at"), ", ", MicrosFromTimestamp("updated_at"));
+  return columns;
+}
 
 Regression RowToRegression(const pqxx::row& row) {
   Regression r;
@@ -42,11 +46,10 @@ Regression RowToRegression(const pqxx::row& row) {
 }
 
 void ReadEvents(pqxx::transaction_base& txn, Regression& r) {
-  for (const auto& row : txn.exec_params(
-           "SELECT from_state, to_state, actor, note, commit, "
-           "(extract(epoch from at) * 1000000)::bigint FROM regression_events "
-           "WHERE regression_id = $1 ORDER BY id",
-           r.id)) {
+  for (const auto& row : txn.exec_params(absl::StrCat("SELECT from_state, to_state, actor, note, commit, ",
+                                                      MicrosFromTimestamp("at"),
+                                                      " FROM regression_events WHERE regression_id = $1 ORDER BY id"),
+                                         r.id)) {
     RegressionEvent e;
     e.from_state = row[0].as<std::string>();
     e.to_state = row[1].as<std::string>();
@@ -57,8 +60,6 @@ void ReadEvents(pqxx::transaction_base& txn, Regression& r) {
     r.events.push_back(std::move(e));
   }
 }
-
-Json Finite(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
 
 Json Seconds(TimePoint t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
 
@@ -75,10 +76,10 @@ Json RegressionJson(const Regression& r) {
           {"good_commit", r.good_commit},
           {"bad_commit", r.bad_commit},
           {"first_bad_run_id", r.first_bad_run_id},
-          {"median_before", Finite(r.median_before)},
-          {"median_after", Finite(r.median_after)},
-          {"change", Finite(r.change)},
-          {"p_value", Finite(r.p_value)},
+          {"median_before", NumberOrNull(r.median_before)},
+          {"median_after", NumberOrNull(r.median_after)},
+          {"change", NumberOrNull(r.change)},
+          {"p_value", NumberOrNull(r.p_value)},
           {"state", r.state},
           {"fixed_by_commit", r.fixed_by_commit},
           {"detected_at", Seconds(r.detected_at)},
@@ -122,7 +123,7 @@ absl::StatusOr<std::optional<Regression>> RegressionRepository::SaveDetectedRegr
                      "good_commit, bad_commit, first_bad_run_id, median_before, median_after, change, "
                      "p_value) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::uuid, $10, $11, $12, $13) "
                      "ON CONFLICT DO NOTHING RETURNING ",
-                     kColumns),
+                     Columns()),
         r.benchmark, r.metric, r.sku, r.branch, r.unit,
         std::string(ToString(r.direction)), r.good_commit, r.bad_commit, r.first_bad_run_id,
         r.median_before, r.median_after, r.change, r.p_value);
@@ -147,7 +148,7 @@ absl::StatusOr<std::vector<Regression>> RegressionRepository::FindRegressions(co
   absl::Status s = db_.Run("listing regressions", [&](pqxx::connection& c) {
     pqxx::read_transaction txn(c);
     for (const auto& row : txn.exec_params(
-             absl::StrCat("SELECT ", kColumns,
+             absl::StrCat("SELECT ", Columns(),
                           " FROM regressions WHERE ($1 = '' OR state = $1) AND ($2 = '' OR branch = $2) "
                           "AND ($3 = '' OR sku = $3) AND ($4 = '' OR benchmark = $4) "
                           "ORDER BY detected_at DESC, id DESC LIMIT $5"),
@@ -166,7 +167,7 @@ absl::StatusOr<Regression> RegressionRepository::GetRegression(int64_t id) {
   absl::Status s = db_.Run("reading a regression", [&](pqxx::connection& c) {
     pqxx::read_transaction txn(c);
     pqxx::result row =
-        txn.exec_params(absl::StrCat("SELECT ", kColumns, " FROM regressions WHERE id = $1"), id);
+        txn.exec_params(absl::StrCat("SELECT ", Columns(), " FROM regressions WHERE id = $1"), id);
     if (row.empty()) return absl::NotFoundError(absl::StrCat("regression ", id, " does not exist"));
     r = RowToRegression(row[0]);
     ReadEvents(txn, r);
@@ -191,7 +192,7 @@ absl::StatusOr<Regression> RegressionRepository::ApplyTriage(const TriageChange&
     pqxx::result row = txn.exec_params(
         absl::StrCat("UPDATE regressions SET state = $2, updated_at = now(), fixed_by_commit = $3 "
                      "WHERE id = $1 RETURNING ",
-                     kColumns),
+                     Columns()),
         change.id, change.state, change.commit);
     txn.exec_params(
         "INSERT INTO regression_events (regression_id, from_state, to_state, actor, note, commit) "

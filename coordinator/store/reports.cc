@@ -10,7 +10,7 @@ namespace perfgate::coordinator::store {
 
 absl::StatusOr<int64_t> ReportRepository::SaveGateReport(const std::string& candidate_run_id,
                                               const std::string& baseline_branch,
-                                              const std::string& outcome,
+                                              const gate::GateResult& result,
                                               const std::string& report_json) {
   auto run_id = NormalizeRunId(candidate_run_id);
   PERFGATE_RETURN_IF_ERROR(run_id);
@@ -27,11 +27,11 @@ absl::StatusOr<int64_t> ReportRepository::SaveGateReport(const std::string& cand
         txn.exec_params1(
                "INSERT INTO gate_reports (candidate_run_id, baseline_branch, outcome, report) "
                "VALUES ($1, $2, $3, $4::jsonb) RETURNING id",
-               *run_id, baseline_branch, outcome, report_json)[0]
+               *run_id, baseline_branch, gate::ToString(result.outcome), report_json)[0]
             .as<int64_t>();
-    if (outcome == "regression") {
+    if (result.outcome == gate::Outcome::kRegression) {
       EnqueueInTransaction(txn, GateFailedNotification(id, run[0][0].as<std::string>(), run[0][1].as<std::string>(),
-                                                       run[0][2].as<std::string>(), baseline_branch, report_json));
+                                                       run[0][2].as<std::string>(), baseline_branch, result));
     }
     txn.commit();
     return id;
@@ -57,10 +57,10 @@ absl::StatusOr<std::map<std::string, std::vector<Verdict>>> ReportRepository::Ga
   absl::Status s = db_.Run("reading gate verdicts", [&](pqxx::connection& c) {
     pqxx::read_transaction txn(c);
     for (const auto& row : txn.exec_params(
-             "SELECT candidate_run_id::text, id, outcome, baseline_branch, "
-             "(extract(epoch from created_at) * 1000000)::bigint FROM gate_reports "
-             "WHERE candidate_run_id::text IN (SELECT jsonb_array_elements_text($1::jsonb)) "
-             "ORDER BY created_at DESC, id DESC",
+             absl::StrCat("SELECT candidate_run_id::text, id, outcome, baseline_branch, ",
+                          MicrosFromTimestamp("created_at"),
+                          " FROM gate_reports WHERE candidate_run_id::text IN "
+                          "(SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY created_at DESC, id DESC"),
              Json(run_ids).dump())) {
       Verdict v;
       v.report_id = row[1].as<int64_t>();

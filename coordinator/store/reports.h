@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "common/run_types.h"
 #include "coordinator/store/repository.h"
+#include "gate/gate.h"
 
 namespace perfgate::coordinator::store {
 
@@ -23,12 +24,13 @@ struct Verdict {
 
 class ReportRepository : protected Repository {
  public:
-  /// Stores a gate report (its JSON form) and returns its id; a report whose
-  /// outcome is "regression" puts a gate.failed notification in the outbox
-  /// in the same transaction.
+  /// Stores a gate report (its JSON form, with the outcome of `result`) and
+  /// returns its id; a gate whose outcome is a regression puts a gate.failed
+  /// notification of `result`'s failing verdicts in the outbox in the same
+  /// transaction.
   absl::StatusOr<int64_t> SaveGateReport(const std::string& candidate_run_id,
                                          const std::string& baseline_branch,
-                                         const std::string& outcome,
+                                         const gate::GateResult& result,
                                          const std::string& report_json);
   /// The JSON of a stored report. NOT_FOUND when unknown.
   absl::StatusOr<std::string> GetGateReport(int64_t report_id);

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/json_number.h"
 #include "common/stats.h"
 #include "common/status_macros.h"
 #include "coordinator/process_medians.h"
@@ -137,7 +138,7 @@ Json ProcessMediansRow(const CloseRead& read, const MetricValues& v, const stats
 Json SummaryRow(const CloseRead& read, int64_t metric_id, const MetricValues& v) {
   const stats::Summary s = stats::Summarize(v.values);
   // JSON has no NaN: statistics of an empty set are stored as NULL.
-  auto num = [&](double x) { return std::isfinite(x) && s.n > 0 ? Json(x) : Json(nullptr); };
+  auto num = [&](double x) { return s.n > 0 ? NumberOrNull(x) : Json(nullptr); };
   return {{"metric_id", metric_id},
           {"n", s.n},
           {"n_throttled", v.throttled},

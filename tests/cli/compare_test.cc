@@ -486,5 +486,30 @@ TEST(Compare, IngestAndExportRefuseAFileOfNothingMeasuredAndLeaveNothingBehind) 
   EXPECT_FALSE(std::filesystem::exists(config.export_output));
 }
 
+// Bencher Metric Format whose benchmarks are named "benchmarks" and "context"
+// is taken for Google Benchmark's JSON; --format reads it as what it is.
+TEST(Compare, NamedFormatReadsFilesThatDetectionMisreads) {
+  const perfgate::testing::TempDir dir = Scratch();
+  const auto bmf = [&](const std::string& name, double latency) {
+    const std::string path = dir.Join(name);
+    std::ofstream(path) << nlohmann::json{{"benchmarks", {{"latency", {{"value", latency}}}}},
+                                          {"context", {{"latency", {{"value", 3.0}}}}}}
+                               .dump();
+    return path;
+  };
+  const std::string a = bmf("a.json", 10.0), b = bmf("b.json", 10.0);
+  const Outcome detected = RunCompare(a, b);
+  EXPECT_EQ(detected.code, kExitError);
+  EXPECT_THAT(detected.err, HasSubstr(a + ": benchmarks"));
+  CompareOptions o;
+  o.baseline = a;
+  o.candidate = b;
+  o.format = "bencher-bmf";
+  std::ostringstream out, err;
+  const int code = CompareCommand(o, out, err);
+  EXPECT_NE(code, kExitError) << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("bencher/benchmarks"));
+}
+
 }  // namespace
 }  // namespace perfgate::cli

@@ -231,5 +231,33 @@ TEST_F(ConfigTest, AResumedBisectionKeepsTheAgentOfTheFlag) {
   EXPECT_EQ(p.config.bisect.agent, "/new/build/perfgate-agent");
 }
 
+TEST_F(ConfigTest, AnUnknownResultFormatExits2ListingTheFormats) {
+  for (const std::vector<const char*>& args :
+       {std::vector<const char*>{"compare", "a.json", "b.json", "--format", "gbench"},
+        std::vector<const char*>{"ingest", "a.json", "--branch", "main", "--commit", "c", "--format", "gbench"},
+        std::vector<const char*>{"export", "a.json", "--input-format", "gbench"}}) {
+    const Parsed p = Parse(args);
+    EXPECT_EQ(p.exit_code, 2) << args[0];
+    EXPECT_THAT(p.err, StartsWith("perfgate: "));
+    EXPECT_THAT(p.err, HasSubstr("unknown result format 'gbench'"));
+    for (const char* name : {"perfgate", "google-benchmark", "nvbench", "pytest-benchmark", "hyperfine",
+                             "nccl-tests", "bencher-bmf"}) {
+      EXPECT_THAT(p.err, HasSubstr(name)) << args[0];
+    }
+  }
+}
+
+TEST_F(ConfigTest, AKnownResultFormatIsKeptForTheCommandThatReadsFiles) {
+  Parsed p = Parse({"compare", "a.json", "b.json", "--format", "hyperfine"});
+  EXPECT_FALSE(p.exit_code.has_value()) << p.err;
+  EXPECT_EQ(p.config.compare.format, "hyperfine");
+  p = Parse({"ingest", "a.json", "--branch", "main", "--commit", "c", "--format", "nccl-tests"});
+  EXPECT_FALSE(p.exit_code.has_value()) << p.err;
+  EXPECT_EQ(p.config.ingest.format, "nccl-tests");
+  p = Parse({"export", "a.json", "--input-format", "bencher-bmf"});
+  EXPECT_FALSE(p.exit_code.has_value()) << p.err;
+  EXPECT_EQ(p.config.export_input_format, "bencher-bmf");
+}
+
 }  // namespace
 }  // namespace perfgate::cli

@@ -51,7 +51,7 @@ TEST_F(TlsFilesTest, EachWrongFileIsNamed) {
   const std::string garbage = dir_->Join("garbage.pem");
   std::ofstream(garbage) << "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n";
   const std::string missing = dir_->Join("missing.pem");
-  EXPECT_EQ(Message({missing, pki_.server_key, ""}), "--tls-cert " + missing + ": No such file or directory");
+  EXPECT_EQ(Message({missing, pki_.server_key, ""}), "--tls-cert " + missing + ": cannot open: No such file or directory");
   EXPECT_EQ(Message({garbage, pki_.server_key, ""}),
             "--tls-cert " + garbage + ": no PEM certificate in it (expected -----BEGIN CERTIFICATE-----)");
   EXPECT_NE(Message({pki_.server_cert, pki_.server_cert, ""}).find("--tls-key " + pki_.server_cert + ": no unencrypted PEM private key"),

@@ -15,6 +15,7 @@
 #include "coordinator/migrations.h"
 #include "coordinator/notification_body.h"
 #include "coordinator/notifier.h"
+#include "gate/gate.h"
 #include "nlohmann/json.hpp"
 #include "tests/coordinator/migrated_store_test.h"
 #include "tests/coordinator/webhook_receiver.h"
@@ -71,16 +72,24 @@ class NotificationsTest : public MigratedStoreTest {
 
   // A failed gate of a new run of `branch`: one gate.failed event.
   void FailGate(const std::string& branch) {
-    const json report = {{"summary", "1 regression"},
-                         {"verdicts",
-                          {{{"benchmark", "kernels/sgemm{m=512}"}, {"metric", "time"},
-                            {"verdict", "VERDICT_REGRESSION"}, {"change", 0.12}, {"gating", true}},
-                           // protobuf's JSON writes a NaN as a string
-                           {{"benchmark", "kernels/gone{m=1}"}, {"metric", "time"},
-                            {"verdict", "VERDICT_MISSING"}, {"change", "NaN"}, {"gating", true}},
-                           {{"benchmark", "kernels/advisory{m=1}"}, {"metric", "time"},
-                            {"verdict", "VERDICT_REGRESSION"}, {"change", 0.5}, {"gating", false}}}}};
-    auto id = store_->SaveGateReport(OpenRun(branch), "main", "regression", report.dump());
+    gate::GateResult result;
+    result.outcome = gate::Outcome::kRegression;
+    result.summary = "1 regression";
+    const auto verdict = [](const char* benchmark, gate::Verdict v, double change, bool gating) {
+      gate::MetricVerdict m;
+      m.benchmark = benchmark;
+      m.metric = "time";
+      m.verdict = v;
+      m.change = change;
+      m.gating = gating;
+      return m;
+    };
+    result.verdicts = {verdict("kernels/sgemm{m=512}", gate::Verdict::kRegression, 0.12, true),
+                       verdict("kernels/gone{m=1}", gate::Verdict::kMissing, gate::MetricVerdict::kNaN, true),
+                       verdict("kernels/advisory{m=1}", gate::Verdict::kRegression, 0.5, false),
+                       verdict("kernels/noisy{m=1}", gate::Verdict::kTooNoisy, 0.3, true),
+                       verdict("kernels/fast{m=1}", gate::Verdict::kImprovement, -0.2, true)};
+    auto id = store_->SaveGateReport(OpenRun(branch), "main", result, "{}");
     ASSERT_TRUE(id.ok()) << id.status();
   }
 
@@ -100,9 +109,11 @@ TEST_F(NotificationsTest, EventsAndTheirDeliveriesCommitTogetherForTheEndpointsT
   AddEndpoint("triage-only", "http://127.0.0.1:9/hook", "*", "*", {"regression.triage"});
 
   FailGate("main");  // all, h100-main
-  EXPECT_TRUE(store_->SaveGateReport(OpenRun("main"), "main", "pass", "{}").ok());  // nobody
+  EXPECT_TRUE(store_->SaveGateReport(OpenRun("main"), "main", gate::GateResult{}, "{}").ok());  // nobody
   // A gate report of an unknown run is refused, and nothing is queued for it.
-  EXPECT_TRUE(absl::IsNotFound(store_->SaveGateReport(NewUuid(), "main", "regression", "{}").status()));
+  gate::GateResult regression;
+  regression.outcome = gate::Outcome::kRegression;
+  EXPECT_TRUE(absl::IsNotFound(store_->SaveGateReport(NewUuid(), "main", regression, "{}").status()));
 
   store::DetectedRegression d;
   d.regression = {.benchmark = "kernels/sgemm{m=512}", .metric = "time", .sku = "h100-sxm5-80gb",
@@ -197,7 +208,10 @@ TEST_F(NotificationsTest, ReceiverDownForAWhileGetsEveryEventOnceWithValidSignat
     ASSERT_EQ(failed.size(), 2u) << d.body;  // the gating failures only
     EXPECT_EQ(failed[0].value("benchmark", ""), "kernels/sgemm{m=512}");
     EXPECT_EQ(failed[0]["change"], 0.12);
+    EXPECT_EQ(failed[0].value("verdict", ""), "VERDICT_REGRESSION");  // the report's JSON name
     EXPECT_EQ(failed[1].value("benchmark", ""), "kernels/gone{m=1}");
+    EXPECT_EQ(failed[1].value("verdict", ""), "VERDICT_MISSING");
+    EXPECT_EQ(body["gate"].value("summary", ""), "1 regression");
     EXPECT_TRUE(failed[1]["change"].is_null());
     ++seen[d.idempotency_key];
   }

@@ -538,7 +538,9 @@ TEST_F(StoreTest, GateReportRoundTrips) {
   const std::string run = RunWithMedianOf("main", "c1", {1, 2, 3});
   const nlohmann::json report = {{"outcome", "regression"},
                                  {"verdicts", {{{"metric", "busbw"}, {"change", -0.042}}}}};
-  auto id = store_->SaveGateReport(run, "main", "regression", report.dump());
+  gate::GateResult regression;
+  regression.outcome = gate::Outcome::kRegression;
+  auto id = store_->SaveGateReport(run, "main", regression, report.dump());
   ASSERT_TRUE(id.ok()) << id.status();
 
   auto back = store_->GetGateReport(*id);
@@ -546,9 +548,9 @@ TEST_F(StoreTest, GateReportRoundTrips) {
   EXPECT_EQ(nlohmann::json::parse(*back), report);
 
   EXPECT_EQ(store_->GetGateReport(*id + 1).status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(store_->SaveGateReport(NewUuid(), "main", "pass", "{}").status().code(),
+  EXPECT_EQ(store_->SaveGateReport(NewUuid(), "main", gate::GateResult{}, "{}").status().code(),
             absl::StatusCode::kNotFound);
-  EXPECT_EQ(store_->SaveGateReport(run, "main", "pass", "{not json").status().code(),
+  EXPECT_EQ(store_->SaveGateReport(run, "main", gate::GateResult{}, "{not json").status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 

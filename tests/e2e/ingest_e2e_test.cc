@@ -26,6 +26,7 @@ namespace perfgate {
 namespace {
 
 using testing::ChildProcess;
+using testing::Fixture;
 using testing::CommandResult;
 using testing::RunCommand;
 using testing::Slurp;
@@ -34,8 +35,6 @@ using testing::WriteText;
 
 using testing::Bin;
 using nlohmann::json;
-
-std::string Fixture(const std::string& name) { return std::string(PERFGATE_FORMATS_DIR) + "/" + name; }
 
 class IngestEndToEnd : public testing::PostgresDirTest {
  protected:
@@ -156,6 +155,28 @@ TEST_F(IngestEndToEnd, FileWithoutASkuIsRefusedAndNothingIsStored) {
   auto runs = RunCommand({Bin("cli/perfgate"), "--coordinator", address_, "runs"});
   ASSERT_TRUE(runs.ok()) << runs.status();
   EXPECT_EQ(runs->output.find("main"), std::string::npos) << runs->output;
+}
+
+// Bencher Metric Format whose benchmarks are named "benchmarks" and
+// "context" has the shape of Google Benchmark's JSON: detection refuses it,
+// --format bencher-bmf stores it.
+TEST_F(IngestEndToEnd, NamedFormatStoresAFileThatDetectionRefuses) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator());
+  const std::string file = dir_->Join("bmf.json");
+  WriteText(file, json{{"benchmarks", {{"latency", {{"value", 12.5}}}}},
+                       {"context", {{"latency", {{"value", 3.0}}}}}}
+                      .dump());
+  auto refused = RunCommand({Bin("cli/perfgate"), "ingest", file, "--coordinator", address_, "--branch", "main",
+                             "--commit", "c0ffee", "--sku", "cpu-x"});
+  ASSERT_TRUE(refused.ok()) << refused.status();
+  EXPECT_EQ(refused->exit_code, 2) << refused->output;
+  EXPECT_NE(refused->output.find(file + ": benchmarks"), std::string::npos) << refused->output;
+  const std::string run = Ingest(file, {"--sku", "cpu-x", "--format", "bencher-bmf"});
+  ASSERT_FALSE(run.empty());
+  auto shown = RunCommand({Bin("cli/perfgate"), "--coordinator", address_, "run", run});
+  ASSERT_TRUE(shown.ok()) << shown.status();
+  EXPECT_NE(shown->output.find("bencher/benchmarks"), std::string::npos) << shown->output;
+  EXPECT_NE(shown->output.find("bencher/context"), std::string::npos) << shown->output;
 }
 
 TEST_F(IngestEndToEnd, CompareOfTwoStoredRunsJudgesThemAsOneProcessEachAndStoresTheReport) {

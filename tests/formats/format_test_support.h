@@ -23,6 +23,9 @@ inline std::string Slurp(const std::string& path) {
   return s.str();
 }
 
+/// A file of tests/data/formats.
+inline std::string Fixture(const std::string& name) { return std::string(PERFGATE_FORMATS_DIR) + "/" + name; }
+
 inline void WriteText(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
 }

@@ -22,11 +22,10 @@ namespace {
 using ::testing::HasSubstr;
 using nlohmann::json;
 using perfgate::testing::FindCase;
+using perfgate::testing::Fixture;
 using perfgate::testing::MetricIndex;
 using perfgate::testing::Scratch;
 using perfgate::testing::Slurp;
-
-std::string Fixture(const std::string& name) { return std::string(PERFGATE_FORMATS_DIR) + "/" + name; }
 
 json FixtureJson(const std::string& name) { return json::parse(Slurp(Fixture(name))); }
 
