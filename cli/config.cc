@@ -8,6 +8,7 @@
 
 #include <ostream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "client/tls_options.h"
 #include "common/parse_errors.h"
 #include "common/status_macros.h"
+#include "common/time_text.h"
 
 namespace perfgate::cli {
 namespace {
@@ -155,7 +157,11 @@ CLI::App* AddHistory(CLI::App& app, Config& c) {
   history->add_option("--metric", c.metric, "Metric name")->required();
   history->add_option("--branch", c.branch, "Only this branch");
   history->add_option("--sku", c.sku, "Only this SKU");
-  history->add_option("--limit", c.limit, "At most this many points (default 100)");
+  history->add_option("--limit", c.limit, "At most this many points (default 100), the newest");
+  history->add_option("--from", c.from_text,
+                      "Only runs finished at or after this time: seconds since the epoch or RFC 3339 "
+                      "(2026-11-28T02:00:00Z)");
+  history->add_option("--to", c.to_text, "Only runs finished before this time (as --from)");
   history->add_option("--json", c.json_file, "Also write the series and its change points as JSON here");
   return history;
 }
@@ -417,6 +423,21 @@ std::string LoginName() {
   return absl::StrCat("uid ", uid);
 }
 
+// history: --from and --to as moments, to after from.
+absl::Status ValidateHistory(Config& c) {
+  for (auto [flag, text, out] : {std::tuple{"--from", &c.from_text, &c.history_from},
+                                 std::tuple{"--to", &c.to_text, &c.history_to}}) {
+    if (text->empty()) continue;
+    auto t = ParseTimeText(flag, *text);
+    PERFGATE_RETURN_IF_ERROR(t);
+    *out = *t;
+  }
+  if (c.history_from && c.history_to && *c.history_to <= *c.history_from) {
+    return absl::InvalidArgumentError("--to must be later than --from");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateConfig(Config& c) {
@@ -435,6 +456,8 @@ absl::Status ValidateConfig(Config& c) {
       return ValidateCompare(c);
     case Command::kBisect:
       return ValidateBisect(c);
+    case Command::kHistory:
+      return ValidateHistory(c);
     case Command::kIngest:
       c.ingest.coordinator = c.coordinator;
       c.ingest.timeout_s = c.timeout_s;

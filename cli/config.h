@@ -16,6 +16,7 @@
 #include "cli/compare.h"
 #include "cli/ingest.h"
 #include "client/coordinator_client.h"
+#include "common/run_types.h"
 #include "gate/policy.h"
 #include "gate/simulate.h"
 #include "gate/simulate_tail.h"
@@ -74,6 +75,10 @@ struct Config {
   unsigned limit = 0;
   std::string sweep, node;
   double k = 5;
+  // history --from/--to as given (seconds since the epoch or RFC 3339);
+  // ValidateConfig reads them into history_from/history_to
+  std::string from_text, to_text;
+  std::optional<TimePoint> history_from, history_to;
   // regressions, triage: over the coordinator's HTTP API (--http)
   std::string http = "127.0.0.1:8080";
   std::string state, note, by, commit;

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "cli/command_support.h"
 #include "cli/commands.h"
+#include "wire/convert.h"
 #include "wire/query_convert.h"
 #include "report/fleet.h"
 #include "report/history.h"
@@ -75,6 +76,8 @@ int HistoryCommand(const Config& c) {
   req.set_sku(c.sku);
   req.set_branch(c.branch);
   req.set_limit(c.limit);
+  if (c.history_from) wire::ToProto(*c.history_from, req.mutable_from());
+  if (c.history_to) wire::ToProto(*c.history_to, req.mutable_to());
   client::CoordinatorClient coordinator(CoordinatorOptions(c));
   auto resp = coordinator.History(req);
   if (!resp.ok()) return RpcError(resp.status(), "history", c.coordinator);

@@ -4,10 +4,13 @@
 // status code (401 for no or a bad credential, 403 for a role that may not).
 #include <httplib.h>
 
+#include <optional>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/identity.h"
 #include "common/status_macros.h"
+#include "common/time_text.h"
 #include "coordinator/error_mapping.h"
 #include "coordinator/fleet.h"
 #include "coordinator/http_json.h"
@@ -59,6 +62,15 @@ absl::StatusOr<uint32_t> Limit(const httplib::Request& req, uint32_t fallback, u
     return absl::InvalidArgumentError(absl::StrCat("limit: '", text, "' is not a number from 1 to ", most));
   }
   return v;
+}
+
+// The moment a parameter names (common/time_text.h); unset when it is absent.
+absl::Status TimeParam(const httplib::Request& req, const char* name, std::optional<TimePoint>& out) {
+  if (!req.has_param(name)) return absl::OkStatus();
+  auto t = ParseTimeText(name, req.get_param_value(name));
+  PERFGATE_RETURN_IF_ERROR(t);
+  out = *t;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> RunIdParam(const std::string& name, const std::string& value) {
@@ -122,6 +134,8 @@ absl::StatusOr<Json> SeriesRoute(Store& store, const httplib::Request& req) {
   PERFGATE_RETURN_IF_ERROR(limit);
   SeriesQuery q{Param(req, "benchmark"), Param(req, "metric"), Param(req, "sku"), Param(req, "branch"),
                 Param(req, "node"), *limit};
+  PERFGATE_RETURN_IF_ERROR(TimeParam(req, "from", q.from));
+  PERFGATE_RETURN_IF_ERROR(TimeParam(req, "to", q.to));
   auto series = store.GetSeries(q);
   PERFGATE_RETURN_IF_ERROR(series);
   std::vector<Regression> regressions;

@@ -289,7 +289,10 @@ grpc::Status QueryService::History(grpc::ServerContext* ctx, const v1::HistoryRe
   if (req->metric().empty()) return Invalid("metric: must not be empty");
   uint32_t limit = req->limit() == 0 ? 100 : req->limit();
   if (limit > 10000) return Invalid("limit: at most 10000");
-  auto series = store_.GetHistory(req->benchmark(), req->metric(), req->sku(), req->branch(), limit);
+  std::optional<TimePoint> from, to;
+  if (req->has_from()) from = wire::FromProto(req->from());
+  if (req->has_to()) to = wire::FromProto(req->to());
+  auto series = store_.GetHistory(req->benchmark(), req->metric(), req->sku(), req->branch(), limit, from, to);
   if (!series.ok()) return ToGrpc(series.status(), "History");
   HistoryReport history;
   history.changes = gate::FindHistoryChanges(*series);

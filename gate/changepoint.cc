@@ -26,23 +26,77 @@ struct Split {
   double q = -1;   // negative: the window admits no split
 };
 
-// Best split of w with both segments at least min_size long. Moving τ by one
-// moves one point from Y to X, so the three sums update in O(len) per step:
-// O(len²) for the window.
-Split BestSplit(std::span<const double> w, size_t min_size) {
+// Count and sum of the values inserted, indexed by their rank among the
+// window's distinct values (a Fenwick tree): what a set of points adds up to
+// in distance to one value, in O(log n).
+class RankSums {
+ public:
+  explicit RankSums(size_t ranks) : count_(ranks + 1, 0), sum_(ranks + 1, 0) {}
+  void Add(size_t rank, double value, int sign) {
+    total_count_ += sign;
+    total_sum_ += sign * value;
+    for (size_t i = rank + 1; i < count_.size(); i += i & (~i + 1)) {
+      count_[i] += sign;
+      sum_[i] += sign * value;
+    }
+  }
+  // Σ |value - v| over the values held, value having rank `rank`.
+  double Distance(size_t rank, double value) const {
+    double below = 0, below_sum = 0;  // values of rank <= rank
+    for (size_t i = rank + 1; i > 0; i -= i & (~i + 1)) {
+      below += count_[i];
+      below_sum += sum_[i];
+    }
+    return (value * below - below_sum) + (total_sum_ - below_sum) - value * (total_count_ - below);
+  }
+
+ private:
+  std::vector<double> count_, sum_;
+  double total_count_ = 0, total_sum_ = 0;
+};
+
+// The series' values with the rank of each among its distinct values; a
+// permutation moves both together, so ranks are computed once.
+struct Ranked {
+  std::vector<double> value;
+  std::vector<size_t> rank;
+  size_t ranks = 0;
+};
+
+Ranked Rank(std::span<const double> series) {
+  Ranked r{{series.begin(), series.end()}, {}, 0};
+  std::vector<double> sorted(series.begin(), series.end());
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  r.ranks = sorted.size();
+  for (double v : series) {
+    r.rank.push_back(static_cast<size_t>(std::lower_bound(sorted.begin(), sorted.end(), v) - sorted.begin()));
+  }
+  return r;
+}
+
+// Best split of [begin, end) of s with both segments at least min_size long.
+// Moving τ by one moves one point from Y to X; the distances of that point to
+// X and to Y come from RankSums, so the window costs O(len log n).
+Split BestSplit(const Ranked& s, size_t begin, size_t end, size_t min_size) {
   Split best;
-  const size_t len = w.size();
+  const size_t len = end - begin;
   if (len < 2 * min_size) return best;
-  double cross = 0, within_x = 0, within_y = 0;
+  const double* w = s.value.data() + begin;
+  const size_t* rank = s.rank.data() + begin;
+  double within_y = 0, within_x = 0, cross = 0;
+  RankSums x(s.ranks), y(s.ranks);
   for (size_t i = 0; i < len; ++i) {
-    for (size_t j = i + 1; j < len; ++j) within_y += std::fabs(w[i] - w[j]);
+    within_y += y.Distance(rank[i], w[i]);
+    y.Add(rank[i], w[i], +1);
   }
   for (size_t tau = 1; tau + min_size <= len; ++tau) {
     // Point tau-1 leaves Y for X.
     const size_t p = tau - 1;
-    double to_x = 0, to_y = 0;
-    for (size_t i = 0; i < p; ++i) to_x += std::fabs(w[p] - w[i]);
-    for (size_t j = tau; j < len; ++j) to_y += std::fabs(w[p] - w[j]);
+    y.Add(rank[p], w[p], -1);
+    const double to_x = x.Distance(rank[p], w[p]);
+    const double to_y = y.Distance(rank[p], w[p]);
+    x.Add(rank[p], w[p], +1);
     within_x += to_x;
     within_y -= to_y;
     cross += to_y - to_x;
@@ -59,10 +113,10 @@ struct Candidate {
 };
 
 // Best split over all windows delimited by bounds (sorted, starting at 0 and ending at the size).
-Candidate BestCandidate(std::span<const double> series, const std::vector<size_t>& bounds, size_t min_size) {
+Candidate BestCandidate(const Ranked& series, const std::vector<size_t>& bounds, size_t min_size) {
   Candidate best;
   for (size_t w = 0; w + 1 < bounds.size(); ++w) {
-    const Split s = BestSplit(series.subspan(bounds[w], bounds[w + 1] - bounds[w]), min_size);
+    const Split s = BestSplit(series, bounds[w], bounds[w + 1], min_size);
     if (s.q > best.q) best = {bounds[w] + s.tau, s.q};
   }
   return best;
@@ -91,19 +145,24 @@ std::vector<ChangePoint> EDivisive(std::span<const double> series, double signif
   min_size = std::max<size_t>(min_size, 1);
   std::mt19937_64 rng(seed);
   std::vector<size_t> bounds{0, series.size()};
-  std::vector<double> shuffled(series.begin(), series.end());
+  const Ranked ranked = Rank(series);
+  Ranked shuffled = ranked;
   for (;;) {
-    const Candidate candidate = BestCandidate(series, bounds, min_size);
+    const Candidate candidate = BestCandidate(ranked, bounds, min_size);
     if (candidate.q < 0) break;
     // Under the null each window is exchangeable: shuffle within the windows,
-    // never across the change points already accepted.
+    // never across the change points already accepted. Once so many shuffles
+    // came as large that p exceeds the significance, the rest cannot keep the
+    // split: stop there (the search ends with this candidate either way).
     unsigned as_large = 0;
-    for (unsigned r = 0; r < permutations; ++r) {
-      std::copy(series.begin(), series.end(), shuffled.begin());
+    for (unsigned r = 0; r < permutations && (1.0 + as_large) / (1.0 + permutations) <= significance; ++r) {
+      shuffled.value = ranked.value;
+      shuffled.rank = ranked.rank;
       for (size_t w = 0; w + 1 < bounds.size(); ++w) {
         for (size_t i = bounds[w + 1] - 1; i > bounds[w]; --i) {
           const size_t j = bounds[w] + UniformIndex(rng, i - bounds[w] + 1);
-          std::swap(shuffled[i], shuffled[j]);
+          std::swap(shuffled.value[i], shuffled.value[j]);
+          std::swap(shuffled.rank[i], shuffled.rank[j]);
         }
       }
       if (BestCandidate(shuffled, bounds, min_size).q >= candidate.q) ++as_large;

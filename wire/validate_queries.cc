@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <string>
 
+#include "common/status_macros.h"
 #include "wire/validate.h"
 
 namespace perfgate::wire {
@@ -37,10 +38,13 @@ absl::Status ValidateListRuns(const v1::ListRunsRequest& r) {
 absl::Status ValidateGetRun(const v1::GetRunRequest& r) { return CheckAll({{"run_id", r.run_id(), 36}}); }
 
 absl::Status ValidateHistory(const v1::HistoryRequest& r) {
-  return CheckAll({{"benchmark", r.benchmark(), kMaxBenchmarkKey},
-                   {"metric", r.metric(), kMaxMetricName},
-                   {"sku", r.sku(), kMaxSku},
-                   {"branch", r.branch(), kMaxBranch}});
+  PERFGATE_RETURN_IF_ERROR(CheckAll({{"benchmark", r.benchmark(), kMaxBenchmarkKey},
+                                     {"metric", r.metric(), kMaxMetricName},
+                                     {"sku", r.sku(), kMaxSku},
+                                     {"branch", r.branch(), kMaxBranch}}));
+  if (r.has_from()) PERFGATE_RETURN_IF_ERROR(CheckTimestamp(r.from(), "from"));
+  if (r.has_to()) PERFGATE_RETURN_IF_ERROR(CheckTimestamp(r.to(), "to"));
+  return absl::OkStatus();
 }
 
 absl::Status ValidateFleet(const v1::FleetRequest& r) {

@@ -14,7 +14,8 @@ namespace perfgate::wire {
 inline constexpr size_t kMaxPolicyYaml = 1 << 20;
 
 /// Each text field UTF-8 without NUL (a line without control characters
-/// where it is one) and within the limit of the Ingest field it matches.
+/// where it is one) and within the limit of the Ingest field it matches; a
+/// history's from and to, when set, within validate.h's timestamps.
 absl::Status ValidateListRuns(const v1::ListRunsRequest& r);
 absl::Status ValidateGetRun(const v1::GetRunRequest& r);
 absl::Status ValidateHistory(const v1::HistoryRequest& r);

@@ -63,7 +63,8 @@ pqxx::result NewestPoints(pqxx::transaction_base& txn, int64_t metric_id, const 
 
 absl::StatusOr<HistorySeries> HistoryRepository::GetHistory(const std::string& benchmark_key,
                                                 const std::string& metric, const std::string& sku,
-                                                const std::string& branch, uint32_t limit) {
+                                                const std::string& branch, uint32_t limit,
+                                                std::optional<TimePoint> from, std::optional<TimePoint> to) {
   // The gate's history is the dashboard's series without the band: one
   // query for both, so they cannot disagree.
   SeriesQuery q;
@@ -71,6 +72,8 @@ absl::StatusOr<HistorySeries> HistoryRepository::GetHistory(const std::string& b
   q.metric = metric;
   q.sku = sku;
   q.branch = branch;
+  q.from = from;
+  q.to = to;
   auto series = ReadSeries(q, EffectiveLimit(limit, kDefaultHistoryLimit), "reading history");
   PERFGATE_RETURN_IF_ERROR(series);
   HistorySeries history;
@@ -87,14 +90,14 @@ absl::StatusOr<Series> HistoryRepository::GetSeries(const SeriesQuery& q) {
   if (q.limit > kMaxSeriesPoints) {
     return absl::InvalidArgumentError(absl::StrCat("limit: at most ", kMaxSeriesPoints));
   }
-  if (q.from && q.to && *q.to <= *q.from) {
-    return absl::InvalidArgumentError("to: must be later than from");
-  }
   return ReadSeries(q, q.limit == 0 ? 200 : q.limit, "reading a series");
 }
 
 absl::StatusOr<Series> HistoryRepository::ReadSeries(const SeriesQuery& q, int64_t limit,
                                                      const char* what) {
+  if (q.from && q.to && *q.to <= *q.from) {
+    return absl::InvalidArgumentError("to: must be later than from");
+  }
   return db_.Run(what, [&](pqxx::connection& c) -> absl::StatusOr<Series> {
     pqxx::read_transaction txn(c);
     pqxx::result m = SeriesDefinition(txn, q.benchmark, q.metric);

@@ -45,10 +45,13 @@ struct Series {
 class HistoryRepository : protected Repository {
  public:
   /// Run medians of one metric over complete runs, oldest first, at most limit
-  /// newest points. Empty sku/branch match all.
+  /// newest points finished in [from, to) (each bound when set). Empty
+  /// sku/branch match all. INVALID_ARGUMENT for to <= from.
   absl::StatusOr<HistorySeries> GetHistory(const std::string& benchmark_key,
                                            const std::string& metric, const std::string& sku,
-                                           const std::string& branch, uint32_t limit);
+                                           const std::string& branch, uint32_t limit,
+                                           std::optional<TimePoint> from = std::nullopt,
+                                           std::optional<TimePoint> to = std::nullopt);
   /// The newest q.limit points finished in [q.from, q.to), oldest first; it
   /// reads the rows it returns, whatever the series' length. NOT_FOUND when nothing was ever
   /// stored for the benchmark and metric; INVALID_ARGUMENT for an empty

@@ -7,6 +7,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -60,6 +61,26 @@ TEST_F(ConfigTest, AnUnknownGateModeExits2NamingIt) {
   EXPECT_EQ(p.exit_code, 2);
   EXPECT_THAT(p.err, StartsWith("perfgate: "));
   EXPECT_THAT(p.err, HasSubstr("'sideways'"));
+}
+
+TEST_F(ConfigTest, HistoryTakesFromAndToAsSecondsOrRfc3339) {
+  const Parsed p = Parse({"history", "--benchmark", "s/c", "--metric", "time", "--from", "1764295200",
+                          "--to", "28/11/2025 03:00"});
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_THAT(p.err, HasSubstr("--to: '28/11/2025 03:00' is not a time"));
+  const Parsed ok = Parse({"history", "--benchmark", "s/c", "--metric", "time", "--from", "1764295200",
+                           "--to", "2025-11-28T04:00:00+01:00"});
+  ASSERT_EQ(ok.exit_code, std::nullopt) << ok.err;
+  EXPECT_EQ(ok.config.history_from, TimePoint(std::chrono::seconds(1764295200)));
+  EXPECT_EQ(ok.config.history_to, TimePoint(std::chrono::seconds(1764295200 + 3600)));
+  const Parsed none = Parse({"history", "--benchmark", "s/c", "--metric", "time"});
+  ASSERT_EQ(none.exit_code, std::nullopt) << none.err;
+  EXPECT_FALSE(none.config.history_from.has_value());
+  EXPECT_FALSE(none.config.history_to.has_value());
+  const Parsed backwards = Parse({"history", "--benchmark", "s/c", "--metric", "time", "--from", "1764295200",
+                                  "--to", "1764295100"});
+  EXPECT_EQ(backwards.exit_code, 2);
+  EXPECT_THAT(backwards.err, HasSubstr("--to must be later than --from"));
 }
 
 TEST_F(ConfigTest, AnUnknownCommandIsNamedWithTheCommandsThereAre) {

@@ -1,12 +1,15 @@
 // Regressions found on main by the coordinator itself, and their triage over
 // HTTP: the real coordinator binary over a private PostgreSQL, 40 seeded
-// runs of main sent through the client library (tests/e2e/dashboard_seed.h).
+// runs of main sent through the client library (tests/e2e/dashboard_seed.h);
+// and a series' time range through the HTTP API and `perfgate history`.
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include <fstream>
 #include <pqxx/pqxx>
 
+#include "absl/strings/str_format.h"
 #include "tests/e2e/dashboard_seed.h"
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
@@ -69,6 +72,44 @@ TEST_F(RegressionsEndToEnd, PlantedStepIsOneRegressionAtItsCommitAndTheFlatSerie
   // The flat case's 45 runs of main gave none.
   EXPECT_TRUE(GetJson(std::string("/api/v1/regressions?benchmark=") +
                       httplib::detail::encode_query_param(testing::kFlatCase))["regressions"].empty());
+}
+
+TEST_F(RegressionsEndToEnd, TheSeriesAnswersTheRunsFinishedWithinFromAndTo) {
+  const std::string path = std::string("/api/v1/series?metric=time&branch=main&limit=5000&benchmark=") +
+                           httplib::detail::encode_query_param(testing::kStepCase);
+  const Json all = GetJson(path)["points"];
+  ASSERT_GE(all.size(), 30u);
+  // [t of the 10th point, t of the 20th): points 10 to 19, written back as
+  // the seconds the answer gave, and once as RFC 3339 for `to`.
+  auto at = [&](size_t i) { return absl::StrFormat("%.6f", all[i]["t"].get<double>()); };
+  const Json range = GetJson(path + "&from=" + at(10) + "&to=" + at(20))["points"];
+  ASSERT_EQ(range.size(), 10u) << range.dump(2);
+  for (size_t i = 0; i < range.size(); ++i) EXPECT_EQ(range[i]["run_id"], all[10 + i]["run_id"]);
+  EXPECT_EQ(GetJson(path + "&from=" + at(10))["points"].size(), all.size() - 10);
+
+  httplib::Client http("127.0.0.1", coordinator_.http_port);
+  http.set_bearer_token_auth(kToken);
+  auto bad = http.Get(path + "&from=yesterday");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_NE(bad->body.find("from: 'yesterday' is not a time"), std::string::npos) << bad->body;
+  auto backwards = http.Get(path + "&from=" + at(20) + "&to=" + at(10));
+  ASSERT_TRUE(backwards);
+  EXPECT_EQ(backwards->status, 400);
+  EXPECT_NE(backwards->body.find("to: must be later than from"), std::string::npos) << backwards->body;
+
+  // perfgate history asks the gRPC Query service for the same range.
+  const std::string json = dir_->Join("history.json");
+  auto cli = testing::RunCommand({testing::Bin("cli/perfgate"), "--coordinator", coordinator_.grpc.address,
+                                  "--token-file", token_file_, "history", "--benchmark", testing::kStepCase,
+                                  "--metric", "time", "--branch", "main", "--limit", "1000", "--from", at(10),
+                                  "--to", at(20), "--json", json});
+  ASSERT_TRUE(cli.ok()) << cli.status();
+  ASSERT_EQ(cli->exit_code, 0) << cli->output;
+  std::ifstream in(json);
+  const Json history = Json::parse(in);
+  ASSERT_EQ(history["points"].size(), 10u) << history.dump(2);
+  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(history["points"][i]["run_id"], all[10 + i]["run_id"]);
 }
 
 TEST_F(RegressionsEndToEnd, TriageNeedsTheTokenAndKeepsWhoWhenAndWhy) {

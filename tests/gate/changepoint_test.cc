@@ -126,6 +126,38 @@ TEST(EDivisive, RespectsTheMinimumSegmentSize) {
   EXPECT_EQ(short_ok[0].index, 2u);
 }
 
+TEST(EDivisive, TheFirstSplitIsTheBestOfAllSplitsEvenWithTiedValues) {
+  // With significance 1 the first change kept is the split with the largest
+  // Q̂ over the whole series: compare it with every split computed directly.
+  // Rounded values make ties, which share a rank in the search's sums.
+  for (uint64_t seed : {41, 42, 43}) {
+    std::vector<double> series = Levels({{17, 10.0}, {9, 11.0}, {14, 10.5}}, 0.8, seed);
+    for (double& v : series) v = std::round(v * 2) / 2;
+    const std::vector<ChangePoint> cps = EDivisive(series, 1.0, 19, 3);
+    ASSERT_FALSE(cps.empty()) << "seed " << seed;
+    double best = -1;
+    size_t best_at = 0;
+    for (size_t tau = 3; tau + 3 <= series.size(); ++tau) {
+      const double q = EnergyStatistic(std::span(series).first(tau), std::span(series).subspan(tau));
+      if (q > best) best = q, best_at = tau;
+    }
+    const auto top = std::max_element(cps.begin(), cps.end(), [](const ChangePoint& a, const ChangePoint& b) {
+      return a.statistic < b.statistic;
+    });
+    EXPECT_EQ(top->index, best_at) << "seed " << seed;
+    EXPECT_NEAR(top->statistic, best, 1e-9 * best) << "seed " << seed;
+  }
+}
+
+TEST(EDivisive, FindsAShiftInTheLongestSeriesAnAnswerCarries) {
+  // 5 000 points (kMaxSeriesPoints of the store): a quadratic split search
+  // made this take seconds; near-linear, well under one.
+  const std::vector<double> series = Levels({{2500, 100.0}, {2500, 103.0}}, 1.0, 44);
+  const std::vector<ChangePoint> cps = EDivisive(series);
+  ASSERT_FALSE(cps.empty());
+  EXPECT_EQ(Strongest(cps, 1), std::vector<size_t>{2500});
+}
+
 TEST(EDivisive, TooShortOrNonFiniteSeriesGiveNothing) {
   EXPECT_TRUE(EDivisive(std::vector<double>{1, 2, 3, 4, 5}).empty());  // < 2·min_size
   std::vector<double> series = Levels({{20, 100.0}, {20, 110.0}}, 1.0, 25);
