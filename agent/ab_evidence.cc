@@ -75,8 +75,9 @@ void SayWhatWouldDecide(const std::vector<CasePair>& pairs, const AbOptions& opt
     const CasePair& p = *it->second;
     if (p.stopped != StopReason::kBudget && p.stopped != StopReason::kMaxRounds) continue;
     const unsigned more = RoundsToBound(v, p.rounds);
-    std::string what = absl::StrFormat(" Measuring stopped at its %s after %u rounds in %.0f s",
-                                       p.stopped == StopReason::kBudget ? "budget" : "--max-rounds", p.rounds, p.seconds);
+    const char* limit = p.stopped == StopReason::kBudget ? "budget" : "--max-rounds";
+    std::string what =
+        absl::StrFormat(" Measuring stopped at its %s after %u rounds in %.0f s", limit, p.rounds, p.seconds);
     if (more == 0) {
       absl::StrAppend(&what, "; the change itself is at or beyond the tolerance, so more rounds decide "
                              "whether it is a regression: rerun with twice the budget (--case-budget ",
