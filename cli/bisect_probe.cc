@@ -19,6 +19,7 @@
 #include "common/file_io.h"
 #include "common/process.h"
 #include "common/status_macros.h"
+#include "report/gate_report.h"
 
 namespace perfgate::cli {
 namespace fs = std::filesystem;
@@ -426,6 +427,7 @@ ProbeMeasurement ReadProbeReport(const std::string& report, const ProbeTask& t) 
   m.benchmark = v.value("benchmark", "");
   m.metric = v.value("metric", "");
   m.note = m.ok ? v.value("note", "") : "the report has no interval for the case";
+  m.rounds = report::RoundsInJson(j, m.benchmark).value_or(0);
   return m;
 }
 
@@ -453,12 +455,10 @@ absl::StatusOr<std::vector<ProbeMeasurement>> MeasureProbes(const BisectSettings
   }
   if (s.slurm) PERFGATE_RETURN_IF_ERROR(RunSlurmRound(s, round, tasks.size(), log));
   std::vector<ProbeMeasurement> out;
-  static const std::regex kRounds(R"((\d+) rounds of)");
   for (size_t i = 0; i < tasks.size(); ++i) {
     ProbeMeasurement m = ReadProbeReport(files[i].report, tasks[i]);
-    const std::string text = ReadText(files[i].log);
-    if (std::smatch match; std::regex_search(text, match, kRounds)) m.rounds = std::stoul(match[1]);
     if (!m.ok && m.note.rfind("no report", 0) == 0) {
+      const std::string text = ReadText(files[i].log);
       const std::string tail = text.substr(text.size() > 300 ? text.size() - 300 : 0);
       m.note = absl::StrCat("ab wrote no report; its output ends: ", absl::StripAsciiWhitespace(tail));
     }

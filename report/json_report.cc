@@ -14,6 +14,12 @@ namespace {
 
 nlohmann::ordered_json JsonNumber(double value) { return NumberOrNull<nlohmann::ordered_json>(value); }
 
+// The keys of an A/B report's rounds per case, written and read here alone.
+constexpr const char* kCases = "cases";
+constexpr const char* kBenchmark = "benchmark";
+constexpr const char* kRounds = "rounds";
+constexpr const char* kStopped = "stopped";
+
 }  // namespace
 
 std::string RenderJson(const gate::GateReport& report) {
@@ -59,8 +65,26 @@ std::string RenderJson(const gate::GateReport& report) {
       {"invalid_reasons", report.result.invalid_reasons},
       {"verdicts", std::move(verdicts)},
   };
+  if (!report.case_rounds.empty()) {
+    nlohmann::ordered_json cases = nlohmann::ordered_json::array();
+    for (const gate::CaseRounds& c : report.case_rounds) {
+      cases.push_back({{kBenchmark, c.benchmark}, {kRounds, c.rounds}, {kStopped, c.stopped}});
+    }
+    out[kCases] = std::move(cases);
+  }
   // Strings from the wire or a result file should be UTF-8; replace rather than throw if not.
   return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+std::optional<unsigned> RoundsInJson(const nlohmann::json& report, const std::string& benchmark) {
+  if (!report.is_object() || !report.contains(kCases) || !report[kCases].is_array()) return std::nullopt;
+  for (const nlohmann::json& c : report[kCases]) {
+    if (!c.is_object() || c.value(kBenchmark, "") != benchmark) continue;
+    const auto rounds = c.find(kRounds);
+    if (rounds == c.end() || !rounds->is_number_unsigned()) return std::nullopt;
+    return rounds->get<unsigned>();
+  }
+  return std::nullopt;
 }
 
 }  // namespace perfgate::report

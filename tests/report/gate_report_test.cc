@@ -469,6 +469,21 @@ TEST(ReportJson, CarriesTheIntervalAndBothPValues) {
   EXPECT_TRUE(j["verdicts"][2]["p_value"].is_null());  // no baseline: no test
 }
 
+TEST(ReportJson, CarriesTheRoundsOfEachABCaseAndReadsThemBack) {
+  gate::GateReport report = RegressionReport();
+  const nlohmann::json plain = nlohmann::json::parse(RenderJson(report));
+  EXPECT_FALSE(plain.contains("cases"));  // not an A/B report
+  EXPECT_EQ(RoundsInJson(plain, "suite/a"), std::nullopt);
+  report.case_rounds = {{"suite/a", 12, "decided"}, {"suite/b", 40, "max_rounds"}};
+  const nlohmann::json j = nlohmann::json::parse(RenderJson(report));
+  EXPECT_EQ(j["cases"][1]["stopped"], "max_rounds");
+  EXPECT_EQ(RoundsInJson(j, "suite/a"), 12u);
+  EXPECT_EQ(RoundsInJson(j, "suite/b"), 40u);
+  EXPECT_EQ(RoundsInJson(j, "suite/c"), std::nullopt);
+  EXPECT_EQ(RoundsInJson(nlohmann::json::parse(R"({"cases": [{"benchmark": "suite/a", "rounds": -1}]})"), "suite/a"),
+            std::nullopt);
+}
+
 TEST(ReportFiles, WritesEachRenderingThatHasAPathAndNamesAFileItCannotWrite) {
   auto dir = perfgate::testing::TempDir::Create("perfgate-report-files-");
   ASSERT_TRUE(dir.ok()) << dir.status();
