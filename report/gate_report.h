@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -50,6 +51,11 @@ std::string RenderJUnit(const gate::GateReport& report);
 /// An A/B report's case_rounds are its "cases": [{"benchmark", "rounds",
 /// "stopped"}], left out when there are none.
 std::string RenderJson(const gate::GateReport& report);
+
+/// The verdicts of a JSON report (RenderJson) as far as it wrote them back:
+/// benchmark, metric, change, its interval, p-value and note (a null number
+/// NaN; every other field its default); nullopt when it is no report.
+std::optional<std::vector<gate::MetricVerdict>> VerdictsInJson(const nlohmann::json& report);
 
 /// The rounds a JSON report (RenderJson) gives case `benchmark`; nullopt
 /// when it gives none (not an A/B report, or one written before reports
