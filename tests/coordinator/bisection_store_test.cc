@@ -64,7 +64,7 @@ TEST_F(BisectionStoreTest, StoresTheJobItsProbesAndItsCulpritInTheRegressionsTri
   const int64_t regression = StoredRegression();
   auto b = store_->CreateBisection(Job(regression));
   ASSERT_TRUE(b.ok()) << b.status();
-  EXPECT_EQ(b->state, "running");
+  EXPECT_EQ(b->state, BisectionState::kRunning);
   EXPECT_EQ(b->benchmark, "");
   auto with_probe = store_->AddBisectionProbe(b->id, ProbeAt("c20", 1, "carries"));
   ASSERT_TRUE(with_probe.ok()) << with_probe.status();
