@@ -20,6 +20,21 @@ namespace perfgate::agent {
 
 const char* ToString(AbRole role) { return role == AbRole::kBaseline ? "baseline" : "candidate"; }
 
+const char* ToString(StopReason reason) {
+  switch (reason) {
+    case StopReason::kNone: return "";
+    case StopReason::kDecided: return "decided";
+    case StopReason::kRounds: return "rounds";
+    case StopReason::kBudget: return "budget";
+    case StopReason::kMaxRounds: return "max_rounds";
+    case StopReason::kOverBudget: return "over_budget";
+    case StopReason::kFailed: return "failed";
+    case StopReason::kError: return "error";
+    case StopReason::kCounted: return "counted";
+  }
+  return "";
+}
+
 std::vector<AbRole> BlockOrder(unsigned round) {
   if (round % 2 == 0) return {AbRole::kBaseline, AbRole::kCandidate};
   return {AbRole::kCandidate, AbRole::kBaseline};
@@ -147,7 +162,7 @@ void FailPair(CasePair* pair, AbRole role, CaseStatus status, const std::string&
   }
   pair->baseline_blocks.clear();
   pair->candidate_blocks.clear();
-  pair->stopped = "failed";
+  pair->stopped = StopReason::kFailed;
 }
 
 bool AddBlock(CasePair* pair, AbRole role, CaseResult block) {
@@ -201,7 +216,7 @@ bool MinRoundsFit(CasePair* pair, const AbOptions& options, double round_s, doub
   // The case budget that would give this measurement `needed`, whatever
   // share of it (first or confirming, job budget) the measurement got.
   const double ask = std::ceil(options.case_budget_s * needed / *budget_s);
-  pair->stopped = "over_budget";
+  pair->stopped = StopReason::kOverBudget;
   pair->note = absl::StrFormat(
       "not judged: one round (a block a side) took %.1f s, so the %u rounds a first look at the interval needs "
       "take about %.0f s, more than the %.0f s this measurement may take. Rerun with --case-budget %.0f (or "
@@ -217,21 +232,21 @@ bool NextRound(CasePair* pair, unsigned rounds, const AbOptions& options, double
   pair->rounds = rounds;
   if (options.fixed_rounds > 0) {
     if (rounds < options.fixed_rounds) return true;
-    pair->stopped = "rounds";
+    pair->stopped = StopReason::kRounds;
     return false;
   }
   if (rounds == 1 && !MinRoundsFit(pair, options, spent_s, budget_s)) return false;
   if (gate::StopRuleLooksAt(rounds, options.min_rounds, options.max_rounds) && decided && decided(*pair)) {
-    pair->stopped = "decided";
+    pair->stopped = StopReason::kDecided;
     return false;
   }
   // Another round must fit in the budget: rounds so far predict its cost.
   if (*budget_s > 0 && spent_s + spent_s / rounds > *budget_s) {
-    pair->stopped = "budget";
+    pair->stopped = StopReason::kBudget;
     return false;
   }
   if (rounds >= options.max_rounds) {
-    pair->stopped = "max_rounds";
+    pair->stopped = StopReason::kMaxRounds;
     return false;
   }
   return true;
@@ -367,7 +382,7 @@ AbResult MeasureAndDecide(const std::vector<AbCase>& cases, const gate::Policy& 
   std::map<std::string, const CasePair*> cut_short;
   for (size_t k = 0; k < again.size(); ++k) {
     const CasePair& c = confirmations[k];
-    if (c.stopped != "failed" && c.rounds < RoundsForALook(options)) {
+    if (c.stopped != StopReason::kFailed && c.rounds < RoundsForALook(options)) {
       cut_short[c.key] = &c;
     } else {
       result.pairs[again[k]] = c;
@@ -430,7 +445,7 @@ void LogPair(const CasePair& p, std::ostream& log) {
     return;
   }
   log << p.rounds << " rounds of " << (p.baseline_blocks.empty() ? 0 : p.baseline_blocks.front())
-      << " samples a side in " << absl::StrFormat("%.1f", p.seconds) << " s (" << p.stopped << ")\n"
+      << " samples a side in " << absl::StrFormat("%.1f", p.seconds) << " s (" << ToString(p.stopped) << ")\n"
       << std::flush;
 }
 

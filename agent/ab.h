@@ -26,6 +26,22 @@ enum class AbRole { kBaseline, kCandidate };
 /// "baseline" or "candidate".
 const char* ToString(AbRole role);
 
+/// Why measuring a pair stopped. kNone: it has not (yet).
+enum class StopReason {
+  kNone,
+  kDecided,     // the stop rule decided every gating metric
+  kRounds,      // the fixed number of rounds (--rounds) ran
+  kBudget,      // another round would not fit the case budget
+  kMaxRounds,   // --max-rounds ran
+  kOverBudget,  // min_rounds could not fit the budget at the first round's pace
+  kFailed,      // a side failed or skipped the case
+  kError,       // a side stopped working for every case
+  kCounted,     // counted, not timed in rounds
+};
+/// The name output shows: "decided", "rounds", "budget", "max_rounds",
+/// "over_budget", "failed", "error", "counted"; "" for kNone.
+const char* ToString(StopReason reason);
+
 /// The order of the two blocks of round `round` (0-based): baseline first in
 /// even rounds, candidate first in odd ones (ABBA...), so neither side always
 /// runs second, on a machine the other side has just warmed.
@@ -119,10 +135,8 @@ struct CasePair {
   std::vector<unsigned> baseline_blocks;   // samples per block, in round order
   std::vector<unsigned> candidate_blocks;
   unsigned rounds = 0;
-  /// Why measuring stopped: "decided", "budget", "max_rounds", "rounds",
-  /// "failed", "error", or "over_budget" (min_rounds could not fit the
-  /// budget at the first round's pace: see `note`).
-  std::string stopped;
+  /// Why measuring stopped (over budget: see `note`).
+  StopReason stopped = StopReason::kNone;
   double seconds = 0;   // wall time the pair took, pilot included
   /// Over budget: what min_rounds would take and the budget to ask for.
   std::string note;
@@ -138,19 +152,19 @@ using DecidedFn = std::function<bool(const CasePair&)>;
 /// A pair for case `c` with no blocks yet: both sides status ok, `c`'s metrics.
 CasePair StartPair(const AbCase& c);
 /// Ends the pair as `status` (failed or skipped) with `reason` prefixed by
-/// the side, its blocks dropped, stopped "failed".
+/// the side, its blocks dropped, stopped kFailed.
 void FailPair(CasePair* pair, AbRole role, CaseStatus status, const std::string& reason);
 /// Pools one block of `role` into the pair, its samples numbered on through
 /// the side; a block that failed, skipped or reports other metrics than the
 /// pair's fails the pair instead (FailPair) and returns false.
 bool AddBlock(CasePair* pair, AbRole role, CaseResult block);
 /// After `rounds` complete rounds: whether to measure another. Sets
-/// pair->rounds, and pair->stopped when not ("rounds", "decided", "budget",
-/// "max_rounds"), asking `decided` from options.min_rounds on. After the
+/// pair->rounds, and pair->stopped when not (kRounds, kDecided, kBudget,
+/// kMaxRounds), asking `decided` from options.min_rounds on. After the
 /// first round, whose time gives the pace, it checks that min_rounds fit
 /// `*budget_s` (0: unbounded): with options.auto_budget it raises
 /// *budget_s to RoundsBudget; else, when they cannot fit, it stops the pair
-/// "over_budget" with a note naming the budget to ask for.
+/// kOverBudget with a note naming the budget to ask for.
 bool NextRound(CasePair* pair, unsigned rounds, const AbOptions& options, double spent_s, double* budget_s,
                const DecidedFn& decided);
 /// The seconds a measurement needs for options.min_rounds rounds of

@@ -127,6 +127,7 @@ gate::GateReport ReportOf(const SideRuns& runs, const gate::Policy& policy, cons
     report.baseline_image_digests = {base};
   }
   report.result = ab.gate;
+  for (const CasePair& p : ab.pairs) report.case_rounds.push_back({p.key, p.rounds, ToString(p.stopped)});
   return report;
 }
 

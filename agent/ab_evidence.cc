@@ -38,7 +38,7 @@ void ApplyOverBudget(const std::vector<CasePair>& pairs, gate::GateResult* gate)
   const auto by_key = ByKey(pairs);
   for (gate::MetricVerdict& v : gate->verdicts) {
     const auto it = by_key.find(v.benchmark);
-    if (it == by_key.end() || it->second->stopped != "over_budget") continue;
+    if (it == by_key.end() || it->second->stopped != StopReason::kOverBudget) continue;
     // A floor missed or a metric missing needs no rounds; anything that
     // needs a test was not given the rounds for one.
     if (gate::Fails(v.verdict) && v.verdict != gate::Verdict::kRegression) continue;
@@ -73,15 +73,16 @@ void SayWhatWouldDecide(const std::vector<CasePair>& pairs, const AbOptions& opt
     const auto it = by_key.find(v.benchmark);
     if (it == by_key.end()) continue;
     const CasePair& p = *it->second;
-    if (p.stopped != "budget" && p.stopped != "max_rounds") continue;
+    if (p.stopped != StopReason::kBudget && p.stopped != StopReason::kMaxRounds) continue;
     const unsigned more = RoundsToBound(v, p.rounds);
-    std::string what = absl::StrFormat(" Measuring stopped at its %s after %u rounds in %.0f s",
-                                       p.stopped == "budget" ? "budget" : "--max-rounds", p.rounds, p.seconds);
+    const char* limit = p.stopped == StopReason::kBudget ? "budget" : "--max-rounds";
+    std::string what =
+        absl::StrFormat(" Measuring stopped at its %s after %u rounds in %.0f s", limit, p.rounds, p.seconds);
     if (more == 0) {
       absl::StrAppend(&what, "; the change itself is at or beyond the tolerance, so more rounds decide "
                              "whether it is a regression: rerun with twice the budget (--case-budget ",
                       absl::StrFormat("%.0f", 2 * options.case_budget_s), ")");
-    } else if (p.stopped == "budget") {
+    } else if (p.stopped == StopReason::kBudget) {
       absl::StrAppend(&what, absl::StrFormat("; about %u rounds would bound the interval within the tolerance: "
                                              "rerun with --case-budget %.0f, or larger blocks (--block-time)",
                                              more, std::ceil(options.case_budget_s * more / p.rounds)));

@@ -15,7 +15,7 @@
 
 namespace perfgate::agent {
 
-/// Every verdict of a case stopped "over_budget" that is not a failure
+/// Every verdict of a case stopped kOverBudget that is not a failure
 /// measured without statistics becomes undecided, with the pair's note.
 void ApplyOverBudget(const std::vector<CasePair>& pairs, gate::GateResult* gate);
 

@@ -252,7 +252,7 @@ namespace {
 // ends counting, else "".
 std::string CountSide(Counter& program, const std::string& name, unsigned processes, AbRole role,
                       CasePair* pair) {
-  for (unsigned p = 0; p < processes && pair->stopped != "failed"; ++p) {
+  for (unsigned p = 0; p < processes && pair->stopped != StopReason::kFailed; ++p) {
     auto counted = program.Count(name);
     if (!counted.ok()) return absl::StrCat(ToString(role), " side, ", name, ": ", counted.status().message());
     if (p == 0 && pair->baseline_blocks.empty() && pair->candidate_blocks.empty()) {
@@ -302,7 +302,7 @@ AbResult RunCountedAb(Counter& baseline, Counter& candidate, const gate::Policy&
     }
     if (!result.error.empty()) break;
     pair.rounds = processes;
-    if (pair.stopped.empty()) pair.stopped = "counted";
+    if (pair.stopped == StopReason::kNone) pair.stopped = StopReason::kCounted;
     FinishPair(&pair, Since(start));
     log << "  " << pair.key << ": ";
     if (pair.candidate.status == CaseStatus::kOk) {

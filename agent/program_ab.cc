@@ -155,7 +155,7 @@ class ProgramPass {
       }
       bool again = false;
       for (CasePair& p : out.pairs) {
-        if (p.stopped == "failed") continue;
+        if (p.stopped == StopReason::kFailed) continue;
         again = NextRound(&p, round + 1, options_, Since(start), &budget, decided) || again;
       }
       if (!again) break;
@@ -175,7 +175,7 @@ class ProgramPass {
     std::map<std::string, CaseResult*> by_key;
     for (CaseResult& c : set->cases) by_key.try_emplace(c.benchmark.Key(), &c);
     for (CasePair& p : *pairs) {
-      if (p.stopped == "failed") continue;
+      if (p.stopped == StopReason::kFailed) continue;
       auto it = by_key.find(p.key);
       if (it == by_key.end()) {
         FailPair(&p, role, CaseStatus::kFailed, "its result file has no such case in this block");
@@ -188,9 +188,9 @@ class ProgramPass {
 
   MeasuredCases Finish(MeasuredCases out, Clock::time_point start) {
     for (CasePair& p : out.pairs) {
-      if (p.stopped == "failed") continue;
+      if (p.stopped == StopReason::kFailed) continue;
       if (!out.error.empty()) {
-        p.stopped = "error";
+        p.stopped = StopReason::kError;
         DropUnpairedBlock(&p);
         // Not one round of this case: nothing to judge it by but the error.
         if (p.baseline_blocks.empty()) {

@@ -5,6 +5,7 @@
 // `--resume ID` goes on where an interrupted bisection stood and `--status
 // ID` shows it.
 #include <iostream>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -12,6 +13,7 @@
 #include "cli/bisect_probe.h"
 #include "cli/command_support.h"
 #include "cli/commands.h"
+#include "common/bisection_state.h"
 #include "common/status_macros.h"
 
 namespace perfgate::cli {
@@ -22,6 +24,10 @@ using Json = nlohmann::json;
 double Num(const Json& v) { return v.is_number() ? v.get<double>() : 0; }
 
 std::string Short(const std::string& commit) { return ShortId(commit); }
+
+// The state of a stored bisection as the coordinator sent it; nullopt when
+// it names none.
+std::optional<BisectionState> StateOf(const Json& b) { return ParseBisectionState(b.value("state", "")); }
 
 // A stored bisection as the loop needs it.
 struct Job {
@@ -183,7 +189,7 @@ Json OutcomeJson(const BisectStep& step) {
   switch (step.kind) {
     case BisectStep::Kind::kCulprit: {
       const ProbeMeasurement& m = step.culprit_measurement;
-      out["state"] = "culprit";
+      out["state"] = ToString(BisectionState::kCulprit);
       out["culprit"] = step.culprit;
       out["change"] = m.change;
       out["ci"] = {m.ci_low, m.ci_high};
@@ -192,19 +198,20 @@ Json OutcomeJson(const BisectStep& step) {
       break;
     }
     case BisectStep::Kind::kRange:
-      out["state"] = "range";
+      out["state"] = ToString(BisectionState::kRange);
       out["range_good"] = step.range_good;
       out["range_bad"] = step.range_bad;
       break;
     default:
-      out["state"] = "no_culprit";
+      out["state"] = ToString(BisectionState::kNoCulprit);
   }
   return out;
 }
 
 int ExitOf(const Json& b) {
-  const std::string state = b.value("state", "");
-  return state == "range" ? kExitInconclusive : state == "running" ? kExitError : kExitPass;
+  const std::optional<BisectionState> state = StateOf(b);
+  if (!state || *state == BisectionState::kRunning) return kExitError;
+  return *state == BisectionState::kRange ? kExitInconclusive : kExitPass;
 }
 
 // The next step; with --into-merges, a culprit merge's inside is read from
@@ -219,7 +226,7 @@ absl::StatusOr<BisectStep> StepOf(Job& job) {
 // Measures round after round until the bisection ends; stored all along.
 int Bisect(const Config& c, Json b) {
   const client::HttpClientOptions o = HttpOptions(c);
-  while (b.value("state", "") == "running") {
+  while (StateOf(b) == BisectionState::kRunning) {
     auto job = JobOf(b, c.bisect.agent);
     if (!job.ok()) return HttpError(job.status(), "bisect");
     auto next_step = StepOf(*job);

@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <sstream>
 
@@ -19,6 +21,7 @@
 #include "common/file_io.h"
 #include "common/process.h"
 #include "common/status_macros.h"
+#include "report/gate_report.h"
 
 namespace perfgate::cli {
 namespace fs = std::filesystem;
@@ -401,31 +404,32 @@ ProbeMeasurement ReadProbeReport(const std::string& report, const ProbeTask& t) 
   m.benchmark = t.benchmark;
   m.metric = t.metric;
   const Json j = Json::parse(ReadText(report), nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || !j.contains("verdicts") || !j["verdicts"].is_array()) {
+  const std::optional<std::vector<gate::MetricVerdict>> verdicts = report::VerdictsInJson(j);
+  if (!verdicts) {
     m.note = absl::StrCat("no report at ", report);
     return m;
   }
-  const Json* best = nullptr;
-  for (const Json& v : j["verdicts"]) {
-    if (!v.value("change", Json()).is_number()) continue;
-    if (!t.benchmark.empty() && (v.value("benchmark", "") != t.benchmark || v.value("metric", "") != t.metric)) continue;
-    if (best == nullptr || v["change"].get<double>() > (*best)["change"].get<double>()) best = &v;
+  const gate::MetricVerdict* best = nullptr;
+  for (const gate::MetricVerdict& v : *verdicts) {
+    if (!std::isfinite(v.change)) continue;
+    if (!t.benchmark.empty() && (v.benchmark != t.benchmark || v.metric != t.metric)) continue;
+    if (best == nullptr || v.change > best->change) best = &v;
   }
   if (best == nullptr) {
     m.note = t.benchmark.empty() ? "the report has no measured case"
                                  : absl::StrCat("the report lacks ", t.benchmark, " ", t.metric);
     return m;
   }
-  const Json& v = *best;
-  const Json ci = v.value("change_ci", Json::array());
-  m.ok = ci.size() == 2 && ci[0].is_number() && ci[1].is_number();
-  m.change = v["change"].get<double>();
-  m.ci_low = m.ok ? ci[0].get<double>() : 0;
-  m.ci_high = m.ok ? ci[1].get<double>() : 0;
-  m.p_value = v.value("p_value", Json(1.0)).is_number() ? v["p_value"].get<double>() : 1.0;
-  m.benchmark = v.value("benchmark", "");
-  m.metric = v.value("metric", "");
-  m.note = m.ok ? v.value("note", "") : "the report has no interval for the case";
+  const gate::MetricVerdict& v = *best;
+  m.ok = std::isfinite(v.change_ci_low) && std::isfinite(v.change_ci_high);
+  m.change = v.change;
+  m.ci_low = m.ok ? v.change_ci_low : 0;
+  m.ci_high = m.ok ? v.change_ci_high : 0;
+  m.p_value = std::isfinite(v.p_value) ? v.p_value : 1.0;
+  m.benchmark = v.benchmark;
+  m.metric = v.metric;
+  m.note = m.ok ? v.note : "the report has no interval for the case";
+  m.rounds = report::RoundsInJson(j, m.benchmark).value_or(0);
   return m;
 }
 
@@ -453,12 +457,10 @@ absl::StatusOr<std::vector<ProbeMeasurement>> MeasureProbes(const BisectSettings
   }
   if (s.slurm) PERFGATE_RETURN_IF_ERROR(RunSlurmRound(s, round, tasks.size(), log));
   std::vector<ProbeMeasurement> out;
-  static const std::regex kRounds(R"((\d+) rounds of)");
   for (size_t i = 0; i < tasks.size(); ++i) {
     ProbeMeasurement m = ReadProbeReport(files[i].report, tasks[i]);
-    const std::string text = ReadText(files[i].log);
-    if (std::smatch match; std::regex_search(text, match, kRounds)) m.rounds = std::stoul(match[1]);
     if (!m.ok && m.note.rfind("no report", 0) == 0) {
+      const std::string text = ReadText(files[i].log);
       const std::string tail = text.substr(text.size() > 300 ? text.size() - 300 : 0);
       m.note = absl::StrCat("ab wrote no report; its output ends: ", absl::StripAsciiWhitespace(tail));
     }

@@ -117,7 +117,8 @@ struct ProbeTask {
 std::vector<std::string> ProbeArgv(const BisectSettings& s, const ProbeTask& task, const std::string& policy,
                                    const std::string& report);
 
-/// The measurement of task's case in an `ab` JSON report; not ok, with the
+/// The measurement of task's case in an `ab` JSON report, with the rounds
+/// the report gives that case (0 when it gives none); not ok, with the
 /// reason, when the report is missing or lacks the case.
 ProbeMeasurement ReadProbeReport(const std::string& report, const ProbeTask& task);
 

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "common/bisection_state.h"
 #include "common/json_number.h"
 #include "common/stats.h"
 #include "common/status_macros.h"
@@ -224,7 +226,7 @@ Json ToJson(const Bisection& b) {
           {"metric", b.metric},
           {"commits", Json::parse(b.commits_json, nullptr, false)},
           {"settings", Json::parse(b.settings_json, nullptr, false)},
-          {"state", b.state},
+          {"state", ToString(b.state)},
           {"regression_size", NumberOrNull(o.regression_size)},
           {"culprit", o.culprit},
           {"change", NumberOrNull(o.change)},
@@ -290,17 +292,20 @@ absl::StatusOr<BisectionProbe> ProbeFromJson(const Json& body) {
 
 absl::StatusOr<BisectionOutcome> OutcomeFromJson(const Json& body) {
   BisectionOutcome o;
+  std::string state;
   PERFGATE_RETURN_IF_ERROR(ReadFields(
-      body, Fields{.text = {{"state", &o.state}, {"culprit", &o.culprit}, {"range_good", &o.range_good},
+      body, Fields{.text = {{"state", &state}, {"culprit", &o.culprit}, {"range_good", &o.range_good},
                             {"range_bad", &o.range_bad}, {"summary", &o.summary},
                             {"triage_note", &o.triage_note}},
                    .numbers = {{"change", &o.change}, {"regression_size", &o.regression_size}},
                    .intervals = {{"ci", {&o.ci_low, &o.ci_high}}}}));
-  if (o.state == "running" || !OneOf(o.state, store::kBisectionStates)) {
-    return absl::InvalidArgumentError(absl::StrCat("state: '", o.state, "' is not culprit, no_culprit or range"));
+  const std::optional<BisectionState> ended = ParseBisectionState(state);
+  if (!ended || *ended == BisectionState::kRunning) {
+    return absl::InvalidArgumentError(absl::StrCat("state: '", state, "' is not culprit, no_culprit or range"));
   }
+  o.state = *ended;
   PERFGATE_RETURN_IF_ERROR(Required(o.summary, "summary"));
-  if ((o.state == "culprit") != !o.culprit.empty()) {
+  if ((o.state == BisectionState::kCulprit) != !o.culprit.empty()) {
     return absl::InvalidArgumentError("culprit: required with state culprit and refused otherwise");
   }
   return o;

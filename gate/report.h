@@ -15,6 +15,14 @@
 namespace perfgate::gate {
 
 /// One gate's report.
+/// How many rounds an A/B measurement gave one case, and why it stopped
+/// (the measurer's name for it: "decided", "budget", ...).
+struct CaseRounds {
+  std::string benchmark;  // the case's key, as the verdicts name it
+  unsigned rounds = 0;
+  std::string stopped;
+};
+
 struct GateReport {
   int64_t report_id = 0;         // id under which the coordinator stored it; 0 when not stored
   std::string candidate_run_id;  // the run (or, offline, the files) under test
@@ -26,6 +34,7 @@ struct GateReport {
   std::string candidate_image_digest;                 // the candidate's image_digest; "" on a host
   std::vector<std::string> baseline_image_digests;    // distinct image_digest values of the baselines
   GateResult result;             // verdicts (worst first), outcome, summary, mode
+  std::vector<CaseRounds> case_rounds;  // an A/B measurement's, one per case; empty for any other gate
 };
 
 }  // namespace perfgate::gate

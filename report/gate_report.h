@@ -8,7 +8,11 @@
 // in the order the gate sorted it (worst first).
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "absl/status/status.h"
 #include "gate/gate.h"
@@ -44,7 +48,19 @@ std::string RenderJUnit(const gate::GateReport& report);
 
 /// The report as a JSON object (pretty-printed); NaN and infinite numbers
 /// become null, enums their lower-case names.
+/// An A/B report's case_rounds are its "cases": [{"benchmark", "rounds",
+/// "stopped"}], left out when there are none.
 std::string RenderJson(const gate::GateReport& report);
+
+/// The verdicts of a JSON report (RenderJson) as far as it wrote them back:
+/// benchmark, metric, change, its interval, p-value and note (a null number
+/// NaN; every other field its default); nullopt when it is no report.
+std::optional<std::vector<gate::MetricVerdict>> VerdictsInJson(const nlohmann::json& report);
+
+/// The rounds a JSON report (RenderJson) gives case `benchmark`; nullopt
+/// when it gives none (not an A/B report, or one written before reports
+/// carried rounds).
+std::optional<unsigned> RoundsInJson(const nlohmann::json& report, const std::string& benchmark);
 
 /// The process exit code for the report (common/exit_codes.h): kExitPass,
 /// kExitRegression (a regression, a floor missed, a metric missing, or

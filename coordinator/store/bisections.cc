@@ -31,9 +31,10 @@ Bisection RowToBisection(const pqxx::row& row) {
   b.metric = row[5].as<std::string>();
   b.commits_json = row[6].as<std::string>();
   b.settings_json = row[7].as<std::string>();
-  b.state = row[8].as<std::string>();
+  // The column's CHECK admits only the names of kBisectionStateNames.
+  b.state = ParseBisectionState(row[8].as<std::string>()).value_or(BisectionState::kRunning);
   BisectionOutcome& o = b.outcome;
-  o.state = b.state == "running" ? "" : b.state;
+  o.state = b.state;
   o.regression_size = NullableDouble(row[9]);
   o.culprit = row[10].as<std::string>();
   o.change = NullableDouble(row[11]);
@@ -77,7 +78,7 @@ absl::Status LockRunning(pqxx::work& txn, int64_t id) {
   const pqxx::result cur = txn.exec_params("SELECT state FROM bisections WHERE id = $1 FOR UPDATE", id);
   if (cur.empty()) return absl::NotFoundError(absl::StrCat("bisection ", id, " does not exist"));
   const std::string state = cur[0][0].as<std::string>();
-  if (state != "running") {
+  if (state != ToString(BisectionState::kRunning)) {
     return absl::FailedPreconditionError(absl::StrCat("bisection ", id, " has ended (", state, ")"));
   }
   return absl::OkStatus();
@@ -180,8 +181,8 @@ absl::StatusOr<Bisection> BisectionRepository::FinishBisection(int64_t id, const
                      Nullable(5), ", change_ci_low = ", Nullable(6), ", change_ci_high = ", Nullable(7),
                      ", range_good = $8, range_bad = $9, summary = $10, updated_at = now() WHERE id = $1 "
                      "RETURNING COALESCE(regression_id, 0)"),
-        id, o.state, o.regression_size, o.culprit, o.change, o.ci_low, o.ci_high, o.range_good, o.range_bad,
-        o.summary);
+        id, std::string(ToString(o.state)), o.regression_size, o.culprit, o.change, o.ci_low, o.ci_high,
+        o.range_good, o.range_bad, o.summary);
     const int64_t regression = row[0][0].as<int64_t>();
     if (regression != 0 && !o.triage_note.empty()) {
       // A line of the triage record that leaves the regression's state as it is.

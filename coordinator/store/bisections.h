@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/bisection_state.h"
 #include "common/run_types.h"
 #include "coordinator/store/repository.h"
 
@@ -18,8 +19,6 @@ namespace perfgate::coordinator::store {
 /// A number not measured (stored as NULL).
 inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
 
-/// How a bisection stands.
-inline constexpr const char* kBisectionStates[] = {"running", "culprit", "no_culprit", "range"};
 /// What one probe decided.
 inline constexpr const char* kProbeVerdicts[] = {"carries", "clean", "undecided", "failed"};
 
@@ -38,7 +37,7 @@ struct BisectionProbe {
 
 /// How a bisection ended.
 struct BisectionOutcome {
-  std::string state;  // culprit, no_culprit or range
+  BisectionState state = BisectionState::kRunning;  // kCulprit, kNoCulprit or kRange once ended
   double regression_size = kNotMeasured;
   std::string culprit;
   double change = kNotMeasured, ci_low = kNotMeasured, ci_high = kNotMeasured;
@@ -54,8 +53,8 @@ struct Bisection {
   std::string commits_json = "[]";   // the plan, oldest first (a JSON array of strings)
   std::string settings_json = "{}";  // how probes are built and measured (a JSON object)
   std::string created_by;
-  std::string state = "running";
-  BisectionOutcome outcome;  // state aside, empty while running
+  BisectionState state = BisectionState::kRunning;  // stored as its name (common/bisection_state.h)
+  BisectionOutcome outcome;  // empty while running
   TimePoint created_at{}, updated_at{};
   std::vector<BisectionProbe> probes;  // oldest first
 };

@@ -39,7 +39,7 @@ NotificationEvent BisectionNotification(int64_t bisection_id, const BisectionOut
                {"sku", sku},
                {"bisection",
                 {{"id", bisection_id},
-                 {"state", o.state},
+                 {"state", ToString(o.state)},
                  {"culprit", o.culprit},
                  {"change", NumberOrNull(o.change)},
                  {"ci", Json::array({NumberOrNull(o.ci_low), NumberOrNull(o.ci_high)})},

@@ -130,7 +130,7 @@ TEST(MeasurePair, RunsTheBlocksInAbbaOrderAndPoolsEachSide) {
   EXPECT_EQ(p.candidate.benchmark.Key(), "test/a");
   EXPECT_EQ(p.baseline_blocks, (std::vector<unsigned>{6, 6, 6, 6}));
   EXPECT_EQ(p.rounds, 4u);
-  EXPECT_EQ(p.stopped, "rounds");
+  EXPECT_EQ(p.stopped, StopReason::kRounds);
 }
 
 TEST(MeasurePair, APilotBlockSizesTheBlocksByTimeAndIsNotKept) {
@@ -180,7 +180,7 @@ TEST(MeasurePair, AddsRoundsUntilTheStopRuleIsSatisfied) {
   // Only at the looks: min_rounds, then each time the rounds grow by a quarter.
   EXPECT_EQ(asked, (std::vector<unsigned>{5, 7}));
   EXPECT_EQ(p.rounds, 7u);
-  EXPECT_EQ(p.stopped, "decided");
+  EXPECT_EQ(p.stopped, StopReason::kDecided);
   EXPECT_EQ(journal.size(), 14u);
 }
 
@@ -194,12 +194,12 @@ TEST(MeasurePair, StopsAtMaxRoundsOrWhenTheNextRoundWouldOverrunTheBudget) {
   auto never = [](const CasePair&) { return false; };
   const CasePair capped = MeasurePair(TimeCase("a"), base, cand, o, 0, never);
   EXPECT_EQ(capped.rounds, 9u);
-  EXPECT_EQ(capped.stopped, "max_rounds");
+  EXPECT_EQ(capped.stopped, StopReason::kMaxRounds);
   // A budget the minimum rounds cannot fit at the first round's pace: it
   // stops there and says what budget to ask for, instead of judging a round.
   const CasePair broke = MeasurePair(TimeCase("b"), base, cand, o, 1e-12, never);
   EXPECT_EQ(broke.rounds, 1u);
-  EXPECT_EQ(broke.stopped, "over_budget");
+  EXPECT_EQ(broke.stopped, StopReason::kOverBudget);
   EXPECT_NE(broke.note.find("Rerun with --case-budget"), std::string::npos) << broke.note;
   // One that fits min_rounds but not max_rounds: the budget stops it in between.
   const AbOptions adaptive;
@@ -208,7 +208,7 @@ TEST(MeasurePair, StopsAtMaxRoundsOrWhenTheNextRoundWouldOverrunTheBudget) {
   EXPECT_TRUE(NextRound(&paced, 1, adaptive, 1.0, &budget, never));  // 5 rounds of 1 s fit 20 s
   EXPECT_TRUE(NextRound(&paced, 9, adaptive, 9.0, &budget, never));
   EXPECT_FALSE(NextRound(&paced, 10, adaptive, 19.5, &budget, never));  // a next round would end past 20 s
-  EXPECT_EQ(paced.stopped, "budget");
+  EXPECT_EQ(paced.stopped, StopReason::kBudget);
 }
 
 TEST(NextRound, AutoBudgetGrowsToWhatTheMinimumRoundsNeedAtTheFirstRoundsPace) {
@@ -224,7 +224,7 @@ TEST(NextRound, AutoBudgetGrowsToWhatTheMinimumRoundsNeedAtTheFirstRoundsPace) {
   budget = 40;
   CasePair fixed = StartPair(TimeCase("b"));
   EXPECT_FALSE(NextRound(&fixed, 1, o, 7.0, &budget, never));
-  EXPECT_EQ(fixed.stopped, "over_budget");
+  EXPECT_EQ(fixed.stopped, StopReason::kOverBudget);
   EXPECT_NE(fixed.note.find("--case-budget 63"), std::string::npos) << fixed.note;  // 60 s * 42 / 40
 }
 
@@ -248,7 +248,7 @@ TEST(CaseDecided, IdenticalSidesAreDecidedOnceTheIntervalCanBeBounded) {
   // Identical sides: the t interval of the first look (min_rounds) is
   // already narrow against the tolerance, so the case stops there.
   EXPECT_EQ(p.rounds, o.min_rounds);
-  EXPECT_EQ(p.stopped, "decided");
+  EXPECT_EQ(p.stopped, StopReason::kDecided);
 }
 
 TEST(MeasurePair, AFailingBlockFailsTheCaseOnBothSidesWithThatSidesReason) {
@@ -420,7 +420,7 @@ TEST(MeasureAndDecide, ABudgetThatEndsWithTheIntervalAcrossTheToleranceIsNoPassA
                                       [&](const std::vector<size_t>&, const std::vector<CasePair>*) {
                                         MeasuredCases m;
                                         CasePair p = MeasurePair(TimeCase("edge"), base, cand, o);
-                                        p.stopped = "budget";  // as a budget that ran out would leave it
+                                        p.stopped = StopReason::kBudget;  // as a budget that ran out would leave it
                                         m.pairs.push_back(std::move(p));
                                         return m;
                                       });

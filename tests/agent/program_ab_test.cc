@@ -196,7 +196,7 @@ TEST(RunProgramAb, ASideThatCrashesEndsMeasuringWithTheBlocksBeforeKeptInPairs) 
   EXPECT_EQ(r.pairs[0].baseline_blocks.size(), 2u);
   EXPECT_EQ(r.pairs[0].candidate_blocks.size(), 2u);
   EXPECT_EQ(r.pairs[0].baseline.samples.size(), 10u);
-  EXPECT_EQ(r.pairs[0].stopped, "error");
+  EXPECT_EQ(r.pairs[0].stopped, StopReason::kError);
   EXPECT_EQ(journal.size(), 7u);  // the pilot and three rounds; nothing after the crash
 }
 

@@ -17,6 +17,8 @@
 #include "cli/bisect.h"
 #include "cli/bisect_probe.h"
 #include "common/command_line.h"
+#include "common/file_io.h"
+#include "report/gate_report.h"
 #include "tests/support/processes.h"
 
 namespace perfgate::cli {
@@ -339,6 +341,45 @@ TEST(BisectAgent, AResumedBisectionRunsTheAgentOfTheFlagInsteadOfTheStoredOne) {
 
 const std::string kGoodImage = "registry.example.com/stack@sha256:" + std::string(64, 'a');
 const std::string kBadImage = "registry.example.com/stack@sha256:" + std::string(64, 'b');
+
+// An `ab` report as the agent writes it: one measured case, with its rounds
+// unless `rounds` is 0 (a report of an agent before reports carried them).
+std::string AbReportJson(unsigned rounds) {
+  gate::GateReport report;
+  gate::MetricVerdict v;
+  v.benchmark = "suite/case";
+  v.metric = "latency";
+  v.change = 0.1;
+  v.change_ci_low = 0.08;
+  v.change_ci_high = 0.12;
+  v.p_value = 0.001;
+  report.result.verdicts = {v};
+  if (rounds > 0) report.case_rounds = {{"suite/other", 3, "decided"}, {"suite/case", rounds, "budget"}};
+  return report::RenderJson(report);
+}
+
+TEST(BisectProbeReport, TakesTheRoundsOfTheJudgedCaseFromTheReport) {
+  auto dir = testing::TempDir::Create("perfgate-bisect-report-");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  ProbeTask task;
+  task.benchmark = "suite/case";
+  task.metric = "latency";
+  const std::string path = dir->Join("report.json");
+  ASSERT_TRUE(WriteFileAtomically(path, AbReportJson(17)).ok());
+  ProbeMeasurement m = ReadProbeReport(path, task);
+  EXPECT_TRUE(m.ok) << m.note;
+  EXPECT_EQ(m.rounds, 17u);
+  EXPECT_DOUBLE_EQ(m.change, 0.1);
+  // Worst case of the report when the task names none: still its rounds.
+  m = ReadProbeReport(path, ProbeTask{});
+  EXPECT_EQ(m.benchmark, "suite/case");
+  EXPECT_EQ(m.rounds, 17u);
+  // A report without rounds per case still gives its measurement.
+  ASSERT_TRUE(WriteFileAtomically(path, AbReportJson(0)).ok());
+  m = ReadProbeReport(path, task);
+  EXPECT_TRUE(m.ok) << m.note;
+  EXPECT_EQ(m.rounds, 0u);
+}
 
 TEST(BisectImages, AcceptsOnlyNameAtSha256WithSixtyFourHexDigits) {
   EXPECT_TRUE(CheckImageDigest("--good-image", kGoodImage).ok());

@@ -64,7 +64,7 @@ TEST_F(BisectionStoreTest, StoresTheJobItsProbesAndItsCulpritInTheRegressionsTri
   const int64_t regression = StoredRegression();
   auto b = store_->CreateBisection(Job(regression));
   ASSERT_TRUE(b.ok()) << b.status();
-  EXPECT_EQ(b->state, "running");
+  EXPECT_EQ(b->state, BisectionState::kRunning);
   EXPECT_EQ(b->benchmark, "");
   auto with_probe = store_->AddBisectionProbe(b->id, ProbeAt("c20", 1, "carries"));
   ASSERT_TRUE(with_probe.ok()) << with_probe.status();
@@ -89,7 +89,7 @@ TEST_F(BisectionStoreTest, StoresTheJobItsProbesAndItsCulpritInTheRegressionsTri
   }
   auto done = store_->FinishBisection(b->id, *outcome, "perfgate bisect");
   ASSERT_TRUE(done.ok()) << done.status();
-  EXPECT_EQ(done->state, "culprit");
+  EXPECT_EQ(done->state, BisectionState::kCulprit);
   auto outbox = store_->ListOutbox({"", "", 100});
   ASSERT_TRUE(outbox.ok()) << outbox.status();
   ASSERT_EQ(outbox->size(), 1u) << "written with the outcome, for the endpoint of the regression's branch";

@@ -98,6 +98,9 @@ TEST_F(BisectEndToEnd, TheSameHistoryWithoutTheSlowdownEndsWithNoCulprit) {
   EXPECT_EQ(b["state"], "no_culprit") << b.dump(2);
   EXPECT_EQ(b["culprit"], "");
   EXPECT_NE(b["summary"].get<std::string>().find("no culprit"), std::string::npos);
+  // Each probe's rounds, as ab's JSON report gave them (0 when none were read).
+  ASSERT_FALSE(b["probes"].empty()) << b.dump(2);
+  for (const Json& p : b["probes"]) EXPECT_GT(p["rounds"].get<int>(), 0) << p.dump();
   for (const std::string& c : commits) {
     EXPECT_EQ(r->output.find("culprit " + c.substr(0, 12)), std::string::npos) << r->output;
   }

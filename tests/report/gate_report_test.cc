@@ -469,6 +469,45 @@ TEST(ReportJson, CarriesTheIntervalAndBothPValues) {
   EXPECT_TRUE(j["verdicts"][2]["p_value"].is_null());  // no baseline: no test
 }
 
+TEST(ReportJson, ReadsBackTheVerdictsItWrote) {
+  const gate::GateReport report = RegressionReport();
+  const auto read = VerdictsInJson(nlohmann::json::parse(RenderJson(report)));
+  ASSERT_TRUE(read.has_value());
+  ASSERT_EQ(read->size(), report.result.verdicts.size());
+  for (size_t i = 0; i < read->size(); ++i) {
+    const gate::MetricVerdict& want = report.result.verdicts[i];
+    const gate::MetricVerdict& got = (*read)[i];
+    EXPECT_EQ(got.benchmark, want.benchmark);
+    EXPECT_EQ(got.metric, want.metric);
+    EXPECT_EQ(got.note, want.note);
+    for (auto [a, b] : {std::pair{got.change, want.change}, {got.change_ci_low, want.change_ci_low},
+                        {got.change_ci_high, want.change_ci_high}, {got.p_value, want.p_value}}) {
+      if (std::isnan(b)) {
+        EXPECT_TRUE(std::isnan(a)) << want.benchmark;  // written as null
+      } else {
+        EXPECT_DOUBLE_EQ(a, b) << want.benchmark;
+      }
+    }
+  }
+  EXPECT_FALSE(VerdictsInJson(nlohmann::json::parse(R"({"summary": "no verdicts"})")).has_value());
+  EXPECT_FALSE(VerdictsInJson(nlohmann::json::array()).has_value());
+}
+
+TEST(ReportJson, CarriesTheRoundsOfEachABCaseAndReadsThemBack) {
+  gate::GateReport report = RegressionReport();
+  const nlohmann::json plain = nlohmann::json::parse(RenderJson(report));
+  EXPECT_FALSE(plain.contains("cases"));  // not an A/B report
+  EXPECT_EQ(RoundsInJson(plain, "suite/a"), std::nullopt);
+  report.case_rounds = {{"suite/a", 12, "decided"}, {"suite/b", 40, "max_rounds"}};
+  const nlohmann::json j = nlohmann::json::parse(RenderJson(report));
+  EXPECT_EQ(j["cases"][1]["stopped"], "max_rounds");
+  EXPECT_EQ(RoundsInJson(j, "suite/a"), 12u);
+  EXPECT_EQ(RoundsInJson(j, "suite/b"), 40u);
+  EXPECT_EQ(RoundsInJson(j, "suite/c"), std::nullopt);
+  EXPECT_EQ(RoundsInJson(nlohmann::json::parse(R"({"cases": [{"benchmark": "suite/a", "rounds": -1}]})"), "suite/a"),
+            std::nullopt);
+}
+
 TEST(ReportFiles, WritesEachRenderingThatHasAPathAndNamesAFileItCannotWrite) {
   auto dir = perfgate::testing::TempDir::Create("perfgate-report-files-");
   ASSERT_TRUE(dir.ok()) << dir.status();
