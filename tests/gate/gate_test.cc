@@ -650,25 +650,6 @@ TEST(AbGate, ABurstThatSlowsOneBlockIsNotARegression) {
   // The two burst rounds are set aside, and the note says so.
   EXPECT_THAT(r.verdicts[0].note, HasSubstr("2 rounds set aside as interference bursts"));
 }
-
-TEST(StopRule, WaitsOnUndecidedTooNoisyAndTooFewRunsOfGatingMetricsOnly) {
-  MetricVerdict v;
-  v.tolerance = 0.05;
-  for (Verdict waits : {Verdict::kUndecided, Verdict::kTooNoisy, Verdict::kTooFewRuns}) {
-    v.verdict = waits;
-    EXPECT_TRUE(Undecided(v)) << ToString(waits);
-  }
-  // A pass has ruled a regression out (the gate gives no other), and a
-  // regression is decided: neither waits for more rounds.
-  for (Verdict decided : {Verdict::kPass, Verdict::kRegression, Verdict::kImprovement, Verdict::kMissing}) {
-    v.verdict = decided;
-    EXPECT_FALSE(Undecided(v)) << ToString(decided);
-  }
-  v.verdict = Verdict::kUndecided;
-  v.gating = false;
-  EXPECT_FALSE(Undecided(v));
-}
-
 TEST(AbGate, APassNeedsTheWorseEndOfItsIntervalWithinTheTolerance) {
   // A 10 % slowdown measured at about +4 %: not significant, within the
   // tolerance, the interval narrower than twice it, but a regression well
@@ -700,36 +681,6 @@ TEST(EvaluateGate, NothingComparedIsNeverAPass) {
   EXPECT_EQ(r.outcome, Outcome::kInconclusive);
   EXPECT_THAT(r.summary, HasSubstr("nothing compared"));
 }
-
-TEST(StopRule, LooksEachTimeTheRoundsGrowByAQuarterAndAtTheLast) {
-  std::vector<unsigned> at;
-  for (unsigned r = 1; r <= 30; ++r) {
-    if (StopRuleLooksAt(r, 5, 30)) at.push_back(r);
-  }
-  EXPECT_EQ(at, (std::vector<unsigned>{5, 7, 9, 12, 15, 19, 24, 30}));
-  EXPECT_EQ(StopRuleLooks(5, 30), at.size());
-  EXPECT_TRUE(StopRuleLooksAt(28, 5, 28));  // max_rounds off the schedule is a look
-  EXPECT_EQ(StopRuleLooks(5, 28), 8u);
-  EXPECT_EQ(StopRuleLooks(5, 5), 1u);
-  EXPECT_EQ(StopRuleLooks(5, 3), 1u);  // a budget below min_rounds still looks once
-}
-
-// Each look spends a Bonferroni share of both errors: q for a regression,
-// the interval's 5 % for a pass.
-TEST(StopRule, ALookJudgesAtAShareOfQAndAWiderInterval) {
-  Policy policy;
-  const Policy look = LookPolicy(policy, 4, 8);
-  EXPECT_DOUBLE_EQ(look.fdr, policy.fdr / 32);
-  EXPECT_DOUBLE_EQ(look.confidence, 1 - 0.05 / 8);
-  // The wider interval is what a pass at a look must fit in.
-  const GateInput in = Input({Processes(kCopy, "time", 10.12, 0.02)}, {{Processes(kCopy, "time", 10.0, 0.02)}},
-                             Mode::kAb);
-  const GateResult full = EvaluateGate(in, policy), strict = EvaluateGate(in, look);
-  ASSERT_EQ(full.verdicts.size(), 1u);
-  EXPECT_EQ(full.verdicts[0].verdict, Verdict::kPass) << full.verdicts[0].note;
-  EXPECT_GT(strict.verdicts[0].change_ci_high, full.verdicts[0].change_ci_high);
-}
-
 TEST(AbGate, ARealSlowdownOfEveryBlockIsStillCaughtBesideABurst) {
   std::vector<double> offsets = SmallOffsets(20);
   std::vector<double> slow = offsets;
