@@ -7,8 +7,8 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <string>
 #include <set>
+#include <string>
 #include <tuple>
 #include <utility>
 
