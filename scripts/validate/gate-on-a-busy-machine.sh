@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
-# Measures how the gate behaves on this machine with one core kept busy by
-# another process: N times each, an unchanged candidate and one 10 % slower,
-# through (1) `perfgate-agent ab` on sgemm, (2) `perfgate compare` of five
-# Google Benchmark files a side (10 repetitions each, the two binaries' runs
-# interleaved), (3) the quickstart (QUICKSTART=1 only: minutes a run).
-# Prints one line per trial and a table of outcomes (exit 0 pass, 1
-# regression, 3 inconclusive). Usage: gate-on-a-busy-machine.sh [N] [OUT_DIR]
-# SETS picks the sets (default "ab compare", or "ab compare quickstart" with
-# QUICKSTART=1), e.g. SETS=quickstart to run that one alone. The sets
-# gbench, hyperfine and pytest gate two builds of a team's own benchmark
-# through `perfgate-agent ab --baseline-cmd/--candidate-cmd`: a Google
-# Benchmark program (tests/work_bench_0 against work_bench_10, built by the
-# test build), a command timed by hyperfine (spin_0 against spin_10), and
-# a pytest-benchmark test (its work 10 % larger in the candidate's copy).
+# Measures how the gate behaves on this machine with other processes kept
+# busy: N times each, an unchanged candidate ("same"), one 10 % slower
+# ("slow") and, with KINDS, one 7.5 % slower ("edge": 1.5 times the 5 % A/B
+# tolerance, which must never pass), through (1) `perfgate-agent ab` on sgemm,
+# (2) `perfgate compare` of five Google Benchmark files a side (10
+# repetitions each, the two binaries' runs interleaved), (3) the quickstart
+# (minutes a run). Prints one line per trial and a table of outcomes (exit 0
+# pass, 1 regression, 3 inconclusive).
+# Usage: gate-on-a-busy-machine.sh [N] [OUT_DIR]
+# SETS picks the sets (default "ab compare"; also quickstart, gbench,
+# hyperfine, pytest, slowcmd), KINDS the candidates (default "same slow"),
+# BUSY how many busy processes run beside (default 1). The sets gbench,
+# hyperfine and pytest gate two builds of a team's own benchmark through
+# `perfgate-agent ab --baseline-cmd/--candidate-cmd`: a Google Benchmark
+# program (tests/work_bench_0, its candidate doing more work through
+# PERFGATE_WORK_SLOWDOWN), a command timed by hyperfine (tests/spin_0 the
+# same way) and a pytest-benchmark test (its work larger in the candidate's
+# copy). slowcmd is a hyperfine case of about 3 s a run, gated with
+# `--case-budget auto`. SGEMM_K picks the ab set's sgemm (512, 1024, 2048;
+# default 512).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${PERFGATE_BUILD_DIR:-$root/build}
@@ -25,23 +31,31 @@ agent="$build/agent/perfgate-agent"
 perfgate="$build/cli/perfgate"
 policy="$root/deploy/policy/default.yaml"
 
-(while :; do :; done) &
-busy=$!
-trap 'kill $busy 2>/dev/null || true' EXIT
+kinds=${KINDS:-same slow}
+busy=()
+for _ in $(seq 1 "${BUSY:-1}"); do
+  (while :; do :; done) &
+  busy+=($!)
+done
+trap 'kill "${busy[@]}" 2>/dev/null || true' EXIT
+percent() { case $1 in same) echo 0 ;; slow) echo 10 ;; edge) echo 7.5 ;; esac; }
 
 g++ -O2 -std=c++17 "$root/scripts/validate/work_bench.cc" -o "$out/work_bench" -lbenchmark -lpthread
 
-# The sides of the program sets: an unchanged build, or one 10 % slower.
+# The sides of the program sets: the same build, doing $1 percent more work.
 gbench_cmd() {
-  echo "$build/tests/work_bench_$1 --benchmark_repetitions={samples} --benchmark_min_time=0.05 --benchmark_out={out}"
+  echo "env PERFGATE_WORK_SLOWDOWN=$1 $build/tests/work_bench_0 --benchmark_repetitions={samples} --benchmark_min_time=0.05 --benchmark_out={out}"
 }
 hyperfine_cmd() {
-  echo "hyperfine -N --style none --warmup 1 --runs {samples} --export-json {out} -n work '$build/tests/spin_$1 20000000'"
+  echo "env PERFGATE_WORK_SLOWDOWN=$1 hyperfine -N --style none --warmup 1 --runs {samples} --export-json {out} -n work '$build/tests/spin_0 20000000'"
 }
-pytest_cmd() {  # a copy of the test whose work is 10 % larger with 10
+slowcmd_cmd() {  # about 3 s a run on a 2-core VM with a busy neighbour
+  echo "env PERFGATE_WORK_SLOWDOWN=$1 hyperfine -N --style none --runs {samples} --export-json {out} -n spin '$build/tests/spin_0 1200000000'"
+}
+pytest_cmd() {  # a copy of the test whose work is $1 percent larger
   mkdir -p "$out/pytest-$1"
   printf 'def work(n):\n    x = 88172645463325252\n    for _ in range(n):\n        x = (x ^ (x << 13)) & 0xFFFFFFFFFFFFFFFF\n        x ^= x >> 7\n        x = (x ^ (x << 17)) & 0xFFFFFFFFFFFFFFFF\n    return x\n\ndef test_work(benchmark):\n    benchmark(work, %d)\n' \
-    $(( 100000 * (100 + $1) / 100 )) >"$out/pytest-$1/test_work.py"
+    "$(awk -v p="$1" 'BEGIN { printf "%d", 100000 * (100 + p) / 100 }')" >"$out/pytest-$1/test_work.py"
   echo "/usr/bin/python3 -m pytest -q -p no:cacheprovider --rootdir $out/pytest-$1 --benchmark-min-rounds={samples} --benchmark-max-time=0.000001 --benchmark-warmup=off --benchmark-json={out} $out/pytest-$1/test_work.py"
 }
 
@@ -50,13 +64,15 @@ record() {  # set trial exit seconds
 }
 
 for i in $(seq 1 "$n"); do
-  for kind in same slow; do
+  for kind in $kinds; do
+    pct=$(percent "$kind")
     if wants ab; then
       cand=("$agent")
-      [ "$kind" = slow ] && cand+=(--inject-slowdown 'kernels/sgemm{k=512*=10')
+      k=${SGEMM_K:-512}
+      [ "$kind" != same ] && cand+=(--inject-slowdown "kernels/sgemm{k=$k*=$pct")
       start=$(date +%s)
       set +e
-      "$agent" ab --offline --suite kernels --filter 'sgemm{k=512,m=512,*' --set k=512 --policy "$policy" \
+      "$agent" ab --offline --suite kernels --filter "sgemm{k=$k,m=$k,*" --policy "$policy" \
         --baseline "$agent" --candidate "$(printf "'%s' " "${cand[@]}")" --json "$out/ab-$kind-$i.json" \
         >"$out/ab-$kind-$i.log" 2>&1
       rc=$?
@@ -69,8 +85,7 @@ for i in $(seq 1 "$n"); do
       for k in 1 2 3 4 5; do
         "$out/work_bench" --benchmark_repetitions=10 --benchmark_min_time=0.02 --benchmark_format=json \
           >"$out/a-$k.json" 2>/dev/null
-        slow=0; [ "$kind" = slow ] && slow=10
-        PERFGATE_WORK_SLOWDOWN=$slow "$out/work_bench" --benchmark_repetitions=10 --benchmark_min_time=0.02 \
+        PERFGATE_WORK_SLOWDOWN=$pct "$out/work_bench" --benchmark_repetitions=10 --benchmark_min_time=0.02 \
           --benchmark_format=json >"$out/b-$k.json" 2>/dev/null
       done
       set +e
@@ -81,14 +96,14 @@ for i in $(seq 1 "$n"); do
       record "compare-$kind" "$i" "$rc" "$(( $(date +%s) - start ))"
     fi
 
-    for tool in gbench hyperfine pytest; do
+    for tool in gbench hyperfine pytest slowcmd; do
       wants "$tool" || continue
-      pct=0; [ "$kind" = slow ] && pct=10
       start=$(date +%s)
       set +e
       # Every pytest block starts an interpreter and a collector (seconds on a
       # busy machine): its case gets the budget for as many rounds as the others.
-      budget=60; [ "$tool" = pytest ] && budget=150
+      # The 3 s command asks for the budget its rounds need.
+      budget=60; [ "$tool" = pytest ] && budget=150; [ "$tool" = slowcmd ] && budget=auto
       "$agent" ab --offline --policy "$policy" --case-budget "$budget" --baseline-cmd "$("${tool}_cmd" 0)" \
         --candidate-cmd "$("${tool}_cmd" "$pct")" --json "$out/$tool-$kind-$i.json" >"$out/$tool-$kind-$i.log" 2>&1
       rc=$?
@@ -99,8 +114,8 @@ for i in $(seq 1 "$n"); do
     if wants quickstart; then
       start=$(date +%s)
       set +e
-      if [ "$kind" = slow ]; then
-        PERFGATE_DEMO_SLOWDOWN='kernels/sgemm{k=1024*=10' "$root/scripts/quickstart.sh" >"$out/qs-$kind-$i.log" 2>&1
+      if [ "$kind" != same ]; then
+        PERFGATE_DEMO_SLOWDOWN="kernels/sgemm{k=1024*=$pct" "$root/scripts/quickstart.sh" >"$out/qs-$kind-$i.log" 2>&1
       else
         "$root/scripts/quickstart.sh" >"$out/qs-$kind-$i.log" 2>&1
       fi
