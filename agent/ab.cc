@@ -201,18 +201,24 @@ double RoundsBudget(double round_s, const AbOptions& options) {
   return static_cast<double>(options.min_rounds) * round_s * 1.2;
 }
 
+double AutoBudget(double round_s, const AbOptions& options) {
+  return static_cast<double>(options.max_rounds) * round_s * 1.1;
+}
+
+double CaseBudgetFor(double measurement_s, const AbOptions& options) {
+  return options.confirm && options.case_budget_s > 0 ? measurement_s * 1.5 : measurement_s;
+}
+
 namespace {
 
 // After the first round: whether min_rounds fit the budget at its pace. With
-// --case-budget auto the budget grows to twice what they need; else a pair
-// they cannot fit stops with a note saying what budget would.
+// --case-budget auto the budget grows to what the stop rule's last look
+// needs; else a pair they cannot fit stops with a note saying what budget
+// would.
 bool MinRoundsFit(CasePair* pair, const AbOptions& options, double round_s, double* budget_s) {
+  if (options.auto_budget && *budget_s > 0) *budget_s = std::max(*budget_s, AutoBudget(round_s, options));
   const double needed = RoundsBudget(round_s, options);
   if (*budget_s <= 0 || needed <= *budget_s) return true;
-  if (options.auto_budget) {
-    *budget_s = 2 * needed;
-    return true;
-  }
   // The case budget that would give this measurement `needed`, whatever
   // share of it (first or confirming, job budget) the measurement got.
   const double ask = std::ceil(options.case_budget_s * needed / *budget_s);

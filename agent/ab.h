@@ -89,9 +89,10 @@ struct AbOptions {
   /// the first gets two thirds when a confirmation may follow, the
   /// confirmation whatever the first left (at least a third).
   double case_budget_s = 60;
-  /// --case-budget auto: after a case's first round, the budget becomes
-  /// what min_rounds rounds at that pace need, twice over (RoundsBudget),
-  /// when that is more than case_budget_s.
+  /// --case-budget auto: after a case's first round, each measurement may
+  /// take what max_rounds rounds at that pace need (AutoBudget), when that
+  /// is more than its share of case_budget_s: no case ends undecided for
+  /// want of time before the stop rule's last look.
   bool auto_budget = false;
   /// Seconds the whole job may take (0: no bound beyond the cases' own);
   /// each case gets at most the budget left over the cases left.
@@ -170,6 +171,12 @@ bool NextRound(CasePair* pair, unsigned rounds, const AbOptions& options, double
 /// The seconds a measurement needs for options.min_rounds rounds of
 /// `round_s` each, a fifth to spare: less and the stop rule can never look.
 double RoundsBudget(double round_s, const AbOptions& options);
+/// The seconds --case-budget auto gives a measurement whose first round
+/// took `round_s`: options.max_rounds rounds, a tenth to spare.
+double AutoBudget(double round_s, const AbOptions& options);
+/// The --case-budget whose share (MeasurementBudget) for a first
+/// measurement is `measurement_s`.
+double CaseBudgetFor(double measurement_s, const AbOptions& options);
 /// Records the pair's wall time and each side's noise once measuring ends.
 void FinishPair(CasePair* pair, double seconds);
 /// The seconds one measurement may take: two thirds of the case budget for

@@ -78,14 +78,18 @@ void SayWhatWouldDecide(const std::vector<CasePair>& pairs, const AbOptions& opt
     const char* limit = p.stopped == StopReason::kBudget ? "budget" : "--max-rounds";
     std::string what =
         absl::StrFormat(" Measuring stopped at its %s after %u rounds in %.0f s", limit, p.rounds, p.seconds);
+    // The case budget is asked for from the pace these rounds kept, which
+    // --case-budget auto or a confirmation's minimum may have stretched
+    // past the budget given.
+    const double pace = p.rounds > 0 ? p.seconds / p.rounds : 0;
     if (more == 0) {
       absl::StrAppend(&what, "; the change itself is at or beyond the tolerance, so more rounds decide "
                              "whether it is a regression: rerun with twice the budget (--case-budget ",
-                      absl::StrFormat("%.0f", 2 * options.case_budget_s), ")");
+                      absl::StrFormat("%.0f", std::ceil(2 * CaseBudgetFor(p.seconds, options))), ")");
     } else if (p.stopped == StopReason::kBudget) {
       absl::StrAppend(&what, absl::StrFormat("; about %u rounds would bound the interval within the tolerance: "
                                              "rerun with --case-budget %.0f, or larger blocks (--block-time)",
-                                             more, std::ceil(options.case_budget_s * more / p.rounds)));
+                                             more, std::ceil(CaseBudgetFor(pace * more * 1.1, options))));
     } else {
       absl::StrAppend(&what, absl::StrFormat("; about %u rounds would bound the interval within the tolerance: "
                                              "rerun with --max-rounds %u",

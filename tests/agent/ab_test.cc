@@ -9,6 +9,8 @@
 #include <sstream>
 #include <utility>
 
+#include "agent/ab_evidence.h"
+
 namespace perfgate::agent {
 namespace {
 
@@ -211,21 +213,57 @@ TEST(MeasurePair, StopsAtMaxRoundsOrWhenTheNextRoundWouldOverrunTheBudget) {
   EXPECT_EQ(paced.stopped, StopReason::kBudget);
 }
 
-TEST(NextRound, AutoBudgetGrowsToWhatTheMinimumRoundsNeedAtTheFirstRoundsPace) {
+TEST(NextRound, AutoBudgetGrowsToWhatTheStopRulesLastLookNeedsAtTheFirstRoundsPace) {
   AbOptions o;
   o.auto_budget = true;
   auto never = [](const CasePair&) { return false; };
   CasePair pair = StartPair(TimeCase("a"));
   double budget = 40;
-  // A first round of 7 s: 5 rounds need 42 s with a fifth to spare; auto takes twice that.
+  // A first round of 7 s: 30 rounds take 210 s, a tenth to spare.
   EXPECT_TRUE(NextRound(&pair, 1, o, 7.0, &budget, never));
-  EXPECT_DOUBLE_EQ(budget, 2 * RoundsBudget(7.0, o));
+  EXPECT_DOUBLE_EQ(budget, 231.0);
+  // Its rounds run on past where twice the minimum (84 s) would have ended them.
+  EXPECT_TRUE(NextRound(&pair, 13, o, 13 * 7.0, &budget, never));
+  EXPECT_FALSE(NextRound(&pair, 30, o, 30 * 7.0, &budget, never));
+  EXPECT_EQ(pair.stopped, StopReason::kMaxRounds);
+  // A quick case whose 30 rounds fit keeps the budget it was given.
+  CasePair quick = StartPair(TimeCase("q"));
+  budget = 40;
+  EXPECT_TRUE(NextRound(&quick, 1, o, 0.5, &budget, never));
+  EXPECT_DOUBLE_EQ(budget, 40.0);
   o.auto_budget = false;
   budget = 40;
   CasePair fixed = StartPair(TimeCase("b"));
   EXPECT_FALSE(NextRound(&fixed, 1, o, 7.0, &budget, never));
   EXPECT_EQ(fixed.stopped, StopReason::kOverBudget);
   EXPECT_NE(fixed.note.find("--case-budget 63"), std::string::npos) << fixed.note;  // 60 s * 42 / 40
+}
+
+// A 3 s-a-run program under --case-budget auto: 11 rounds took 97 s, past
+// the 60 s given. The budget asked for comes from that pace, never from the
+// 60 s.
+TEST(SayWhatWouldDecide, AsksForTheBudgetTheRoundsNeedAtThePaceTheyKept) {
+  CasePair p = StartPair(TimeCase("slow"));
+  p.stopped = StopReason::kBudget;
+  p.rounds = 11;
+  p.seconds = 97;
+  gate::GateResult gate;
+  gate::MetricVerdict v;
+  v.benchmark = p.key;
+  v.gating = true;
+  v.verdict = gate::Verdict::kTooNoisy;
+  v.change = -0.026;
+  v.change_ci_low = -0.093;
+  v.change_ci_high = 0.046;
+  v.tolerance = 0.05;
+  gate.verdicts.push_back(v);
+  AbOptions o;
+  o.auto_budget = true;
+  SayWhatWouldDecide({p}, o, &gate);
+  const std::string& note = gate.verdicts[0].note;
+  // 12 rounds at 97/11 s, a tenth to spare, the first measurement's two thirds of the case.
+  EXPECT_NE(note.find("about 12 rounds would bound the interval"), std::string::npos) << note;
+  EXPECT_NE(note.find("--case-budget 175"), std::string::npos) << note;
 }
 
 TEST(BlockSamplesFor, ASampleThatLastsABlockIsABlockOfItsOwn) {
