@@ -142,8 +142,8 @@ void AddAbMeasurement(CLI::App* ab, AgentConfig& c) {
           c.ab_case_budget_auto = v == "auto";
           if (!c.ab_case_budget_auto) c.ab_case_budget_s = std::stod(v);
         },
-        "Seconds one case may take, confirmation included; 'auto': what the first round's pace says the "
-        "minimum rounds need, twice over (at least the default)")
+        "Seconds one case may take, confirmation included; 'auto': what the first round's pace says "
+        "--max-rounds rounds need (at least the default)")
       ->envname("PERFGATE_AB_CASE_BUDGET")->default_str("60")
       ->check(CLI::Validator(
           [](std::string& v) -> std::string {
