@@ -84,8 +84,11 @@ void SayWhatWouldDecide(const std::vector<CasePair>& pairs, const AbOptions& opt
     const double pace = p.rounds > 0 ? p.seconds / p.rounds : 0;
     if (more == 0) {
       absl::StrAppend(&what, "; the change itself is at or beyond the tolerance, so more rounds decide "
-                             "whether it is a regression: rerun with twice the budget (--case-budget ",
-                      absl::StrFormat("%.0f", std::ceil(2 * CaseBudgetFor(p.seconds, options))), ")");
+                             "whether it is a regression: rerun with ",
+                      p.stopped == StopReason::kBudget
+                          ? absl::StrFormat("twice the budget (--case-budget %.0f)",
+                                            std::ceil(2 * CaseBudgetFor(p.seconds, options)))
+                          : absl::StrFormat("twice the rounds (--max-rounds %u)", 2 * p.rounds));
     } else if (p.stopped == StopReason::kBudget) {
       absl::StrAppend(&what, absl::StrFormat("; about %u rounds would bound the interval within the tolerance: "
                                              "rerun with --case-budget %.0f, or larger blocks (--block-time)",

@@ -116,7 +116,10 @@ bool ParseProbeVerdict(const std::string& name, ProbeVerdict* v) {
 
 ProbeVerdict Judge(const ProbeMeasurement& m, double threshold) {
   if (!m.ok || !std::isfinite(m.change)) return ProbeVerdict::kFailed;
-  if (std::isfinite(m.ci_low) && m.ci_low > 0 && m.change >= threshold) return ProbeVerdict::kCarries;
+  // Either side of the threshold only when the whole interval is: a change
+  // above it whose interval reaches below it could be a clean commit's
+  // noise, as one whose interval reaches above it could carry.
+  if (std::isfinite(m.ci_low) && m.ci_low > threshold) return ProbeVerdict::kCarries;
   if (std::isfinite(m.ci_high) && m.ci_high < threshold) return ProbeVerdict::kClean;
   return ProbeVerdict::kUndecided;
 }

@@ -28,10 +28,9 @@ const char* ToString(ProbeVerdict v);
 /// The verdict of a name ToString gives; false for another name.
 bool ParseProbeVerdict(const std::string& name, ProbeVerdict* v);
 
-/// Carries the change when the shift is significant (the interval lies
-/// above 0) and at least `threshold`; clean when the interval lies below
-/// `threshold`; undecided otherwise (more rounds may tell); failed when it
-/// was not measured.
+/// Carries the change when the shift's interval lies above `threshold`;
+/// clean when it lies below; undecided when it reaches both sides (more
+/// rounds may tell); failed when it was not measured.
 ProbeVerdict Judge(const ProbeMeasurement& m, double threshold);
 
 /// One stored measurement of one commit.

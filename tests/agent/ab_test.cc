@@ -264,6 +264,18 @@ TEST(SayWhatWouldDecide, AsksForTheBudgetTheRoundsNeedAtThePaceTheyKept) {
   // 12 rounds at 97/11 s, a tenth to spare, the first measurement's two thirds of the case.
   EXPECT_NE(note.find("about 12 rounds would bound the interval"), std::string::npos) << note;
   EXPECT_NE(note.find("--case-budget 175"), std::string::npos) << note;
+
+  // Stopped at --max-rounds with the change itself past the tolerance: more
+  // rounds, not more seconds, decide it.
+  p.stopped = StopReason::kMaxRounds;
+  p.rounds = 12;
+  gate.verdicts[0] = v;
+  gate.verdicts[0].change = 0.76;
+  gate.verdicts[0].change_ci_low = -0.01;
+  gate.verdicts[0].change_ci_high = 2.13;
+  SayWhatWouldDecide({p}, o, &gate);
+  EXPECT_NE(gate.verdicts[0].note.find("twice the rounds (--max-rounds 24)"), std::string::npos)
+      << gate.verdicts[0].note;
 }
 
 TEST(BlockSamplesFor, ASampleThatLastsABlockIsABlockOfItsOwn) {
