@@ -206,7 +206,12 @@ double AutoBudget(double round_s, const AbOptions& options) {
 }
 
 double CaseBudgetFor(double measurement_s, const AbOptions& options) {
-  return options.confirm && options.case_budget_s > 0 ? measurement_s * 1.5 : measurement_s;
+  return options.confirm && options.case_budget_s > 0 ? measurement_s / kFirstMeasurementShare : measurement_s;
+}
+
+double JobShare(const AbOptions& options, double job_spent_s, size_t left) {
+  if (options.job_budget_s <= 0) return 0;
+  return std::max(0.0, options.job_budget_s - job_spent_s) / static_cast<double>(std::max<size_t>(left, 1));
 }
 
 namespace {
@@ -215,8 +220,11 @@ namespace {
 // --case-budget auto the budget grows to what the stop rule's last look
 // needs; else a pair they cannot fit stops with a note saying what budget
 // would.
-bool MinRoundsFit(CasePair* pair, const AbOptions& options, double round_s, double* budget_s) {
-  if (options.auto_budget && *budget_s > 0) *budget_s = std::max(*budget_s, AutoBudget(round_s, options));
+bool MinRoundsFit(CasePair* pair, const AbOptions& options, double round_s, double* budget_s, double most_s) {
+  if (options.auto_budget && *budget_s > 0) {
+    const double wanted = AutoBudget(round_s, options);
+    *budget_s = std::max(*budget_s, most_s > 0 ? std::min(wanted, most_s) : wanted);
+  }
   const double needed = RoundsBudget(round_s, options);
   if (*budget_s <= 0 || needed <= *budget_s) return true;
   // The case budget that would give this measurement `needed`, whatever
@@ -234,14 +242,14 @@ bool MinRoundsFit(CasePair* pair, const AbOptions& options, double round_s, doub
 }  // namespace
 
 bool NextRound(CasePair* pair, unsigned rounds, const AbOptions& options, double spent_s, double* budget_s,
-               const DecidedFn& decided) {
+               const DecidedFn& decided, double most_s) {
   pair->rounds = rounds;
   if (options.fixed_rounds > 0) {
     if (rounds < options.fixed_rounds) return true;
     pair->stopped = StopReason::kRounds;
     return false;
   }
-  if (rounds == 1 && !MinRoundsFit(pair, options, spent_s, budget_s)) return false;
+  if (rounds == 1 && !MinRoundsFit(pair, options, spent_s, budget_s, most_s)) return false;
   if (gate::StopRuleLooksAt(rounds, options.min_rounds, options.max_rounds) && decided && decided(*pair)) {
     pair->stopped = StopReason::kDecided;
     return false;
@@ -264,7 +272,7 @@ void FinishPair(CasePair* pair, double seconds) {
 }
 
 CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbOptions& options,
-                     double budget_s, const DecidedFn& decided) {
+                     double budget_s, const DecidedFn& decided, double most_s) {
   const Clock::time_point began = Clock::now();
   CasePair pair = StartPair(c);
   unsigned samples = options.fixed_block_samples;
@@ -284,7 +292,7 @@ CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbO
         return pair;
       }
     }
-    if (!NextRound(&pair, round + 1, options, Since(start), &budget, decided)) break;
+    if (!NextRound(&pair, round + 1, options, Since(start), &budget, decided, most_s)) break;
   }
   FinishPair(&pair, Since(began));
   return pair;
@@ -418,7 +426,8 @@ AbResult RunAb(const std::vector<AbCase>& cases, Side& baseline, Side& candidate
                                MeasurementBudget(options, Since(job_start), left, earlier),
                                [&](const CasePair& so_far) {
                                  return CaseDecided(so_far, policy, sku, cases.size(), looks);
-                               });
+                               },
+                               JobShare(options, Since(job_start), left));
       LogPair(p, log);
       out.pairs.push_back(std::move(p));
     }
@@ -430,7 +439,7 @@ AbResult RunAb(const std::vector<AbCase>& cases, Side& baseline, Side& candidate
 double MeasurementBudget(const AbOptions& options, double job_spent_s, size_t left, const CasePair* first) {
   double b = options.case_budget_s;
   if (b > 0 && options.confirm) {
-    b = first == nullptr ? b * 2.0 / 3.0 : std::max(b - first->seconds, b / 3.0);
+    b = first == nullptr ? b * kFirstMeasurementShare : std::max(b - first->seconds, b * (1 - kFirstMeasurementShare));
   }
   if (b > 0 && first != nullptr && first->rounds > 0) {
     // A confirmation judged on fewer rounds than a first look would throw
@@ -438,8 +447,7 @@ double MeasurementBudget(const AbOptions& options, double job_spent_s, size_t le
     b = std::max(b, (options.min_rounds + 1) * first->seconds / first->rounds);
   }
   if (options.job_budget_s > 0) {
-    const double job_left =
-        std::max(0.0, options.job_budget_s - job_spent_s) / static_cast<double>(std::max<size_t>(left, 1));
+    const double job_left = JobShare(options, job_spent_s, left);
     b = b > 0 ? std::min(b, job_left) : job_left;
   }
   return b;

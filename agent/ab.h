@@ -164,19 +164,26 @@ bool AddBlock(CasePair* pair, AbRole role, CaseResult block);
 /// kMaxRounds), asking `decided` from options.min_rounds on. After the
 /// first round, whose time gives the pace, it checks that min_rounds fit
 /// `*budget_s` (0: unbounded): with options.auto_budget it raises
-/// *budget_s to RoundsBudget; else, when they cannot fit, it stops the pair
-/// kOverBudget with a note naming the budget to ask for.
+/// *budget_s to AutoBudget, never past `most_s` (the job's share, JobShare;
+/// 0: none); when they still cannot fit, it stops the pair kOverBudget with
+/// a note naming the budget to ask for.
 bool NextRound(CasePair* pair, unsigned rounds, const AbOptions& options, double spent_s, double* budget_s,
-               const DecidedFn& decided);
+               const DecidedFn& decided, double most_s = 0);
 /// The seconds a measurement needs for options.min_rounds rounds of
 /// `round_s` each, a fifth to spare: less and the stop rule can never look.
 double RoundsBudget(double round_s, const AbOptions& options);
 /// The seconds --case-budget auto gives a measurement whose first round
 /// took `round_s`: options.max_rounds rounds, a tenth to spare.
 double AutoBudget(double round_s, const AbOptions& options);
+/// The share of the case budget a first measurement gets when a
+/// confirmation may follow; the confirmation gets at least the rest.
+inline constexpr double kFirstMeasurementShare = 2.0 / 3.0;
 /// The --case-budget whose share (MeasurementBudget) for a first
 /// measurement is `measurement_s`.
 double CaseBudgetFor(double measurement_s, const AbOptions& options);
+/// The job's budget left (--time-budget) over the `left` measurements still
+/// to come; 0 when the job has no budget of its own.
+double JobShare(const AbOptions& options, double job_spent_s, size_t left);
 /// Records the pair's wall time and each side's noise once measuring ends.
 void FinishPair(CasePair* pair, double seconds);
 /// The seconds one measurement may take: two thirds of the case budget for
@@ -197,7 +204,7 @@ void LogPair(const CasePair& p, std::ostream& log);
 /// many. Stops at the first block that fails, skips or reports other
 /// metrics than `c` names.
 CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbOptions& options,
-                     double budget_s = 0, const DecidedFn& decided = {});
+                     double budget_s = 0, const DecidedFn& decided = {}, double most_s = 0);
 
 /// The gate's view of the two sides of measured pairs: per case, the
 /// blocks as processes, paired by round.

@@ -143,7 +143,7 @@ void AddAbMeasurement(CLI::App* ab, AgentConfig& c) {
           if (!c.ab_case_budget_auto) c.ab_case_budget_s = std::stod(v);
         },
         "Seconds one case may take, confirmation included; 'auto': what the first round's pace says "
-        "--max-rounds rounds need (at least the default)")
+        "--max-rounds rounds need (at least the default, at most --time-budget's share)")
       ->envname("PERFGATE_AB_CASE_BUDGET")->default_str("60")
       ->check(CLI::Validator(
           [](std::string& v) -> std::string {

@@ -138,7 +138,7 @@ class ProgramPass {
               std::ostream& log)
       : job_(job), baseline_(baseline), candidate_(candidate), options_(options), log_(log) {}
 
-  MeasuredCases Measure(const std::vector<size_t>& which, double budget_s, const DecidedFn& decided) {
+  MeasuredCases Measure(const std::vector<size_t>& which, double budget_s, double most_s, const DecidedFn& decided) {
     const Clock::time_point start = Clock::now();
     double budget = budget_s;  // the cases share their blocks, and so one budget
     MeasuredCases out;
@@ -156,7 +156,7 @@ class ProgramPass {
       bool again = false;
       for (CasePair& p : out.pairs) {
         if (p.stopped == StopReason::kFailed) continue;
-        again = NextRound(&p, round + 1, options_, Since(start), &budget, decided) || again;
+        again = NextRound(&p, round + 1, options_, Since(start), &budget, decided, most_s) || again;
       }
       if (!again) break;
     }
@@ -254,9 +254,10 @@ AbResult RunProgramAb(Program& baseline, Program& candidate, const gate::Policy&
     AbOptions whole = options;
     whole.case_budget_s = options.case_budget_s * static_cast<double>(std::max<size_t>(which.size(), 1));
     const CasePair* earlier = first == nullptr || first->empty() ? nullptr : &first->front();
-    const double budget = MeasurementBudget(whole, Since(job_start), first == nullptr ? passes : 1, earlier);
+    const size_t left = first == nullptr ? passes : 1;
+    const double budget = MeasurementBudget(whole, Since(job_start), left, earlier);
     if (first != nullptr) log << "  confirming " << which.size() << " case(s):\n" << std::flush;
-    MeasuredCases m = pass.Measure(which, budget, [&](const CasePair& so_far) {
+    MeasuredCases m = pass.Measure(which, budget, JobShare(whole, Since(job_start), left), [&](const CasePair& so_far) {
       return CaseDecided(so_far, policy, sku, job.cases.size(), looks);
     });
     for (const CasePair& p : m.pairs) {

@@ -239,6 +239,28 @@ TEST(NextRound, AutoBudgetGrowsToWhatTheStopRulesLastLookNeedsAtTheFirstRoundsPa
   EXPECT_NE(fixed.note.find("--case-budget 63"), std::string::npos) << fixed.note;  // 60 s * 42 / 40
 }
 
+// --time-budget bounds the whole job: the auto budget grows only as far as
+// the job's share left for this measurement, and a pace whose minimum rounds
+// do not fit even that stops the case with the budget it would need.
+TEST(NextRound, AutoBudgetNeverGrowsPastTheJobsShare) {
+  AbOptions o;
+  o.auto_budget = true;
+  o.job_budget_s = 300;
+  auto never = [](const CasePair&) { return false; };
+  // Three measurements to come, none spent yet: 100 s each.
+  EXPECT_DOUBLE_EQ(JobShare(o, 0, 3), 100.0);
+  EXPECT_DOUBLE_EQ(JobShare(o, 240, 2), 30.0);
+  EXPECT_DOUBLE_EQ(JobShare(AbOptions{}, 0, 3), 0.0);  // no job budget: no ceiling
+  CasePair pair = StartPair(TimeCase("a"));
+  double budget = 40;
+  EXPECT_TRUE(NextRound(&pair, 1, o, 7.0, &budget, never, JobShare(o, 0, 3)));
+  EXPECT_DOUBLE_EQ(budget, 100.0);  // not the 231 s 30 rounds want
+  CasePair late = StartPair(TimeCase("b"));
+  budget = 20;
+  EXPECT_FALSE(NextRound(&late, 1, o, 7.0, &budget, never, JobShare(o, 240, 2)));
+  EXPECT_EQ(late.stopped, StopReason::kOverBudget) << late.note;
+}
+
 // A 3 s-a-run program under --case-budget auto: 11 rounds took 97 s, past
 // the 60 s given. The budget asked for comes from that pace, never from the
 // 60 s.

@@ -112,6 +112,19 @@ TEST(Policy, VersionAloneIsTheDefaultPolicy) {
   EXPECT_FALSE(r.floor.has_value());
 }
 
+// docs/existing-benchmarks.md's rule for single-threaded Google Benchmark
+// cases on shared runners: real_time advisory there, cpu_time still gating,
+// and real_time gating everywhere else.
+TEST(PolicyResolve, ARuleCanMakeWallTimeAdvisoryOnSharedRunnersOnly) {
+  const Policy p = MustParse(
+      "version: 1\nskus:\n  - pattern: \"cpu-*\"\n    rules:\n"
+      "      - benchmark: \"gbench/*\"\n        metric: real_time\n        gating: false\n");
+  const std::string c = "gbench/BM_Work{a0=262144}";
+  EXPECT_FALSE(p.Resolve("cpu-xeon", c, "real_time").gating);
+  EXPECT_TRUE(p.Resolve("cpu-xeon", c, "cpu_time").gating);
+  EXPECT_TRUE(p.Resolve("h100-sxm5-80gb", c, "real_time").gating);
+}
+
 TEST(Policy, FractionalAndZeroPercentagesAreAccepted) {
   const Policy p = MustParse(
       "version: 1\ndefaults:\n  tolerance: 2.5%\nrules:\n"
