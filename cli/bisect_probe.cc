@@ -191,7 +191,7 @@ Json ToJson(const BisectSettings& s) {
           {"command", s.command},   {"agent", s.agent},         {"ab_args", s.ab_args},
           {"work_dir", s.work_dir}, {"case_budget_s", s.case_budget_s}, {"max_rounds", s.max_rounds},
           {"build_timeout_s", s.build_timeout_s}, {"slurm", s.slurm}, {"sbatch_args", s.sbatch_args},
-          {"into_merges", s.into_merges}, {"images", s.images}};
+          {"into_merges", s.into_merges}, {"images", s.images}, {"count", s.count}};
 }
 
 absl::StatusOr<BisectSettings> SettingsFromJson(const Json& j) {
@@ -211,6 +211,7 @@ absl::StatusOr<BisectSettings> SettingsFromJson(const Json& j) {
     s.sbatch_args = j.at("sbatch_args").get<std::vector<std::string>>();
     s.into_merges = j.value("into_merges", false);  // absent in bisections stored before it
     s.images = j.value("images", false);
+    s.count = j.value("count", false);
   } catch (const Json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("the stored settings are incomplete: ", e.what()));
   }
@@ -395,6 +396,7 @@ std::vector<std::string> ProbeArgv(const BisectSettings& s, const ProbeTask& t, 
                                    "--max-rounds", std::to_string(s.max_rounds * t.attempt),
                                    "--case-budget", absl::StrCat(s.case_budget_s * t.attempt),
                                    "--branch", "bisect", "--commit", t.commit};
+  if (s.count) argv.insert(argv.end(), {"--count", "instructions", "--count-only"});
   argv.insert(argv.end(), s.ab_args.begin(), s.ab_args.end());
   return argv;
 }

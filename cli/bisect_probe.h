@@ -44,6 +44,9 @@ struct BisectSettings {
   std::vector<std::string> sbatch_args;   // --partition=..., --constraint=SKU, ...
   bool into_merges = false;  // a culprit merge commit is searched into (BisectPlan::merge_insides)
   bool images = false;       // good and bad are image digests, not commits: no git, no build
+  /// --count: each probe counts instructions under callgrind, one process a
+  /// side, instead of timing rounds (ab --count instructions --count-only).
+  bool count = false;
 };
 
 nlohmann::json ToJson(const BisectSettings& s);

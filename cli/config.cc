@@ -373,6 +373,8 @@ CLI::App* AddBisect(CLI::App& app, Config& c) {
   sub->add_option("--probes-per-round", c.bisect_per_round, "Commits measured in one round")->capture_default_str();
   sub->add_option("--agent", b.agent, "The perfgate-agent whose ab measures, also on --resume "
                                       "(default: the one beside perfgate, else the one in PATH)");
+  sub->add_flag("--count", b.count, "Judge each probe by instructions counted under callgrind, one process a side "
+                                    "(a Google Benchmark program), instead of timed rounds");
   sub->add_option("--ab-arg", b.ab_args, "A flag for ab, repeated (--ab-arg=--block-time=0.3)");
   sub->add_option("--case-budget", b.case_budget_s, "ab's seconds a probe at its first attempt")->capture_default_str();
   sub->add_option("--max-rounds", b.max_rounds, "ab's rounds a probe at its first attempt")->capture_default_str();
@@ -401,10 +403,18 @@ absl::Status ValidateBisect(Config& c) {
     PERFGATE_RETURN_IF_ERROR(CheckImageDigest("--bad-image", c.bad_image));
     if (c.good_image == c.bad_image) return absl::InvalidArgumentError("--good-image and --bad-image are the same");
     if (c.bisect.into_merges) return absl::InvalidArgumentError("--into-merges applies to commits, not images");
+    if (c.bisect.count) {
+      return absl::InvalidArgumentError("--count runs each build's program under callgrind on this node; it cannot "
+                                        "count a program inside an image");
+    }
     c.bisect.images = true;
   }
   if (c.bisect_case.empty() != c.bisect_metric.empty()) {
     return absl::InvalidArgumentError("--case and --metric go together");
+  }
+  if (c.bisect.count && !c.bisect_metric.empty() && c.bisect_metric != "instructions") {
+    return absl::InvalidArgumentError(absl::StrCat("--count judges instructions, not '", c.bisect_metric,
+                                                   "': name --metric instructions, or leave --case and --metric out"));
   }
   if (!(c.bisect_min_change_pct > 0) || c.bisect_attempts == 0 || c.bisect_per_round == 0) {
     return absl::InvalidArgumentError("--min-change must be positive, --attempts and --probes-per-round at least 1");

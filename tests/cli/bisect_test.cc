@@ -427,6 +427,17 @@ TEST(BisectImages, TheTemplatesNameTheImageAndNoBuildIsTaken) {
   EXPECT_EQ(side("--baseline-cmd"), JoinCommand({"podman", "run", "--rm", kGoodImage, "/bench"}));
   EXPECT_EQ(side("--candidate-cmd"), JoinCommand({"podman", "run", "--rm", kBadImage, "/bench"}));
   EXPECT_TRUE(SettingsFromJson(ToJson(s))->images);
+  // Counted probes: ab counts instructions alone, and a stored bisection
+  // keeps the choice when it resumes.
+  EXPECT_EQ(std::find(argv.begin(), argv.end(), "--count"), argv.end());
+  s.count = true;
+  const std::vector<std::string> counted = ProbeArgv(s, task, "policy.yaml", "report.json");
+  const auto count = std::find(counted.begin(), counted.end(), "--count");
+  ASSERT_NE(count, counted.end());
+  ASSERT_LT(count + 2, counted.end());
+  EXPECT_EQ(*(count + 1), "instructions");
+  EXPECT_EQ(*(count + 2), "--count-only");
+  EXPECT_TRUE(SettingsFromJson(ToJson(s))->count);
 }
 
 TEST(BisectImages, TheUpgradeIsTheCulpritWithItsEffectOrThereIsNone) {

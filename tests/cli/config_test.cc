@@ -210,6 +210,13 @@ TEST_F(ConfigTest, BisectRefusesAnIncompleteOrAmbiguousRequestNamingWhatIsWrong)
   EXPECT_THAT(Parse({"bisect", "--good-image", digest, "--bad-image", bad_image.c_str(),
                      "--into-merges", "--cmd", "{image}"}).err,
               HasSubstr("--into-merges applies to commits"));
+  EXPECT_THAT(Parse({"bisect", "--good-image", digest, "--bad-image", bad_image.c_str(), "--count", "--cmd",
+                     "{image}"}).err,
+              HasSubstr("cannot count a program inside an image"));
+  // Counted probes judge instructions only.
+  EXPECT_THAT(Parse({"bisect", "--good", "a", "--bad", "b", "--count", "--case", "gbench/BM_Work", "--metric",
+                     "real_time"}).err,
+              HasSubstr("--count judges instructions, not 'real_time'"));
   // How commits are built and run.
   const char* repo = ".";
   Parsed p = Parse({"bisect", "--good", "a", "--bad", "b", "--repo", repo, "--cmd", "{artifact}/bench"});

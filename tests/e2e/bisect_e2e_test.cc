@@ -106,5 +106,31 @@ TEST_F(BisectEndToEnd, TheSameHistoryWithoutTheSlowdownEndsWithNoCulprit) {
   }
 }
 
+// Counts instead of time: each probe runs one process a side under
+// callgrind, and a commit that adds 2 % more work, which timed rounds on a
+// shared machine cannot bound, is named without a second attempt anywhere.
+TEST_F(BisectEndToEnd, ACommitAddingTwoPercentWorkIsNamedFromInstructionCounts) {
+  const std::vector<std::string> commits = MakeRepo("counted", 2);
+  std::vector<std::string> args = BisectArgs(dir_->Join("counted"), commits);
+  args.insert(args.end(), {"--count", "--min-change", "1"});
+  auto r = RunCommand(args, {}, std::chrono::minutes(10));
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::cout << r->output;
+  EXPECT_EQ(r->exit_code, 0) << r->output;
+  const int64_t id = BisectionId(r->output);
+  ASSERT_GT(id, 0) << r->output;
+  const Json b = GetJson("/api/v1/bisections/" + std::to_string(id));
+  EXPECT_EQ(b["state"], "culprit") << b.dump(2);
+  EXPECT_EQ(b["culprit"], commits[kCulpritCommit - 1]) << b.dump(2);
+  EXPECT_EQ(b["metric"], "instructions") << b.dump(2);
+  // 2 % more iterations of the loop: 2 % more instructions, to a tenth of that.
+  EXPECT_NEAR(b["change"].get<double>(), 0.02, 0.002) << b.dump(2);
+  for (const Json& p : b["probes"]) {
+    EXPECT_EQ(p["attempt"], 1) << "a count needed a second measurement: " << p.dump();
+    const auto at = std::find(commits.begin(), commits.end(), p["commit"].get<std::string>()) - commits.begin();
+    EXPECT_EQ(p["verdict"], at >= kCulpritCommit - 1 ? "carries" : "clean") << p.dump();
+  }
+}
+
 }  // namespace
 }  // namespace perfgate
