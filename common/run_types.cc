@@ -52,8 +52,15 @@ constexpr std::array<std::pair<RunStatus, const char*>, 4> kRunStatuses{{
     {RunStatus::kFailed, "failed"},
 }};
 
+constexpr std::array<std::pair<ValueBound::Kind, const char*>, 2> kBoundKinds{{
+    {ValueBound::Kind::kAtLeast, "at_least"},
+    {ValueBound::Kind::kAtMost, "at_most"},
+}};
+
 }  // namespace
 
+const char* ToString(ValueBound::Kind k) { return Name(kBoundKinds, k); }
+bool ParseBoundKind(const std::string& s, ValueBound::Kind* out) { return Parse(kBoundKinds, s, out); }
 const char* ToString(Direction d) { return Name(kDirections, d); }
 const char* ToString(CaseStatus s) { return Name(kCaseStatuses, s); }
 const char* ToString(Trigger t) { return Name(kTriggers, t); }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,22 @@ struct Sample {
 /// How a case ended on the agent.
 enum class CaseStatus { kUnspecified, kOk, kTimedOut, kSkipped, kFailed };
 
+/// What a case that could not measure a metric still knows of it: the value
+/// lies at or above (kAtLeast) or at or below (kAtMost) `value`, in the
+/// metric's unit. A knee beyond the rates a sweep covered is one: at least
+/// the top rate, or below the lowest. Never a value: the gate judges it as
+/// a bound (docs/statistics.md, "Bounds").
+struct ValueBound {
+  enum class Kind { kAtLeast, kAtMost };
+  std::string metric;
+  Kind kind = Kind::kAtLeast;
+  double value = 0;
+  bool operator==(const ValueBound&) const = default;
+};
+/// "at_least" or "at_most", as stored and in files; false for another name.
+const char* ToString(ValueBound::Kind k);
+bool ParseBoundKind(const std::string& s, ValueBound::Kind* out);
+
 /// Samples of one case (or part of one) and, when complete, how it ended.
 struct CaseResult {
   BenchmarkId benchmark;
@@ -66,6 +83,9 @@ struct CaseResult {
   /// a case whose set-up is long next to its samples would otherwise get
   /// blocks far shorter than asked for.
   double sample_seconds = 0.0;
+  /// Set on a case that ended without samples of `bound->metric` but with
+  /// a bound on it (a knee beyond the swept rates).
+  std::optional<ValueBound> bound;
 };
 
 /// Every field that can move a number, plus the normalized SKU key.
@@ -116,6 +136,7 @@ struct MetricSummary {
   double median_ci_low = 0, median_ci_high = 0;  // seeded 95 % bootstrap interval
   CaseStatus status = CaseStatus::kUnspecified;
   std::string reason;
+  std::optional<ValueBound> bound;  // the case's bound on this metric, when it gave one
 };
 
 /// Names used in messages and storage for the enums above.

@@ -5,6 +5,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -169,6 +170,24 @@ Sample ReadSample(element s, const std::string& path, size_t i, size_t metrics) 
   return sample;
 }
 
+// A case's bound: {"metric", "kind" (at_least, at_most), "value"}, on one
+// of its metrics, which the case has no samples of.
+ValueBound ReadBound(element b, const std::string& path, const CaseResult& r) {
+  ValueBound out;
+  out.metric = StringOf(FieldOf(b, path, "metric"), Member(path, "metric"));
+  const std::string kind = StringOf(FieldOf(b, path, "kind"), Member(path, "kind"));
+  if (!ParseBoundKind(kind, &out.kind)) {
+    Throw(Member(path, "kind"), absl::StrCat("'", kind, "' is neither at_least nor at_most"));
+  }
+  out.value = NumberOf(FieldOf(b, path, "value"), Member(path, "value"));
+  if (!std::isfinite(out.value)) Throw(Member(path, "value"), "not finite");
+  const bool known = std::any_of(r.metrics.begin(), r.metrics.end(),
+                                 [&](const MetricSpec& m) { return m.name == out.metric; });
+  if (!known) Throw(Member(path, "metric"), absl::StrCat("'", out.metric, "' is none of the case's metrics"));
+  if (!r.samples.empty()) Throw(path, "a case with samples gives values, not a bound");
+  return out;
+}
+
 CaseResult ReadCase(element c, const std::string& path) {
   CaseResult r;
   r.benchmark = ReadBenchmark(c, path);
@@ -188,6 +207,7 @@ CaseResult ReadCase(element c, const std::string& path) {
   const simdjson::dom::array samples = ArrayOf(FieldOf(c, path, "samples"), Member(path, "samples"));
   r.samples.reserve(samples.size());
   for (const element s : samples) r.samples.push_back(ReadSample(s, path, r.samples.size(), r.metrics.size()));
+  if (const auto b = OptionalFieldOf(c, path, "bound")) r.bound = ReadBound(*b, Member(path, "bound"), r);
   return r;
 }
 
@@ -308,6 +328,9 @@ ojson ToJson(const CaseResult& c) {
     samples.push_back({{"index", s.index}, {"values", s.values}, {"throttled", s.throttled}});
   }
   out["samples"] = samples;
+  if (c.bound) {
+    out["bound"] = {{"metric", c.bound->metric}, {"kind", ToString(c.bound->kind)}, {"value", c.bound->value}};
+  }
   return out;
 }
 

@@ -225,7 +225,7 @@ void TestAll(std::map<MetricKey, Entry>& entries, const GateInput& input, const 
     e.verdict.tolerance = e.rule.tolerance;
     e.verdict.gating = e.rule.gating;
     if (e.rule.floor) e.verdict.floor = *e.rule.floor;
-    internal::DecideWithoutStatistics(e, invalid_reasons);
+    internal::DecideWithoutStatistics(e, invalid_reasons, input.mode);
     if (e.decided) continue;
     const auto cal = input.calibrations.find({e.verdict.benchmark, e.verdict.metric});
     if (!internal::Test(e, input.mode, cal == input.calibrations.end() ? nullptr : &cal->second)) {

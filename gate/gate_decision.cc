@@ -235,7 +235,7 @@ bool Usable(const MetricData* m) {
          std::isfinite(m->summary.median);
 }
 
-void DecideWithoutStatistics(Entry& e, const std::vector<std::string>& invalid_reasons) {
+void DecideWithoutStatistics(Entry& e, const std::vector<std::string>& invalid_reasons, Mode mode) {
   MetricVerdict& out = e.verdict;
   std::vector<double> medians;
   for (const MetricData* run : e.baseline) {
@@ -252,6 +252,8 @@ void DecideWithoutStatistics(Entry& e, const std::vector<std::string>& invalid_r
     out.candidate_samples = cand->summary.n;
     out.candidate_noise = cand->summary.noise;
   }
+  // A side that could only bound the metric (bounds.cc), on a fit machine.
+  if (invalid_reasons.empty() && DecideBounded(e, medians, mode)) return;
   if (DecideUnusableCandidate(e, !medians.empty(), over_runs)) return;
   out.candidate_median = cand->summary.median;
   DecideUsableCandidate(e, invalid_reasons, !medians.empty(), over_runs);

@@ -54,7 +54,17 @@ bool Usable(const MetricData* m);
 /// Verdicts that need no statistics: missing, all throttled, floor, no
 /// baseline. Sets the baseline's and the candidate's medians; marks the
 /// entry decided (or dropped) when one applies.
-void DecideWithoutStatistics(Entry& e, const std::vector<std::string>& invalid_reasons);
+void DecideWithoutStatistics(Entry& e, const std::vector<std::string>& invalid_reasons, Mode mode);
+
+/// A side that could only bound the metric (a ValueBound, a knee beyond the
+/// rates swept) against a side that measured it (`medians`: the usable
+/// baseline runs' medians; baseline_median already set): the verdict from
+/// the end of the change the bound fixes (improvement or pass when the
+/// worse end is within the tolerance, regression when the better end is
+/// beyond it, else undecided; in history mode a regression stays
+/// unconfirmed until each further run of the commit shows it too). False,
+/// deciding nothing, when neither side is bounded or both are.
+bool DecideBounded(Entry& e, const std::vector<double>& medians, Mode mode);
 
 /// The change, its interval and its p-value, by the strongest test the
 /// processes allow; false (and the verdict too_few_runs) when none applies.

@@ -20,6 +20,7 @@ struct Joined {
   const CaseResult* first = nullptr;
   CaseStatus status = CaseStatus::kUnspecified;
   std::string reason;
+  std::optional<ValueBound> bound;               // of the part that said how the case ended
   std::vector<std::vector<double>> unthrottled;  // per metric
   std::vector<uint32_t> throttled;               // per metric
   std::vector<bool> throttled_in_order;          // every sample, in order
@@ -44,6 +45,7 @@ std::map<std::string, Joined> JoinCases(const std::vector<CaseResult>& cases,
     if (c.status != CaseStatus::kUnspecified) {
       j.status = c.status;
       j.reason = c.reason;
+      j.bound = c.bound;
     }
     for (const Sample& sample : c.samples) {
       j.throttled_in_order.push_back(sample.throttled);
@@ -102,6 +104,8 @@ MetricSummary Summarize(const Joined& j, const std::string& key, size_t m) {
   s.median_ci_high = st.median_ci_high;
   s.status = j.status;
   s.reason = j.reason;
+  // A bound counts only where no sample of its metric came.
+  if (j.bound && j.bound->metric == spec.name && st.n == 0 && s.n_throttled == 0) s.bound = j.bound;
   return s;
 }
 

@@ -99,6 +99,12 @@ void ToProto(const CaseResult& c, v1::CaseResult* out) {
   out->set_status(ToProto(c.status));
   out->set_reason(c.reason);
   out->set_noise(c.noise);
+  if (c.bound) {
+    v1::ValueBound* b = out->mutable_bound();
+    b->set_metric(c.bound->metric);
+    b->set_kind(c.bound->kind == ValueBound::Kind::kAtLeast ? v1::ValueBound::AT_LEAST : v1::ValueBound::AT_MOST);
+    b->set_value(c.bound->value);
+  }
 }
 
 void ToProto(const Environment& e, v1::Environment* out) {
@@ -187,6 +193,25 @@ absl::StatusOr<RunStatus> FromProto(v1::RunStatus s, const std::string& field) {
   }
 }
 
+absl::StatusOr<std::optional<ValueBound>> BoundFromProto(const v1::CaseResult& c, const std::string& field) {
+  if (!c.has_bound()) return std::nullopt;
+  const v1::ValueBound& b = c.bound();
+  ValueBound out;
+  out.metric = b.metric();
+  switch (b.kind()) {
+    case v1::ValueBound::AT_LEAST: out.kind = ValueBound::Kind::kAtLeast; break;
+    case v1::ValueBound::AT_MOST: out.kind = ValueBound::Kind::kAtMost; break;
+    default: return Bad(field + ".bound.kind", "must be AT_LEAST or AT_MOST");
+  }
+  if (!std::isfinite(b.value())) return Bad(field + ".bound.value", absl::StrCat(b.value(), " is not finite"));
+  out.value = b.value();
+  bool known = false;
+  for (const v1::MetricSpec& m : c.metrics()) known = known || m.name() == b.metric();
+  if (!known) return Bad(field + ".bound.metric", absl::StrCat("'", b.metric(), "' is none of the case's metrics"));
+  if (c.samples_size() > 0) return Bad(field + ".bound", "a case with samples gives values, not a bound");
+  return out;
+}
+
 absl::StatusOr<CaseResult> FromProto(const v1::CaseResult& c, const std::string& field) {
   CaseResult out;
   out.benchmark = FromProto(c.benchmark());
@@ -239,6 +264,7 @@ absl::StatusOr<CaseResult> FromProto(const v1::CaseResult& c, const std::string&
   if (!std::isfinite(c.noise()) || c.noise() < 0) return Bad(field + ".noise", "must be finite and >= 0");
   out.reason = c.reason();
   out.noise = c.noise();
+  PERFGATE_ASSIGN_OR_RETURN(out.bound, BoundFromProto(c, field));
   return out;
 }
 

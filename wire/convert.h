@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -39,6 +40,10 @@ std::map<std::string, std::string> FromProto(const google::protobuf::RepeatedPtr
 Environment FromProto(const v1::Environment& e);
 BenchmarkId FromProto(const v1::BenchmarkId& id);
 
+/// A case's bound (none when it gives none); INVALID_ARGUMENT naming the
+/// field when its kind is unspecified, its value not finite, its metric not
+/// one of the case's, or the case carries samples.
+absl::StatusOr<std::optional<ValueBound>> BoundFromProto(const v1::CaseResult& c, const std::string& field);
 /// Validates and converts a case; `field` prefixes messages ("cases[2]").
 absl::StatusOr<CaseResult> FromProto(const v1::CaseResult& c, const std::string& field);
 /// Validates and converts an OpenRun request.

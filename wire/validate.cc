@@ -245,7 +245,7 @@ absl::Status ValidateCase(const v1::CaseResult& c, const std::string& field) {
   }
   PERFGATE_RETURN_IF_ERROR(CheckText(c.reason(), field + ".reason", kMaxReason, false, false));
   if (!std::isfinite(c.noise()) || c.noise() < 0) return Bad(field + ".noise", "must be finite and >= 0");
-  return absl::OkStatus();
+  return BoundFromProto(c, field).status();
 }
 
 absl::Status ValidateBatch(const v1::ResultBatch& b) {

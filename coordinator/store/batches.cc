@@ -159,6 +159,11 @@ void RecordRunCases(pqxx::work& txn, const std::string& run_id, const std::vecto
     if (cr.status != CaseStatus::kUnspecified) {
       row = {{"b", ids[i].first}, {"status", ToString(cr.status)}, {"reason", cr.reason},
              {"noise", std::isfinite(cr.noise) ? cr.noise : 0.0}};
+      if (cr.bound) {
+        row["bound_metric"] = cr.bound->metric;
+        row["bound_kind"] = ToString(cr.bound->kind);
+        row["bound_value"] = cr.bound->value;
+      }
     } else if (row.is_null()) {
       row = {{"b", ids[i].first}, {"status", "unspecified"}, {"reason", ""}, {"noise", 0.0}};
     }

@@ -12,10 +12,10 @@ namespace {
 // How long a call waits for a pooled connection before giving up.
 constexpr auto kAcquireTimeout = std::chrono::seconds(30);
 
-// The statements every batch and close runs, prepared once per connection
-// (libpqxx sends the PREPARE on first use): parsed and planned once instead
-// of once a batch.
-void PrepareStatements(pqxx::connection& c) {
+// The statements every batch runs, prepared once per connection (libpqxx
+// sends the PREPARE on first use): parsed and planned once instead of once
+// a batch.
+void PrepareBatchStatements(pqxx::connection& c) {
   c.prepare("run_for_share", "SELECT status FROM runs WHERE id = $1 FOR SHARE");
   c.prepare("batch_insert",
             "INSERT INTO batches (run_id, sequence, sample_count, digest, ranges) VALUES ($1, $2, $3, $4, $5::jsonb) "
@@ -35,15 +35,23 @@ void PrepareStatements(pqxx::connection& c) {
             "SELECT (x->>'b')::bigint, x->>'name', x->>'unit', x->>'direction' "
             "FROM jsonb_array_elements($1::jsonb) x ON CONFLICT (benchmark_id, name, unit, direction) DO NOTHING");
   c.prepare("run_cases_upsert",
-            "INSERT INTO run_cases (run_id, benchmark_id, status, reason, noise) "
-            "SELECT $1::uuid, (x->>'b')::bigint, x->>'status', x->>'reason', (x->>'noise')::float8 "
+            "INSERT INTO run_cases (run_id, benchmark_id, status, reason, noise, bound_metric, bound_kind, "
+            "bound_value) "
+            "SELECT $1::uuid, (x->>'b')::bigint, x->>'status', x->>'reason', (x->>'noise')::float8, "
+            "x->>'bound_metric', x->>'bound_kind', (x->>'bound_value')::float8 "
             "FROM jsonb_array_elements($2::jsonb) x ON CONFLICT (run_id, benchmark_id) DO UPDATE "
-            "SET status = excluded.status, reason = excluded.reason, noise = excluded.noise "
+            "SET status = excluded.status, reason = excluded.reason, noise = excluded.noise, "
+            "bound_metric = excluded.bound_metric, bound_kind = excluded.bound_kind, "
+            "bound_value = excluded.bound_value "
             "WHERE excluded.status <> 'unspecified'");
   c.prepare("summary_placeholders",
             "INSERT INTO summaries (run_id, metric_id) "
             "SELECT $1::uuid, m::bigint FROM jsonb_array_elements_text($2::jsonb) m "
             "ON CONFLICT (run_id, metric_id) DO NOTHING");
+}
+
+// The statements CloseRun runs.
+void PrepareCloseStatements(pqxx::connection& c) {
   c.prepare("stored_counts",
             "SELECT (SELECT count(*) FROM run_cases WHERE run_id = $1::uuid), "
             "(SELECT coalesce(sum(sample_count), 0)::bigint FROM batches WHERE run_id = $1::uuid)");
@@ -115,7 +123,8 @@ absl::StatusOr<Database::Lease> Database::Acquire() {
     // NOTICEs (e.g. "relation already exists, skipping") would otherwise be
     // printed on stderr by libpqxx.
     pqxx::nontransaction(*conn).exec("SET client_min_messages TO warning");
-    PrepareStatements(*conn);
+    PrepareBatchStatements(*conn);
+    PrepareCloseStatements(*conn);
     return Lease(this, std::move(conn));
   } catch (const std::exception& e) {
     lock.lock();

@@ -269,7 +269,7 @@ absl::StatusOr<std::vector<StoredSummary>> SummaryRepository::GetGateSummaries(c
                  "SELECT b.key, m.name, m.unit, m.direction, s.n, s.n_throttled, s.median, s.mean, "
                  "s.stdev, s.min, s.max, s.noise, coalesce(rc.status, 'unspecified'), "
                  "coalesce(rc.reason, ''), s.mad, s.p5, s.p95, s.median_ci_low, s.median_ci_high, "
-                 "s.process_medians "
+                 "s.process_medians, rc.bound_metric, rc.bound_kind, rc.bound_value "
                  "FROM summaries s JOIN metrics m ON m.id = s.metric_id "
                  "JOIN benchmarks b ON b.id = m.benchmark_id "
                  "LEFT JOIN run_cases rc ON rc.run_id = s.run_id AND rc.benchmark_id = b.id "
@@ -297,6 +297,11 @@ absl::StatusOr<std::vector<StoredSummary>> SummaryRepository::GetGateSummaries(c
           ms.median_ci_low = NullableDouble(row[17]);
           ms.median_ci_high = NullableDouble(row[18]);
           if (!row[19].is_null()) ParseFloatArray(row[19], stored.process_medians.emplace());
+          if (!row[20].is_null() && row[20].as<std::string>() == ms.metric) {
+            ValueBound b{ms.metric, ValueBound::Kind::kAtLeast, row[22].as<double>()};
+            ParseBoundKind(row[21].as<std::string>(), &b.kind);
+            ms.bound = b;
+          }
           out.push_back(std::move(stored));
         }
         return out;

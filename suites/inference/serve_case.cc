@@ -270,7 +270,8 @@ std::optional<double> MedianOf(const CaseResult& r, const std::string& name) {
 // The knee as the case's one sample when the sweep bracketed it. Outside the
 // range the sweep measured no knee, only a bound: no sample then (a bound
 // gated as a value would pass a knee that fell further, or fail one that
-// rose), the case skipped with the bound and the rates that would find it.
+// rose), the case skipped with the bound (which the gate judges as one) and
+// the rates that would find it.
 void SetKnee(const Knee& knee, const std::string& pct, CaseResult* k) {
   // Rates as --set takes them: whole numbers, fractions below one.
   auto rate = [](double r) { return r >= 1 ? absl::StrFormat("%.0f", r) : absl::StrFormat("%g", r); };
@@ -283,6 +284,7 @@ void SetKnee(const Knee& knee, const std::string& pct, CaseResult* k) {
       return;
     case KneeBound::kBelowRange:
       k->status = CaseStatus::kSkipped;
+      k->bound = ValueBound{k->metrics.front().name, ValueBound::Kind::kAtMost, r};
       k->reason = absl::StrCat("knee below the swept range: the objectives at ", pct,
                                " missed already at its lowest rate, ", rate(r),
                                " requests/s; sweep lower rates to find it (e.g. --set rate=", rate(r / 4), ",",
@@ -290,6 +292,7 @@ void SetKnee(const Knee& knee, const std::string& pct, CaseResult* k) {
       return;
     case KneeBound::kAboveRange:
       k->status = CaseStatus::kSkipped;
+      k->bound = ValueBound{k->metrics.front().name, ValueBound::Kind::kAtLeast, r};
       k->reason = absl::StrCat("knee above the swept range: at least its top rate, ", rate(r),
                                " requests/s, where the objectives at ", pct,
                                " still held; sweep higher rates to find it (e.g. --set rate=", rate(r), ",",
@@ -322,7 +325,9 @@ CaseResult KneeOf(BenchmarkId id, const std::vector<const CaseResult*>& points) 
   }
   CaseResult k;
   id.name = "serve_knee";
-  id.params["rates"] = absl::StrJoin(rates, ",");
+  // '+' between the rates: a parameter's value never holds a comma, which
+  // separates the key's parameters.
+  id.params["rates"] = absl::StrJoin(rates, "+");
   id.params["objective"] = pct;
   k.benchmark = std::move(id);
   k.metrics = {SpecOf(MetricKind::kKneeRate)};

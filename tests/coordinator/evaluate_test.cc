@@ -7,6 +7,7 @@
 
 #include <pqxx/pqxx>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/identity.h"
 #include "coordinator/store.h"
@@ -24,6 +25,7 @@ struct RunSpec {
   double time_ms = 10.0;  // every sample's value
   RunStatus status = RunStatus::kComplete;
   std::vector<std::string> parents;
+  std::optional<ValueBound> bound;  // set: the case measured no time, only this bound on it
 };
 
 class EvaluateTest : public MigratedStoreTest {
@@ -49,8 +51,9 @@ class EvaluateTest : public MigratedStoreTest {
     CaseResult c;
     c.benchmark = {"kernels", "sgemm", {{"m", "512"}}};
     c.metrics = {{"time", "ms", Direction::kLowerIsBetter}};
-    for (uint32_t i = 0; i < 5; ++i) c.samples.push_back({i, {spec.time_ms}, false});
-    c.status = CaseStatus::kOk;
+    for (uint32_t i = 0; i < 5 && !spec.bound; ++i) c.samples.push_back({i, {spec.time_ms}, false});
+    c.status = spec.bound ? CaseStatus::kSkipped : CaseStatus::kOk;
+    c.bound = spec.bound;
     EXPECT_TRUE(store_->StoreBatch(meta.run_id, 1, {c}).ok());
     EXPECT_TRUE(store_->CloseRun(meta.run_id, spec.status, 1, "").ok());
     return meta.run_id;
@@ -316,6 +319,35 @@ TEST_F(EvaluateTest, CloseStoresTheMediansOfTheProcessesOfAnAbSide) {
   ASSERT_TRUE(plain.ok()) << plain.status();
   ASSERT_EQ(plain->size(), 1u);
   EXPECT_FALSE((*plain)[0].process_medians.has_value());
+}
+
+// A case that could only bound its value (a knee beyond the swept rates)
+// is stored with its bound, and the history gate judges the bound, never a
+// value: a candidate at most 4 ms against runs of 10 ms is better by at
+// least 60 %, one at most 12 ms says nothing either way.
+TEST_F(EvaluateTest, AStoredBoundIsJudgedAsABoundAgainstTheHistory) {
+  for (int i = 0; i < 3; ++i) Store({.commit = absl::StrCat("b", i)});
+  const std::string faster =
+      Store({.commit = "fast", .bound = ValueBound{"time", ValueBound::Kind::kAtMost, 4.0}});
+  auto stored = store_->GetGateSummaries(faster);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_EQ(stored->size(), 1u);
+  EXPECT_EQ((*stored)[0].summary.bound, (ValueBound{"time", ValueBound::Kind::kAtMost, 4.0}));
+  auto ev = Gate(faster, "version: 1\n");
+  ASSERT_TRUE(ev.ok()) << ev.status();
+  ASSERT_EQ(ev->result.verdicts.size(), 1u);
+  EXPECT_EQ(ev->result.verdicts[0].verdict, gate::Verdict::kImprovement) << ev->result.verdicts[0].note;
+  EXPECT_NEAR(ev->result.verdicts[0].change, -0.6, 1e-12);
+
+  const std::string open = Store({.commit = "open", .bound = ValueBound{"time", ValueBound::Kind::kAtMost, 12.0}});
+  ev = Gate(open, "version: 1\n");
+  ASSERT_TRUE(ev.ok()) << ev.status();
+  ASSERT_EQ(ev->result.verdicts.size(), 1u);
+  EXPECT_EQ(ev->result.verdicts[0].verdict, gate::Verdict::kUndecided) << ev->result.verdicts[0].note;
+  // A run without a bound stores none.
+  auto plain = store_->GetGateSummaries(Store({.commit = "plain"}));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE((*plain)[0].summary.bound.has_value());
 }
 
 // The gate of A/B sides gives the same verdict, to the last bit, from the

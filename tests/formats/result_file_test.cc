@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -61,7 +62,13 @@ std::vector<CaseResult> SomeCases() {
   skipped.metrics = {{"time", "ms", Direction::kLowerIsBetter}};
   skipped.status = CaseStatus::kSkipped;
   skipped.reason = "needs sm_90a";
-  return {ok, skipped};
+  CaseResult knee;
+  knee.benchmark = {"inference", "serve_knee", {{"rates", "1000+2000"}}};
+  knee.metrics = {{"knee_rate", "requests/s", Direction::kHigherIsBetter}};
+  knee.status = CaseStatus::kSkipped;
+  knee.reason = "knee above the swept range";
+  knee.bound = ValueBound{"knee_rate", ValueBound::Kind::kAtLeast, 2000};
+  return {ok, skipped, knee};
 }
 
 TEST(PerfgateResultFile, ReadsBackEveryCaseMetricAndSampleItWrote) {
@@ -82,6 +89,7 @@ TEST(PerfgateResultFile, ReadsBackEveryCaseMetricAndSampleItWrote) {
     EXPECT_EQ(got.noise, want.noise);
     EXPECT_EQ(got.seconds, want.seconds);
     EXPECT_EQ(got.sample_seconds, want.sample_seconds);
+    EXPECT_EQ(got.bound, want.bound);
     ASSERT_EQ(got.samples.size(), want.samples.size());
     for (size_t s = 0; s < want.samples.size(); ++s) {
       EXPECT_EQ(got.samples[s].index, want.samples[s].index);
@@ -101,7 +109,7 @@ TEST(PerfgateResultFile, IsWrittenWholeByRenameAndLeavesNoTemporaryFile) {
   ASSERT_TRUE(WriteResultFile(path, SomeMeta(), SomeCases()).ok());
   auto set = ReadResultFile(path);
   ASSERT_TRUE(set.ok()) << set.status();
-  EXPECT_EQ(set->cases.size(), 2u);
+  EXPECT_EQ(set->cases.size(), SomeCases().size());
   size_t files = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
     ++files;
@@ -167,6 +175,28 @@ TEST(PerfgateResultFile, AWrongTypeDeepInsideIsRefusedNamingItsPath) {
   auto set = ParseResultText(doc.dump(), "typed.json");
   ASSERT_FALSE(set.ok());
   EXPECT_THAT(set.status().message(), HasSubstr("typed.json: cases[0].samples[2].values[1]: not a number (string)"));
+}
+
+TEST(PerfgateResultFile, ABoundOfAnUnknownKindOrMetricOrBesideSamplesIsRefusedNamingIt) {
+  const json doc = json::parse(WriteResultJson(SomeMeta(), SomeCases()));
+  const auto refusal = [&](const std::function<void(json&)>& edit) {
+    json d = doc;
+    edit(d);
+    auto set = ParseResultText(d.dump(), "bound.json");
+    EXPECT_FALSE(set.ok());
+    return set.ok() ? std::string() : std::string(set.status().message());
+  };
+  EXPECT_THAT(refusal([](json& d) { d["cases"][2]["bound"]["kind"] = "about"; }),
+              HasSubstr("bound.json: cases[2].bound.kind: 'about' is neither at_least nor at_most"));
+  EXPECT_THAT(refusal([](json& d) { d["cases"][2]["bound"]["metric"] = "time"; }),
+              HasSubstr("cases[2].bound.metric: 'time' is none of the case's metrics"));
+  EXPECT_THAT(refusal([](json& d) { d["cases"][0]["bound"] = d["cases"][2]["bound"]; }),
+              HasSubstr("none of the case's metrics"));
+  EXPECT_THAT(refusal([](json& d) {
+                d["cases"][0]["bound"] = {{"metric", d["cases"][0]["metrics"][0]["name"]},
+                                          {"kind", "at_most"}, {"value", 1.0}};
+              }),
+              HasSubstr("cases[0].bound: a case with samples gives values, not a bound"));
 }
 
 TEST(PerfgateResultFile, ABareNaNIsRefusedByNameAsInOtherFormats) {

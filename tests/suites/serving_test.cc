@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/identity.h"
 #include "common/stats.h"
 #include "gate/gate.h"
 #include "suites/builtin.h"
@@ -460,7 +461,9 @@ TEST(ServeCase, ASweepOfFiveRatesOnTheRealModelFindsAKnee) {
   ASSERT_EQ(knees.size(), 1u);
   const CaseResult& k = knees[0];
   EXPECT_EQ(k.benchmark.name, "serve_knee");
-  EXPECT_EQ(k.benchmark.params.at("rates"), "120,500,2000,8000,1000000");
+  EXPECT_EQ(k.benchmark.params.at("rates"), "120+500+2000+8000+1000000");
+  // A key the coordinator stores: no comma inside a parameter's value.
+  EXPECT_TRUE(ValidateBenchmarkId(k.benchmark, "knee").ok()) << ValidateBenchmarkId(k.benchmark, "knee");
   EXPECT_EQ(k.benchmark.params.at("objective"), "p90");
   EXPECT_EQ(k.benchmark.params.count("rate"), 0u);
   ASSERT_EQ(k.samples.size(), 1u);
@@ -498,10 +501,14 @@ TEST(ServeCase, AKneeBelowTheSweptRatesIsSkippedWithNoValueAndSaysToSweepLower) 
             std::string::npos)
       << k.reason;
   EXPECT_NE(k.reason.find("1000000: TTFT"), std::string::npos) << k.reason;  // what each rate measured
+  // The bound the gate judges: at most the lowest rate.
+  ASSERT_TRUE(k.bound.has_value());
+  EXPECT_EQ(*k.bound, (ValueBound{"knee_rate", ValueBound::Kind::kAtMost, 1000000}));
 
-  // Gated against runs whose knee was the lowest rate: the case is missing
-  // from the candidate, a failure that carries the reason, not a change to 0.
+  // Gated against runs whose knee was the lowest rate: lower by an unknown
+  // amount, never a change to 0: undecided, carrying the reason.
   CaseResult inside = k;
+  inside.bound.reset();
   inside.status = CaseStatus::kOk;
   inside.samples = {{0, {1000000}, false}};
   gate::GateInput input;
@@ -510,7 +517,7 @@ TEST(ServeCase, AKneeBelowTheSweptRatesIsSkippedWithNoValueAndSaysToSweepLower) 
   for (int i = 0; i < 5; ++i) input.baselines.push_back(gate::RunDataFromCases(absl::StrCat("base", i), {inside}));
   const gate::GateResult fell = gate::EvaluateGate(input, gate::Policy{});
   ASSERT_EQ(fell.verdicts.size(), 1u);
-  EXPECT_EQ(fell.verdicts[0].verdict, gate::Verdict::kMissing) << fell.verdicts[0].note;
+  EXPECT_EQ(fell.verdicts[0].verdict, gate::Verdict::kUndecided) << fell.verdicts[0].note;
   EXPECT_NE(fell.verdicts[0].note.find("knee below the swept range"), std::string::npos) << fell.verdicts[0].note;
   // Below the range on both sides: no knee measured, none judged.
   for (int i = 0; i < 5; ++i) input.baselines[i] = gate::RunDataFromCases(absl::StrCat("base", i), {k});
@@ -523,6 +530,8 @@ TEST(ServeCase, AKneeAboveTheSweptRatesIsSkippedWithNoValueAndSaysAtLeastTheTopR
   const CaseResult k = SweptKnee({"1", "2"}, "1000", "1000");
   EXPECT_EQ(k.status, CaseStatus::kSkipped) << k.reason;
   EXPECT_TRUE(k.samples.empty()) << k.reason;
+  ASSERT_TRUE(k.bound.has_value());
+  EXPECT_EQ(*k.bound, (ValueBound{"knee_rate", ValueBound::Kind::kAtLeast, 2}));
   EXPECT_NE(k.reason.find("knee above the swept range: at least its top rate, 2 requests/s, where the objectives at "
                           "p90 still held; sweep higher rates to find it (e.g. --set rate=2,4,8)"),
             std::string::npos)

@@ -31,8 +31,8 @@ export function servingSweeps(summaries) {
   for (const s of summaries) {
     const m = s.benchmark.match(/^inference\/serve_knee\{(.*)\}$/);
     if (!m || s.metric !== 'knee_rate') continue;
-    // The knee's key is the sweep's with rates=A,B,... and objective=pXX added.
-    const key = m[1].replace(/(^|,)rates=[\d.,]+?(?=,[a-z_]+=|$)/, '').replace(/(^|,)objective=[^,]*/, '').replace(/^,/, '');
+    // The knee's key is the sweep's with rates=A+B+... and objective=pXX added.
+    const key = m[1].replace(/(^|,)rates=[\d.+]+/, '').replace(/(^|,)objective=[^,]*/, '').replace(/^,/, '');
     if (sweeps.has(key)) sweeps.get(key).knee = s.median;
   }
   return [...sweeps.entries()].filter(([, sw]) => sw.rates.size >= 2);
