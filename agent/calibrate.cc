@@ -48,17 +48,6 @@ void Stop(const CaseResult& block, const AbCase& c, unsigned process, CaseCalibr
 
 std::string Percent(double fraction) { return absl::StrFormat("%.2f %%", fraction * 100); }
 
-// The running binary, so that every process measures this very build.
-absl::StatusOr<std::string> SelfExecutable() {
-  char path[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-  if (n <= 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot find this binary through /proc/self/exe: ", std::strerror(errno)));
-  }
-  return std::string(path, static_cast<size_t>(n));
-}
-
 // Sends the set to the coordinator as `agent_name`; prints what it stored.
 absl::Status Send(const AgentConfig& config, const CalibrationSet& set, const std::string& hostname) {
   CoordinatorClient client(config.client);

@@ -1,7 +1,12 @@
 #include "agent/command_support.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -121,6 +126,16 @@ std::unique_ptr<NvmlThrottleSource> ThrottleOf(const ProbeResult& probe) {
                                                 *probe.gpu_facts[0].default_sm_clock_mhz);
   }
   return nullptr;
+}
+
+absl::StatusOr<std::string> SelfExecutable() {
+  char path[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot find this binary through /proc/self/exe: ", std::strerror(errno)));
+  }
+  return std::string(path, static_cast<size_t>(n));
 }
 
 std::vector<std::string> SampleWorkerArgs(const AgentConfig& config) {

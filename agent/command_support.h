@@ -52,6 +52,10 @@ RunMeta RunMetaOf(const AgentConfig& config, const ProbeResult& probe);
 /// NVML, or null where there is none.
 std::unique_ptr<NvmlThrottleSource> ThrottleOf(const ProbeResult& probe);
 
+/// The running binary (/proc/self/exe), so that a worker process measures
+/// this very build; FAILED_PRECONDITION when it cannot be read.
+absl::StatusOr<std::string> SelfExecutable();
+
 /// The flags every `sample` worker gets after its own: the selection
 /// (--suite, --filter, --set) and the per-case --timeout, so that a key names
 /// the same case in the worker as here.

@@ -93,6 +93,10 @@ CLI::App* AddRun(CLI::App& app, AgentConfig& c) {
   run->add_option("--run-id-file", c.run_id_file, "Write the run id to this file");
   run->add_option("--inject-slowdown", c.slowdown_specs,
                   "CASE=PCT: add real work worth PCT % of the case's time (proves the gate)");
+  run->add_option("--count", c.run_count,
+                  "Also count each measured case under callgrind, one process: 'instructions', or 'cache' "
+                  "for simulated cache and branch misses as well; stored beside its time")
+      ->check(CLI::IsMember({"instructions", "cache"}));
   run->add_option("--min-samples", c.engine.min_samples, "Samples before the case may stop")
       ->capture_default_str()->check(CLI::Range(2u, 1000000u));
   run->add_option("--min-time", c.engine.min_time_s, "Seconds of samples before the case may stop")

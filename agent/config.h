@@ -56,6 +56,9 @@ struct AgentConfig {
   std::string sample_case;
   unsigned sample_count = 10;  // exactly this many samples after warm-up
   bool sample_counted = false;  // `sample --counted`: under callgrind, the machine not probed
+  // `run --count`: each case that ended ok also counted under callgrind
+  // ("instructions", or "cache" with simulated misses), stored beside its time.
+  std::string run_count;
   // `ab`: the two builds as command prefixes, split with shell quoting rules.
   std::string ab_baseline;
   std::string ab_candidate;

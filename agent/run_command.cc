@@ -17,6 +17,7 @@
 #include "agent/command_support.h"
 #include "agent/probe.h"
 #include "common/process.h"
+#include "agent/run_count.h"
 #include "agent/runner.h"
 #include "client/upload.h"
 #include "formats/result_file.h"
@@ -230,7 +231,15 @@ int RunCommand(const AgentConfig& config) {
   // Read right after the last case, while the link still carries its load.
   const std::vector<std::string> invalid =
       InvalidForGatingReasons(health_at_start, ProbeHealth(probe), ThrottleCounts(m.done));
-  return Finish(config, meta, invalid, m, sending);
+  if (config.run_count.empty()) return Finish(config, meta, invalid, m, sending);
+  // The counts follow the timed cases as further parts of them; a count
+  // that cannot be taken leaves the timed run whole and exits 2 after it.
+  const absl::Status counted = CountRunCases(config, *cases, &m.done, [&](const CaseResult& part) {
+    return sending != nullptr ? sending->Send(part) : absl::OkStatus();
+  }, std::cout);
+  if (!counted.ok()) std::cerr << "perfgate-agent: --count: " << counted.message() << "; the run goes on without\n";
+  const int rc = Finish(config, meta, invalid, m, sending);
+  return counted.ok() || rc != kExitPass ? rc : kExitError;
 }
 
 }  // namespace perfgate::agent

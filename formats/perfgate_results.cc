@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
-#include <set>
+#include <map>
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
@@ -243,11 +243,21 @@ ResultSet ReadPerfgateDocument(element root) {
   ReadRun(root, &set);
   const simdjson::dom::array cases = ArrayOf(FieldOf(root, std::string(), "cases"), std::string("cases"));
   set.cases.reserve(cases.size());
-  std::set<std::string> keys;
+  // A case may come in parts, as on the wire (the counts `run --count` adds
+  // after the timed samples); a metric named in two parts is one metric.
+  std::map<std::string, std::map<std::string, MetricSpec>> metrics_of;
   for (const element c : cases) {
     const std::string path = Index("cases", set.cases.size());
     CaseResult r = ReadCase(c, path);
-    if (!keys.insert(r.benchmark.Key()).second) Throw(path, absl::StrCat(r.benchmark.Key(), " appears twice"));
+    auto& known = metrics_of[r.benchmark.Key()];
+    for (const MetricSpec& m : r.metrics) {
+      const auto [it, fresh] = known.emplace(m.name, m);
+      if (!fresh && !(it->second == m)) {
+        Throw(path, absl::StrCat(r.benchmark.Key(), " gives metric '", m.name, "' as ", m.unit, ", ",
+                                 ToString(m.direction), " where an earlier part gave ", it->second.unit, ", ",
+                                 ToString(it->second.direction)));
+      }
+    }
     set.cases.push_back(std::move(r));
   }
   return set;

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "common/stats.h"
+#include "gate/gate_internal.h"
 
 namespace perfgate::gate {
 namespace {
@@ -43,29 +44,35 @@ std::map<MetricKey, SideCounts> Collect(const std::vector<CaseResult>& cases) {
 
 std::string Pct(double fraction) { return absl::StrFormat("%+.3f %%", fraction * 100.0); }
 
-// How far apart the processes of one side are: max / min - 1.
-double Spread(const std::vector<double>& v) {
-  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-  return *hi / *lo - 1.0;
+void Judge(MetricVerdict& v, const SideCounts& base, const SideCounts& cand) {
+  internal::JudgeCounted(v, internal::CountedSide::Of(base.values), internal::CountedSide::Of(cand.values));
 }
 
-void Judge(MetricVerdict& v, const SideCounts& base, const SideCounts& cand) {
-  v.baseline_median = stats::Median(base.values);
-  v.candidate_median = stats::Median(cand.values);
-  v.baseline_samples = static_cast<unsigned>(base.values.size());
-  v.candidate_samples = static_cast<unsigned>(cand.values.size());
+}  // namespace
+
+namespace internal {
+
+CountedSide CountedSide::Of(const std::vector<double>& values) {
+  const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  return {stats::Median(values), *lo, *hi, static_cast<unsigned>(values.size())};
+}
+
+void JudgeCounted(MetricVerdict& v, const CountedSide& base, const CountedSide& cand) {
+  v.method = Method::kCount;
+  v.baseline_median = base.median;
+  v.candidate_median = cand.median;
+  v.baseline_samples = base.processes;
+  v.candidate_samples = cand.processes;
   v.blocks = std::min(v.baseline_samples, v.candidate_samples);
   v.baseline_runs = 1;
   const double sign = v.direction == Direction::kHigherIsBetter ? -1.0 : 1.0;
   v.change = sign * (v.candidate_median / v.baseline_median - 1.0);
-  v.change_ci_low = v.change_ci_high = v.change;
-  for (double b : base.values) {
-    for (double c : cand.values) {
-      v.change_ci_low = std::min(v.change_ci_low, sign * (c / b - 1.0));
-      v.change_ci_high = std::max(v.change_ci_high, sign * (c / b - 1.0));
-    }
-  }
-  const double spread = std::max(Spread(base.values), Spread(cand.values));
+  // The range of the changes between every pair of processes: its ends are
+  // the pairs of one side's extreme against the other's.
+  const double a = sign * (cand.min / base.max - 1.0), b = sign * (cand.max / base.min - 1.0);
+  v.change_ci_low = std::min({v.change, a, b});
+  v.change_ci_high = std::max({v.change, a, b});
+  const double spread = std::max(base.max / base.min - 1.0, cand.max / cand.min - 1.0);
   const std::string counted = absl::StrFormat(
       "counted: %.6g vs %.6g %s, %s, %u vs %u process(es)", v.candidate_median, v.baseline_median, v.unit,
       Pct(v.change), v.candidate_samples, v.baseline_samples);
@@ -91,7 +98,45 @@ void Judge(MetricVerdict& v, const SideCounts& base, const SideCounts& cand) {
   }
 }
 
+double CountTolerance(const std::string& metric, const Policy& policy) {
+  return absl::StartsWith(metric, kSimulatedPrefix) ? policy.sim_tolerance : policy.count_tolerance;
+}
+
+namespace {
+
+// One run's processes of a counted metric: each sample (or stored process
+// median) one process's count; where only the summary was read, its
+// median and extremes over its n processes.
+CountedSide SideOf(const MetricData& m) {
+  if (m.process_medians && !m.process_medians->empty()) return CountedSide::Of(*m.process_medians);
+  if (!m.samples.empty()) return CountedSide::Of(m.samples);
+  const MetricSummary& s = m.summary;
+  return {s.median, std::isfinite(s.min) ? s.min : s.median, std::isfinite(s.max) ? s.max : s.median,
+          std::max(s.n, 1u)};
+}
+
 }  // namespace
+
+void DecideCounted(Entry& e) {
+  // The nearest baseline run that counted it (same node first, newest
+  // first): counts move with the code, so runs of older commits are no
+  // level to take a median of.
+  const MetricData* base = nullptr;
+  for (const MetricData* run : e.baseline) {
+    if (Usable(run)) {
+      base = run;
+      break;
+    }
+  }
+  JudgeCounted(e.verdict, SideOf(*base), SideOf(*e.candidate));
+  if (e.baseline.size() > 1) {
+    absl::StrAppend(&e.verdict.note, "; the baseline is the nearest of ", e.baseline.size(),
+                    " baseline runs (same node first, newest first): counts move with the code");
+  }
+  e.decided = true;
+}
+
+}  // namespace internal
 
 GateResult JudgeCounts(const std::vector<CaseResult>& baseline, const std::vector<CaseResult>& candidate,
                        const Policy& policy, const std::string& sku) {
@@ -107,7 +152,7 @@ GateResult JudgeCounts(const std::vector<CaseResult>& baseline, const std::vecto
     v.unit = any->spec->unit;
     v.direction = any->spec->direction;
     v.method = Method::kCount;
-    v.tolerance = absl::StartsWith(v.metric, kSimulatedPrefix) ? policy.sim_tolerance : policy.count_tolerance;
+    v.tolerance = internal::CountTolerance(v.metric, policy);
     v.gating = policy.Resolve(sku, v.benchmark, v.metric, Mode::kAb).gating;
     const auto b = base.find(key);
     const auto c = cand.find(key);
@@ -158,22 +203,27 @@ std::string Witness(const MetricVerdict& time, const MetricVerdict& count) {
 
 }  // namespace
 
+void NoteWitnesses(std::vector<MetricVerdict>& verdicts) {
+  // Per case, its instruction count's verdict (else its first count's).
+  std::map<std::string, MetricVerdict> count_of;
+  for (const MetricVerdict& c : verdicts) {
+    if (c.method != Method::kCount) continue;
+    auto [it, fresh] = count_of.try_emplace(c.benchmark, c);
+    if (!fresh && c.metric == kInstructionsMetric) it->second = c;
+  }
+  for (MetricVerdict& v : verdicts) {
+    if (v.method == Method::kCount) continue;
+    if (auto it = count_of.find(v.benchmark); it != count_of.end()) {
+      if (const std::string w = Witness(v, it->second); !w.empty()) v.note = absl::StrCat(v.note, "; ", w);
+    }
+  }
+}
+
 GateResult CombineWitnesses(const GateResult& time, const GateResult& counts, const Policy& policy,
                             const std::string& sku) {
-  // Per case, its instruction count's verdict (else its first count's).
-  std::map<std::string, const MetricVerdict*> count_of;
-  for (const MetricVerdict& c : counts.verdicts) {
-    auto [it, fresh] = count_of.try_emplace(c.benchmark, &c);
-    if (!fresh && c.metric == "instructions") it->second = &c;
-  }
-  std::vector<MetricVerdict> all;
-  for (MetricVerdict v : time.verdicts) {
-    if (auto it = count_of.find(v.benchmark); it != count_of.end()) {
-      if (const std::string w = Witness(v, *it->second); !w.empty()) v.note = absl::StrCat(v.note, "; ", w);
-    }
-    all.push_back(std::move(v));
-  }
+  std::vector<MetricVerdict> all = time.verdicts;
   all.insert(all.end(), counts.verdicts.begin(), counts.verdicts.end());
+  NoteWitnesses(all);
   return SummarizeVerdicts(std::move(all), time.mode, sku, policy, time.invalid_reasons);
 }
 

@@ -12,15 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "common/count_metrics.h"
 #include "common/run_types.h"
 #include "gate/gate.h"
 #include "gate/policy.h"
 
 namespace perfgate::gate {
-
-/// Counted metrics named with this prefix are simulated (callgrind's cache
-/// and branch-predictor models) and judged against policy.sim_tolerance.
-inline constexpr char kSimulatedPrefix[] = "sim_";
 
 /// Judges every metric of the cases of both sides as counts: each sample is
 /// one process's count. Regression when the candidate's median grows by more
@@ -42,5 +39,9 @@ GateResult JudgeCounts(const std::vector<CaseResult>& baseline, const std::vecto
 /// evidence.
 GateResult CombineWitnesses(const GateResult& time, const GateResult& counts, const Policy& policy,
                             const std::string& sku);
+/// The same notes within one list of verdicts (a gate of runs that hold
+/// both, `perfgate-agent run --count`): each verdict of method kCount is a
+/// count, every other one of its case gets what the count says of it.
+void NoteWitnesses(std::vector<MetricVerdict>& verdicts);
 
 }  // namespace perfgate::gate

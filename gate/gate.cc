@@ -14,8 +14,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "gate/inference.h"
+#include "common/count_metrics.h"
 #include "common/stats.h"
+#include "gate/inference.h"
+#include "gate/counts.h"
 #include "gate/gate_internal.h"
 
 namespace perfgate::gate {
@@ -222,11 +224,16 @@ void TestAll(std::map<MetricKey, Entry>& entries, const GateInput& input, const 
   for (auto& [key, e] : entries) {
     e.rule = policy.Resolve(input.sku, e.verdict.benchmark, e.verdict.metric, input.mode);
     e.confidence = policy.confidence;
-    e.verdict.tolerance = e.rule.tolerance;
+    const bool counted = IsCountMetric(e.verdict.metric);
+    e.verdict.tolerance = counted ? internal::CountTolerance(e.verdict.metric, policy) : e.rule.tolerance;
     e.verdict.gating = e.rule.gating;
     if (e.rule.floor) e.verdict.floor = *e.rule.floor;
     internal::DecideWithoutStatistics(e, invalid_reasons, input.mode);
     if (e.decided) continue;
+    if (counted) {
+      internal::DecideCounted(e);
+      continue;
+    }
     const auto cal = input.calibrations.find({e.verdict.benchmark, e.verdict.metric});
     if (!internal::Test(e, input.mode, cal == input.calibrations.end() ? nullptr : &cal->second)) {
       e.decided = true;
@@ -431,6 +438,7 @@ GateResult EvaluateGate(const GateInput& input, const Policy& policy) {
     if (!e.decided) internal::Decide(e, input.mode, policy.fdr);
     result.verdicts.push_back(std::move(e.verdict));
   }
+  NoteWitnesses(result.verdicts);  // where the runs hold counts beside time
   SumUp(result, input.sku, policy);
   return result;
 }

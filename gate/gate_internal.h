@@ -66,6 +66,26 @@ void DecideWithoutStatistics(Entry& e, const std::vector<std::string>& invalid_r
 /// deciding nothing, when neither side is bounded or both are.
 bool DecideBounded(Entry& e, const std::vector<double>& medians, Mode mode);
 
+/// One side's counts of a counted metric: the median and extremes over its
+/// processes (each process one count).
+struct CountedSide {
+  double median = 0, min = 0, max = 0;
+  unsigned processes = 0;
+  static CountedSide Of(const std::vector<double>& values);  // values not empty
+};
+/// The verdict of a counted metric (counts.cc; docs/statistics.md,
+/// "Counts"): against v.tolerance, with the range of the changes between
+/// every pair of processes as its interval (method kCount).
+void JudgeCounted(MetricVerdict& v, const CountedSide& base, const CountedSide& cand);
+/// The tolerance of counted metric `metric`: the policy's sim_tolerance for
+/// a simulated count, else its count_tolerance.
+double CountTolerance(const std::string& metric, const Policy& policy);
+/// A counted metric (common/count_metrics.h) stored with a run or read from
+/// result files, once DecideWithoutStatistics left it undecided: judged as
+/// counts (JudgeCounted) against the nearest usable baseline run, never by
+/// a test of spread.
+void DecideCounted(Entry& e);
+
 /// The change, its interval and its p-value, by the strongest test the
 /// processes allow; false (and the verdict too_few_runs) when none applies.
 bool Test(Entry& e, Mode mode, const Calibration* calibration);

@@ -15,15 +15,29 @@
 namespace perfgate::gate {
 namespace {
 
-// The parts of one case joined in order.
+// The parts of one case joined in order, metric by metric: a later part may
+// carry other metrics (the counts `run --count` adds after the timed
+// samples), each sample a value of its own part's metrics.
 struct Joined {
-  const CaseResult* first = nullptr;
+  std::vector<MetricSpec> metrics;  // every part's, in the order first seen
   CaseStatus status = CaseStatus::kUnspecified;
   std::string reason;
-  std::optional<ValueBound> bound;               // of the part that said how the case ended
-  std::vector<std::vector<double>> unthrottled;  // per metric
-  std::vector<uint32_t> throttled;               // per metric
-  std::vector<bool> throttled_in_order;          // every sample, in order
+  std::optional<ValueBound> bound;                    // of the part that said how the case ended
+  std::vector<std::vector<double>> unthrottled;       // per metric
+  std::vector<uint32_t> throttled;                    // per metric
+  std::vector<std::vector<bool>> throttled_in_order;  // per metric, each of its samples in order
+
+  // The index of `spec` among the metrics, added when new.
+  size_t MetricIndex(const MetricSpec& spec) {
+    for (size_t i = 0; i < metrics.size(); ++i) {
+      if (metrics[i].name == spec.name) return i;
+    }
+    metrics.push_back(spec);
+    unthrottled.emplace_back();
+    throttled.push_back(0);
+    throttled_in_order.emplace_back();
+    return metrics.size() - 1;
+  }
 };
 
 // The cases joined by benchmark key; `order` receives the keys in the order
@@ -36,24 +50,21 @@ std::map<std::string, Joined> JoinCases(const std::vector<CaseResult>& cases,
     const std::string key = c.benchmark.Key();
     auto [it, inserted] = joined.try_emplace(key);
     Joined& j = it->second;
-    if (inserted) {
-      order.push_back(key);
-      j.first = &c;
-      j.unthrottled.resize(c.metrics.size());
-      j.throttled.resize(c.metrics.size());
-    }
+    if (inserted) order.push_back(key);
+    std::vector<size_t> at;
+    for (const MetricSpec& spec : c.metrics) at.push_back(j.MetricIndex(spec));
     if (c.status != CaseStatus::kUnspecified) {
       j.status = c.status;
       j.reason = c.reason;
       j.bound = c.bound;
     }
     for (const Sample& sample : c.samples) {
-      j.throttled_in_order.push_back(sample.throttled);
-      for (size_t m = 0; m < sample.values.size() && m < j.unthrottled.size(); ++m) {
+      for (size_t m = 0; m < sample.values.size() && m < at.size(); ++m) {
+        j.throttled_in_order[at[m]].push_back(sample.throttled);
         if (sample.throttled) {
-          ++j.throttled[m];
+          ++j.throttled[at[m]];
         } else {
-          j.unthrottled[m].push_back(sample.values[m]);
+          j.unthrottled[at[m]].push_back(sample.values[m]);
         }
       }
     }
@@ -61,17 +72,19 @@ std::map<std::string, Joined> JoinCases(const std::vector<CaseResult>& cases,
   return joined;
 }
 
-// Unthrottled samples per process: the blocks the gate counts. Empty (one
-// process) unless `blocks` names more than one for the case.
-CaseBlocks UnthrottledBlocks(const Joined& j, const std::string& key,
+// Unthrottled samples of metric `m` per process: the blocks the gate
+// counts. Empty (one process) unless `blocks` names more than one for the
+// case.
+CaseBlocks UnthrottledBlocks(const Joined& j, size_t m, const std::string& key,
                              const std::map<std::string, CaseBlocks>& blocks) {
   CaseBlocks out;
   if (auto it = blocks.find(key); it != blocks.end() && it->second.sizes.size() > 1) {
+    const std::vector<bool>& in_order = j.throttled_in_order[m];
     size_t at = 0;
     for (unsigned n : it->second.sizes) {
       unsigned kept = 0;
-      for (unsigned i = 0; i < n && at < j.throttled_in_order.size(); ++i, ++at) {
-        if (!j.throttled_in_order[at]) ++kept;
+      for (unsigned i = 0; i < n && at < in_order.size(); ++i, ++at) {
+        if (!in_order[at]) ++kept;
       }
       out.sizes.push_back(kept);
     }
@@ -82,7 +95,7 @@ CaseBlocks UnthrottledBlocks(const Joined& j, const std::string& key,
 
 // The summary of metric `m` of a joined case over its unthrottled samples.
 MetricSummary Summarize(const Joined& j, const std::string& key, size_t m) {
-  const MetricSpec& spec = j.first->metrics[m];
+  const MetricSpec& spec = j.metrics[m];
   const stats::Summary st = stats::Summarize(j.unthrottled[m]);
   MetricSummary s;
   s.benchmark = key;
@@ -144,8 +157,8 @@ RunData RunDataFromCases(const std::string& run_id, const std::vector<CaseResult
   run.run_id = run_id;
   for (const std::string& key : order) {
     Joined& j = joined.at(key);
-    const CaseBlocks processes = UnthrottledBlocks(j, key, blocks);
-    for (size_t m = 0; m < j.first->metrics.size(); ++m) {
+    for (size_t m = 0; m < j.metrics.size(); ++m) {
+      const CaseBlocks processes = UnthrottledBlocks(j, m, key, blocks);
       MetricData d;
       d.summary = Summarize(j, key, m);
       d.samples = std::move(j.unthrottled[m]);

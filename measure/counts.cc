@@ -69,11 +69,6 @@ absl::StatusOr<CallgrindTotals> ReadCallgrindOutput(const std::string& path) {
   return ParseCallgrindOutput(*text, path);
 }
 
-bool IsCountMetric(const std::string& metric) {
-  return metric == kInstructionsMetric || metric == kSimL1MissesMetric || metric == kSimLlMissesMetric ||
-         metric == kSimBranchMissesMetric;
-}
-
 absl::StatusOr<std::vector<std::pair<MetricSpec, double>>> CountsPerIteration(const CallgrindTotals& totals,
                                                                               double iterations) {
   if (!(iterations > 0)) {

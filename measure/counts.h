@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/count_metrics.h"
 #include "common/run_types.h"
 
 namespace perfgate {
@@ -34,18 +35,6 @@ absl::StatusOr<CallgrindTotals> ParseCallgrindOutput(const std::string& text, co
 /// Reads the file at `path` and parses it; NOT_FOUND naming it when it
 /// cannot be read.
 absl::StatusOr<CallgrindTotals> ReadCallgrindOutput(const std::string& path);
-
-/// Metric names of counted metrics. "instructions" is what callgrind
-/// executed; the sim_* ones come from its cache and branch-predictor
-/// simulation (--cache-sim, --branch-sim), named apart from hardware
-/// counters, which count other things and are not comparable with them.
-inline constexpr char kInstructionsMetric[] = "instructions";
-inline constexpr char kSimL1MissesMetric[] = "sim_l1_misses";
-inline constexpr char kSimLlMissesMetric[] = "sim_ll_misses";
-inline constexpr char kSimBranchMissesMetric[] = "sim_branch_mispredicts";
-
-/// Whether `metric` is one of the counted metrics above.
-bool IsCountMetric(const std::string& metric);
 
 /// The counted metrics of `totals` per iteration (`iterations` > 0), lower
 /// is better: instructions always, the sim_* ones where the file counted

@@ -198,6 +198,53 @@ TEST_F(GateEndToEnd, CatchesAnInjectedSlowdownOnExactlyThatCaseAndPassesACleanCa
   EXPECT_NE(junit->find("<testsuite"), std::string::npos);
 }
 
+// `run --count`: each case is counted under callgrind beside its time, the
+// coordinator stores the count as a metric of the case, and the history
+// gate judges it as a count: one run of a commit that adds work is a
+// regression by its instructions, where its time alone stays unconfirmed.
+TEST_F(GateEndToEnd, CountsStoredBesideTimeCatchAddedWorkInOneRunAndPassAnUnchangedOne) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator());
+  auto counted = [&](const std::string& branch, const std::string& commit, const std::vector<std::string>& extra) {
+    const std::string id_file = dir_->Join("counted-" + commit);
+    std::vector<std::string> argv = {Bin("agent/perfgate-agent"), "run", "--coordinator", address_, "--branch",
+                                     branch, "--commit", commit, "--filter", "kernels/sgemm*", "--set", "m=32",
+                                     "--set", "n=32", "--set", "k=32", "--min-time", "0.3", "--timeout", "1.5",
+                                     "--count", "instructions", "--run-id-file", id_file, "--spool",
+                                     dir_->Join("spool")};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    auto r = RunCommand(argv, {}, std::chrono::minutes(2));
+    EXPECT_TRUE(r.ok()) << r.status();
+    std::cout << "--- perfgate-agent run --count " << commit << " ---\n" << (r.ok() ? r->output : "") << "\n";
+    EXPECT_TRUE(r.ok() && r->exit_code == 0);
+    std::string id;
+    std::ifstream(id_file) >> id;
+    return id;
+  };
+  auto instructions = [&](const std::string& json) {
+    std::ifstream in(json);
+    const nlohmann::json report = nlohmann::json::parse(in);
+    for (const auto& v : report.at("verdicts")) {
+      if (v.at("metric") == "instructions") return v;
+    }
+    ADD_FAILURE() << "no instructions verdict in " << json;
+    return nlohmann::json::object();
+  };
+  for (const char* commit : {"cbase1", "cbase2"}) ASSERT_FALSE(counted("main", commit, {}).empty());
+
+  CommandResult more = Gate(counted("pr-3", "cmore", {"--inject-slowdown", "kernels/sgemm*=20"}),
+                            dir_->Join("more.json"));
+  EXPECT_EQ(more.exit_code, 1) << more.output;
+  const nlohmann::json grew = instructions(dir_->Join("more.json"));
+  EXPECT_EQ(grew.value("verdict", ""), "regression") << grew.dump();
+  EXPECT_EQ(grew.value("method", ""), "count") << grew.dump();
+
+  CommandResult same = Gate(counted("pr-4", "csame", {}), dir_->Join("same.json"));
+  EXPECT_TRUE(same.exit_code == 0 || same.exit_code == 3) << same.output;
+  const nlohmann::json held = instructions(dir_->Join("same.json"));
+  EXPECT_EQ(held.value("verdict", ""), "pass") << held.dump();
+  EXPECT_LT(std::abs(held.value("change", 1.0)), 0.0025) << held.dump();
+}
+
 TEST_F(GateEndToEnd, GateWithoutBaselineRunsSaysSo) {
   ASSERT_NO_FATAL_FAILURE(StartCoordinator());
   std::string run;

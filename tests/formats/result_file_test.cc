@@ -62,11 +62,10 @@ std::vector<CaseResult> SomeCases() {
   skipped.metrics = {{"time", "ms", Direction::kLowerIsBetter}};
   skipped.status = CaseStatus::kSkipped;
   skipped.reason = "needs sm_90a";
-  CaseResult knee;
-  knee.benchmark = {"inference", "serve_knee", {{"rates", "1000+2000"}}};
-  knee.metrics = {{"knee_rate", "requests/s", Direction::kHigherIsBetter}};
-  knee.status = CaseStatus::kSkipped;
-  knee.reason = "knee above the swept range";
+  // A knee above the rates swept: skipped, with the bound it gives.
+  CaseResult knee = skipped;
+  knee.benchmark.name = "serve_knee";
+  knee.metrics[0] = {"knee_rate", "requests/s", Direction::kHigherIsBetter};
   knee.bound = ValueBound{"knee_rate", ValueBound::Kind::kAtLeast, 2000};
   return {ok, skipped, knee};
 }
@@ -197,6 +196,27 @@ TEST(PerfgateResultFile, ABoundOfAnUnknownKindOrMetricOrBesideSamplesIsRefusedNa
                                           {"kind", "at_most"}, {"value", 1.0}};
               }),
               HasSubstr("cases[0].bound: a case with samples gives values, not a bound"));
+}
+
+// `run --count` writes a case's count as a second entry of the case.
+TEST(PerfgateResultFile, ACaseInTwoPartsIsReadAsWrittenAndAMetricTheyDisagreeOnIsRefused) {
+  std::vector<CaseResult> cases = SomeCases();
+  CaseResult count;
+  count.benchmark = cases[0].benchmark;
+  count.metrics = {{"instructions", "instr/iter", Direction::kLowerIsBetter}};
+  count.status = cases[0].status;
+  count.samples = {{1000, {17711}, false}};
+  cases.push_back(count);
+  auto set = ParseResultText(WriteResultJson(SomeMeta(), cases), "parts.json");
+  ASSERT_TRUE(set.ok()) << set.status();
+  ASSERT_EQ(set->cases.size(), cases.size());
+  EXPECT_EQ(set->cases.back().metrics, count.metrics);
+  EXPECT_EQ(set->cases.back().samples[0].values, std::vector<double>{17711});
+
+  cases.back().metrics = {{cases[0].metrics[0].name, "s", cases[0].metrics[0].direction}};
+  set = ParseResultText(WriteResultJson(SomeMeta(), cases), "clash.json");
+  ASSERT_FALSE(set.ok());
+  EXPECT_THAT(set.status().message(), HasSubstr("gives metric '" + cases[0].metrics[0].name + "' as s"));
 }
 
 TEST(PerfgateResultFile, ABareNaNIsRefusedByNameAsInOtherFormats) {

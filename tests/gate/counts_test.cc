@@ -167,5 +167,57 @@ TEST(TwoWitnesses, LeaveATimeVerdictOfAnotherCaseAlone) {
   EXPECT_EQ(both.verdicts[0].note, "");
 }
 
+// A run of `perfgate-agent run --count`: the case's timed samples, then a
+// part with its count, one sample per counted process.
+std::vector<CaseResult> TimedAndCounted(double ms, double instructions) {
+  CaseResult timed;
+  timed.benchmark = {"gbench", "BM_Work", {{"a0", "200000"}}};
+  timed.metrics = {{"time", "ms", Direction::kLowerIsBetter}};
+  timed.status = CaseStatus::kOk;
+  for (uint32_t i = 0; i < 5; ++i) timed.samples.push_back({i, {ms * (1 + 0.01 * i)}, false});
+  CaseResult counted = Counted({instructions});
+  counted.samples[0].index = 5;
+  return {timed, counted};
+}
+
+TEST(StoredCounts, ARunsTimeAndCountPartsJoinMetricByMetric) {
+  const RunData run = RunDataFromCases("r", TimedAndCounted(10, 1000));
+  ASSERT_EQ(run.metrics.size(), 2u);
+  EXPECT_EQ(run.metrics[0].summary.metric, "time");
+  EXPECT_EQ(run.metrics[0].samples.size(), 5u);
+  EXPECT_DOUBLE_EQ(run.metrics[0].summary.median, 10.2);
+  EXPECT_EQ(run.metrics[1].summary.metric, "instructions");
+  EXPECT_EQ(run.metrics[1].samples, std::vector<double>{1000});
+}
+
+// In a history gate a counted metric is judged as a count, against the
+// nearest baseline run (the first: same node first, newest first), not a
+// median over runs of older code.
+TEST(StoredCounts, AHistoryGateJudgesACountAgainstTheNearestBaselineRun) {
+  auto gate = [](double candidate_instructions) {
+    GateInput input;
+    input.sku = "cpu-x";
+    input.candidate = RunDataFromCases("cand", TimedAndCounted(10, candidate_instructions));
+    input.baselines.push_back(RunDataFromCases("newest", TimedAndCounted(10, 1000)));
+    for (int i = 0; i < 4; ++i) input.baselines.push_back(RunDataFromCases("older", TimedAndCounted(10, 900)));
+    return EvaluateGate(input, Policy{});
+  };
+  auto instructions = [](const GateResult& r) {
+    for (const MetricVerdict& v : r.verdicts) {
+      if (v.metric == "instructions") return v;
+    }
+    ADD_FAILURE() << "no instructions verdict";
+    return MetricVerdict{};
+  };
+  const MetricVerdict more = instructions(gate(1010));
+  EXPECT_EQ(more.verdict, Verdict::kRegression) << more.note;
+  EXPECT_EQ(more.method, Method::kCount);
+  EXPECT_NEAR(more.change, 0.01, 1e-12);  // not +12 % against the older runs' 900
+  EXPECT_DOUBLE_EQ(more.tolerance, Policy{}.count_tolerance);
+  EXPECT_NE(more.note.find("nearest of 5 baseline runs"), std::string::npos) << more.note;
+  EXPECT_EQ(instructions(gate(1002)).verdict, Verdict::kPass);
+  EXPECT_EQ(instructions(gate(990)).verdict, Verdict::kImprovement);
+}
+
 }  // namespace
 }  // namespace perfgate::gate

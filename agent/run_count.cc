@@ -1,0 +1,87 @@
+#include "agent/run_count.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "agent/command_support.h"
+#include "agent/counted.h"
+#include "common/process.h"
+#include "common/status_macros.h"
+
+namespace perfgate::agent {
+namespace {
+
+// Seconds a counted process may take (as ab's --block-timeout by default).
+constexpr double kCountedTimeoutS = 600;
+
+// The count of `timed` as a further part of its case: its samples numbered
+// after the timed ones, ending as the timed case did (the last part of a
+// case says how it ended, and a count never changes that).
+CaseResult CountPart(const CaseResult& timed, CaseResult counted) {
+  uint32_t next = 0;
+  for (const Sample& s : timed.samples) next = std::max(next, s.index + 1);
+  counted.benchmark = timed.benchmark;
+  for (Sample& s : counted.samples) s.index = next++;
+  counted.status = timed.status;
+  counted.reason = timed.reason;
+  counted.noise = timed.noise;
+  return counted;
+}
+
+}  // namespace
+
+absl::Status CountRunCases(const AgentConfig& config, const std::vector<suites::CaseInstance>& cases,
+                           std::vector<CaseResult>* done, const std::function<absl::Status(const CaseResult&)>& send,
+                           std::ostream& log) {
+  PERFGATE_ASSIGN_OR_RETURN(const std::string self, SelfExecutable());
+  PERFGATE_ASSIGN_OR_RETURN(TempDir dir, TempDir::Make("perfgate-count-"));
+  // The worker selects as this run did and adds the same injected work (a
+  // flag of the program, before its command).
+  std::vector<std::string> program = {self};
+  for (const std::string& s : config.slowdown_specs) program.insert(program.end(), {"--inject-slowdown", s});
+  std::map<std::string, BenchmarkId> ids;
+  for (const suites::CaseInstance& c : cases) ids.emplace(c.id.Key(), c.id);
+  std::vector<BenchmarkId> listed;
+  for (const auto& [key, id] : ids) listed.push_back(id);
+  CountOptions options;
+  options.simulate = config.run_count == "cache";
+  options.timeout_s = kCountedTimeoutS;
+  options.work_dir = dir.path();
+  // The case's time limit is the timed run's; under callgrind a case runs
+  // tens of times slower, so the counted process gets a limit of its own.
+  std::vector<std::string> worker = SampleWorkerArgs(config);
+  if (auto t = std::find(worker.begin(), worker.end(), "--timeout"); t != worker.end() && t + 1 != worker.end()) {
+    *(t + 1) = absl::StrCat(kCountedTimeoutS);
+  }
+  // A few samples average the engine's own clock reads out of the count.
+  CountedAgent counter(program, worker, listed, 3, options);
+  const size_t timed = done->size();
+  log << "\ncounting the measured cases under callgrind, one process each\n" << std::flush;
+  for (size_t i = 0; i < timed; ++i) {
+    const CaseResult& r = (*done)[i];
+    const std::string key = r.benchmark.Key();
+    // Cases that measured (ok, or stopped by the time limit), not derived ones.
+    const bool measured = r.status == CaseStatus::kOk || r.status == CaseStatus::kTimedOut;
+    if (!measured || r.samples.empty() || ids.count(key) == 0) continue;
+    absl::StatusOr<CaseResult> counted = counter.Count(key);
+    if (!counted.ok()) return counted.status();
+    if (counted->status != CaseStatus::kOk || counted->samples.empty()) {
+      log << "  " << key << ": not counted (" << ToString(counted->status) << ": " << counted->reason << ")\n";
+      continue;
+    }
+    CaseResult part = CountPart(r, std::move(*counted));
+    log << "  " << key << ":";
+    for (size_t m = 0; m < part.metrics.size(); ++m) {
+      log << absl::StrFormat(" %s %.6g %s", part.metrics[m].name, part.samples[0].values[m], part.metrics[m].unit);
+    }
+    log << "\n" << std::flush;
+    PERFGATE_RETURN_IF_ERROR(send(part));
+    done->push_back(std::move(part));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace perfgate::agent

@@ -1,0 +1,30 @@
+// The names of counted metrics (docs/statistics.md, "Counts"), shared by
+// what produces them (measure/counts.h: callgrind's totals per iteration)
+// and what judges them (gate/counts.h): a metric of one of these names is a
+// count wherever it appears, in an A/B job, a stored run or a result file.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace perfgate {
+
+/// "instructions" is what callgrind executed; the sim_* ones come from its
+/// cache and branch-predictor simulation (--cache-sim, --branch-sim), named
+/// apart from hardware counters, which count other things and are not
+/// comparable with them.
+inline constexpr char kInstructionsMetric[] = "instructions";
+inline constexpr char kSimL1MissesMetric[] = "sim_l1_misses";
+inline constexpr char kSimLlMissesMetric[] = "sim_ll_misses";
+inline constexpr char kSimBranchMissesMetric[] = "sim_branch_mispredicts";
+/// Counted metrics named with this prefix are simulated and judged against
+/// the policy's sim_tolerance instead of its count_tolerance.
+inline constexpr char kSimulatedPrefix[] = "sim_";
+
+/// Whether `metric` is one of the counted metrics above.
+inline bool IsCountMetric(std::string_view metric) {
+  return metric == kInstructionsMetric || metric == kSimL1MissesMetric || metric == kSimLlMissesMetric ||
+         metric == kSimBranchMissesMetric;
+}
+
+}  // namespace perfgate
