@@ -382,6 +382,10 @@ std::optional<Invalid> ParseValues(Command command, AgentConfig& c) {
     auto world = ResolveWorld(c);
     if (!world.ok()) return Invalid{"bad option", world.status()};
     c.world = *world;
+    if (!c.run_count.empty() && c.world.size > 1) {
+      return Invalid{"bad --count", absl::InvalidArgumentError("--count counts one process under callgrind; a run "
+                                                              "of several ranks cannot be counted")};
+    }
   }
   if (command == Command::kAb) return ParseSides(c);
   return std::nullopt;
