@@ -160,6 +160,11 @@ TEST(ServeGate, AHalvedKvBudgetIsARegressionOfTtftAndAnUnchangedBuildPasses) {
   }
   EXPECT_EQ(changed.gate.outcome, gate::Outcome::kRegression) << changed.gate.summary;
   EXPECT_EQ(unchanged.gate.outcome, gate::Outcome::kPass) << unchanged.gate.summary;
+  // Every verdict of the unchanged build with its numbers and rounds, so
+  // that a failure says what the gate saw.
+  for (const gate::MetricVerdict& v : unchanged.gate.verdicts) {
+    std::cout << "unchanged: " << v.metric << " " << ToString(v.verdict) << ": " << v.note << "\n";
+  }
 }
 
 // The server's clock in the planted A/B: its thread's CPU time
