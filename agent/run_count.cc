@@ -1,7 +1,7 @@
 #include "agent/run_count.h"
 
 #include <algorithm>
-#include <map>
+#include <set>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -42,10 +42,11 @@ absl::Status CountRunCases(const AgentConfig& config, const std::vector<suites::
   // flag of the program, before its command).
   std::vector<std::string> program = {self};
   for (const std::string& s : config.slowdown_specs) program.insert(program.end(), {"--inject-slowdown", s});
-  std::map<std::string, BenchmarkId> ids;
-  for (const suites::CaseInstance& c : cases) ids.emplace(c.id.Key(), c.id);
+  std::set<std::string> selected;
   std::vector<BenchmarkId> listed;
-  for (const auto& [key, id] : ids) listed.push_back(id);
+  for (const suites::CaseInstance& c : cases) {
+    if (selected.insert(c.id.Key()).second) listed.push_back(c.id);
+  }
   CountOptions options;
   options.simulate = config.run_count == "cache";
   options.timeout_s = kCountedTimeoutS;
@@ -65,7 +66,7 @@ absl::Status CountRunCases(const AgentConfig& config, const std::vector<suites::
     const std::string key = r.benchmark.Key();
     // Cases that measured (ok, or stopped by the time limit), not derived ones.
     const bool measured = r.status == CaseStatus::kOk || r.status == CaseStatus::kTimedOut;
-    if (!measured || r.samples.empty() || ids.count(key) == 0) continue;
+    if (!measured || r.samples.empty() || selected.count(key) == 0) continue;
     absl::StatusOr<CaseResult> counted = counter.Count(key);
     if (!counted.ok()) return counted.status();
     if (counted->status != CaseStatus::kOk || counted->samples.empty()) {

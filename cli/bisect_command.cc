@@ -108,12 +108,13 @@ absl::StatusOr<Json> NewJob(const Config& c) {
     }
     if (benchmark.empty()) {
       benchmark = r.value("benchmark", "");
-      // Counted probes judge the regressed case's instructions.
-      metric = c.bisect.count ? "instructions" : r.value("metric", "");
+      metric = r.value("metric", "");
     }
     if (Num(r["change"]) > 0) endpoint = Num(r["change"]) / 2;
   }
-  if (c.bisect.count && metric.empty()) metric = "instructions";  // of the case that grew most at bad
+  // Counted probes judge instructions: of the regressed case, of --case, or
+  // of the case that grew most at bad (a timed --metric is refused).
+  if (c.bisect.count) metric = "instructions";
   CommitRange range{c.good_image, c.bad_image, {c.bad_image}};  // an upgrade: nothing between
   if (!c.bisect.images) {
     PERFGATE_ASSIGN_OR_RETURN(range, PlanRange(c.bisect.repo, good, bad));

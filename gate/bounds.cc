@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "common/stats.h"
 #include "gate/gate_internal.h"
 
 namespace perfgate::gate::internal {
@@ -93,15 +92,14 @@ double RepeatChangeAtLeast(const MetricData* run, double base, double sign) {
   return better_end ? sign * (b.value / base - 1.0) : std::nan("");
 }
 
-// History: a regression one candidate run shows is not a verdict until the
-// further runs of its commit show it too (as Decide's Unconfirmed).
-bool UnconfirmedByRepeats(Entry& e, const std::string& numbers) {
+// History: a regression one candidate run shows against the baseline level
+// `base` is not a verdict until the further runs of its commit show it too
+// (as Decide's Unconfirmed).
+bool UnconfirmedByRepeats(Entry& e, double base, const std::string& numbers) {
   MetricVerdict& out = e.verdict;
   const double sign = out.direction == Direction::kHigherIsBetter ? -1.0 : 1.0;
   bool all = !e.repeats.empty();
-  for (const MetricData* run : e.repeats) {
-    all = all && RepeatChangeAtLeast(run, out.baseline_median, sign) > out.tolerance;
-  }
+  for (const MetricData* run : e.repeats) all = all && RepeatChangeAtLeast(run, base, sign) > out.tolerance;
   if (all) return false;
   out.verdict = Verdict::kUnconfirmed;
   out.note = absl::StrCat(numbers, ": worse by at least ", Percent(out.change), " in ",
@@ -117,22 +115,30 @@ bool DecideBounded(Entry& e, const std::vector<double>& medians, Mode mode) {
   const double sign = out.direction == Direction::kHigherIsBetter ? -1.0 : 1.0;
   const std::optional<ValueBound> cand = CandidateBound(e);
   if (cand && !medians.empty()) {
-    // The candidate's value lies beyond its bound; the baseline's level is known.
-    const double base = out.baseline_median;
+    // The candidate's value lies beyond its bound; the baseline's level is
+    // known to within its runs' spread, and the end is taken at the
+    // baseline run least in the candidate's favour: a pass or an
+    // improvement must hold against every baseline run, a regression too.
     const bool at_least = cand->kind == ValueBound::Kind::kAtLeast;
-    const ChangeEnd end{sign * (cand->value / base - 1.0), at_least == (sign < 0)};
+    const bool worst = at_least == (sign < 0);
+    // change = sign * (value / base - 1) grows with base when sign < 0.
+    const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
+    const double base = worst == (sign < 0) ? *hi : *lo;
+    const ChangeEnd end{sign * (cand->value / base - 1.0), worst};
     const std::string reason = e.candidate->summary.reason;
     const std::string numbers =
         absl::StrCat("candidate ", BoundText(*cand, out.unit), reason.empty() ? "" : absl::StrCat(" (", reason, ")"),
-                     " against ", WithUnit(base, out.unit), " over ", out.baseline_runs, " baseline run(s)");
+                     " against ", WithUnit(base, out.unit), " (the baseline run least in its favour of ",
+                     out.baseline_runs, ")");
     DecideFromEnd(out, end, numbers);
-    if (out.verdict == Verdict::kRegression && mode == Mode::kHistory) UnconfirmedByRepeats(e, numbers);
+    if (out.verdict == Verdict::kRegression && mode == Mode::kHistory) UnconfirmedByRepeats(e, base, numbers);
     e.decided = true;
     return true;
   }
   if (!Usable(e.candidate) || !medians.empty()) return false;
   const std::optional<ValueBound> base = BaselineBound(e);
-  if (!base) return false;
+  // A bound of 0 or less is no level to divide by: nothing is known then.
+  if (!base || !(base->value > 0)) return false;
   // The baseline's level lies beyond its bound; the candidate's value is known.
   const double value = e.candidate->summary.median;
   out.candidate_median = value;
@@ -141,11 +147,7 @@ bool DecideBounded(Entry& e, const std::vector<double>& medians, Mode mode) {
   const std::string numbers = absl::StrCat("candidate ", WithUnit(value, out.unit), " against a baseline of ",
                                            BoundText(*base, out.unit), " (it measured no value)");
   DecideFromEnd(out, end, numbers);
-  if (out.verdict == Verdict::kRegression && mode == Mode::kHistory) {
-    // The baseline's level: its bound, the better end for the repeats too.
-    out.baseline_median = base->value;
-    UnconfirmedByRepeats(e, numbers);
-  }
+  if (out.verdict == Verdict::kRegression && mode == Mode::kHistory) UnconfirmedByRepeats(e, base->value, numbers);
   e.decided = true;
   return true;
 }

@@ -70,6 +70,28 @@ TEST(Bounds, ACandidateBoundPassesOnlyWhenItsWorseEndIsWithinTheTolerance) {
   EXPECT_NE(v.note.find("sweep rates past the bound"), std::string::npos) << v.note;
 }
 
+// Baseline runs at 2400 and 2600 (median 2500): a candidate at least 2450
+// is at worst 2 % below the median but 5.8 % below the faster run, so no
+// pass; one at most 2300 is 8 % below the median but only 4.2 % below the
+// slower run, so no regression either.
+TEST(Bounds, EveryBaselineRunMustAgreeBeforeABoundPassesOrFails) {
+  GateInput input;
+  input.sku = "cpu-test";
+  input.mode = Mode::kAb;
+  for (double knee : {2400.0, 2600.0}) input.baselines.push_back(RunDataFromCases("base", {Knee(knee)}));
+  Policy policy;
+  policy.tolerance = 0.05;
+  auto verdict = [&](const CaseResult& candidate) {
+    input.candidate = RunDataFromCases("candidate", {candidate});
+    const GateResult r = EvaluateGate(input, policy);
+    return r.verdicts.empty() ? Verdict::kMissing : r.verdicts[0].verdict;
+  };
+  EXPECT_EQ(verdict(Bounded(kAtLeast, 2450)), Verdict::kUndecided);
+  EXPECT_EQ(verdict(Bounded(kAtLeast, 2500)), Verdict::kPass);  // at worst 3.8 % below 2600
+  EXPECT_EQ(verdict(Bounded(kAtMost, 2300)), Verdict::kUndecided);
+  EXPECT_EQ(verdict(Bounded(kAtMost, 2200)), Verdict::kRegression);  // at least 8.3 % below 2400
+}
+
 TEST(Bounds, AKneeThatFellBelowTheSweptRatesIsARegressionOnlyWhenTheBoundShowsOne) {
   // Below 1000 against 2400: worse by at least 58 %.
   const MetricVerdict fell = Judge(Bounded(kAtMost, 1000), Knee(2400));
