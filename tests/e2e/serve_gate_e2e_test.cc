@@ -124,8 +124,11 @@ const gate::MetricVerdict* Find(const gate::GateResult& g, const std::string& me
 
 // One serving run a process (its percentiles are the process's values);
 // exactly n rounds, or with n = 0 rounds added until the gate can decide,
-// up to 12 within 90 seconds.
-agent::AbOptions Rounds(unsigned n) {
+// up to 30 within 90 seconds. Without `confirm`, a suspected regression is
+// not measured again: a metric whose rounds swing by tens of percent then
+// fails an unchanged build at the gate's q (1 % two-sided, per look and
+// once more at the end), which a test run at every commit would see.
+agent::AbOptions Rounds(unsigned n, bool confirm = false) {
   agent::AbOptions o;
   o.fixed_block_samples = 1;
   o.fixed_rounds = n;
@@ -134,7 +137,7 @@ agent::AbOptions Rounds(unsigned n) {
   // (a planted doubling of p99 TPOT stood at +76 % [-1, +213] after 12).
   o.max_rounds = 30;
   o.case_budget_s = 90;
-  o.confirm = false;
+  o.confirm = confirm;
   return o;
 }
 
@@ -148,7 +151,16 @@ TEST(ServeGate, AHalvedKvBudgetIsARegressionOfTtftAndAnUnchangedBuildPasses) {
   KvSide base("32"), same("32"), half("16");
   std::ostringstream log;
   const agent::AbResult changed = agent::RunAb({ServeCase()}, base, half, policy, "cpu-test", Rounds(0), log);
-  const agent::AbResult unchanged = agent::RunAb({ServeCase()}, base, same, policy, "cpu-test", Rounds(0), log);
+  // The unchanged build is judged as perfgate-agent ab judges by default:
+  // a suspected regression is confirmed by a second measurement of its
+  // own. Unconfirmed, this gate failed an unchanged build once in CI
+  // (ttft_p99 +65.8 % after 30 rounds): on the wall clock a process's p99
+  // of 300 requests is 9.3 ms in 6 of 10 processes and 16-58 ms in the
+  // others, so a round's difference swings from -83 % to +390 %, and each
+  // of the six gating percentiles may fail at the gate's q. The halved
+  // budget's regression needs no confirmation to be asserted.
+  const agent::AbResult unchanged =
+      agent::RunAb({ServeCase()}, base, same, policy, "cpu-test", Rounds(0, /*confirm=*/true), log);
   std::cout << log.str();
   ASSERT_TRUE(changed.error.empty()) << changed.error;
   ASSERT_TRUE(unchanged.error.empty()) << unchanged.error;
