@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <random>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -15,6 +16,7 @@
 #include "common/process.h"
 #include "formats/result_file.h"
 #include "common/stats.h"
+#include "suites/seed.h"
 
 namespace perfgate::agent {
 
@@ -35,9 +37,17 @@ const char* ToString(StopReason reason) {
   return "";
 }
 
-std::vector<AbRole> BlockOrder(unsigned round) {
-  if (round % 2 == 0) return {AbRole::kBaseline, AbRole::kCandidate};
+std::vector<AbRole> BlockOrder(unsigned round, uint64_t seed) {
+  if ((suites::SplitMix64(seed + suites::kGoldenGamma * round) & 1) == 0) {
+    return {AbRole::kBaseline, AbRole::kCandidate};
+  }
   return {AbRole::kCandidate, AbRole::kBaseline};
+}
+
+uint64_t OrderSeed(uint64_t order_seed) {
+  if (order_seed != 0) return order_seed;
+  std::random_device device;
+  return (static_cast<uint64_t>(device()) << 32) ^ device();
 }
 
 namespace {
@@ -286,8 +296,9 @@ CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbO
   // The budget counts the rounds; the pilot's time is the job's.
   const Clock::time_point start = Clock::now();
   double budget = budget_s;
+  const uint64_t order = OrderSeed(options.order_seed);
   for (unsigned round = 0;; ++round) {
-    for (AbRole role : BlockOrder(round)) {
+    for (AbRole role : BlockOrder(round, order)) {
       if (!AddBlock(&pair, role, (role == AbRole::kBaseline ? baseline : candidate).Measure(pair.key, samples))) {
         return pair;
       }

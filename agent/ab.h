@@ -1,7 +1,8 @@
 // A/B gating in one job on one node (docs/statistics.md, "A/B"): the
-// baseline and the candidate builds measure each case in alternating blocks,
-// ABBA..., so that drift in the machine (clocks, neighbours, caches) falls on
-// both sides alike; the pooled blocks of each side then go through the gate
+// baseline and the candidate builds measure each case in rounds of one
+// block a side, each round's order drawn by a coin, so that drift in the
+// machine (clocks, neighbours, caches) falls on both sides alike and no
+// rhythm of it lines up with one side; the pooled blocks of each side then go through the gate
 // engine in A/B mode. A side is an interface so that the orchestration and
 // the confirm-before-blocking logic are tested with scripted samples; the
 // real side runs a perfgate-agent build as a child process.
@@ -42,10 +43,20 @@ enum class StopReason {
 /// "over_budget", "failed", "error", "counted"; "" for kNone.
 const char* ToString(StopReason reason);
 
-/// The order of the two blocks of round `round` (0-based): baseline first in
-/// even rounds, candidate first in odd ones (ABBA...), so neither side always
-/// runs second, on a machine the other side has just warmed.
-std::vector<AbRole> BlockOrder(unsigned round);
+/// The order of the two blocks of round `round` (0-based) of a case whose
+/// order is drawn from `seed`: a coin per round (SplitMix64 of seed and
+/// round), so neither side always runs second on a machine the other has
+/// just warmed, and no rhythm of the machine can line up with one side. A
+/// fixed alternation (ABBA...) does line up with one: on a 2-core VM whose
+/// successive processes' speeds correlate at a lag of four (0.3), ABBA put
+/// positions 0 and 3 of every four processes on the baseline, and an A/A's
+/// paired t rejected at 5 % in 55-62 % of 30-round windows where a coin per
+/// round rejected in 4-5 % (docs/statistics.md, "The order of a round").
+std::vector<AbRole> BlockOrder(unsigned round, uint64_t seed);
+
+/// The seed of a case's block order: options.order_seed when set, else
+/// drawn afresh (std::random_device), so that jobs do not share one order.
+uint64_t OrderSeed(uint64_t order_seed);
 
 /// One build under comparison.
 class Side {
@@ -98,6 +109,9 @@ struct AbOptions {
   /// each case gets at most the budget left over the cases left.
   double job_budget_s = 0;
   bool confirm = true;  // measure suspected regressions again before failing them
+  /// The seed of every case's block order (BlockOrder); 0: drawn afresh for
+  /// each measurement of a case. Set it to repeat an order exactly.
+  uint64_t order_seed = 0;
 };
 
 /// A pilot block: options.min_block_samples samples of one case, timed, to

@@ -141,6 +141,7 @@ class ProgramPass {
   MeasuredCases Measure(const std::vector<size_t>& which, double budget_s, double most_s, const DecidedFn& decided) {
     const Clock::time_point start = Clock::now();
     double budget = budget_s;  // the cases share their blocks, and so one budget
+    const uint64_t order = OrderSeed(options_.order_seed);
     MeasuredCases out;
     for (size_t i : which) {
       out.pairs.push_back(StartPair(job_.cases[i]));
@@ -149,7 +150,7 @@ class ProgramPass {
       }
     }
     for (unsigned round = 0;; ++round) {
-      for (AbRole role : BlockOrder(round)) {
+      for (AbRole role : BlockOrder(round, order)) {
         out.error = Block(role, round, &out.pairs);
         if (!out.error.empty()) return Finish(std::move(out), start);
       }

@@ -3,7 +3,7 @@
 // or pytest-benchmark invocation, anything that writes a result file
 // perfgate reads (formats/result_file.h). Each block runs one side's
 // command once, as one process, and every case in its result file is one
-// block of that side; rounds interleave the sides (ABBA...) and stop by
+// block of that side; rounds interleave the sides (a coin for each round's order) and stop by
 // the rule of perfgate-agent's own A/B (ab.h), so a team's benchmarks are
 // gated with the same statistics as perfgate's suites.
 #pragma once

@@ -257,7 +257,8 @@ GateInput AbInput(const std::vector<Pair>& pairs, unsigned first_case, bool reci
 }
 
 // agent::MeasurePair over synthetic processes: a pilot block (not kept),
-// then rounds in ABBA order, the drift advancing with the clock; from
+// then rounds whose order is a coin per round (agent::BlockOrder), the
+// drift advancing with the clock; from
 // min_rounds on it stops when agent::CaseDecided would (the case judged
 // alone at fdr / cases / looks, no metric gate::Undecided), or when another round
 // would overrun the budget. Fixed rounds: exactly that many, no looks.
@@ -270,8 +271,9 @@ Pair MeasureCase(Row& row, unsigned c, double mu, double budget_s, bool fixed, d
   const unsigned max_rounds = fixed ? o.fixed_rounds : o.max_rounds;
   const double rounds_start = *clock;  // the budget counts rounds, not the pilot
   for (unsigned round = 0; round < max_rounds; ++round) {
+    const bool base_first = row.machine.Uniform() < 0.5;
     for (int b = 0; b < 2; ++b) {
-      const bool is_base = (b == 0) == (round % 2 == 0);
+      const bool is_base = (b == 0) == base_first;
       const std::vector<double> s = row.machine.Process(is_base ? 1.0 : mu, o.block_samples, *clock);
       *clock += o.block_wall_s;
       std::vector<double>& side = is_base ? pair.base : pair.cand;
