@@ -195,6 +195,8 @@ CountOptions CountOptionsOf(const AgentConfig& config, const std::string& dir) {
   CountOptions counting;
   counting.toggle = config.ab_count_toggle;
   counting.simulate = config.ab_count == "cache";
+  counting.gpu = config.ab_count == "gpu";
+  counting.ncu = config.ncu;
   counting.timeout_s = config.ab_block_timeout_s;
   counting.work_dir = dir;
   return counting;

@@ -95,8 +95,11 @@ CLI::App* AddRun(CLI::App& app, AgentConfig& c) {
                   "CASE=PCT: add real work worth PCT % of the case's time (proves the gate)");
   run->add_option("--count", c.run_count,
                   "Also count each measured case under callgrind, one process: 'instructions', or 'cache' "
-                  "for simulated cache and branch misses as well; stored beside its time")
-      ->check(CLI::IsMember({"instructions", "cache"}));
+                  "for simulated cache and branch misses as well; or 'gpu': a CUDA case's kernels under "
+                  "Nsight Compute (--ncu); stored beside its time")
+      ->check(CLI::IsMember({"instructions", "cache", "gpu"}));
+  run->add_option("--ncu", c.ncu, "With --count gpu: Nsight Compute's command line")
+      ->envname("PERFGATE_NCU")->capture_default_str();
   run->add_option("--min-samples", c.engine.min_samples, "Samples before the case may stop")
       ->capture_default_str()->check(CLI::Range(2u, 1000000u));
   run->add_option("--min-time", c.engine.min_time_s, "Seconds of samples before the case may stop")
@@ -212,8 +215,11 @@ CLI::App* AddAb(CLI::App& app, AgentConfig& c) {
       ->capture_default_str()->check(CLI::PositiveNumber);
   ab->add_option("--count", c.ab_count,
                  "Also count each case under callgrind, one process a side (a Google Benchmark program's, or "
-                 "perfgate's own host cases): 'instructions', or 'cache' for simulated cache and branch misses as well")
-      ->check(CLI::IsMember({"instructions", "cache"}));
+                 "perfgate's own host cases): 'instructions', or 'cache' for simulated cache and branch misses as well; "
+                 "or 'gpu': perfgate's own CUDA cases' kernels under Nsight Compute (--ncu)")
+      ->check(CLI::IsMember({"instructions", "cache", "gpu"}));
+  ab->add_option("--ncu", c.ncu, "With --count gpu: Nsight Compute's command line")
+      ->envname("PERFGATE_NCU")->capture_default_str();
   ab->add_option("--count-toggle", c.ab_count_toggle,
                  "With --count and --baseline-cmd: callgrind's --toggle-collect pattern, the benchmark functions")
       ->capture_default_str();
@@ -278,6 +284,9 @@ CLI::App* AddSample(CLI::App& app, AgentConfig& c) {
   sample->add_flag("--counted", c.sample_counted,
                    "Run under callgrind by `ab --count`: the machine is not probed (valgrind would read the symbols "
                    "of every library the probe opens)");
+  sample->add_flag("--counted-gpu", c.sample_counted_gpu,
+                   "Run under Nsight Compute by `--count gpu`: open the CUDA profiler's range around each sample, "
+                   "so that `ncu --profile-from-start off` profiles the samples' kernels alone");
   return sample;
 }
 
@@ -349,6 +358,11 @@ std::optional<Invalid> ParsePrograms(AgentConfig& c) {
 std::optional<Invalid> ParseSides(AgentConfig& c) {
   if (c.ab_count_only && c.ab_count.empty()) {
     return Invalid{"bad --count-only", absl::InvalidArgumentError("--count-only needs --count (instructions or cache)")};
+  }
+  if (c.ab_count == "gpu" && (!c.ab_baseline_cmd.empty() || !c.ab_candidate_cmd.empty())) {
+    return Invalid{"bad --count", absl::InvalidArgumentError(
+                                      "--count gpu counts perfgate's own CUDA cases (--baseline/--candidate); a "
+                                      "program side is counted on the host: --count instructions or cache")};
   }
   if (!c.ab_baseline_cmd.empty() || !c.ab_candidate_cmd.empty()) return ParsePrograms(c);
   static constexpr SideFlags kBaseline{"--baseline", "--baseline-image", "bad --baseline", "bad --baseline-image"};

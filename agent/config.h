@@ -56,6 +56,8 @@ struct AgentConfig {
   std::string sample_case;
   unsigned sample_count = 10;  // exactly this many samples after warm-up
   bool sample_counted = false;  // `sample --counted`: under callgrind, the machine not probed
+  bool sample_counted_gpu = false;  // `sample --counted-gpu`: under ncu, the profiler's range around each sample
+  std::string ncu = "ncu";          // Nsight Compute's command line, for --count gpu
   // `run --count`: each case that ended ok also counted under callgrind
   // ("instructions", or "cache" with simulated misses), stored beside its time.
   std::string run_count;

@@ -18,7 +18,9 @@
 #include "common/process.h"
 #include "formats/result_file.h"
 #include "gate/counts.h"
+#include "common/file_io.h"
 #include "measure/counts.h"
+#include "measure/ncu.h"
 
 namespace perfgate::agent {
 namespace {
@@ -77,18 +79,37 @@ CaseResult FailedCase(BenchmarkId id, std::string reason) {
   return r;
 }
 
-// `result` with one sample: the counted metrics of `totals` over `iterations`.
-absl::StatusOr<CaseResult> WithCounts(CaseResult result, const CallgrindTotals& totals, double iterations) {
-  auto counts = CountsPerIteration(totals, iterations);
-  if (!counts.ok()) return counts.status();
+// `result` with one sample: the counted metrics `counts`.
+CaseResult WithMetrics(CaseResult result, const std::vector<std::pair<MetricSpec, double>>& counts) {
   result.metrics.clear();
   result.samples.assign(1, Sample{});
   result.sample_seconds = 0;
-  for (const auto& [spec, value] : *counts) {
+  for (const auto& [spec, value] : counts) {
     result.metrics.push_back(spec);
     result.samples.front().values.push_back(value);
   }
   return result;
+}
+
+// `result` with one sample: the counted metrics of `totals` over `iterations`.
+absl::StatusOr<CaseResult> WithCounts(CaseResult result, const CallgrindTotals& totals, double iterations) {
+  auto counts = CountsPerIteration(totals, iterations);
+  if (!counts.ok()) return counts.status();
+  return WithMetrics(std::move(result), *counts);
+}
+
+// `result` with one sample: the GPU counts of ncu's CSV at `path` (read,
+// then removed) over `iterations`.
+absl::StatusOr<CaseResult> WithGpuCounts(CaseResult result, const std::string& path, double iterations) {
+  auto text = ReadWholeFile(path);
+  std::error_code error;
+  std::filesystem::remove(path, error);
+  if (!text.ok()) return absl::FailedPreconditionError(absl::StrCat("ncu wrote no output file '", path, "'"));
+  auto launches = ParseNcuCsv(*text, "ncu's output");
+  if (!launches.ok()) return launches.status();
+  auto counts = GpuCountsPerIteration(*launches, iterations);
+  if (!counts.ok()) return counts.status();
+  return WithMetrics(std::move(result), *counts);
 }
 
 }  // namespace
@@ -215,21 +236,25 @@ BenchmarkId CountedAgent::IdOf(const std::string& name) const {
 }
 
 absl::StatusOr<CaseResult> CountedAgent::Count(const std::string& name) {
-  const std::string prefix = absl::StrCat("agent-", ++runs_, ".callgrind");
-  std::vector<std::string> argv = CallgrindArgv(absl::StrCat(options_.work_dir, "/", prefix), options_, "");
+  const std::string tool = options_.gpu ? "ncu" : "callgrind";
+  const std::string prefix = absl::StrCat("agent-", ++runs_, ".", tool);
+  const std::string out = absl::StrCat(options_.work_dir, "/", prefix);
+  std::vector<std::string> argv = options_.gpu ? NcuArgv(options_.ncu, out) : CallgrindArgv(out, options_, "");
   argv.insert(argv.end(), argv_.begin(), argv_.end());
   for (const std::string& a : {std::string("sample"), std::string("--case"), name, std::string("--samples"),
                                std::to_string(samples_), std::string("--counted")}) {
     argv.push_back(a);
   }
+  if (options_.gpu) argv.push_back("--counted-gpu");
   argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
   ProcessOptions run;
   run.timeout_s = options_.timeout_s;
   const Clock::time_point start = Clock::now();
   auto ran = RunProcess(argv, run);
   if (!ran.ok()) return ran.status();
-  auto totals = SumCallgrindFiles(options_.work_dir, prefix);
-  const std::string shown = absl::StrCat("'", absl::StrJoin(argv_, " "), " sample' under callgrind");
+  // Callgrind's files are read (and removed) whatever the exit.
+  auto totals = options_.gpu ? absl::StatusOr<CallgrindTotals>(CallgrindTotals{}) : SumCallgrindFiles(options_.work_dir, prefix);
+  const std::string shown = absl::StrCat("'", absl::StrJoin(argv_, " "), " sample' under ", tool);
   if (ran->timed_out || ran->exit_code != 0) {
     return FailedCase(IdOf(name), absl::StrCat(shown, " ", DescribeExit(*ran, options_.timeout_s),
                                                " (its messages are above)"));
@@ -241,6 +266,7 @@ absl::StatusOr<CaseResult> CountedAgent::Count(const std::string& name) {
     if (c.benchmark.Key() != name) continue;
     c.seconds = Since(start);
     if (c.status != CaseStatus::kOk) return std::move(c);
+    if (options_.gpu) return WithGpuCounts(std::move(c), out, static_cast<double>(samples_));
     return WithCounts(std::move(c), *totals, static_cast<double>(samples_));
   }
   return FailedCase(IdOf(name), absl::StrCat(shown, " printed no result for ", name));

@@ -34,6 +34,10 @@ struct CountOptions {
   double timeout_s = 600;       // one counted process is killed after this
   std::string work_dir;         // where result and callgrind files are written (and removed)
   std::string valgrind = "valgrind";
+  /// Count a CUDA case's kernels under Nsight Compute (measure/ncu.h)
+  /// instead of the host under callgrind; CountedAgent only.
+  bool gpu = false;
+  std::string ncu = "ncu";
 };
 
 /// The argument vector that counts case `name` of Google Benchmark command
@@ -83,7 +87,9 @@ class CountedProgram final : public Counter {
 /// perfgate's own cases on a perfgate-agent build: `argv sample --case KEY
 /// --samples N extra_args` under callgrind with collection off at start; the
 /// engine's timed loop turns it on around each sample (measure/counts.h),
-/// so the count is that of the samples alone, over N iterations.
+/// so the count is that of the samples alone, over N iterations. With
+/// options.gpu, under ncu instead (`sample --counted-gpu`): the kernels the
+/// samples launch, profiled from cuProfilerStart to cuProfilerStop.
 class CountedAgent final : public Counter {
  public:
   CountedAgent(std::vector<std::string> argv, std::vector<std::string> extra_args, std::vector<BenchmarkId> cases,

@@ -19,6 +19,7 @@
 #include "agent/image.h"
 #include "common/file_io.h"
 #include "common/identity.h"
+#include "measure/ncu.h"
 
 namespace perfgate::agent {
 namespace {
@@ -154,6 +155,9 @@ Environment BuildEnvironment(const CpuInfo& cpu, uint64_t memory_bytes, const st
   env.fields["gpu_memory_bytes"] = absl::StrCat(g.total_memory);
   env.fields["gpu_sm_count"] = absl::StrCat(g.sm_count);
   env.fields["compute_capability"] = absl::StrCat(g.cc_major, ".", g.cc_minor);
+  // Whether `--count gpu` can read the kernels' counters here (a sandbox
+  // such as gVisor shows no driver parameters and allows none).
+  env.fields["gpu_counters"] = GpuCountersAccess();
   env.fields["cuda_driver"] = CudaVersion(cuda.driver_version);
   env.fields["cuda_runtime"] = CudaVersion(cuda.runtime_version);
   env.fields["cublas"] = software.cublas;

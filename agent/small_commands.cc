@@ -16,6 +16,7 @@
 #include "agent/runner.h"
 #include "common/identity.h"
 #include "formats/result_file.h"
+#include "measure/ncu.h"
 #include "measure/validity.h"
 #include "suites/collectives/world.h"
 
@@ -94,6 +95,11 @@ int SampleCommand(const AgentConfig& config) {
   // Under callgrind the probe's libraries alone (cuBLASLt's symbols) take
   // half a minute to load, and a count needs no environment.
   const ProbeResult probe = config.sample_counted ? ProbeResult{} : ProbeMachine();
+  if (config.sample_counted_gpu && !EnableGpuCountingRange()) {
+    return Fail(absl::FailedPreconditionError("cannot load the CUDA driver's profiler calls (cuProfilerStart in "
+                                              "libcuda.so.1): no NVIDIA driver here"),
+                "--counted-gpu");
+  }
   std::unique_ptr<NvmlThrottleSource> throttle = ThrottleOf(probe);
   options.throttle = throttle.get();
   RunMeta meta;

@@ -20,11 +20,25 @@ inline constexpr char kSimBranchMissesMetric[] = "sim_branch_mispredicts";
 /// Counted metrics named with this prefix are simulated and judged against
 /// the policy's sim_tolerance instead of its count_tolerance.
 inline constexpr char kSimulatedPrefix[] = "sim_";
+/// What Nsight Compute counts in a CUDA case's kernels (measure/ncu.h): warp
+/// instructions executed and device-memory bytes, judged at count_tolerance,
+/// and achieved occupancy, which moves a little with scheduling between
+/// processes and is judged at sim_tolerance as the simulated counts are.
+inline constexpr char kGpuInstructionsMetric[] = "gpu_instructions";
+inline constexpr char kGpuDramBytesMetric[] = "gpu_dram_bytes";
+inline constexpr char kGpuOccupancyMetric[] = "gpu_achieved_occupancy";
 
 /// Whether `metric` is one of the counted metrics above.
 inline bool IsCountMetric(std::string_view metric) {
   return metric == kInstructionsMetric || metric == kSimL1MissesMetric || metric == kSimLlMissesMetric ||
-         metric == kSimBranchMissesMetric;
+         metric == kSimBranchMissesMetric || metric == kGpuInstructionsMetric || metric == kGpuDramBytesMetric ||
+         metric == kGpuOccupancyMetric;
+}
+
+/// Whether counted metric `metric` is judged at the policy's sim_tolerance
+/// (a count that moves between processes) instead of its count_tolerance.
+inline bool IsLooseCount(std::string_view metric) {
+  return metric.substr(0, sizeof(kSimulatedPrefix) - 1) == kSimulatedPrefix || metric == kGpuOccupancyMetric;
 }
 
 }  // namespace perfgate

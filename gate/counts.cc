@@ -99,7 +99,7 @@ void JudgeCounted(MetricVerdict& v, const CountedSide& base, const CountedSide& 
 }
 
 double CountTolerance(const std::string& metric, const Policy& policy) {
-  return absl::StartsWith(metric, kSimulatedPrefix) ? policy.sim_tolerance : policy.count_tolerance;
+  return IsLooseCount(metric) ? policy.sim_tolerance : policy.count_tolerance;
 }
 
 namespace {

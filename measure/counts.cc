@@ -8,6 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/file_io.h"
+#include "measure/ncu.h"
 
 namespace perfgate {
 
@@ -103,7 +104,13 @@ absl::StatusOr<std::vector<std::pair<MetricSpec, double>>> CountsPerIteration(co
 
 // The client requests are a few instructions that do nothing outside
 // Valgrind, so the timed loop can carry them always.
-void StartCounting() { CALLGRIND_TOGGLE_COLLECT; }
-void StopCounting() { CALLGRIND_TOGGLE_COLLECT; }
+void StartCounting() {
+  CALLGRIND_TOGGLE_COLLECT;
+  StartGpuCountingRange();
+}
+void StopCounting() {
+  StopGpuCountingRange();
+  CALLGRIND_TOGGLE_COLLECT;
+}
 
 }  // namespace perfgate

@@ -12,6 +12,7 @@ library only.
     gpu-proof-report.py --title T --perfgate RESULTS.json [--reference REF.json]
         [--no-reference REASON] [--nvml LOAD.csv] [--model-reference DIR]
     gpu-proof-report.py --title T --ab DIR
+    gpu-proof-report.py --title T --counts DIR
 """
 
 import argparse
@@ -166,6 +167,23 @@ def ab_rows(directory):
     return rows
 
 
+def count_rows(directory):
+    """The A/A of GPU counts: each counted metric's two sides, change and verdict."""
+    exit_path = os.path.join(directory, "aa.exit")
+    code = open(exit_path).read().strip() if os.path.exists(exit_path) else "missing"
+    report = load(os.path.join(directory, "aa.json")) or {}
+    rows = []
+    for v in report.get("verdicts", []):
+        change = v.get("change")
+        change = f"{100 * change:+.4f} %" if isinstance(change, (int, float)) else ""
+        exact = [("" if v.get(k) is None else f"{v.get(k):.10g}") for k in ("baseline_median", "candidate_median")]
+        rows.append(f"| {v.get('benchmark', '')} {v.get('metric', '')} | {exact[0]} vs {exact[1]} "
+                    f"{v.get('unit', '')}, {v.get('verdict', '')} | | {change} | | |")
+    if not rows:
+        rows.append(f"| every counted case | not measured: the A/A judged nothing (exit {code}; see counts/aa.log) | | | | |")
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--title", required=True)
@@ -175,12 +193,15 @@ def main():
     parser.add_argument("--nvml")
     parser.add_argument("--model-reference")
     parser.add_argument("--ab")
+    parser.add_argument("--counts")
     args = parser.parse_args()
     print(f"## {args.title}\n")
     print("| what | perfgate | reference | ratio | noise | energy (median) |")
     print("|---|---|---|---|---|---|")
     if args.ab:
         rows = ab_rows(args.ab)
+    elif args.counts:
+        rows = count_rows(args.counts)
     else:
         results = load(args.perfgate)
         if results is None:

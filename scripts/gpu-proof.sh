@@ -19,6 +19,9 @@
 #                torch.distributed (two GPUs or more)
 #   ab           two A/A runs of the kernels suite (must pass) and one with a
 #                5 % slowdown injected into the bf16 8192^3 GEMM (must fail)
+#   counts       the GPU counters of that GEMM and the device copy under
+#                Nsight Compute, one counted process a side (an A/A that
+#                must pass); not measured where no ncu is found
 # Then OUTDIR/gpu-results.md: one table per stage, every figure beside its
 # reference and their ratio, and the raw JSON of every run beside it.
 #
@@ -427,6 +430,37 @@ stage_ab() {
   report "$d/section.md" "A/B: the gate on this card" --ab "$d"
 }
 
+# The GPU counters of the bf16 GEMM and the device copy under Nsight
+# Compute (docs/statistics.md, "Counts on the GPU"): an A/A of counts, one
+# counted process a side, which must pass, and the counts themselves.
+stage_counts() {
+  local d=$1 t rc ncu_cmd
+  # On PATH, else in the toolkit beside its library folders (lib64/../bin).
+  ncu_cmd=$(command -v ncu)
+  for lib in "${toolkit[@]}"; do
+    [[ -z $ncu_cmd && -x ${lib%/lib64}/bin/ncu ]] && ncu_cmd=${lib%/lib64}/bin/ncu
+  done
+  local why=$gpu_reason
+  [[ -z $why && -z $ncu_cmd ]] && why="no Nsight Compute (ncu) on this node (PATH, the toolkit's bin)"
+  if [[ -n $why ]]; then
+    not_measured "$d/section.md" "Counts on the GPU (ncu)" "$why" \
+      "A/A of gpu_instructions, gpu_dram_bytes, gpu_achieved_occupancy for $bf16_gemm and the device copy"
+    return
+  fi
+  t=$(allow 50 10)
+  if ((t > 10)); then
+    timeout -k 10 "$t" "$agent" ab --offline --count gpu --count-only --ncu "$ncu_cmd" --baseline "$agent" \
+      --candidate "$agent" --suite kernels --filter "$bf16_gemm" --filter 'kernels/device_copy*' \
+      --policy "$policy" --json "$d/aa.json" --markdown "$d/aa.md" > "$d/aa.log" 2>&1
+    rc=$?
+  else
+    rc=124
+  fi
+  echo "$rc" > "$d/aa.exit"
+  [[ $rc -eq 0 ]] || fail "$d" "counts: the A/A of counts did not pass (exit $rc; see counts/aa.log)"
+  report "$d/section.md" "Counts on the GPU (ncu)" --counts "$d"
+}
+
 # NAME, the seconds it needs to start, its section's title.
 stage env 20 "Environment"
 stage gpu_tests 30 "Device tests (ctest -L gpu)"
@@ -434,6 +468,7 @@ stage kernels 40 "Kernels"
 stage model 60 "Training step and inference"
 stage collectives 20 "Collectives"
 stage ab 60 "A/B: the gate on this card"
+stage counts 40 "Counts on the GPU (ncu)"
 
 # gpu-results.md: the header, then each stage's section.
 failed=$(cat "$out"/failed "$out"/*/failed 2>/dev/null)
@@ -448,7 +483,7 @@ failed=$(cat "$out"/failed "$out"/*/failed 2>/dev/null)
   else
     echo "- device: $(sed -n 's/^gpu 0: //p' "$out/probe.txt" | head -n 1) ($gpu_count GPUs; $found_by; $smi_note)"
   fi
-  grep -E '^ *(cuda_driver|cuda_runtime|cublas|nccl|cudnn):' "$out/env/probe.txt" 2>/dev/null | sed 's/^ */- /'
+  grep -E '^ *(cuda_driver|cuda_runtime|cublas|nccl|cudnn|gpu_counters):' "$out/env/probe.txt" 2>/dev/null | sed 's/^ */- /'
   sed 's/^/- library: /' "$out/libraries.txt"
   [[ -s $out/env/torch.json ]] && echo "- PyTorch: $(cat "$out/env/torch.json")"
   echo "- raw JSON and logs: the stage folders beside this file"
@@ -463,7 +498,7 @@ failed=$(cat "$out"/failed "$out"/*/failed 2>/dev/null)
       echo "not measured: the probe has no NVML reading (env/probe.txt says why)"
   fi
   echo
-  for s in gpu_tests kernels model collectives ab; do cat "$out/$s/section.md" 2>/dev/null; done
+  for s in gpu_tests kernels model collectives ab counts; do cat "$out/$s/section.md" 2>/dev/null; done
   if [[ -n $failed ]]; then
     echo "## Checks that failed"; echo
     sed 's/^/- /' <<<"$failed"

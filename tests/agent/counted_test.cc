@@ -2,9 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <fstream>
+#include <map>
 #include <string>
 #include <vector>
+
+#include "common/count_metrics.h"
+#include "tests/support/processes.h"
 
 namespace perfgate::agent {
 namespace {
@@ -57,6 +64,72 @@ TEST(CallgrindArgv, LeavesCollectionToTheProgramsClientRequestsWithoutAToggle) {
   const std::vector<std::string> argv = CallgrindArgv("/w/cg", CountOptions{}, "");
   EXPECT_TRUE(Has(argv, "--collect-atstart=no"));
   EXPECT_TRUE(std::none_of(argv.begin(), argv.end(), [](const std::string& a) { return a.rfind("--toggle-collect", 0) == 0; }));
+}
+
+// A stand-in for Nsight Compute's command line, which needs a GPU: it takes
+// ncu's options as NcuArgv gives them, writes the recorded CSV `csv` where
+// --log-file says, and runs the program after its options, as ncu does.
+// The program is a stand-in agent that logs its arguments and prints a
+// recorded `sample` result of the case.
+class NcuNode {
+ public:
+  explicit NcuNode(const std::string& csv) : dir_(*testing::TempDir::Create("perfgate-ncu-")) {
+    const std::string data = std::string(PERFGATE_TEST_DATA_DIR) + "/ncu/";
+    Write("ncu", "#!/bin/sh\nwhile [ $# -gt 0 ]; do\n  case \"$1\" in\n    --csv) shift ;;\n"
+                 "    --log-file) cp '" + data + csv + "' \"$2\"; shift 2 ;;\n    --*) shift 2 ;;\n"
+                 "    *) break ;;\n  esac\ndone\nexec \"$@\"\n");
+    Write("agent", "#!/bin/sh\necho \"$@\" > '" + dir_.Join("args") + "'\ncat '" + data + "sample_result.json'\n");
+  }
+  CountedAgent Agent() const {
+    CountOptions o;
+    o.gpu = true;
+    o.ncu = dir_.Join("ncu");
+    o.work_dir = dir_.path();
+    const BenchmarkId id{"kernels", "sgemm", {{"k", "32"}, {"m", "32"}, {"n", "32"}, {"threads", "1"}}};
+    return CountedAgent({dir_.Join("agent")}, {"--suite", "kernels"}, {id}, 3, o);
+  }
+  std::string Args() const {
+    std::ifstream in(dir_.Join("args"));
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+ private:
+  void Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_.Join(name)) << text;
+    ::chmod(dir_.Join(name).c_str(), 0755);
+  }
+  testing::TempDir dir_;
+};
+
+constexpr char kCase[] = "kernels/sgemm{k=32,m=32,n=32,threads=1}";
+
+TEST(CountedAgent, UnderNcuTheCaseCarriesItsKernelsCountsPerSample) {
+  NcuNode node("sgemm_raw.csv");
+  CountedAgent agent = node.Agent();
+  auto counted = agent.Count(kCase);
+  ASSERT_TRUE(counted.ok()) << counted.status();
+  ASSERT_EQ(counted->status, CaseStatus::kOk) << counted->reason;
+  ASSERT_EQ(counted->samples.size(), 1u);
+  std::map<std::string, double> m;
+  for (size_t i = 0; i < counted->metrics.size(); ++i) m[counted->metrics[i].name] = counted->samples[0].values[i];
+  // Three launches over three samples: one launch's 1 183 744 warp instructions.
+  EXPECT_DOUBLE_EQ(m.at(kGpuInstructionsMetric), 1183744);
+  EXPECT_EQ(m.count(kGpuDramBytesMetric), 1u);
+  EXPECT_EQ(m.count(kGpuOccupancyMetric), 1u);
+  EXPECT_EQ(m.count(kInstructionsMetric), 0u);  // not the host's count
+  // The program was asked to open the profiler's range around its samples.
+  const std::string args = node.Args();
+  EXPECT_NE(args.find(std::string("sample --case ") + kCase + " --samples 3 --counted --counted-gpu"),
+            std::string::npos)
+      << args;
+}
+
+TEST(CountedAgent, ANodeThatHidesTheGpuCountersIsAnErrorThatSaysSo) {
+  NcuNode node("permission.log");
+  CountedAgent agent = node.Agent();
+  auto counted = agent.Count(kCase);
+  ASSERT_FALSE(counted.ok());
+  EXPECT_NE(counted.status().message().find("ERR_NVGPUCTRPERM"), std::string::npos) << counted.status();
 }
 
 }  // namespace

@@ -92,7 +92,7 @@ class Node {
 std::string ProofResults(Node& node, int exit_code) {
   const CommandResult r = node.Proof();
   EXPECT_EQ(r.exit_code, exit_code) << r.output;
-  for (const char* stage : {"env", "gpu_tests", "kernels", "model", "collectives", "ab"}) {
+  for (const char* stage : {"env", "gpu_tests", "kernels", "model", "collectives", "ab", "counts"}) {
     EXPECT_TRUE(std::filesystem::exists(node.Join(absl::StrCat("out/", stage, "/done")))) << stage;
   }
   return node.Results();
@@ -141,6 +141,9 @@ TEST(GpuProof, MeasuresAGpuTheDriverListsWhereNvidiaSmiIsMissing) {
   // This stub measures nothing: the A/B runs judged nothing, which fails.
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_THAT(md, HasSubstr("A/B: aa1 judged no metric"));
+  // No Nsight Compute on this node's PATH or in a toolkit: the counts say so.
+  EXPECT_THAT(md, HasSubstr("## Counts on the GPU (ncu)"));
+  EXPECT_THAT(md, HasSubstr("not measured: no Nsight Compute (ncu) on this node"));
 }
 
 TEST(GpuProof, RecordsWhereEachLibraryWasFoundAndPutsAWheelsFolderOnTheLibraryPath) {
