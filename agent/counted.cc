@@ -108,6 +108,14 @@ absl::StatusOr<CaseResult> WithGpuCounts(CaseResult result, const std::string& p
   auto launches = ParseNcuCsv(*text, "ncu's output");
   if (!launches.ok()) return launches.status();
   auto counts = GpuCountsPerIteration(*launches, iterations);
+  if (launches->empty()) {
+    // A host case, or one whose samples copy without a kernel: no GPU count,
+    // and the others are counted still.
+    result.status = CaseStatus::kSkipped;
+    result.reason = std::string(counts.status().message());
+    result.samples.clear();
+    return result;
+  }
   if (!counts.ok()) return counts.status();
   return WithMetrics(std::move(result), *counts);
 }

@@ -132,5 +132,15 @@ TEST(CountedAgent, ANodeThatHidesTheGpuCountersIsAnErrorThatSaysSo) {
   EXPECT_NE(counted.status().message().find("ERR_NVGPUCTRPERM"), std::string::npos) << counted.status();
 }
 
+TEST(CountedAgent, ACaseWhoseSamplesLaunchNoKernelIsSkippedWithTheReason) {
+  NcuNode node("no_kernels.log");
+  CountedAgent agent = node.Agent();
+  auto counted = agent.Count(kCase);
+  ASSERT_TRUE(counted.ok()) << counted.status();
+  EXPECT_EQ(counted->status, CaseStatus::kSkipped);
+  EXPECT_TRUE(counted->samples.empty());
+  EXPECT_NE(counted->reason.find("no kernel"), std::string::npos) << counted->reason;
+}
+
 }  // namespace
 }  // namespace perfgate::agent
