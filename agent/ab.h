@@ -246,6 +246,10 @@ struct AbResult {
   /// Non-empty when a side stopped working: which side, its command and
   /// what became of it. The verdicts rest on the blocks measured before.
   std::string error;
+  /// `ab --count` that also timed the cases: the counted pairs (one block
+  /// per counted process), sent with each side's run as further parts of
+  /// the timed cases (CountPart), so the coordinator stores both witnesses.
+  std::vector<CasePair> counted;
 };
 
 /// What one pass over some cases measured: a pair per case asked for, in

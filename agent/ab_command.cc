@@ -1,6 +1,7 @@
 // `perfgate-agent ab`: a baseline and a candidate build measured interleaved
 // on this node (ab.h), gated in A/B mode, both sides uploaded whole
 // (client/upload.h) unless offline.
+#include <algorithm>
 #include <functional>
 #include <iostream>
 
@@ -139,6 +140,16 @@ int SendSides(const AgentConfig& config, const ProbeResult& probe, const SideRun
     base_cases.push_back(p.baseline);
     cand_cases.push_back(p.candidate);
   }
+  // The counts of a job that timed too, each a further part of its timed case.
+  for (const CasePair& c : ab.counted) {
+    const auto timed = std::find_if(ab.pairs.begin(), ab.pairs.end(), [&](const CasePair& p) { return p.key == c.key; });
+    if (timed == ab.pairs.end() || c.baseline.status != CaseStatus::kOk || c.candidate.status != CaseStatus::kOk ||
+        c.baseline.samples.empty() || c.candidate.samples.empty()) {
+      continue;
+    }
+    base_cases.push_back(CountPart(timed->baseline, c.baseline));
+    cand_cases.push_back(CountPart(timed->candidate, c.candidate));
+  }
   client::CoordinatorClient client(config.client);
   auto baseline = client::RunUpload::Create(client, runs.baseline);
   auto candidate = client::RunUpload::Create(client, runs.candidate);
@@ -188,9 +199,7 @@ int Report(const AgentConfig& config, const ProbeResult& probe, AbResult ab) {
   return report::ExitCode(report);
 }
 
-// `ab --count` (counted.h): the programs' cases counted under callgrind
-// and, unless --count-only, timed in rounds as well, the two witnesses
-// judged side by side. Only the timed sides are sent as runs then.
+// How `ab --count` counts a side (counted.h).
 CountOptions CountOptionsOf(const AgentConfig& config, const std::string& dir) {
   CountOptions counting;
   counting.toggle = config.ab_count_toggle;
@@ -204,7 +213,7 @@ CountOptions CountOptionsOf(const AgentConfig& config, const std::string& dir) {
 
 // `ab --count` (counted.h): the cases counted under callgrind and, unless
 // --count-only, timed in rounds by `timed` as well, the two witnesses
-// judged side by side. Only the timed sides are sent as runs then.
+// judged side by side; the counts are sent with the timed sides' runs.
 AbResult CountedAb(const AgentConfig& config, const ProbeResult& probe, Counter& baseline, Counter& candidate,
                    const std::function<AbResult()>& timed) {
   AbResult counted = RunCountedAb(baseline, candidate, config.policy, probe.environment.sku,
@@ -212,6 +221,7 @@ AbResult CountedAb(const AgentConfig& config, const ProbeResult& probe, Counter&
   if (config.ab_count_only || !counted.error.empty()) return counted;
   AbResult both = timed();
   both.gate = gate::CombineWitnesses(both.gate, counted.gate, config.policy, probe.environment.sku);
+  both.counted = std::move(counted.pairs);
   return both;
 }
 

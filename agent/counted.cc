@@ -1,5 +1,6 @@
 #include "agent/counted.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -121,6 +122,17 @@ absl::StatusOr<CaseResult> WithGpuCounts(CaseResult result, const std::string& p
 }
 
 }  // namespace
+
+CaseResult CountPart(const CaseResult& timed, CaseResult counted) {
+  uint32_t next = 0;
+  for (const Sample& s : timed.samples) next = std::max(next, s.index + 1);
+  counted.benchmark = timed.benchmark;
+  for (Sample& s : counted.samples) s.index = next++;
+  counted.status = timed.status;
+  counted.reason = timed.reason;
+  counted.noise = timed.noise;
+  return counted;
+}
 
 std::string ExactFilter(const std::string& name) {
   std::string out = "^";

@@ -114,6 +114,11 @@ class CountedAgent final : public Counter {
 std::vector<std::string> CallgrindArgv(const std::string& callgrind_out, const CountOptions& options,
                                        const std::string& toggle);
 
+/// The count of `timed` as a further part of its case: its samples numbered
+/// after the timed ones, ending as the timed case did (the last part of a
+/// case says how it ended, and a count never changes that).
+CaseResult CountPart(const CaseResult& timed, CaseResult counted);
+
 /// Counts every case the baseline lists (and any the candidate alone lists)
 /// options.processes times on each side and judges the counts
 /// (gate::JudgeCounts). Each pair holds one block per counted process.

@@ -17,20 +17,6 @@ namespace {
 // Seconds a counted process may take (as ab's --block-timeout by default).
 constexpr double kCountedTimeoutS = 600;
 
-// The count of `timed` as a further part of its case: its samples numbered
-// after the timed ones, ending as the timed case did (the last part of a
-// case says how it ended, and a count never changes that).
-CaseResult CountPart(const CaseResult& timed, CaseResult counted) {
-  uint32_t next = 0;
-  for (const Sample& s : timed.samples) next = std::max(next, s.index + 1);
-  counted.benchmark = timed.benchmark;
-  for (Sample& s : counted.samples) s.index = next++;
-  counted.status = timed.status;
-  counted.reason = timed.reason;
-  counted.noise = timed.noise;
-  return counted;
-}
-
 }  // namespace
 
 absl::Status CountRunCases(const AgentConfig& config, const std::vector<suites::CaseInstance>& cases,

@@ -253,7 +253,8 @@ TEST_F(ProgramAbEndToEnd, AProgramThatCannotStartIsAnErrorBeforeAnyBlockWithNoVe
 }
 
 // With a coordinator, both sides are stored as runs, and the coordinator
-// judges the stored pair as the job did: by round, the same verdict.
+// judges the stored pair as the job did: by round, the same verdict, and
+// the counts sent with each side as a count.
 class ProgramAbStoredEndToEnd : public testing::PostgresDirTest {};
 
 TEST_F(ProgramAbStoredEndToEnd, BothSidesAreStoredAndTheCoordinatorJudgesThePairAlike) {
@@ -263,7 +264,8 @@ TEST_F(ProgramAbStoredEndToEnd, BothSidesAreStoredAndTheCoordinatorJudgesThePair
   std::ofstream(policy) << kPolicy;
   auto ab = RunCommand({Bin("agent/perfgate-agent"), "ab", "--coordinator", started->address, "--baseline-cmd",
                         GbenchCommand("tests/work_bench_0"), "--candidate-cmd", GbenchCommand("tests/work_bench_30"),
-                        "--rounds", "8", "--block-samples", "5", "--no-confirm", "--policy", policy, "--branch",
+                        "--rounds", "8", "--block-samples", "5", "--no-confirm", "--count", "instructions", "--policy",
+                        policy, "--branch",
                         "pr-prog", "--commit", "c0ffee", "--json", dir_->Join("job.json")},
                        {}, std::chrono::minutes(3));
   ASSERT_TRUE(ab.ok()) << ab.status();
@@ -280,7 +282,9 @@ TEST_F(ProgramAbStoredEndToEnd, BothSidesAreStoredAndTheCoordinatorJudgesThePair
   auto report = testing::ReadFile(json);
   ASSERT_TRUE(report.ok()) << report.status();
   const nlohmann::json j = nlohmann::json::parse(*report);
-  ASSERT_EQ(j.at("verdicts").size(), 2u) << gate->output;  // real_time and cpu_time
+  // real_time and cpu_time, and the count stored with each side as a
+  // further part of the case.
+  ASSERT_EQ(j.at("verdicts").size(), 3u) << gate->output;
   // Each metric as the job judged it (a busy machine may leave real_time
   // too noisy; then it is so in both).
   auto job = testing::ReadFile(dir_->Join("job.json"));
@@ -295,6 +299,12 @@ TEST_F(ProgramAbStoredEndToEnd, BothSidesAreStoredAndTheCoordinatorJudgesThePair
     EXPECT_EQ(v.at("benchmark"), "gbench/BM_Work{a0=200000}");
     EXPECT_EQ(v.at("verdict").get<std::string>(), judged[v.at("metric").get<std::string>()]) << v.dump();
     regressions += v.at("verdict") == "regression";
+    if (v.at("metric") == "instructions") {
+      EXPECT_EQ(v.at("method"), "count") << v.dump();
+      EXPECT_EQ(v.at("verdict"), "regression") << v.dump();  // 30 % more work, counted
+      EXPECT_EQ(v.at("candidate_samples"), 1) << v.dump();
+      continue;
+    }
     EXPECT_EQ(v.at("candidate_samples"), 40) << v.dump();
     EXPECT_NE(v.at("note").get<std::string>().find("8 processes a side, paired by round"), std::string::npos)
         << v.dump();
@@ -302,7 +312,8 @@ TEST_F(ProgramAbStoredEndToEnd, BothSidesAreStoredAndTheCoordinatorJudgesThePair
   EXPECT_GT(regressions, 0u);
   auto shown = RunCommand({Bin("cli/perfgate"), "--coordinator", started->address, "run", m[2].str()});
   ASSERT_TRUE(shown.ok()) << shown.status();
-  EXPECT_NE(shown->output.find("status RUN_COMPLETE, 40 samples"), std::string::npos) << shown->output;
+  // 40 timed samples and the count.
+  EXPECT_NE(shown->output.find("status RUN_COMPLETE, 41 samples"), std::string::npos) << shown->output;
 }
 
 // `ab --count` (docs/existing-benchmarks.md, "Counting instead of timing"):
