@@ -88,6 +88,18 @@ try {
   assert.match(verdict, /regression|pass|inconclusive/);
   await shot('runs');
 
+  // The pull request's run: its flat case's count (a further part of the
+  // case) is a row of its own beside the case's time.
+  timings.run = await open(`#/run/${facts.pr_run}`);
+  const caseRows = await page.$$eval('[data-testid=cases] tbody tr', (trs) =>
+    trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent.trim())));
+  const flat = caseRows.filter((cells) => cells[0] === facts.flat_case);
+  assert.deepEqual(flat.map((cells) => cells[1]).sort(), ['instructions', 'time'], `rows of ${facts.flat_case}`);
+  const counted = flat.find((cells) => cells[1] === 'instructions');
+  assert.equal(counted[5], 'instr/iter');
+  assert.equal(counted[6], '1', 'one counted process');
+  assert.equal(Number(counted[2].replace(/[^0-9.e+]/g, '')), facts.pr_count, `the count as sent: ${counted[2]}`);
+
   // The gate report as stored.
   timings.report = await open(`#/report/${facts.report_id}`);
   assert.ok((await page.textContent('[data-testid=report-summary]')).length > 0);

@@ -80,7 +80,9 @@ TEST_F(DashboardInBrowser, ViewsShowThePlantedFactsAndTriageReachesTheDatabase) 
       {"outlier_node", testing::kOutlierNode},
       {"sweep_runs", seeded->sweep_runs},
       {"report_id", seeded->report_id},
-      {"pr_run", seeded->pr_run}};
+      {"pr_run", seeded->pr_run},
+      {"flat_case", testing::kFlatCase},
+      {"pr_count", testing::kPrCount}};
   auto r = testing::RunCommand({PERFGATE_NODE, PERFGATE_BROWSER_SCRIPT, facts.dump()}, {},
                                std::chrono::seconds(90));
   ASSERT_TRUE(r.ok()) << r.status();

@@ -68,8 +68,12 @@ TEST_F(BisectEndToEnd, InterruptedBisectionOfARegressionResumesAndWritesTheCulpr
   // Each commit just before a carrying one that the search measured is clean or the good endpoint.
   for (const Json& p : b["probes"]) {
     const auto at = std::find(commits.begin(), commits.end(), p["commit"].get<std::string>()) - commits.begin();
-    if (p["verdict"] == "carries") EXPECT_GE(at, kCulpritCommit - 1) << p.dump();
-    if (p["verdict"] == "clean") EXPECT_LT(at, kCulpritCommit - 1) << p.dump();
+    if (p["verdict"] == "carries") {
+      EXPECT_GE(at, kCulpritCommit - 1) << p.dump();
+    }
+    if (p["verdict"] == "clean") {
+      EXPECT_LT(at, kCulpritCommit - 1) << p.dump();
+    }
   }
 
   // The regression's triage record names the culprit with its change.

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "client/coordinator_client.h"
 #include "client/upload.h"
+#include "common/count_metrics.h"
 #include "common/identity.h"
 
 namespace perfgate::testing {
@@ -29,6 +30,18 @@ CaseResult Case(const std::string& key, double level, std::mt19937_64& rng) {
   c.metrics = {{"time", "ms", Direction::kLowerIsBetter}};
   std::normal_distribution<double> noise(0.0, 0.01);
   for (uint32_t i = 0; i < 30; ++i) c.samples.push_back({i, {level * (1.0 + noise(rng))}, false});
+  c.status = CaseStatus::kOk;
+  return c;
+}
+
+// The count of `key` (instructions an iteration) as a further part of the
+// case, as `perfgate-agent run --count instructions` sends it: one sample
+// numbered after the 30 timed ones.
+CaseResult Counted(const std::string& key, double instructions) {
+  CaseResult c;
+  c.benchmark = ParseKey(key);
+  c.metrics = {{kInstructionsMetric, "instr/iter", Direction::kLowerIsBetter}};
+  c.samples.push_back({30, {instructions}, false});
   c.status = CaseStatus::kOk;
   return c;
 }
@@ -143,7 +156,9 @@ absl::StatusOr<Seeded> SeedDashboardHistory(const std::string& address, const st
     out.sweep_runs.push_back(meta.run_id);
   }
   const RunMeta pr = Meta("pr-1234", "p01", "gpu-node-01", "550.54.15");
-  if (auto s = Send(client, pr, {Case(kStepCase, 2.5 * 1.08 * 1.1, rng), Case(kFlatCase, 0.9, rng)}); !s.ok()) {
+  if (auto s = Send(client, pr,
+                    {Case(kStepCase, 2.5 * 1.08 * 1.1, rng), Case(kFlatCase, 0.9, rng), Counted(kFlatCase, kPrCount)});
+      !s.ok()) {
     return s;
   }
   out.pr_run = pr.run_id;

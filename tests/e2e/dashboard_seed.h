@@ -6,7 +6,9 @@
 //    kFlatCase, which holds its level; 1 % noise, seeded;
 //  * one sweep (ci job kSweep) of five nodes of kSku in which kOutlierNode
 //    is 30 % slower in kFleetCase and differs in the "driver" field;
-//  * one pull-request run gated against main (a stored gate report).
+//  * one pull-request run gated against main (a stored gate report), whose
+//    kFlatCase also carries its count (kPrCount instructions an iteration)
+//    as a further part, as `perfgate-agent run --count` sends it.
 #pragma once
 
 #include <string>
@@ -29,6 +31,7 @@ inline constexpr char kStepCommit[] = "c20";
 inline constexpr int kMainRuns = 40;
 inline constexpr char kSweep[] = "sweep-7";
 inline constexpr char kOutlierNode[] = "gpu-node-04";
+inline constexpr double kPrCount = 1234567;
 
 struct Seeded {
   std::vector<std::string> main_runs;   // oldest first
