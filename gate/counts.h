@@ -21,7 +21,8 @@ namespace perfgate::gate {
 
 /// Judges every metric of the cases of both sides as counts: each sample is
 /// one process's count. Regression when the candidate's median grows by more
-/// than policy.count_tolerance (sim_tolerance for simulated counts;
+/// than policy.count_tolerance (sim_tolerance for simulated counts and GPU
+/// occupancy;
 /// improvement when it shrinks by more), pass
 /// within it; too_noisy when two processes of one side differ by more than
 /// the tolerance (the count depends on something besides the code); missing

@@ -78,7 +78,8 @@ struct CountedSide {
 /// every pair of processes as its interval (method kCount).
 void JudgeCounted(MetricVerdict& v, const CountedSide& base, const CountedSide& cand);
 /// The tolerance of counted metric `metric`: the policy's sim_tolerance for
-/// a simulated count, else its count_tolerance.
+/// a count that moves between processes (IsLooseCount: the simulated ones,
+/// GPU occupancy), else its count_tolerance.
 double CountTolerance(const std::string& metric, const Policy& policy);
 /// A counted metric (common/count_metrics.h) stored with a run or read from
 /// result files, once DecideWithoutStatistics left it undecided: judged as
