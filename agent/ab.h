@@ -2,8 +2,8 @@
 // baseline and the candidate builds measure each case in rounds of one
 // block a side, each round's order drawn by a coin, so that drift in the
 // machine (clocks, neighbours, caches) falls on both sides alike and no
-// rhythm of it lines up with one side; the pooled blocks of each side then go through the gate
-// engine in A/B mode. A side is an interface so that the orchestration and
+// rhythm of it lines up with one side; the pooled blocks of each side then
+// go through the gate engine in A/B mode. A side is an interface so that the orchestration and
 // the confirm-before-blocking logic are tested with scripted samples; the
 // real side runs a perfgate-agent build as a child process.
 #pragma once

@@ -273,7 +273,8 @@ absl::StatusOr<CaseResult> CountedAgent::Count(const std::string& name) {
   auto ran = RunProcess(argv, run);
   if (!ran.ok()) return ran.status();
   // Callgrind's files are read (and removed) whatever the exit.
-  auto totals = options_.gpu ? absl::StatusOr<CallgrindTotals>(CallgrindTotals{}) : SumCallgrindFiles(options_.work_dir, prefix);
+  auto totals = options_.gpu ? absl::StatusOr<CallgrindTotals>(CallgrindTotals{})
+                              : SumCallgrindFiles(options_.work_dir, prefix);
   const std::string shown = absl::StrCat("'", absl::StrJoin(argv_, " "), " sample' under ", tool);
   if (ran->timed_out || ran->exit_code != 0) {
     return FailedCase(IdOf(name), absl::StrCat(shown, " ", DescribeExit(*ran, options_.timeout_s),
