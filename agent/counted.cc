@@ -109,9 +109,9 @@ absl::StatusOr<CaseResult> WithGpuCounts(CaseResult result, const std::string& p
   auto launches = ParseNcuCsv(*text, "ncu's output");
   if (!launches.ok()) return launches.status();
   auto counts = GpuCountsPerIteration(*launches, iterations);
-  if (launches->empty()) {
-    // A host case, or one whose samples copy without a kernel: no GPU count,
-    // and the others are counted still.
+  if (!counts.ok() && launches->empty()) {
+    // A host case, or one whose samples copy without a kernel: no GPU count
+    // (the reason says so), and the others are counted still.
     result.status = CaseStatus::kSkipped;
     result.reason = std::string(counts.status().message());
     result.samples.clear();

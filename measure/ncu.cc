@@ -4,9 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -15,7 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "measure/counts.h"
+#include "common/file_io.h"
 
 namespace perfgate {
 namespace {
@@ -199,14 +197,11 @@ void StopGpuCountingRange() {
 }
 
 std::string GpuCountersAccess(const std::string& params_path) {
-  std::ifstream in(params_path);
-  if (!in) return "no NVIDIA driver";
-  std::string line;
-  while (std::getline(in, line)) {
-    absl::string_view rest = line;
-    if (!absl::ConsumePrefix(&rest, "RmProfilingAdminOnly:")) continue;
-    if (absl::StripAsciiWhitespace(rest) == "1") return "admin only (RmProfilingAdminOnly: 1)";
-    return "allowed";
+  auto text = ReadWholeFile(params_path);
+  if (!text.ok()) return "no NVIDIA driver";
+  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+    if (!absl::ConsumePrefix(&line, "RmProfilingAdminOnly:")) continue;
+    return absl::StripAsciiWhitespace(line) == "1" ? "admin only (RmProfilingAdminOnly: 1)" : "allowed";
   }
   return "unknown (the driver's parameters do not say RmProfilingAdminOnly)";
 }
