@@ -204,7 +204,7 @@ CountOptions CountOptionsOf(const AgentConfig& config, const std::string& dir) {
   CountOptions counting;
   counting.toggle = config.ab_count_toggle;
   counting.simulate = config.ab_count == "cache";
-  counting.gpu = config.ab_count == "gpu";
+  counting.tool = CountToolOf(config.ab_count);
   counting.ncu = config.ncu;
   counting.timeout_s = config.ab_block_timeout_s;
   counting.work_dir = dir;
@@ -248,6 +248,7 @@ int AbCommand(const AgentConfig& config) {
   if (config.ab_programs) return ProgramAbCommand(config);
   auto selected = SelectSomeCases(config);
   if (!selected.ok()) return Fail(selected.status(), "bad selection");
+  if (absl::Status can = CheckCountTool(CountToolOf(config.ab_count)); !can.ok()) return Fail(can, "bad --count");
   // Both sides select with the same flags, so a key names the same case on each.
   const std::vector<std::string> shared = SampleWorkerArgs(config);
   CommandSide baseline(config.ab_baseline_argv, shared);

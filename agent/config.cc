@@ -96,8 +96,9 @@ CLI::App* AddRun(CLI::App& app, AgentConfig& c) {
   run->add_option("--count", c.run_count,
                   "Also count each measured case under callgrind, one process: 'instructions', or 'cache' "
                   "for simulated cache and branch misses as well; or 'gpu': a CUDA case's kernels under "
-                  "Nsight Compute (--ncu); stored beside its time")
-      ->check(CLI::IsMember({"instructions", "cache", "gpu"}));
+                  "Nsight Compute (--ncu); or 'hw': the CPU's hardware counters where the machine exposes them; "
+                  "stored beside its time")
+      ->check(CLI::IsMember({"instructions", "cache", "gpu", "hw"}));
   run->add_option("--ncu", c.ncu, "With --count gpu: Nsight Compute's command line")
       ->envname("PERFGATE_NCU")->capture_default_str();
   run->add_option("--min-samples", c.engine.min_samples, "Samples before the case may stop")
@@ -216,8 +217,9 @@ CLI::App* AddAb(CLI::App& app, AgentConfig& c) {
   ab->add_option("--count", c.ab_count,
                  "Also count each case under callgrind, one process a side (a Google Benchmark program's, or "
                  "perfgate's own host cases): 'instructions', or 'cache' for simulated cache and branch misses as well; "
-                 "or 'gpu': perfgate's own CUDA cases' kernels under Nsight Compute (--ncu)")
-      ->check(CLI::IsMember({"instructions", "cache", "gpu"}));
+                 "or 'gpu': perfgate's own CUDA cases' kernels under Nsight Compute (--ncu); or 'hw': perfgate's own "
+                 "cases by the CPU's hardware counters where the machine exposes them")
+      ->check(CLI::IsMember({"instructions", "cache", "gpu", "hw"}));
   ab->add_option("--ncu", c.ncu, "With --count gpu: Nsight Compute's command line")
       ->envname("PERFGATE_NCU")->capture_default_str();
   ab->add_option("--count-toggle", c.ab_count_toggle,
@@ -287,6 +289,9 @@ CLI::App* AddSample(CLI::App& app, AgentConfig& c) {
   sample->add_flag("--counted-gpu", c.sample_counted_gpu,
                    "Run under Nsight Compute by `--count gpu`: open the CUDA profiler's range around each sample, "
                    "so that `ncu --profile-from-start off` profiles the samples' kernels alone");
+  sample->add_flag("--counted-hw", c.sample_counted_hw,
+                   "Run by `--count hw`: count the samples with the CPU's hardware counters and print those counts "
+                   "per iteration as the case's metrics");
   return sample;
 }
 
@@ -359,10 +364,12 @@ std::optional<Invalid> ParseSides(AgentConfig& c) {
   if (c.ab_count_only && c.ab_count.empty()) {
     return Invalid{"bad --count-only", absl::InvalidArgumentError("--count-only needs --count (instructions or cache)")};
   }
-  if (c.ab_count == "gpu" && (!c.ab_baseline_cmd.empty() || !c.ab_candidate_cmd.empty())) {
-    return Invalid{"bad --count", absl::InvalidArgumentError(
-                                      "--count gpu counts perfgate's own CUDA cases (--baseline/--candidate); a "
-                                      "program side is counted on the host: --count instructions or cache")};
+  if ((c.ab_count == "gpu" || c.ab_count == "hw") && (!c.ab_baseline_cmd.empty() || !c.ab_candidate_cmd.empty())) {
+    return Invalid{"bad --count", absl::InvalidArgumentError(absl::StrCat(
+                                      "--count ", c.ab_count,
+                                      " counts perfgate's own cases (--baseline/--candidate); a program side is "
+                                      "counted in its benchmark functions under callgrind: --count instructions or "
+                                      "cache"))};
   }
   if (!c.ab_baseline_cmd.empty() || !c.ab_candidate_cmd.empty()) return ParsePrograms(c);
   static constexpr SideFlags kBaseline{"--baseline", "--baseline-image", "bad --baseline", "bad --baseline-image"};

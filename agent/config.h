@@ -57,6 +57,7 @@ struct AgentConfig {
   unsigned sample_count = 10;  // exactly this many samples after warm-up
   bool sample_counted = false;  // `sample --counted`: under callgrind, the machine not probed
   bool sample_counted_gpu = false;  // `sample --counted-gpu`: under ncu, the profiler's range around each sample
+  bool sample_counted_hw = false;   // `sample --counted-hw`: the samples' hardware counts are the case's metrics
   std::string ncu = "ncu";          // Nsight Compute's command line, for --count gpu
   // `run --count`: each case that ended ok also counted under callgrind
   // ("instructions", or "cache" with simulated misses), stored beside its time.

@@ -22,6 +22,7 @@
 #include "common/file_io.h"
 #include "measure/counts.h"
 #include "measure/ncu.h"
+#include "measure/perf_counters.h"
 
 namespace perfgate::agent {
 namespace {
@@ -80,23 +81,11 @@ CaseResult FailedCase(BenchmarkId id, std::string reason) {
   return r;
 }
 
-// `result` with one sample: the counted metrics `counts`.
-CaseResult WithMetrics(CaseResult result, const std::vector<std::pair<MetricSpec, double>>& counts) {
-  result.metrics.clear();
-  result.samples.assign(1, Sample{});
-  result.sample_seconds = 0;
-  for (const auto& [spec, value] : counts) {
-    result.metrics.push_back(spec);
-    result.samples.front().values.push_back(value);
-  }
-  return result;
-}
-
 // `result` with one sample: the counted metrics of `totals` over `iterations`.
 absl::StatusOr<CaseResult> WithCounts(CaseResult result, const CallgrindTotals& totals, double iterations) {
   auto counts = CountsPerIteration(totals, iterations);
   if (!counts.ok()) return counts.status();
-  return WithMetrics(std::move(result), *counts);
+  return WithCountedMetrics(std::move(result), *counts);
 }
 
 // `result` with one sample: the GPU counts of ncu's CSV at `path` (read,
@@ -118,10 +107,21 @@ absl::StatusOr<CaseResult> WithGpuCounts(CaseResult result, const std::string& p
     return result;
   }
   if (!counts.ok()) return counts.status();
-  return WithMetrics(std::move(result), *counts);
+  return WithCountedMetrics(std::move(result), *counts);
 }
 
 }  // namespace
+
+CaseResult WithCountedMetrics(CaseResult result, const std::vector<std::pair<MetricSpec, double>>& counts) {
+  result.metrics.clear();
+  result.samples.assign(1, Sample{});
+  result.sample_seconds = 0;
+  for (const auto& [spec, value] : counts) {
+    result.metrics.push_back(spec);
+    result.samples.front().values.push_back(value);
+  }
+  return result;
+}
 
 CaseResult CountPart(const CaseResult& timed, CaseResult counted) {
   uint32_t next = 0;
@@ -248,6 +248,18 @@ absl::StatusOr<std::vector<std::string>> CountedAgent::ListCases() {
   return keys;
 }
 
+std::string CountedAgent::ToolName() const {
+  switch (options_.tool) {
+    case CountTool::kNcu:
+      return "Nsight Compute";
+    case CountTool::kHardware:
+      return "the CPU's hardware counters";
+    case CountTool::kCallgrind:
+      break;
+  }
+  return "callgrind";
+}
+
 BenchmarkId CountedAgent::IdOf(const std::string& name) const {
   for (const BenchmarkId& id : cases_) {
     if (id.Key() == name) return id;
@@ -255,17 +267,32 @@ BenchmarkId CountedAgent::IdOf(const std::string& name) const {
   return {"", name, {}};
 }
 
+CountTool CountToolOf(const std::string& count) {
+  if (count == "gpu") return CountTool::kNcu;
+  if (count == "hw") return CountTool::kHardware;
+  return CountTool::kCallgrind;
+}
+
+absl::Status CheckCountTool(CountTool tool) {
+  if (tool != CountTool::kHardware) return absl::OkStatus();
+  return PerfCounters::Open(HardwareEvents()).status();
+}
+
 absl::StatusOr<CaseResult> CountedAgent::Count(const std::string& name) {
-  const std::string tool = options_.gpu ? "ncu" : "callgrind";
-  const std::string prefix = absl::StrCat("agent-", ++runs_, ".", tool);
+  const CountTool kind = options_.tool;
+  const std::string tool = ToolName();
+  const std::string prefix = absl::StrCat("agent-", ++runs_, kind == CountTool::kNcu ? ".ncu" : ".callgrind");
   const std::string out = absl::StrCat(options_.work_dir, "/", prefix);
-  std::vector<std::string> argv = options_.gpu ? NcuArgv(options_.ncu, out) : CallgrindArgv(out, options_, "");
+  std::vector<std::string> argv = kind == CountTool::kNcu        ? NcuArgv(options_.ncu, out)
+                                  : kind == CountTool::kCallgrind ? CallgrindArgv(out, options_, "")
+                                                                  : std::vector<std::string>{};
   argv.insert(argv.end(), argv_.begin(), argv_.end());
   for (const std::string& a : {std::string("sample"), std::string("--case"), name, std::string("--samples"),
-                               std::to_string(samples_), std::string("--counted")}) {
+                               std::to_string(samples_)}) {
     argv.push_back(a);
   }
-  if (options_.gpu) argv.push_back("--counted-gpu");
+  argv.push_back(kind == CountTool::kHardware ? "--counted-hw" : "--counted");
+  if (kind == CountTool::kNcu) argv.push_back("--counted-gpu");
   argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
   ProcessOptions run;
   run.timeout_s = options_.timeout_s;
@@ -273,9 +300,9 @@ absl::StatusOr<CaseResult> CountedAgent::Count(const std::string& name) {
   auto ran = RunProcess(argv, run);
   if (!ran.ok()) return ran.status();
   // Callgrind's files are read (and removed) whatever the exit.
-  auto totals = options_.gpu ? absl::StatusOr<CallgrindTotals>(CallgrindTotals{})
-                              : SumCallgrindFiles(options_.work_dir, prefix);
-  const std::string shown = absl::StrCat("'", absl::StrJoin(argv_, " "), " sample' under ", tool);
+  auto totals = kind != CountTool::kCallgrind ? absl::StatusOr<CallgrindTotals>(CallgrindTotals{})
+                                              : SumCallgrindFiles(options_.work_dir, prefix);
+  const std::string shown = absl::StrCat("'", absl::StrJoin(argv_, " "), " sample' counted by ", tool);
   if (ran->timed_out || ran->exit_code != 0) {
     return FailedCase(IdOf(name), absl::StrCat(shown, " ", DescribeExit(*ran, options_.timeout_s),
                                                " (its messages are above)"));
@@ -286,8 +313,8 @@ absl::StatusOr<CaseResult> CountedAgent::Count(const std::string& name) {
   for (CaseResult& c : parsed->cases) {
     if (c.benchmark.Key() != name) continue;
     c.seconds = Since(start);
-    if (c.status != CaseStatus::kOk) return std::move(c);
-    if (options_.gpu) return WithGpuCounts(std::move(c), out, static_cast<double>(samples_));
+    if (c.status != CaseStatus::kOk || kind == CountTool::kHardware) return std::move(c);
+    if (kind == CountTool::kNcu) return WithGpuCounts(std::move(c), out, static_cast<double>(samples_));
     return WithCounts(std::move(c), *totals, static_cast<double>(samples_));
   }
   return FailedCase(IdOf(name), absl::StrCat(shown, " printed no result for ", name));
@@ -332,7 +359,8 @@ AbResult RunCountedAb(Counter& baseline, Counter& candidate, const gate::Policy&
   for (const std::string& n : *cand_cases) {
     if (on_base.count(n) == 0) names.push_back(n);
   }
-  log << "  counting " << names.size() << " case(s) under callgrind, " << processes << " process(es) a side\n"
+  log << "  counting " << names.size() << " case(s) by " << baseline.ToolName() << ", " << processes
+      << " process(es) a side\n"
       << std::flush;
   for (const std::string& name : names) {
     const Clock::time_point start = Clock::now();

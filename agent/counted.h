@@ -26,6 +26,21 @@
 
 namespace perfgate::agent {
 
+/// What counts a case: Valgrind's callgrind (the host's instructions, and
+/// with `simulate` its cache and branch simulation), Nsight Compute (a CUDA
+/// case's kernels) or the CPU's hardware counters (measure/perf_counters.h).
+enum class CountTool { kCallgrind, kNcu, kHardware };
+
+/// The tool of `--count`'s value: "gpu" Nsight Compute, "hw" the hardware
+/// counters, the others callgrind.
+CountTool CountToolOf(const std::string& count);
+
+/// Whether `tool` can count on this machine before anything is measured:
+/// for the hardware counters, whether this process can open them (the
+/// reason where not, measure/perf_counters.h); the other tools say so as
+/// they run.
+absl::Status CheckCountTool(CountTool tool);
+
 /// How a side's program is counted.
 struct CountOptions {
   std::string toggle = "BM_*";  // callgrind's --toggle-collect: the benchmark functions
@@ -34,9 +49,8 @@ struct CountOptions {
   double timeout_s = 600;       // one counted process is killed after this
   std::string work_dir;         // where result and callgrind files are written (and removed)
   std::string valgrind = "valgrind";
-  /// Count a CUDA case's kernels under Nsight Compute (measure/ncu.h)
-  /// instead of the host under callgrind; CountedAgent only.
-  bool gpu = false;
+  /// Nsight Compute and the hardware counters count CountedAgent's cases only.
+  CountTool tool = CountTool::kCallgrind;
   std::string ncu = "ncu";
 };
 
@@ -60,6 +74,8 @@ class Counter {
   virtual absl::StatusOr<std::vector<std::string>> ListCases() = 0;
   /// The identity of case `name` where no count gave it.
   virtual BenchmarkId IdOf(const std::string& name) const = 0;
+  /// What counts, for messages.
+  virtual std::string ToolName() const { return "callgrind"; }
   /// Case `name` counted in one process: a case result with one sample of
   /// the counted metrics per iteration (measure/counts.h). A program that
   /// exits non-zero or reports the case as failed gives a failed case with
@@ -88,8 +104,10 @@ class CountedProgram final : public Counter {
 /// --samples N extra_args` under callgrind with collection off at start; the
 /// engine's timed loop turns it on around each sample (measure/counts.h),
 /// so the count is that of the samples alone, over N iterations. With
-/// options.gpu, under ncu instead (`sample --counted-gpu`): the kernels the
-/// samples launch, profiled from cuProfilerStart to cuProfilerStop.
+/// CountTool::kNcu, under ncu instead (`sample --counted-gpu`): the kernels
+/// the samples launch, profiled from cuProfilerStart to cuProfilerStop. With
+/// CountTool::kHardware, no tool (`sample --counted-hw`): the process counts
+/// its own samples with the CPU's counters and prints them as its metrics.
 class CountedAgent final : public Counter {
  public:
   CountedAgent(std::vector<std::string> argv, std::vector<std::string> extra_args, std::vector<BenchmarkId> cases,
@@ -97,6 +115,7 @@ class CountedAgent final : public Counter {
   /// The cases it was given, by key.
   absl::StatusOr<std::vector<std::string>> ListCases() override;
   BenchmarkId IdOf(const std::string& name) const override;
+  std::string ToolName() const override;
   absl::StatusOr<CaseResult> Count(const std::string& name) override;
 
  private:
@@ -113,6 +132,9 @@ class CountedAgent final : public Counter {
 /// toggled (by `toggle`, else by client requests).
 std::vector<std::string> CallgrindArgv(const std::string& callgrind_out, const CountOptions& options,
                                        const std::string& toggle);
+
+/// `result` with one sample: the counted metrics `counts`, per iteration.
+CaseResult WithCountedMetrics(CaseResult result, const std::vector<std::pair<MetricSpec, double>>& counts);
 
 /// The count of `timed` as a further part of its case: its samples numbered
 /// after the timed ones, ending as the timed case did (the last part of a

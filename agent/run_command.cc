@@ -15,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "agent/agent.h"
 #include "agent/command_support.h"
+#include "agent/counted.h"
 #include "agent/probe.h"
 #include "common/process.h"
 #include "agent/run_count.h"
@@ -196,6 +197,8 @@ int RunCommand(const AgentConfig& config) {
               << cases->size() << " cases; rank 0 reports them\n" << std::flush;
     return RunFollower(*cases, options, config.world.rank);
   }
+  // Counters a machine does not have are said before anything is measured.
+  if (absl::Status can = CheckCountTool(CountToolOf(config.run_count)); !can.ok()) return Fail(can, "bad --count");
   const ProbeResult probe = ProbeMachine();
   const std::vector<DeviceHealth> health_at_start =
       HealthOf(probe.cuda, probe.gpu_facts, static_cast<uint32_t>(getpid()));

@@ -35,7 +35,7 @@ absl::Status CountRunCases(const AgentConfig& config, const std::vector<suites::
   }
   CountOptions options;
   options.simulate = config.run_count == "cache";
-  options.gpu = config.run_count == "gpu";
+  options.tool = CountToolOf(config.run_count);
   options.ncu = config.ncu;
   options.timeout_s = kCountedTimeoutS;
   options.work_dir = dir.path();
@@ -48,8 +48,7 @@ absl::Status CountRunCases(const AgentConfig& config, const std::vector<suites::
   // A few samples average the engine's own clock reads out of the count.
   CountedAgent counter(program, worker, listed, 3, options);
   const size_t timed = done->size();
-  log << "\ncounting the measured cases under " << (options.gpu ? "Nsight Compute (their kernels)" : "callgrind")
-      << ", one process each\n" << std::flush;
+  log << "\ncounting the measured cases by " << counter.ToolName() << ", one process each\n" << std::flush;
   for (size_t i = 0; i < timed; ++i) {
     const CaseResult& r = (*done)[i];
     const std::string key = r.benchmark.Key();

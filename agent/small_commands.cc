@@ -12,11 +12,13 @@
 #include "absl/strings/str_cat.h"
 #include "agent/agent.h"
 #include "agent/command_support.h"
+#include "agent/counted.h"
 #include "agent/probe.h"
 #include "agent/runner.h"
 #include "common/identity.h"
 #include "formats/result_file.h"
 #include "measure/ncu.h"
+#include "measure/perf_counters.h"
 #include "measure/validity.h"
 #include "suites/collectives/world.h"
 
@@ -94,11 +96,19 @@ int SampleCommand(const AgentConfig& config) {
   suites::collectives::SetProcessWorld(config.world);
   // Under callgrind the probe's libraries alone (cuBLASLt's symbols) take
   // half a minute to load, and a count needs no environment.
-  const ProbeResult probe = config.sample_counted ? ProbeResult{} : ProbeMachine();
+  const ProbeResult probe = config.sample_counted || config.sample_counted_hw ? ProbeResult{} : ProbeMachine();
   if (config.sample_counted_gpu && !EnableGpuCountingRange()) {
     return Fail(absl::FailedPreconditionError("cannot load the CUDA driver's profiler calls (cuProfilerStart in "
                                               "libcuda.so.1): no NVIDIA driver here"),
                 "--counted-gpu");
+  }
+  // Opened before the case starts its threads, so that they are counted too.
+  std::unique_ptr<PerfCounters> counters;
+  if (config.sample_counted_hw) {
+    auto opened = PerfCounters::Open(HardwareEvents());
+    if (!opened.ok()) return Fail(opened.status(), "--counted-hw");
+    counters = *std::move(opened);
+    SetCountingCounters(counters.get());
   }
   std::unique_ptr<NvmlThrottleSource> throttle = ThrottleOf(probe);
   options.throttle = throttle.get();
@@ -112,6 +122,12 @@ int SampleCommand(const AgentConfig& config) {
   const auto started = std::chrono::steady_clock::now();
   CaseResult result = RunCase(*instance, options);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (counters != nullptr && result.status == CaseStatus::kOk) {
+    // Every sample was counted, one iteration each (the engine's StartCounting).
+    auto counts = counters->PerIteration(static_cast<double>(result.samples.size()));
+    if (!counts.ok()) return Fail(counts.status(), "--counted-hw");
+    result = WithCountedMetrics(std::move(result), *counts);
+  }
   absl::Status written = WriteAll(result_fd, WriteResultJson(meta, {result}));
   close(result_fd);
   if (!written.ok()) return Fail(written, "sample");

@@ -27,18 +27,27 @@ inline constexpr char kSimulatedPrefix[] = "sim_";
 inline constexpr char kGpuInstructionsMetric[] = "gpu_instructions";
 inline constexpr char kGpuDramBytesMetric[] = "gpu_dram_bytes";
 inline constexpr char kGpuOccupancyMetric[] = "gpu_achieved_occupancy";
+/// What the CPU's performance-monitoring unit counts (measure/perf_counters.h,
+/// `--count hw`): instructions retired, judged at count_tolerance, and core
+/// cycles and mispredicted branches, which move with caches, neighbours and
+/// the predictor's history and are judged at sim_tolerance.
+inline constexpr char kHwInstructionsMetric[] = "hw_instructions";
+inline constexpr char kHwCyclesMetric[] = "hw_cycles";
+inline constexpr char kHwBranchMissesMetric[] = "hw_branch_misses";
 
 /// Whether `metric` is one of the counted metrics above.
 inline bool IsCountMetric(std::string_view metric) {
   return metric == kInstructionsMetric || metric == kSimL1MissesMetric || metric == kSimLlMissesMetric ||
          metric == kSimBranchMissesMetric || metric == kGpuInstructionsMetric || metric == kGpuDramBytesMetric ||
-         metric == kGpuOccupancyMetric;
+         metric == kGpuOccupancyMetric || metric == kHwInstructionsMetric || metric == kHwCyclesMetric ||
+         metric == kHwBranchMissesMetric;
 }
 
 /// Whether counted metric `metric` is judged at the policy's sim_tolerance
 /// (a count that moves between processes) instead of its count_tolerance.
 inline bool IsLooseCount(std::string_view metric) {
-  return metric.substr(0, sizeof(kSimulatedPrefix) - 1) == kSimulatedPrefix || metric == kGpuOccupancyMetric;
+  return metric.substr(0, sizeof(kSimulatedPrefix) - 1) == kSimulatedPrefix || metric == kGpuOccupancyMetric ||
+         metric == kHwCyclesMetric || metric == kHwBranchMissesMetric;
 }
 
 }  // namespace perfgate

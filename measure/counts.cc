@@ -2,13 +2,13 @@
 
 #include <valgrind/callgrind.h>
 
-
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/file_io.h"
 #include "measure/ncu.h"
+#include "measure/perf_counters.h"
 
 namespace perfgate {
 
@@ -104,11 +104,14 @@ absl::StatusOr<std::vector<std::pair<MetricSpec, double>>> CountsPerIteration(co
 
 // The client requests are a few instructions that do nothing outside
 // Valgrind, so the timed loop can carry them always.
+// The hardware counters, where enabled, count the least of the rest.
 void StartCounting() {
   CALLGRIND_TOGGLE_COLLECT;
   StartGpuCountingRange();
+  EnableCountingCounters();
 }
 void StopCounting() {
+  DisableCountingCounters();
   StopGpuCountingRange();
   CALLGRIND_TOGGLE_COLLECT;
 }

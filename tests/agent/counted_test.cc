@@ -80,9 +80,9 @@ class NcuNode {
                  "    *) break ;;\n  esac\ndone\nexec \"$@\"\n");
     Write("agent", "#!/bin/sh\necho \"$@\" > '" + dir_.Join("args") + "'\ncat '" + data + "sample_result.json'\n");
   }
-  CountedAgent Agent() const {
+  CountedAgent Agent(CountTool tool = CountTool::kNcu) const {
     CountOptions o;
-    o.gpu = true;
+    o.tool = tool;
     o.ncu = dir_.Join("ncu");
     o.work_dir = dir_.path();
     const BenchmarkId id{"kernels", "sgemm", {{"k", "32"}, {"m", "32"}, {"n", "32"}, {"threads", "1"}}};
@@ -140,6 +140,27 @@ TEST(CountedAgent, ACaseWhoseSamplesLaunchNoKernelIsSkippedWithTheReason) {
   EXPECT_EQ(counted->status, CaseStatus::kSkipped);
   EXPECT_TRUE(counted->samples.empty());
   EXPECT_NE(counted->reason.find("no kernel"), std::string::npos) << counted->reason;
+}
+
+// With the hardware counters no tool wraps the process: the agent counts
+// its own samples (`sample --counted-hw`) and prints the counts as the
+// case's metrics, which are taken as they are.
+TEST(CountedAgent, WithHardwareCountersTheSampleCountsItselfUnderNoTool) {
+  NcuNode node("sgemm_raw.csv");
+  CountedAgent agent = node.Agent(CountTool::kHardware);
+  EXPECT_EQ(agent.ToolName(), "the CPU's hardware counters");
+  auto counted = agent.Count(kCase);
+  ASSERT_TRUE(counted.ok()) << counted.status();
+  ASSERT_EQ(counted->status, CaseStatus::kOk) << counted->reason;
+  const std::string args = node.Args();
+  EXPECT_EQ(args.rfind(std::string("sample --case ") + kCase + " --samples 3 --counted-hw --suite kernels", 0), 0u)
+      << args;
+  EXPECT_EQ(args.find("--counted "), std::string::npos) << args;
+  ASSERT_FALSE(counted->metrics.empty());
+  EXPECT_EQ(counted->metrics.front().name, "time");  // the printed metrics, untouched
+  EXPECT_EQ(CountToolOf("hw"), CountTool::kHardware);
+  EXPECT_EQ(CountToolOf("gpu"), CountTool::kNcu);
+  EXPECT_EQ(CountToolOf("cache"), CountTool::kCallgrind);
 }
 
 }  // namespace

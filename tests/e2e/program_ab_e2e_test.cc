@@ -409,5 +409,32 @@ TEST_F(ProgramAbEndToEnd, CatchesWorkAddedToPerfgatesOwnHostCaseByItsCount) {
   EXPECT_EQ(VerdictOf("instructions").at("verdict"), "regression");
 }
 
+// The CPU's own counters (--count hw): where the machine exposes them, one
+// build against itself passes by its retired instructions; where it does
+// not (most VMs, this one), ab says why before measuring anything.
+TEST_F(ProgramAbEndToEnd, CountsOwnHostCaseByHardwareCountersOrSaysWhyNotBeforeMeasuring) {
+  std::vector<std::string> args = {"--baseline", Bin("agent/perfgate-agent"), "--candidate", Bin("agent/perfgate-agent")};
+  for (const std::string& a : OwnCase()) args.push_back(a == "instructions" ? "hw" : a);
+  const CommandResult r = AgentAb(args);
+  if (r.exit_code == 2) {
+    EXPECT_NE(r.output.find("bad --count: "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("hw_instructions"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("adaptive rounds"), std::string::npos) << r.output;  // said before the job starts
+    return;
+  }
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json v = VerdictOf("hw_instructions");
+  EXPECT_EQ(v.at("verdict"), "pass") << v.at("note");
+  EXPECT_EQ(v.at("method"), "count");
+  EXPECT_GT(v.at("baseline_median").get<double>(), 32 * 32 * 32 / 16);
+}
+
+TEST_F(ProgramAbEndToEnd, RefusesHardwareCountsOfAProgramSide) {
+  const CommandResult r = AgentAb({"--baseline-cmd", Gbench("tests/work_bench_0"), "--candidate-cmd",
+                                   Gbench("tests/work_bench_0"), "--count", "hw", "--count-only"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--count hw counts perfgate's own cases"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace perfgate
