@@ -4,8 +4,9 @@
 #pragma once
 
 #include <optional>
-#include <iterator>
 #include <string_view>
+
+#include "common/enum_names.h"
 
 namespace perfgate {
 
@@ -17,14 +18,11 @@ enum class BisectionState { kRunning, kCulprit, kNoCulprit, kRange };
 inline constexpr std::string_view kBisectionStateNames[] = {"running", "culprit", "no_culprit", "range"};
 
 /// "running", "culprit", "no_culprit" or "range".
-inline std::string_view ToString(BisectionState state) { return kBisectionStateNames[static_cast<int>(state)]; }
+inline std::string_view ToString(BisectionState state) { return EnumName(kBisectionStateNames, state); }
 
 /// The state named `name`; nullopt for a name that is none.
 inline std::optional<BisectionState> ParseBisectionState(std::string_view name) {
-  for (int i = 0; i < static_cast<int>(std::size(kBisectionStateNames)); ++i) {
-    if (kBisectionStateNames[i] == name) return static_cast<BisectionState>(i);
-  }
-  return std::nullopt;
+  return ParseEnumName<BisectionState>(kBisectionStateNames, name);
 }
 
 }  // namespace perfgate

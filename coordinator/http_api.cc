@@ -203,8 +203,12 @@ absl::StatusOr<Json> Sweeps(Store& store, const httplib::Request& req) {
 absl::StatusOr<Json> Regressions(Store& store, const httplib::Request& req) {
   auto limit = Limit(req, 100, 1000);
   PERFGATE_RETURN_IF_ERROR(limit);
-  RegressionFilter f{Param(req, "state"), Param(req, "branch"), Param(req, "sku"),
-                     Param(req, "benchmark"), *limit};
+  RegressionFilter f{std::nullopt, Param(req, "branch"), Param(req, "sku"), Param(req, "benchmark"), *limit};
+  if (const std::string state = Param(req, "state"); !state.empty()) {
+    auto parsed = RegressionStateOf("state", state);
+    PERFGATE_RETURN_IF_ERROR(parsed);
+    f.state = *parsed;
+  }
   auto list = ListRegressions(store, f);
   PERFGATE_RETURN_IF_ERROR(list);
   Json out = Json::array();
@@ -244,8 +248,9 @@ absl::StatusOr<Json> TriageRoute(Store& store, const Authenticator& auth, const 
   if (!body.is_object()) return absl::InvalidArgumentError("body: not a JSON object");
   TriageChange change;
   change.id = *id;
+  std::string state;
   for (const auto& [key, value] : body.items()) {
-    std::string* field = key == "state"    ? &change.state
+    std::string* field = key == "state"    ? &state
                          : key == "note"   ? &change.note
                          : key == "by"     ? &change.actor
                          : key == "commit" ? &change.commit
@@ -257,6 +262,9 @@ absl::StatusOr<Json> TriageRoute(Store& store, const Authenticator& auth, const 
     if (!value.is_string()) return absl::InvalidArgumentError(absl::StrCat(key, ": must be a string"));
     *field = value.get<std::string>();
   }
+  auto parsed = RegressionStateOf("state", state);
+  PERFGATE_RETURN_IF_ERROR(parsed);
+  change.state = *parsed;
   auto r = Triage(store, change);
   PERFGATE_RETURN_IF_ERROR(r);
   return ToJson(*r);

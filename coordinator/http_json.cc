@@ -57,8 +57,9 @@ Json ToJson(const Verdict& v) {
 Json ToJson(const Regression& r) {
   Json events = Json::array();
   for (const RegressionEvent& e : r.events) {
-    events.push_back({{"from", e.from_state}, {"to", e.to_state}, {"by", e.actor}, {"note", e.note},
-                      {"commit", e.commit}, {"at", Seconds(e.at)}});
+    Json event = store::RegressionEventJson(e);
+    event["at"] = Seconds(e.at);
+    events.push_back(std::move(event));
   }
   Json j = store::RegressionJson(r);
   j["events"] = std::move(events);

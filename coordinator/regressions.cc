@@ -1,7 +1,5 @@
 #include "coordinator/regressions.h"
 
-#include <algorithm>
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
@@ -17,16 +15,12 @@ constexpr size_t kMaxActor = 200;
 // Points of a series that detection looks at: the newest this many valid runs.
 constexpr uint32_t kDetectionWindow = 200;
 
-bool KnownState(const std::string& s) {
-  return std::find_if(std::begin(kRegressionStates), std::end(kRegressionStates),
-                      [&](const char* k) { return s == k; }) != std::end(kRegressionStates);
-}
-
 absl::Status CheckTriage(const TriageChange& c) {
   if (c.id <= 0) return absl::InvalidArgumentError(absl::StrCat("id: ", c.id, " is not a regression id"));
-  if (c.state == "new" || !KnownState(c.state)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "state: '", c.state, "' is not one of acknowledged, investigating, fixed, accepted, invalid"));
+  if (c.state == RegressionState::kNew) {
+    return absl::InvalidArgumentError(
+        "state: a regression is new only when detected; triage moves it to acknowledged, investigating, fixed, "
+        "accepted or invalid");
   }
   if (c.note.empty()) return absl::InvalidArgumentError("note: say why the state changes");
   if (c.note.size() > kMaxNote) {
@@ -36,10 +30,10 @@ absl::Status CheckTriage(const TriageChange& c) {
   if (c.actor.size() > kMaxActor) {
     return absl::InvalidArgumentError(absl::StrCat("by: longer than ", kMaxActor, " bytes"));
   }
-  if (c.state == "fixed" && c.commit.empty()) {
+  if (c.state == RegressionState::kFixed && c.commit.empty()) {
     return absl::InvalidArgumentError("commit: a regression is fixed by a commit; name it");
   }
-  if (c.state != "fixed" && !c.commit.empty()) {
+  if (c.state != RegressionState::kFixed && !c.commit.empty()) {
     return absl::InvalidArgumentError("commit: only a change to 'fixed' names a commit");
   }
   return absl::OkStatus();
@@ -71,14 +65,16 @@ store::DetectedRegression ToStore(const RunRecord& run, const MetricSummary& m, 
 }  // namespace
 
 absl::StatusOr<std::vector<Regression>> ListRegressions(store::RegressionRepository& store, const RegressionFilter& f) {
-  if (!f.state.empty() && !KnownState(f.state)) {
-    return absl::InvalidArgumentError(absl::StrCat("state: '", f.state, "' is not one of ",
-                                                   absl::StrJoin(kRegressionStates, ", ")));
-  }
   if (f.limit > kMaxRegressionList) {
     return absl::InvalidArgumentError(absl::StrCat("limit: at most ", kMaxRegressionList));
   }
   return store.FindRegressions(f);
+}
+
+absl::StatusOr<RegressionState> RegressionStateOf(const std::string& field, const std::string& name) {
+  if (auto state = ParseRegressionState(name)) return *state;
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, ": '", name, "' is not one of ", absl::StrJoin(kRegressionStateNames, ", ", [](std::string* out, std::string_view n) { out->append(n); })));
 }
 
 absl::StatusOr<Regression> Triage(store::RegressionRepository& store, const TriageChange& change) {

@@ -30,7 +30,6 @@
 
 namespace perfgate::coordinator {
 
-using store::kRegressionStates;
 using store::Regression;
 using store::RegressionEvent;
 using store::RegressionFilter;
@@ -38,16 +37,21 @@ using store::TriageChange;
 
 using gate::kSameChangeRuns;
 
-/// Newest first, each with its events. INVALID_ARGUMENT for an unknown state
-/// or a limit above 1000.
+/// Newest first, each with its events. INVALID_ARGUMENT for a limit above
+/// 1000.
 absl::StatusOr<std::vector<Regression>> ListRegressions(store::RegressionRepository& store,
                                                         const RegressionFilter& filter);
 
 /// Applies the change in one transaction (state, updated_at, an event row)
 /// and returns the regression as it now is. INVALID_ARGUMENT naming the bad
-/// field; NOT_FOUND for an unknown id; FAILED_PRECONDITION when the
+/// field (a move to 'new', no note or actor, a fixing commit missing for
+/// 'fixed' or given for another state); NOT_FOUND for an unknown id; FAILED_PRECONDITION when the
 /// regression is already in that state.
 absl::StatusOr<Regression> Triage(store::RegressionRepository& store, const TriageChange& change);
+
+/// The state named `name` of a request's field `field`; INVALID_ARGUMENT
+/// naming the field and the states otherwise.
+absl::StatusOr<RegressionState> RegressionStateOf(const std::string& field, const std::string& name);
 
 /// Checks the series of run `run_id` for new regressions as described above
 /// and returns the ones it stored. Nothing for a run that is not complete,

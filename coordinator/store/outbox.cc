@@ -26,8 +26,7 @@ NotificationEvent RegressionNotification(const Regression& r, const RegressionEv
                {"regression", std::move(regression)},
                {"dashboard_path", absl::StrCat("/#/regressions?id=", r.id)}};
   if (triage != nullptr) {
-    body["triage"] = {{"from", triage->from_state}, {"to", triage->to_state}, {"by", triage->actor},
-                      {"note", triage->note},       {"commit", triage->commit}};
+    body["triage"] = RegressionEventJson(*triage);
   }
   return {body["type"].get<std::string>(), r.branch, r.sku, body.dump()};
 }

@@ -38,7 +38,8 @@ Regression RowToRegression(const pqxx::row& row) {
   r.median_after = row[11].as<double>();
   r.change = row[12].as<double>();
   r.p_value = row[13].as<double>();
-  r.state = row[14].as<std::string>();
+  // The column's CHECK admits only the names.
+  r.state = ParseRegressionState(row[14].as<std::string>()).value_or(RegressionState::kNew);
   r.fixed_by_commit = row[15].as<std::string>();
   r.detected_at = FromMicros(row[16].as<int64_t>());
   r.updated_at = FromMicros(row[17].as<int64_t>());
@@ -51,8 +52,8 @@ void ReadEvents(pqxx::transaction_base& txn, Regression& r) {
                                                       " FROM regression_events WHERE regression_id = $1 ORDER BY id"),
                                          r.id)) {
     RegressionEvent e;
-    e.from_state = row[0].as<std::string>();
-    e.to_state = row[1].as<std::string>();
+    e.from_state = ParseRegressionState(row[0].as<std::string>());  // '' for the detection
+    e.to_state = ParseRegressionState(row[1].as<std::string>()).value_or(RegressionState::kNew);
     e.actor = row[2].as<std::string>();
     e.note = row[3].as<std::string>();
     e.commit = row[4].as<std::string>();
@@ -80,13 +81,21 @@ Json RegressionJson(const Regression& r) {
           {"median_after", NumberOrNull(r.median_after)},
           {"change", NumberOrNull(r.change)},
           {"p_value", NumberOrNull(r.p_value)},
-          {"state", r.state},
+          {"state", ToString(r.state)},
           {"fixed_by_commit", r.fixed_by_commit},
           {"detected_at", Seconds(r.detected_at)},
           {"updated_at", Seconds(r.updated_at)}};
 }
 
-absl::StatusOr<std::optional<Regression>> RegressionRepository::SaveDetectedRegression(
+Json RegressionEventJson(const RegressionEvent& e) {
+  return {{"from", e.from_state ? ToString(*e.from_state) : ""},
+          {"to", ToString(e.to_state)},
+          {"by", e.actor},
+          {"note", e.note},
+          {"commit", e.commit}};
+}
+
+absl::StatusOr<std::optional<Regression>> PgRegressionRepository::SaveDetectedRegression(
     const DetectedRegression& d) {
   const Regression& r = d.regression;
   std::optional<Regression> stored;
@@ -143,7 +152,7 @@ absl::StatusOr<std::optional<Regression>> RegressionRepository::SaveDetectedRegr
 }
 
 
-absl::StatusOr<std::vector<Regression>> RegressionRepository::FindRegressions(const RegressionFilter& f) {
+absl::StatusOr<std::vector<Regression>> PgRegressionRepository::FindRegressions(const RegressionFilter& f) {
   std::vector<Regression> out;
   absl::Status s = db_.Run("listing regressions", [&](pqxx::connection& c) {
     pqxx::read_transaction txn(c);
@@ -152,7 +161,7 @@ absl::StatusOr<std::vector<Regression>> RegressionRepository::FindRegressions(co
                           " FROM regressions WHERE ($1 = '' OR state = $1) AND ($2 = '' OR branch = $2) "
                           "AND ($3 = '' OR sku = $3) AND ($4 = '' OR benchmark = $4) "
                           "ORDER BY detected_at DESC, id DESC LIMIT $5"),
-             f.state, f.branch, f.sku, f.benchmark, static_cast<int64_t>(f.limit == 0 ? 100 : f.limit))) {
+             f.state ? std::string(ToString(*f.state)) : std::string(), f.branch, f.sku, f.benchmark, static_cast<int64_t>(f.limit == 0 ? 100 : f.limit))) {
       out.push_back(RowToRegression(row));
     }
     for (Regression& r : out) ReadEvents(txn, r);
@@ -162,7 +171,7 @@ absl::StatusOr<std::vector<Regression>> RegressionRepository::FindRegressions(co
   return out;
 }
 
-absl::StatusOr<Regression> RegressionRepository::GetRegression(int64_t id) {
+absl::StatusOr<Regression> PgRegressionRepository::GetRegression(int64_t id) {
   Regression r;
   absl::Status s = db_.Run("reading a regression", [&](pqxx::connection& c) {
     pqxx::read_transaction txn(c);
@@ -177,7 +186,7 @@ absl::StatusOr<Regression> RegressionRepository::GetRegression(int64_t id) {
   return r;
 }
 
-absl::StatusOr<Regression> RegressionRepository::ApplyTriage(const TriageChange& change) {
+absl::StatusOr<Regression> PgRegressionRepository::ApplyTriage(const TriageChange& change) {
   Regression r;
   absl::Status s = db_.Run("triaging a regression", [&](pqxx::connection& c) {
     pqxx::work txn(c);
@@ -185,19 +194,17 @@ absl::StatusOr<Regression> RegressionRepository::ApplyTriage(const TriageChange&
         txn.exec_params("SELECT state FROM regressions WHERE id = $1 FOR UPDATE", change.id);
     if (cur.empty()) return absl::NotFoundError(absl::StrCat("regression ", change.id, " does not exist"));
     const std::string from = cur[0][0].as<std::string>();
-    if (from == change.state) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("regression ", change.id, " is already ", from));
-    }
+    const std::string to(ToString(change.state));
+    if (from == to) return absl::FailedPreconditionError(absl::StrCat("regression ", change.id, " is already ", from));
     pqxx::result row = txn.exec_params(
         absl::StrCat("UPDATE regressions SET state = $2, updated_at = now(), fixed_by_commit = $3 "
                      "WHERE id = $1 RETURNING ",
                      Columns()),
-        change.id, change.state, change.commit);
+        change.id, to, change.commit);
     txn.exec_params(
         "INSERT INTO regression_events (regression_id, from_state, to_state, actor, note, commit) "
         "VALUES ($1, $2, $3, $4, $5, $6)",
-        change.id, from, change.state, change.actor, change.note, change.commit);
+        change.id, from, to, change.actor, change.note, change.commit);
     r = RowToRegression(row[0]);
     ReadEvents(txn, r);
     EnqueueInTransaction(txn, RegressionNotification(r, &r.events.back()));

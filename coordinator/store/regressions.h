@@ -10,18 +10,17 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/regression_state.h"
 #include "common/run_types.h"
 #include "coordinator/store/repository.h"
 #include "nlohmann/json.hpp"
 
 namespace perfgate::coordinator::store {
 
-/// The states a regression passes through.
-inline constexpr const char* kRegressionStates[] = {"new",   "acknowledged", "investigating",
-                                                    "fixed", "accepted",     "invalid"};
-
 struct RegressionEvent {
-  std::string from_state, to_state, actor, note, commit;
+  std::optional<RegressionState> from_state;  // none for the detection that made it
+  RegressionState to_state = RegressionState::kNew;
+  std::string actor, note, commit;
   TimePoint at{};
 };
 
@@ -33,7 +32,7 @@ struct Regression {
   double median_before = 0, median_after = 0;
   double change = 0;  // relative, > 0 worse for the direction
   double p_value = 1;
-  std::string state = "new";
+  RegressionState state = RegressionState::kNew;
   std::string fixed_by_commit;
   TimePoint detected_at{}, updated_at{};
   std::vector<RegressionEvent> events;  // oldest first
@@ -41,14 +40,15 @@ struct Regression {
 
 /// Which regressions to list; empty fields match all.
 struct RegressionFilter {
-  std::string state, branch, sku, benchmark;
+  std::optional<RegressionState> state;
+  std::string branch, sku, benchmark;
   uint32_t limit = 100;  // at most 1000
 };
 
 /// One move of a regression's state.
 struct TriageChange {
   int64_t id = 0;
-  std::string state;   // acknowledged, investigating, fixed, accepted or invalid
+  RegressionState state = RegressionState::kAcknowledged;  // any but kNew
   std::string note;    // why; required
   std::string actor;   // who; required
   std::string commit;  // the fixing commit; required for 'fixed', refused otherwise
@@ -65,22 +65,43 @@ struct DetectedRegression {
 /// answers and webhooks carry: times in seconds since the epoch, a value
 /// that is not finite null.
 nlohmann::json RegressionJson(const Regression& r);
+/// One triage event as JSON (from, to, by, note, commit): `from` is "" for
+/// the detection that made the regression.
+nlohmann::json RegressionEventJson(const RegressionEvent& e);
 
-class RegressionRepository : protected Repository {
+/// The regressions as the domain (coordinator/regressions.h) reads and
+/// writes them: in PostgreSQL by the Store (PgRegressionRepository), or in
+/// memory (InMemoryRegressionRepository, memory_regressions.h), which runs
+/// the domain's tests without a database. One conformance suite holds both
+/// to the same behaviour (tests/coordinator/regression_repository_test.cc).
+class RegressionRepository {
  public:
-  /// Stores `d` in one transaction, serialised per series, with a 'new'
-  /// event and its regression.new notifications; returns it. Nothing (nullopt) when a stored change of the
-  /// series has its first bad run among d.nearby_runs: that change is
-  /// moved to d's position and size while it is still 'new'.
-  absl::StatusOr<std::optional<Regression>> SaveDetectedRegression(const DetectedRegression& d);
-  /// Newest first, each with its events; the filter as given (checked by the caller).
-  absl::StatusOr<std::vector<Regression>> FindRegressions(const RegressionFilter& filter);
+  virtual ~RegressionRepository() = default;
+  /// Stores `d` with a 'new' event and its regression.new notification, in
+  /// one transaction serialised per series; returns it. Nothing (nullopt)
+  /// when the series holds a change whose first bad run is d's own or among
+  /// d.nearby_runs: such a change seen again is moved to d's position and
+  /// size while it is still 'new' (and only when it is the one such change).
+  virtual absl::StatusOr<std::optional<Regression>> SaveDetectedRegression(const DetectedRegression& d) = 0;
+  /// Newest first (by detection, then id), each with its events; the filter
+  /// as given (checked by the caller), a limit of 0 meaning 100.
+  virtual absl::StatusOr<std::vector<Regression>> FindRegressions(const RegressionFilter& filter) = 0;
   /// One regression with its events. NOT_FOUND when unknown.
-  absl::StatusOr<Regression> GetRegression(int64_t id);
-  /// Applies a checked change in one transaction (state, updated_at, an event
-  /// row, regression.triage notifications) and returns the regression as it now is. NOT_FOUND for an unknown
-  /// id; FAILED_PRECONDITION when the regression is already in that state.
-  absl::StatusOr<Regression> ApplyTriage(const TriageChange& change);
+  virtual absl::StatusOr<Regression> GetRegression(int64_t id) = 0;
+  /// Applies a checked change in one transaction (state, updated_at, the
+  /// fixing commit, an event, a regression.triage notification) and returns
+  /// the regression as it now is. NOT_FOUND for an unknown id;
+  /// FAILED_PRECONDITION when the regression is already in that state.
+  virtual absl::StatusOr<Regression> ApplyTriage(const TriageChange& change) = 0;
+};
+
+/// The PostgreSQL implementation, one of the Store's repositories.
+class PgRegressionRepository : public RegressionRepository, protected Repository {
+ public:
+  absl::StatusOr<std::optional<Regression>> SaveDetectedRegression(const DetectedRegression& d) override;
+  absl::StatusOr<std::vector<Regression>> FindRegressions(const RegressionFilter& filter) override;
+  absl::StatusOr<Regression> GetRegression(int64_t id) override;
+  absl::StatusOr<Regression> ApplyTriage(const TriageChange& change) override;
 
  protected:
   using Repository::Repository;

@@ -53,7 +53,7 @@ class Store : private store::DatabaseOwner,
               public store::ReportRepository,
               public store::CatalogRepository,
               public store::CredentialRepository,
-              public store::RegressionRepository,
+              public store::PgRegressionRepository,
               public store::BisectionRepository,
               public store::NotificationRepository,
 

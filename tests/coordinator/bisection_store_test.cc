@@ -102,7 +102,7 @@ TEST_F(BisectionStoreTest, StoresTheJobItsProbesAndItsCulpritInTheRegressionsTri
   EXPECT_EQ(done->outcome.culprit, "c20");
   auto r = store_->GetRegression(regression);
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->state, "new") << "a culprit found does not change the regression's state";
+  EXPECT_EQ(r->state, RegressionState::kNew) << "a culprit found does not change the regression's state";
   ASSERT_EQ(r->events.size(), 2u);
   EXPECT_EQ(r->events.back().note, "culprit c20 (+15.0 % [+13.0, +17.0])");
   EXPECT_EQ(r->events.back().commit, "c20");

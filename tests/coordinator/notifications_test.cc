@@ -121,7 +121,7 @@ TEST_F(NotificationsTest, EventsAndTheirDeliveriesCommitTogetherForTheEndpointsT
                   .median_before = 1.0, .median_after = 1.1, .change = 0.1, .p_value = 0.001};
   auto found = store_->SaveDetectedRegression(d);  // all, h100-main
   ASSERT_TRUE(found.ok() && found->has_value()) << found.status();
-  auto triaged = store_->ApplyTriage({(*found)->id, "acknowledged", "looking", "alice", ""});  // all three
+  auto triaged = store_->ApplyTriage({(*found)->id, RegressionState::kAcknowledged, "looking", "alice", ""});  // all three
   ASSERT_TRUE(triaged.ok()) << triaged.status();
   FailGate("release/2.1");  // all, release
 
