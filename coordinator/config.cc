@@ -143,7 +143,9 @@ CLI::App* AddWebhooks(CLI::App& app, CoordinatorConfig& c) {
   hooks->add_subcommand("list", "List the endpoints (never their secrets)");
   CLI::App* outbox = hooks->add_subcommand("outbox", "List deliveries, newest first: state, attempts, last error");
   outbox->add_option("--endpoint", c.outbox.endpoint, "Only this endpoint's");
-  outbox->add_option("--state", c.outbox.state, "Only deliveries in this state")
+  outbox->add_option_function<std::string>(
+            "--state", [&c](const std::string& name) { c.outbox.state = store::ParseDeliveryState(name); },
+            "Only deliveries in this state: pending, delivered or failed")
       ->check(CLI::IsMember({"pending", "delivered", "failed"}));
   outbox->add_option("--limit", c.outbox.limit, "At most this many")->check(CLI::Range(1, 10000))->capture_default_str();
   return hooks;

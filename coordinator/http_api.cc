@@ -368,7 +368,15 @@ void RegisterApi(httplib::Server& server, ApiStores stores, const Authenticator&
       [w](const httplib::Request& r) -> absl::StatusOr<Json> {
         auto limit = Limit(r, 100, 1000);
         PERFGATE_RETURN_IF_ERROR(limit);
-        auto entries = w->ListOutbox({Param(r, "endpoint"), Param(r, "state"), *limit});
+        store::OutboxFilter filter{Param(r, "endpoint"), std::nullopt, *limit};
+        if (const std::string state = Param(r, "state"); !state.empty()) {
+          filter.state = store::ParseDeliveryState(state);
+          if (!filter.state) {
+            return absl::InvalidArgumentError(
+                absl::StrCat("state: '", state, "' is not one of pending, delivered, failed"));
+          }
+        }
+        auto entries = w->ListOutbox(filter);
         PERFGATE_RETURN_IF_ERROR(entries);
         Json out = Json::array();
         for (const store::OutboxEntry& e : *entries) out.push_back(ToJson(e));

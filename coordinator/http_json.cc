@@ -318,12 +318,12 @@ Json ToJson(const store::OutboxEntry& e) {
               {"endpoint", e.endpoint},
               {"event", e.event_type},
               {"idempotency_key", e.idempotency_key},
-              {"state", e.state},
+              {"state", ToString(e.state)},
               {"attempts", e.attempts},
               {"last_error", e.last_error},
               {"created_at", Seconds(e.created_at)},
               {"last_attempt_at", optional(e.last_attempt_at)},
-              {"next_attempt_at", e.state == "pending" ? Seconds(e.next_attempt_at) : Json(nullptr)},
+              {"next_attempt_at", e.state == store::DeliveryState::kPending ? Seconds(e.next_attempt_at) : Json(nullptr)},
               {"delivered_at", optional(e.delivered_at)},
               {"payload", Json::parse(e.payload, nullptr, /*allow_exceptions=*/false)}};
 }

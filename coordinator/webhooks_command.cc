@@ -19,9 +19,9 @@ int ShowOutbox(const CoordinatorConfig& c, Store& store) {
   std::cout << "id\tendpoint\tevent\tstate\tattempts\tcreated\tlast_attempt\tnext_attempt\tidempotency_key\t"
                "last_error\n";
   for (const store::OutboxEntry& e : *entries) {
-    std::cout << e.id << "\t" << e.endpoint << "\t" << e.event_type << "\t" << e.state << "\t" << e.attempts
+    std::cout << e.id << "\t" << e.endpoint << "\t" << e.event_type << "\t" << ToString(e.state) << "\t" << e.attempts
               << "\t" << UtcTime(e.created_at) << "\t" << (e.last_attempt_at ? UtcTime(*e.last_attempt_at) : "-") << "\t"
-              << (e.state == "pending" ? UtcTime(e.next_attempt_at) : "-") << "\t" << e.idempotency_key << "\t"
+              << (e.state == store::DeliveryState::kPending ? UtcTime(e.next_attempt_at) : "-") << "\t" << e.idempotency_key << "\t"
               << (e.last_error.empty() ? "-" : e.last_error) << "\n";
   }
   return kExitPass;

@@ -283,10 +283,11 @@ absl::StatusOr<BatchOutcome> BatchRepository::StoreBatch(const std::string& raw_
       return absl::NotFoundError(
           absl::StrCat("run ", *run_id, " does not exist; call OpenRun before sending results"));
     }
-    const std::string status = run[0][0].as<std::string>();
+    RunStatus status = RunStatus::kUnspecified;
+    ParseRunStatus(run[0][0].as<std::string>(), &status);
     const auto seq = static_cast<int64_t>(sequence);
     BatchOutcome outcome;
-    if (status != "running") {
+    if (status != RunStatus::kRunning) {
       // A resend of a batch stored before the run closed is still a duplicate.
       if (!txn.exec_params("SELECT 1 FROM batches WHERE run_id = $1 AND sequence = $2", *run_id, seq)
                .empty()) {
@@ -295,7 +296,7 @@ absl::StatusOr<BatchOutcome> BatchRepository::StoreBatch(const std::string& raw_
         return outcome;
       }
       return absl::FailedPreconditionError(absl::StrCat(
-          "run ", *run_id, " is ", status, "; results are accepted only while a run is running"));
+          "run ", *run_id, " is ", ToString(status), "; results are accepted only while a run is running"));
     }
     if (Prepared(txn, "batch_insert", *run_id, seq, static_cast<int64_t>(sample_count), digest,
                  ingest::IndexRanges(cases))

@@ -67,7 +67,8 @@ OutboxEntry RowToEntry(const pqxx::row& row) {
   o.event_type = row[5].as<std::string>();
   o.idempotency_key = row[6].as<std::string>();
   o.payload = row[7].as<std::string>();
-  o.state = row[8].as<std::string>();
+  // The column's CHECK admits only the names.
+  o.state = ParseDeliveryState(row[8].as<std::string>()).value_or(DeliveryState::kFailed);
   o.attempts = row[9].as<int>();
   o.last_error = row[10].as<std::string>();
   o.claim_token = row[11].as<std::string>();
@@ -143,7 +144,8 @@ absl::StatusOr<std::vector<OutboxEntry>> NotificationRepository::ListOutbox(cons
                           " FROM notification_outbox o JOIN notification_endpoints e ON e.id = o.endpoint_id "
                           "WHERE ($1 = '' OR e.name = $1) AND ($2 = '' OR o.state = $2) "
                           "ORDER BY o.id DESC LIMIT $3"),
-             f.endpoint, f.state, static_cast<int64_t>(EffectiveLimit(f.limit, 100)))) {
+             f.endpoint, f.state ? std::string(ToString(*f.state)) : std::string(),
+             static_cast<int64_t>(EffectiveLimit(f.limit, 100)))) {
       out.push_back(RowToEntry(row));
     }
     return absl::OkStatus();

@@ -10,9 +10,11 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/enum_names.h"
 #include "common/run_types.h"
 #include "coordinator/store/repository.h"
 
@@ -40,13 +42,24 @@ struct NotificationEvent {
   std::string payload;         // the generic JSON body
 };
 
+/// Where one delivery stands: pending until delivered, or failed when its
+/// attempts ran out or its address was refused.
+enum class DeliveryState { kPending, kDelivered, kFailed };
+/// The names, in the enum's order: what the outbox's column, the HTTP API
+/// and `webhooks outbox --state` use.
+inline constexpr std::string_view kDeliveryStateNames[] = {"pending", "delivered", "failed"};
+inline std::string_view ToString(DeliveryState state) { return EnumName(kDeliveryStateNames, state); }
+inline std::optional<DeliveryState> ParseDeliveryState(std::string_view name) {
+  return ParseEnumName<DeliveryState>(kDeliveryStateNames, name);
+}
+
 /// One delivery of one event to one endpoint.
 struct OutboxEntry {
   int64_t id = 0;
   std::string endpoint, url, format, secret;
   bool allow_private = false;  // the endpoint's
   std::string event_type, idempotency_key, payload;
-  std::string state;  // pending, delivered or failed
+  DeliveryState state = DeliveryState::kPending;
   int attempts = 0;
   std::string last_error;
   std::string claim_token;  // set by ClaimDueNotifications
@@ -56,7 +69,8 @@ struct OutboxEntry {
 
 /// Which deliveries to list; empty fields match all.
 struct OutboxFilter {
-  std::string endpoint, state;
+  std::string endpoint;
+  std::optional<DeliveryState> state;
   uint32_t limit = 100;
 };
 

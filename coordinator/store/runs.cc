@@ -47,7 +47,9 @@ absl::StatusOr<bool> RunRepository::OpenRun(const RunMeta& meta) {
     pqxx::result existing = txn.exec_params(
         absl::StrCat("SELECT ", ingest::ReopenColumns(), " FROM runs WHERE id = $1"), *run_id);
     auto check_existing = [&](const std::string& status) -> absl::StatusOr<bool> {
-      if (status == "running") {
+      RunStatus stored = RunStatus::kUnspecified;
+      const bool running = ParseRunStatus(status, &stored) && stored == RunStatus::kRunning;
+      if (running) {
         pqxx::result row = txn.exec_params(
             absl::StrCat("UPDATE runs SET heard_at = now() WHERE id = $1 AND status = 'running' RETURNING ",
                           ingest::ReopenColumns()),
@@ -58,7 +60,7 @@ absl::StatusOr<bool> RunRepository::OpenRun(const RunMeta& meta) {
           return true;
         }  // closed meanwhile
       }
-      return absl::AlreadyExistsError(absl::StrCat("run ", *run_id, " already finished (", status == "running" ? "closed meanwhile" : status,
+      return absl::AlreadyExistsError(absl::StrCat("run ", *run_id, " already finished (", running ? "closed meanwhile" : status,
                                                    "); a finished run cannot be reopened, start a "
                                                    "new run with a new id"));
     };

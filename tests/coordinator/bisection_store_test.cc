@@ -90,7 +90,7 @@ TEST_F(BisectionStoreTest, StoresTheJobItsProbesAndItsCulpritInTheRegressionsTri
   auto done = store_->FinishBisection(b->id, *outcome, "perfgate bisect");
   ASSERT_TRUE(done.ok()) << done.status();
   EXPECT_EQ(done->state, BisectionState::kCulprit);
-  auto outbox = store_->ListOutbox({"", "", 100});
+  auto outbox = store_->ListOutbox({"", std::nullopt, 100});
   ASSERT_TRUE(outbox.ok()) << outbox.status();
   ASSERT_EQ(outbox->size(), 1u) << "written with the outcome, for the endpoint of the regression's branch";
   EXPECT_EQ(outbox->front().endpoint, "main-hook");

@@ -93,7 +93,7 @@ class NotificationsTest : public MigratedStoreTest {
     ASSERT_TRUE(id.ok()) << id.status();
   }
 
-  std::vector<store::OutboxEntry> Outbox(const std::string& state = "") {
+  std::vector<store::OutboxEntry> Outbox(std::optional<store::DeliveryState> state = std::nullopt) {
     auto all = store_->ListOutbox({"", state, 1000});
     EXPECT_TRUE(all.ok()) << all.status();
     return all.ok() ? *all : std::vector<store::OutboxEntry>();
@@ -130,7 +130,7 @@ TEST_F(NotificationsTest, EventsAndTheirDeliveriesCommitTogetherForTheEndpointsT
   for (const store::OutboxEntry& e : Outbox()) {
     got[e.endpoint].insert(e.event_type);
     keys.insert(e.idempotency_key);
-    EXPECT_EQ(e.state, "pending");
+    EXPECT_EQ(e.state, store::DeliveryState::kPending);
     EXPECT_EQ(e.attempts, 0);
     EXPECT_TRUE(e.url.empty() && e.secret.empty()) << "a listing never carries them";
   }
@@ -185,15 +185,15 @@ TEST_F(NotificationsTest, ReceiverDownForAWhileGetsEveryEventOnceWithValidSignat
     return true;
   }, seconds(60)));
   for (const auto& e : Outbox()) {
-    EXPECT_EQ(e.state, "pending");
+    EXPECT_EQ(e.state, store::DeliveryState::kPending);
     EXPECT_NE(e.last_error.find("endpoint 'hook': could not connect"), std::string::npos) << e.last_error;
     EXPECT_EQ(e.last_error.find(std::to_string(receiver.port())), std::string::npos) << "no URL: " << e.last_error;
   }
   EXPECT_TRUE(receiver.deliveries().empty());
 
   ASSERT_TRUE(receiver.StartAgain());
-  ASSERT_TRUE(WaitUntil([&] { return Outbox("delivered").size() == kEvents; }, seconds(60)))
-      << Outbox("pending").size() << " still pending";
+  ASSERT_TRUE(WaitUntil([&] { return Outbox(store::DeliveryState::kDelivered).size() == kEvents; }, seconds(60)))
+      << Outbox(store::DeliveryState::kPending).size() << " still pending";
 
   std::set<std::string> stored;
   for (const auto& e : Outbox()) stored.insert(e.idempotency_key);
@@ -237,7 +237,7 @@ TEST_F(NotificationsTest, ReceiverAnswering500IsRetriedWithBackoffAndTheOutboxSa
   o.max_attempts = 4;
   Notifier notifier(*store_, o);
   notifier.Start();
-  ASSERT_TRUE(WaitUntil([&] { return Outbox("failed").size() == 1; }, seconds(60)));
+  ASSERT_TRUE(WaitUntil([&] { return Outbox(store::DeliveryState::kFailed).size() == 1; }, seconds(60)));
   const store::OutboxEntry e = Outbox()[0];
   EXPECT_EQ(e.attempts, 4);
   // The endpoint's name and the answer's status line; never its URL, nor
@@ -275,9 +275,9 @@ TEST_F(NotificationsTest, HttpsEndpointsAreVerifiedAgainstTheCaGiven) {
   FailGate("main");
   o.ca_file = pki->other_ca_cert;  // a CA that did not sign the receiver's certificate
   ASSERT_EQ(Notifier(*store_, o).DeliverDue().value_or(-1), 0);
-  ASSERT_EQ(Outbox("failed").size(), 1u);
-  EXPECT_NE(Outbox("failed")[0].last_error.find("did not verify"), std::string::npos)
-      << Outbox("failed")[0].last_error;
+  ASSERT_EQ(Outbox(store::DeliveryState::kFailed).size(), 1u);
+  EXPECT_NE(Outbox(store::DeliveryState::kFailed)[0].last_error.find("did not verify"), std::string::npos)
+      << Outbox(store::DeliveryState::kFailed)[0].last_error;
   EXPECT_TRUE(receiver.deliveries().empty());
 
   FailGate("main");
@@ -286,7 +286,7 @@ TEST_F(NotificationsTest, HttpsEndpointsAreVerifiedAgainstTheCaGiven) {
   ASSERT_EQ(receiver.deliveries().size(), 1u);
   const auto d = receiver.deliveries()[0];
   EXPECT_TRUE(SignatureMatches(kSecret, d.timestamp, d.body, d.signature));
-  EXPECT_EQ(Outbox("delivered").size(), 1u);
+  EXPECT_EQ(Outbox(store::DeliveryState::kDelivered).size(), 1u);
 }
 
 // A name checked when its endpoint was added may later resolve to a
@@ -319,13 +319,13 @@ TEST_F(NotificationsTest, ANameThatResolvesToAPrivateAddressIsNotPostedToUnlessI
   EXPECT_EQ(got[0].host, "localhost:" + std::to_string(receiver.port()));
   std::map<std::string, store::OutboxEntry> by_endpoint;
   for (const auto& e : Outbox()) by_endpoint[e.endpoint] = e;
-  EXPECT_EQ(by_endpoint["allowed"].state, "delivered");
-  EXPECT_EQ(by_endpoint["moved"].state, "failed");
+  EXPECT_EQ(by_endpoint["allowed"].state, store::DeliveryState::kDelivered);
+  EXPECT_EQ(by_endpoint["moved"].state, store::DeliveryState::kFailed);
   // 127.0.0.0/8 or ::1, whichever the resolver gave first
   const std::string& why = by_endpoint["moved"].last_error;
   EXPECT_EQ(why.find("endpoint 'moved': refused: its host resolves to a loopback ("), 0u) << why;
   EXPECT_NE(why.find("address, and the endpoint was not added with --allow-private"), std::string::npos) << why;
-  EXPECT_EQ(by_endpoint["metadata"].state, "failed");
+  EXPECT_EQ(by_endpoint["metadata"].state, store::DeliveryState::kFailed);
   EXPECT_EQ(by_endpoint["metadata"].last_error,
             "endpoint 'metadata': refused: its host resolves to a cloud instance-metadata address");
 }
@@ -358,7 +358,7 @@ TEST_F(NotificationsTest, Migration13WithholdsErrorsThatQuotedUrlsAndAllowsNoPri
   auto store = Store::Connect(server().ConnInfo("before13"), 1);
   ASSERT_TRUE(store.ok()) << store.status();
   ASSERT_TRUE((*store)->Migrate().ok());
-  auto outbox = (*store)->ListOutbox({"", "", 10});
+  auto outbox = (*store)->ListOutbox({"", std::nullopt, 10});
   ASSERT_TRUE(outbox.ok()) << outbox.status();
   ASSERT_EQ(outbox->size(), 2u);
   EXPECT_EQ((*outbox)[0].last_error, "") << "an attempt that never failed has nothing to withhold";
@@ -380,7 +380,7 @@ TEST_F(NotificationsTest, AStaleClaimCannotOverwriteANewerOne) {
   EXPECT_TRUE(absl::IsFailedPrecondition(store_->RecordDelivery(stale)));
   store::DeliveryOutcome fresh{.id = (*second)[0].id, .claim_token = (*second)[0].claim_token, .delivered = true};
   EXPECT_TRUE(store_->RecordDelivery(fresh).ok());
-  EXPECT_EQ(Outbox("delivered").size(), 1u);
+  EXPECT_EQ(Outbox(store::DeliveryState::kDelivered).size(), 1u);
 }
 
 }  // namespace

@@ -266,6 +266,14 @@ TEST_F(HttpSecurityEndToEnd, TheOutboxShowsTheReadRoleNoWebhookUrlSecretOrAnswer
   }, std::chrono::seconds(30))) << answer;
   const Json entry = Json::parse(answer)["outbox"][0];
   EXPECT_EQ(entry["endpoint"], "team-kernels");
+  const auto failed = Get("/api/v1/notifications/outbox?state=failed", "Bearer " + Token(reader));
+  ASSERT_TRUE(failed && failed->status == 200);
+  EXPECT_EQ(Json::parse(failed->body)["outbox"].size(), 1u);
+  const auto typo = Get("/api/v1/notifications/outbox?state=faild", "Bearer " + Token(reader));
+  ASSERT_TRUE(typo);
+  EXPECT_EQ(typo->status, 400) << typo->body;
+  EXPECT_NE(typo->body.find("state: 'faild' is not one of pending, delivered, failed"), std::string::npos)
+      << typo->body;
   EXPECT_EQ(entry["last_error"], "endpoint 'team-kernels': HTTP 500 Internal Server Error");
   for (const std::string& secret :
        {std::string("s3cr3tpath"), std::string("/services/"), std::to_string(receiver.port()),
