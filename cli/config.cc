@@ -66,7 +66,7 @@ CLI::App* AddGate(CLI::App& app, Config& c) {
   gate->add_option("--baseline-commit", c.baseline_commit,
                    "Merge-base commit: only it and its ancestors count as baseline");
   // The value is checked by ValidateConfig, which names it.
-  gate->add_option("--mode", c.mode, "history: the last K comparable runs of the baseline branch; "
+  gate->add_option("--mode", c.mode_name, "history: the last K comparable runs of the baseline branch; "
                                      "ab: the baseline side measured in the same job (--baseline-run)")
       ->type_name("TEXT:{history,ab}")->capture_default_str();
   gate->add_option("--baseline-run", c.baseline_run_id,
@@ -259,12 +259,13 @@ absl::Status ReadPolicy(Config& c) {
 }
 
 absl::Status ValidateGate(Config& c) {
-  if (c.mode != "history" && c.mode != "ab") {
+  if (c.mode_name != ToString(gate::Mode::kHistory) && c.mode_name != ToString(gate::Mode::kAb)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("unknown --mode '", c.mode, "' (expected history or ab)"));
+        absl::StrCat("unknown --mode '", c.mode_name, "' (expected history or ab)"));
   }
+  c.mode = c.mode_name == ToString(gate::Mode::kAb) ? gate::Mode::kAb : gate::Mode::kHistory;
   PERFGATE_RETURN_IF_ERROR(ReadPolicy(c));
-  if (c.mode == "ab" && c.baseline_run_id.empty()) {
+  if (c.mode == gate::Mode::kAb && c.baseline_run_id.empty()) {
     return absl::InvalidArgumentError("--mode ab needs --baseline-run, the run of the baseline side");
   }
   return absl::OkStatus();

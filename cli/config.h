@@ -54,7 +54,8 @@ struct Config {
   client::ClientOptions client;
   // gate
   std::string run_id, baseline_branch = "main", baseline_commit, policy_file;
-  std::string mode = "history", baseline_run_id;
+  std::string mode_name = "history", baseline_run_id;  // --mode as given
+  gate::Mode mode = gate::Mode::kHistory;              // it parsed by ValidateConfig
   // report
   int64_t report_id = 0;
   // gate, report, history, fleet: extra renderings, when set

@@ -35,7 +35,7 @@ int ShowReport(const v1::GateReport& sent, const Config& c, const char* call, bo
 int GateCommand(const Config& c) {
   v1::EvaluateRequest req;
   req.set_candidate_run_id(c.run_id);
-  if (c.mode == "ab") {
+  if (c.mode == gate::Mode::kAb) {
     req.set_mode(v1::GATE_MODE_AB);
     req.set_baseline_run_id(c.baseline_run_id);
   } else {

@@ -13,7 +13,10 @@
 # Environment: PERFGATE_PG_PORT (default 55432), PERFGATE_PORT (default
 # 50051), PERFGATE_HTTP_PORT (the dashboard's, default 8080), PERFGATE_DEMO_SLOWDOWN (e.g. 'kernels/sgemm{k=1024*=25' to watch the
 # gate catch a known slowdown), PERFGATE_CASE_TIMEOUT (seconds per block,
-# default 30), PERFGATE_AB_CASE_BUDGET (seconds per case, default 60).
+# default 30), PERFGATE_AB_CASE_BUDGET (seconds per case, default 60),
+# PERFGATE_WITH_CUDA (ON/OFF: compile the CUDA backends; default ON where an
+# NVIDIA driver is loaded), PERFGATE_BUILD_DIR (the build folder; default
+# build/, or build-quickstart/ without CUDA).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${PERFGATE_BUILD_DIR:-$root/build}
@@ -29,7 +32,19 @@ say "installing what is missing"
 "$root/scripts/install-deps.sh"
 
 say "building"
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# The three programs the job runs, configured as scripts/test.sh configures
+# (through ccache: either build reuses the other's objects). CUDA objects
+# are compiled only where there is a driver to run them or
+# PERFGATE_WITH_CUDA=ON asks; without them the build has a folder of its
+# own, so that the tests' build (CUDA on wherever nvcc is) stays as it was.
+# shellcheck source=scripts/configure.sh
+. "$root/scripts/configure.sh"
+cuda=${PERFGATE_WITH_CUDA:-}
+if [ -z "$cuda" ]; then
+  if [ -e /proc/driver/nvidia/version ]; then cuda=ON; else cuda=OFF; fi
+fi
+if [ "$cuda" = OFF ] && [ -z "${PERFGATE_BUILD_DIR:-}" ]; then build=$root/build-quickstart; fi
+perfgate_configure "$root" "$build" -DPERFGATE_WITH_CUDA="$cuda" >/dev/null
 cmake --build "$build" -j"$(nproc)" --target perfgate-agent perfgate-coordinator perfgate
 
 say "starting PostgreSQL on 127.0.0.1:$pg_port (data in $state/pgdata)"

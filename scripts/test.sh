@@ -23,21 +23,9 @@ trap report_phases EXIT
 
 "$root/scripts/install-deps.sh"
 phase_done install
-# Optimised (-O2) without debug information: debug information makes the
-# gRPC- and GoogleTest-heavy files take about 1.5 times the CPU time to
-# compile (store_test.cc: 37.8 s against 24.7 s), and CI reads failures
-# from the tests' output.
-#
-# Compiles through ccache when it is installed: a second build of the same
-# sources, in any clone (paths are taken relative to the checkout), reuses
-# the objects of the first. A machine without a cache compiles everything.
-launcher=()
-if command -v ccache >/dev/null; then
-  export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=true
-  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
-            -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
-fi
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" "${launcher[@]}"
+# shellcheck source=scripts/configure.sh
+. "$root/scripts/configure.sh"
+perfgate_configure "$root" "$build"
 cmake --build "$build" -j"$jobs"
 phase_done build
 cd "$build"
