@@ -108,6 +108,10 @@ TEST_F(ConfigTest, AnAbGateNeedsItsBaselineRun) {
   const Parsed p = Parse({"gate", "--run", "r", "--policy", policy_.c_str(), "--mode", "ab"});
   EXPECT_EQ(p.exit_code, 2);
   EXPECT_THAT(p.err, HasSubstr("perfgate: --mode ab needs --baseline-run"));
+  const Parsed ab = Parse({"gate", "--run", "r", "--policy", policy_.c_str(), "--mode", "ab", "--baseline-run", "b"});
+  EXPECT_EQ(ab.exit_code, std::nullopt) << ab.err;
+  EXPECT_EQ(ab.config.mode, gate::Mode::kAb);
+  EXPECT_EQ(Parse({"gate", "--run", "r", "--policy", policy_.c_str()}).config.mode, gate::Mode::kHistory);
 }
 
 TEST_F(ConfigTest, AnUnreadablePolicyIsRefusedBeforeAnyCall) {
