@@ -97,7 +97,7 @@ bool ConstantTimeEquals(const std::string& a, const std::string& b) {
   return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
-absl::StatusOr<IssuedCredential> IssueCredential(Store& store, const std::string& name, Role role) {
+absl::StatusOr<IssuedCredential> IssueCredential(store::CredentialRepository& store, const std::string& name, Role role) {
   PERFGATE_RETURN_IF_ERROR(CheckName(name));
   PERFGATE_ASSIGN_OR_RETURN(const std::string key_id, RandomHex(kKeyIdHex / 2));
   PERFGATE_ASSIGN_OR_RETURN(const std::string secret, RandomHex(kSecretHex / 2));
@@ -106,7 +106,7 @@ absl::StatusOr<IssuedCredential> IssueCredential(Store& store, const std::string
   return IssuedCredential{FromRow(row), absl::StrCat(kPrefix, key_id, "_", secret)};
 }
 
-absl::StatusOr<int> RevokeCredential(Store& store, const std::string& name_or_key_id) {
+absl::StatusOr<int> RevokeCredential(store::CredentialRepository& store, const std::string& name_or_key_id) {
   auto revoked = store.RevokeCredentials(name_or_key_id);
   PERFGATE_RETURN_IF_ERROR(revoked);
   if (*revoked == 0) {
@@ -116,14 +116,14 @@ absl::StatusOr<int> RevokeCredential(Store& store, const std::string& name_or_ke
   return *revoked;
 }
 
-absl::StatusOr<std::vector<Credential>> ListCredentials(Store& store) {
+absl::StatusOr<std::vector<Credential>> ListCredentials(store::CredentialRepository& store) {
   PERFGATE_ASSIGN_OR_RETURN(const std::vector<store::CredentialRow> rows, store.ListCredentialRows());
   std::vector<Credential> out;
   for (const store::CredentialRow& row : rows) out.push_back(FromRow(row));
   return out;
 }
 
-absl::StatusOr<std::optional<Credential>> FindCredential(Store& store, const std::string& token) {
+absl::StatusOr<std::optional<Credential>> FindCredential(store::CredentialRepository& store, const std::string& token) {
   const std::optional<ParsedToken> parsed = ParseToken(token);
   if (!parsed) return std::optional<Credential>();
   auto row = store.FindCredentialRow(parsed->key_id);

@@ -14,7 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/run_types.h"
-#include "coordinator/store.h"
+#include "coordinator/store/credentials.h"
 
 namespace perfgate::coordinator {
 
@@ -62,14 +62,14 @@ struct IssuedCredential {
 
 /// Makes a credential of `role` named `name` (INVALID_ARGUMENT for an empty
 /// name, one over 200 characters, or one with a control character).
-absl::StatusOr<IssuedCredential> IssueCredential(Store& store, const std::string& name, Role role);
+absl::StatusOr<IssuedCredential> IssueCredential(store::CredentialRepository& store, const std::string& name, Role role);
 /// Revokes every unrevoked credential named `name`, or with `key_id`;
 /// returns how many. NOT_FOUND when none was.
-absl::StatusOr<int> RevokeCredential(Store& store, const std::string& name_or_key_id);
+absl::StatusOr<int> RevokeCredential(store::CredentialRepository& store, const std::string& name_or_key_id);
 /// Every credential, revoked ones included, oldest first.
-absl::StatusOr<std::vector<Credential>> ListCredentials(Store& store);
+absl::StatusOr<std::vector<Credential>> ListCredentials(store::CredentialRepository& store);
 /// The unrevoked credential a token names, or nullopt when it names none
 /// (malformed, unknown, wrong secret or revoked).
-absl::StatusOr<std::optional<Credential>> FindCredential(Store& store, const std::string& token);
+absl::StatusOr<std::optional<Credential>> FindCredential(store::CredentialRepository& store, const std::string& token);
 
 }  // namespace perfgate::coordinator

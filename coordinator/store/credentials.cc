@@ -27,10 +27,10 @@ CredentialRow RowToCredential(const pqxx::row& row) {
 
 }  // namespace
 
-absl::StatusOr<CredentialRow> CredentialRepository::InsertCredential(const std::string& key_id,
-                                                                     const std::string& name,
-                                                                     const std::string& role,
-                                                                     const std::string& secret_sha256) {
+absl::StatusOr<CredentialRow> PgCredentialRepository::InsertCredential(const std::string& key_id,
+                                                                       const std::string& name,
+                                                                       const std::string& role,
+                                                                       const std::string& secret_sha256) {
   return db_.Run("issuing a credential", [&](pqxx::connection& c) -> absl::StatusOr<CredentialRow> {
     pqxx::work txn(c);
     const pqxx::binarystring hash(secret_sha256);
@@ -44,7 +44,7 @@ absl::StatusOr<CredentialRow> CredentialRepository::InsertCredential(const std::
   });
 }
 
-absl::StatusOr<int> CredentialRepository::RevokeCredentials(const std::string& name_or_key_id) {
+absl::StatusOr<int> PgCredentialRepository::RevokeCredentials(const std::string& name_or_key_id) {
   return db_.Run("revoking a credential", [&](pqxx::connection& c) -> absl::StatusOr<int> {
     pqxx::work txn(c);
     const int revoked = txn.exec_params("UPDATE credentials SET revoked_at = now() "
@@ -56,7 +56,7 @@ absl::StatusOr<int> CredentialRepository::RevokeCredentials(const std::string& n
   });
 }
 
-absl::StatusOr<std::vector<CredentialRow>> CredentialRepository::ListCredentialRows() {
+absl::StatusOr<std::vector<CredentialRow>> PgCredentialRepository::ListCredentialRows() {
   return db_.Run("listing credentials", [&](pqxx::connection& c) -> absl::StatusOr<std::vector<CredentialRow>> {
     pqxx::read_transaction txn(c);
     std::vector<CredentialRow> out;
@@ -67,7 +67,7 @@ absl::StatusOr<std::vector<CredentialRow>> CredentialRepository::ListCredentialR
   });
 }
 
-absl::StatusOr<std::optional<CredentialRow>> CredentialRepository::FindCredentialRow(const std::string& key_id) {
+absl::StatusOr<std::optional<CredentialRow>> PgCredentialRepository::FindCredentialRow(const std::string& key_id) {
   return db_.Run("checking a credential",
                  [&](pqxx::connection& c) -> absl::StatusOr<std::optional<CredentialRow>> {
                    pqxx::nontransaction txn(c);

@@ -24,7 +24,7 @@ Store::Store(std::unique_ptr<store::Database> db)
       RetentionRepository(*db_owned_),
       ReportRepository(*db_owned_),
       CatalogRepository(*db_owned_),
-      CredentialRepository(*db_owned_),
+      PgCredentialRepository(*db_owned_),
       PgRegressionRepository(*db_owned_),
       BisectionRepository(*db_owned_),
       NotificationRepository(*db_owned_),

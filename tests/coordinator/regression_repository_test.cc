@@ -4,79 +4,14 @@
 // Each test runs against both, so the two cannot drift apart.
 #include <gtest/gtest.h>
 
-#include <memory>
-#include <string>
-
-#include "common/identity.h"
-#include "coordinator/store.h"
-#include "coordinator/store/memory_regressions.h"
-#include "tests/support/postgres.h"
+#include "tests/coordinator/repository_backends.h"
 
 namespace perfgate::coordinator {
 namespace {
 
-// What a test needs of an implementation: the repository, and runs that a
-// regression may name as its first bad one.
-class Backend {
- public:
-  virtual ~Backend() = default;
-  virtual store::RegressionRepository& Repo() = 0;
-  virtual std::string NewRunId() = 0;
-};
-
-class MemoryBackend final : public Backend {
- public:
-  store::RegressionRepository& Repo() override { return repo_; }
-  std::string NewRunId() override { return NewUuid(); }
-
- private:
-  store::InMemoryRegressionRepository repo_;
-};
-
-class PostgresBackend final : public Backend {
- public:
-  absl::Status Start() {
-    auto server = testing::PostgresServer::Start();
-    if (!server.ok()) return server.status();
-    server_ = std::move(*server);
-    auto store = Store::Connect(server_->ConnInfo(), 2);
-    if (!store.ok()) return store.status();
-    store_ = std::move(*store);
-    if (absl::Status s = store_->Migrate(); !s.ok()) return s;
-    return store_->RegisterAgent("agent-1", "node-1", "0.1.0").status();
-  }
-  store::RegressionRepository& Repo() override { return *store_; }
-  std::string NewRunId() override {
-    RunMeta run;
-    run.run_id = NewUuid();
-    run.agent_name = "agent-1";
-    run.environment.sku = "cpu-test";
-    run.branch = "main";
-    run.commit = "c" + std::to_string(++runs_);
-    EXPECT_TRUE(store_->OpenRun(run).ok());
-    return run.run_id;
-  }
-
- private:
-  std::unique_ptr<testing::PostgresServer> server_;
-  std::unique_ptr<Store> store_;
-  int runs_ = 0;
-};
-
-class RegressionRepositoryConformance : public ::testing::TestWithParam<std::string> {
+class RegressionRepositoryConformance : public RepositoryConformance {
  protected:
-  void SetUp() override {
-    if (GetParam() == "memory") {
-      backend_ = std::make_unique<MemoryBackend>();
-      return;
-    }
-    auto pg = std::make_unique<PostgresBackend>();
-    const absl::Status started = pg->Start();
-    ASSERT_TRUE(started.ok()) << started;
-    backend_ = std::move(pg);
-  }
-
-  store::RegressionRepository& Repo() { return backend_->Repo(); }
+  store::RegressionRepository& Repo() { return backend_->Regressions(); }
 
   // A detection of series (benchmark, main, cpu-test) first bad at a new run.
   store::DetectedRegression Detection(const std::string& benchmark, double change = 0.15,
@@ -104,7 +39,6 @@ class RegressionRepositoryConformance : public ::testing::TestWithParam<std::str
     return saved.ok() && saved->has_value() ? (*saved)->id : 0;
   }
 
-  std::unique_ptr<Backend> backend_;
 };
 
 TEST_P(RegressionRepositoryConformance, StoresADetectionAsNewWithTheEventOfItsDetection) {
@@ -213,8 +147,7 @@ TEST_P(RegressionRepositoryConformance, TriageMovesTheStateAndKeepsEveryMove) {
   EXPECT_EQ(reopened->events.size(), 3u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Implementations, RegressionRepositoryConformance, ::testing::Values("memory", "postgres"),
-                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(Implementations, RegressionRepositoryConformance, ConformanceBackends(), BackendName);
 
 }  // namespace
 }  // namespace perfgate::coordinator
