@@ -2,7 +2,11 @@
 // a stored regression is killed with its probe after the first step and
 // resumed from its stored probes, with the agent --agent names and its
 // builds kept in the git folder, out of `git status`; it names the commit
-// that adds 15 % work, and the regression's triage record says so. The same history
+// that adds 30 % work, and the regression's triage record says so. (At 15 %,
+// beside a busy core, the culprit once measured +11 to +16 % against a
+// threshold of +9.6 %, half the endpoint's noisy +19.2 %, and stayed
+// undecided through three attempts: a range, as the rule says, but a test
+// must be certain.) The same history
 // without the slowdown ends with no culprit and names no commit.
 #include <signal.h>
 
@@ -14,7 +18,7 @@ namespace perfgate {
 namespace {
 
 TEST_F(BisectEndToEnd, InterruptedBisectionOfARegressionResumesAndWritesTheCulpritIntoItsTriageRecord) {
-  const std::vector<std::string> commits = MakeRepo("slow", 15);
+  const std::vector<std::string> commits = MakeRepo("slow", 30);
   const std::string culprit = commits[kCulpritCommit - 1];
   const int64_t regression = StoreRegression(commits);
   ASSERT_GT(regression, 0);
