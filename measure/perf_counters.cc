@@ -47,7 +47,8 @@ absl::StatusOr<std::unique_ptr<PerfCounters>> PerfCounters::Open(const std::vect
   for (const PerfEvent& event : events) {
     const int fd = OpenEvent(event);
     if (fd < 0) {
-      return absl::FailedPreconditionError(DescribePerfOpenError(event.metric, errno, PerfEventParanoid()));
+      const int err = errno;  // before reading the paranoid level, which may set it again
+      return absl::FailedPreconditionError(DescribePerfOpenError(event.metric, err, PerfEventParanoid()));
     }
     counters->fds_.push_back(fd);
     counters->events_.push_back(event);
