@@ -170,7 +170,10 @@ TEST_F(ProgramAbEndToEnd, PassesACommandAgainstItselfTimedByHyperfine) {
 // each block is one run. A case budget the minimum rounds cannot fit is
 // told after the first round with the budget that would fit, and the
 // metric is undecided; --case-budget auto takes such a budget and measures
-// at least the minimum rounds.
+// at least the minimum rounds. Whether those rounds then rule out a 10 %
+// regression is up to the machine's noise: an A/A of 30 rounds beside a
+// busy suite ended +5.1 % [-0.8, +11.4] once, honestly undecided, so the
+// test asserts the judgement (an interval), not its outcome.
 TEST_F(ProgramAbEndToEnd, AProgramOfSecondsARunAsksForTheBudgetItNeedsAndAutoTakesIt) {
   const std::string slow = "hyperfine -N --style none --runs {samples} --export-json {out} -n slow '" +
                            Bin("tests/spin_0") + " 250000000'";
@@ -184,9 +187,12 @@ TEST_F(ProgramAbEndToEnd, AProgramOfSecondsARunAsksForTheBudgetItNeedsAndAutoTak
   r = Ab(slow, slow, "auto");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   v = Report().at("verdicts").at(0);
-  EXPECT_NE(v.at("verdict"), "undecided") << v.at("note");
-  std::smatch m;
   const std::string note = v.at("note").get<std::string>();
+  EXPECT_NE(v.at("verdict"), "regression") << note;
+  EXPECT_TRUE(v.at("change_ci").at(0).is_number() && v.at("change_ci").at(1).is_number()) << note;
+  EXPECT_EQ(note.find("not judged"), std::string::npos) << note;
+  EXPECT_EQ(note.find("Rerun with --case-budget"), std::string::npos) << note;
+  std::smatch m;
   ASSERT_TRUE(std::regex_search(note, m, std::regex(R"((\d+) processes a side)"))) << note;
   EXPECT_GE(std::stoi(m[1]), 5) << note;
 }
