@@ -5,15 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/fake_clock.h"
+
 namespace perfgate::agent {
 namespace {
 
-class FakeClock final : public Clock {
- public:
-  double Now() override { return now; }
-  void Sleep(double s) override { now += s; }
-  double now = 1000;
-};
+using testing::FakeClock;
 
 TEST(ParseDuration, AcceptsSecondsMinutesHoursAndBareNumbers) {
   EXPECT_EQ(*ParseDuration("90"), 90);
@@ -44,7 +41,7 @@ suites::CaseSpec Timed(const std::string& name, FakeClock& clock, std::vector<do
           .metrics = {suites::MetricKind::kTime},
           .body = [&clock, timeouts](suites::State& state) {
             timeouts->push_back(state.options().timeout_s);
-            clock.now += 25;  // each case takes 25 s of the run
+            clock.Advance(25);  // each case takes 25 s of the run
             Measurement m;
             m.sample_s = {0.001};
             m.throttled = {false};
@@ -54,7 +51,7 @@ suites::CaseSpec Timed(const std::string& name, FakeClock& clock, std::vector<do
 }
 
 TEST(RunCases, BoundsEachCaseByTheBudgetAndSkipsWhatItCannotStart) {
-  FakeClock clock;
+  FakeClock clock(1000);
   std::vector<double> timeouts;
   suites::Registry registry;
   for (const char* n : {"a", "b", "c", "d"}) registry.Add(Timed(n, clock, &timeouts));
@@ -82,7 +79,7 @@ TEST(RunCases, BoundsEachCaseByTheBudgetAndSkipsWhatItCannotStart) {
 }
 
 TEST(RunCases, WithoutABudgetKeepsEveryCasesOwnTimeout) {
-  FakeClock clock;
+  FakeClock clock(1000);
   std::vector<double> timeouts;
   suites::Registry registry;
   for (const char* n : {"a", "b", "c"}) registry.Add(Timed(n, clock, &timeouts));

@@ -5,24 +5,12 @@
 #include <cmath>
 #include <string>
 
+#include "tests/support/fake_clock.h"
+
 namespace perfgate {
 namespace {
 
-// A clock that advances only when told to: the engine's loop becomes exact.
-class FakeClock final : public Clock {
- public:
-  double Now() override { return now_ += tick_; }
-  void set_tick(double t) { tick_ = t; }
-  void Advance(double seconds) { now_ += seconds; }
-  void Sleep(double seconds) override {
-    now_ += seconds;
-    slept_ += seconds;
-  }
-  double slept() const { return slept_; }
-
- private:
-  double now_ = 0, tick_ = 0, slept_ = 0;
-};
+using testing::FakeClock;
 
 EngineOptions Defaults() { return EngineOptions{}; }
 

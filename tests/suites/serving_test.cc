@@ -22,6 +22,7 @@
 #include "suites/inference/serving.h"
 #include "suites/transformer/host_model.h"
 #include "suites/transformer/transformer.h"
+#include "tests/support/fake_clock.h"
 
 namespace perfgate::suites {
 namespace {
@@ -30,13 +31,11 @@ using inference::ServeOptions;
 using inference::ServeRun;
 using transformer::HostModel;
 
-class FakeClock : public Clock {
+// Each reading advances a microsecond, as a real clock would while the
+// server polls it.
+class FakeClock : public testing::FakeClock {
  public:
-  // Each reading advances a microsecond, as a real clock would while the
-  // server polls it.
-  double Now() override { return t += 1e-6; }
-  void Sleep(double seconds) override { t += std::max(0.0, seconds); }
-  double t = 0;
+  FakeClock() : testing::FakeClock(0, 1e-6) {}
 };
 
 // A model whose iteration costs per_step plus per_token for every token it
@@ -55,7 +54,7 @@ class CostModel : public inference::ServeModel {
     }
     std::sort(slots.begin(), slots.end());
     EXPECT_TRUE(std::adjacent_find(slots.begin(), slots.end()) == slots.end()) << "a slot ran twice in one step";
-    clock_.t += per_step_ + per_token_ * static_cast<double>(tokens);
+    clock_.Advance(per_step_ + per_token_ * static_cast<double>(tokens));
     return std::vector<int32_t>(runs.size(), 1);
   }
   size_t max_running = 0;
@@ -210,8 +209,8 @@ TEST(Serving, StopsAtItsDeadlineWithTheRequestsInFlightLeftUnfinished) {
   CostModel model(clock, 1e-3, 20e-6);
   const ServeRun run = inference::Serve(Options(200, 64), 256, model, clock, clock, 0.5);
   EXPECT_TRUE(run.cut_short);
-  EXPECT_GE(clock.t, 0.5);
-  EXPECT_LT(clock.t, 0.51);  // one step past it at most
+  EXPECT_GE(clock.now(), 0.5);
+  EXPECT_LT(clock.now(), 0.51);  // one step past it at most
   ASSERT_FALSE(run.measured.empty());
   EXPECT_LT(run.measured.back().finish, 0.0);
   EXPECT_FALSE(Serve(Options(200, 64)).cut_short);
@@ -224,7 +223,7 @@ TEST(Serving, AWaitForARareArrivalEndsAtTheDeadline) {
   CostModel model(clock, 1e-3, 20e-6);
   const ServeRun run = inference::Serve(o, 256, model, clock, clock, 10.0);
   EXPECT_TRUE(run.cut_short);
-  EXPECT_LT(clock.t, 10.01);
+  EXPECT_LT(clock.now(), 10.01);
 }
 
 TEST(Serving, RefusesSizesBeyondItsBoundsNamingTheKnob) {
