@@ -160,7 +160,7 @@ std::vector<std::string> CountedArgv(const std::vector<std::string>& argv, const
                                      const std::string& out, const std::string& callgrind_out,
                                      const CountOptions& options) {
   std::vector<std::string> full = CallgrindArgv(callgrind_out, options, options.toggle);
-  for (std::string& a : ExpandPlaceholders(argv, out, 1)) full.push_back(std::move(a));
+  for (std::string& a : ExpandSideCommand(argv, out, 1)) full.push_back(std::move(a));
   // Later flags win in Google Benchmark: these override the command's own.
   for (std::string flag : {absl::StrCat("--benchmark_filter=", ExactFilter(name)), std::string("--benchmark_min_time=1e-9"),
                            std::string("--benchmark_repetitions=1"), absl::StrCat("--benchmark_out=", out),
@@ -174,7 +174,7 @@ CountedProgram::CountedProgram(std::vector<std::string> argv, CountOptions optio
     : argv_(std::move(argv)), options_(std::move(options)) {}
 
 absl::StatusOr<std::vector<std::string>> CountedProgram::ListCases() {
-  std::vector<std::string> argv = ExpandPlaceholders(argv_, absl::StrCat(options_.work_dir, "/list.json"), 1);
+  std::vector<std::string> argv = ExpandSideCommand(argv_, absl::StrCat(options_.work_dir, "/list.json"), 1);
   argv.push_back("--benchmark_list_tests=true");
   ProcessOptions run;
   run.timeout_s = options_.timeout_s;

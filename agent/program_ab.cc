@@ -10,7 +10,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
 #include "common/process.h"
 
 namespace perfgate::agent {
@@ -20,39 +19,26 @@ using Clock = std::chrono::steady_clock;
 
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-bool Holds(const std::vector<std::string>& argv, const char* placeholder) {
-  for (const std::string& a : argv) {
-    if (a.find(placeholder) != std::string::npos) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
-std::vector<std::string> ExpandPlaceholders(const std::vector<std::string>& argv, const std::string& out,
-                                            unsigned samples) {
-  std::vector<std::string> expanded;
-  expanded.reserve(argv.size());
-  const std::string n = std::to_string(samples);
-  for (const std::string& a : argv) {
-    expanded.push_back(absl::StrReplaceAll(a, {{kOutPlaceholder, out}, {kSamplesPlaceholder, n}}));
-  }
-  return expanded;
+std::vector<std::string> ExpandSideCommand(const std::vector<std::string>& argv, const std::string& out,
+                                           unsigned samples) {
+  return ExpandPlaceholders(argv, {{kOutPlaceholder, out}, {kSamplesPlaceholder, std::to_string(samples)}});
 }
 
 CommandProgram::CommandProgram(std::vector<std::string> argv, double timeout_s, std::string work_dir)
     : argv_(std::move(argv)), timeout_s_(timeout_s), work_dir_(std::move(work_dir)) {}
 
-bool CommandProgram::TakesSamples() const { return Holds(argv_, kSamplesPlaceholder); }
+bool CommandProgram::TakesSamples() const { return NamesPlaceholder(argv_, kSamplesPlaceholder); }
 
 absl::StatusOr<ResultSet> CommandProgram::Run(unsigned samples) {
-  const bool to_file = Holds(argv_, kOutPlaceholder);
+  const bool to_file = NamesPlaceholder(argv_, kOutPlaceholder);
   const std::string out = to_file ? absl::StrCat(work_dir_, "/block-", ++blocks_, ".out") : "";
   const std::string shown = absl::StrJoin(argv_, " ");
   ProcessOptions options;
   options.capture_stdout = !to_file;
   options.timeout_s = timeout_s_;
-  auto ran = RunProcess(ExpandPlaceholders(argv_, out, samples), options);
+  auto ran = RunProcess(ExpandSideCommand(argv_, out, samples), options);
   if (!ran.ok()) return ran.status();
   if (ran->timed_out || ran->exit_code != 0) {
     std::remove(out.c_str());

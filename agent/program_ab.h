@@ -14,18 +14,17 @@
 
 #include "absl/status/statusor.h"
 #include "agent/ab.h"
+#include "common/placeholders.h"
 #include "formats/result_file.h"
 #include "gate/policy.h"
 
 namespace perfgate::agent {
 
-/// In a side's command, replaced by the path of the result file the block
-/// writes; without it the result is read from the command's stdout.
-inline constexpr char kOutPlaceholder[] = "{out}";
-/// In a side's command, replaced by the repetitions each case of a block
-/// should make (--benchmark_repetitions={samples}, hyperfine --runs
-/// {samples}); without it the program decides, and blocks are not sized.
-inline constexpr char kSamplesPlaceholder[] = "{samples}";
+// A side's command names {out} (common/placeholders.h) for the result file
+// the block writes; without it the result is read from the command's
+// stdout. {samples} is the repetitions each case of a block should make
+// (--benchmark_repetitions={samples}, hyperfine --runs {samples}); without
+// it the program decides, and blocks are not sized.
 
 /// One side of a program A/B.
 class Program {
@@ -56,9 +55,9 @@ class CommandProgram final : public Program {
   unsigned blocks_ = 0;
 };
 
-/// The command of a side with its placeholders replaced.
-std::vector<std::string> ExpandPlaceholders(const std::vector<std::string>& argv, const std::string& out,
-                                            unsigned samples);
+/// The command of a side with its {out} and {samples} replaced.
+std::vector<std::string> ExpandSideCommand(const std::vector<std::string>& argv, const std::string& out,
+                                           unsigned samples);
 
 /// Measures every case the baseline's pilot block reports, on both
 /// programs interleaved, and gates the candidate in A/B mode. The pilot

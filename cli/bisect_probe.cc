@@ -1,24 +1,23 @@
 // Builds and probes of `perfgate bisect` (bisect_probe.h).
 #include "cli/bisect_probe.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <optional>
-#include <regex>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/command_line.h"
 #include "common/file_io.h"
+#include "common/placeholders.h"
 #include "common/process.h"
 #include "common/status_macros.h"
 #include "report/gate_report.h"
@@ -68,28 +67,13 @@ absl::StatusOr<std::string> FullCommit(const std::string& repo, const std::strin
   return sha;
 }
 
-// Each word of `argv` with every placeholder of `values` replaced.
-std::vector<std::string> Expand(std::vector<std::string> argv,
-                                const std::vector<std::pair<std::string, std::string>>& values) {
-  for (std::string& word : argv) word = absl::StrReplaceAll(word, values);
-  return argv;
-}
-
-absl::Status WriteText(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", path));
-  return absl::OkStatus();
-}
-
 std::string ReadText(const std::string& path) { return ReadWholeFile(path).value_or(""); }
 
 // The side command of `ab` that runs `build`'s benchmark program.
 std::string SideCommand(const BisectSettings& s, const std::string& build, const std::string& id) {
   auto argv = SplitCommand(s.command);  // checked at start
-  return JoinCommand(Expand(argv.ok() ? *argv : std::vector<std::string>{},
-                            {{kArtifactPlaceholder, build}, {kImagePlaceholder, id}}));
+  return JoinCommand(ExpandPlaceholders(argv.ok() ? *argv : std::vector<std::string>{},
+                                        {{kArtifactPlaceholder, build}, {kImagePlaceholder, id}}));
 }
 
 // Builds `commit` in a worktree of its own into `out`; the build's output in `log_path`.
@@ -109,10 +93,13 @@ absl::Status BuildInWorktree(const BisectSettings& s, const std::string& commit,
   options.working_dir = tree;
   options.timeout_s = s.build_timeout_s;
   options.merge_stderr = true;  // the compiler's errors into the build's log
-  auto r = RunProcess(Expand(*argv, {{kCommitPlaceholder, commit}, {kBuildOutPlaceholder, out}}), options);
+  // {out}: the older spelling of {artifact} in --build (bisect_probe.h).
+  auto r = RunProcess(
+      ExpandPlaceholders(*argv, {{kCommitPlaceholder, commit}, {kArtifactPlaceholder, out}, {kOutPlaceholder, out}}),
+      options);
   (void)GitIn(s.repo, {"worktree", "remove", "--force", tree});
   PERFGATE_RETURN_IF_ERROR(r);
-  PERFGATE_RETURN_IF_ERROR(WriteText(log_path, r->out));
+  PERFGATE_RETURN_IF_ERROR(WriteFileAtomically(log_path, r->out));
   if (r->timed_out || r->exit_code != 0) {
     return absl::FailedPreconditionError(absl::StrCat("the build of ", commit, " ", DescribeExit(*r, s.build_timeout_s),
                                                       " (its output: ", log_path, ")"));
@@ -138,7 +125,7 @@ absl::StatusOr<TaskFiles> PrepareTask(const BisectSettings& s, const std::string
   f.log = f.dir + "/ab.log";
   // ab's tolerance is the probe's threshold, so that its rounds stop where
   // the probe's verdict is decided.
-  PERFGATE_RETURN_IF_ERROR(WriteText(
+  PERFGATE_RETURN_IF_ERROR(WriteFileAtomically(
       f.policy, absl::StrFormat("version: 1\ndefaults:\n  tolerance: %.4f%%\n", 100 * t.threshold)));
   return f;
 }
@@ -165,8 +152,7 @@ exec xargs -0 -x -a "$1/$SLURM_ARRAY_TASK_ID/args" "$2"
 
 absl::Status RunSlurmRound(const BisectSettings& s, const std::string& round, size_t tasks, std::ostream& log) {
   const std::string script = s.work_dir + "/slurm-probe.sh";
-  PERFGATE_RETURN_IF_ERROR(WriteText(script, kSlurmScript));
-  chmod(script.c_str(), 0755);
+  PERFGATE_RETURN_IF_ERROR(WriteFileAtomically(script, kSlurmScript, {.mode = 0755}));
   std::vector<std::string> argv = {"sbatch", "--wait", "--parsable", absl::StrCat("--array=0-", tasks - 1),
                                    "--job-name=perfgate-bisect", "--output=" + round + "/%a/ab.log"};
   argv.insert(argv.end(), s.sbatch_args.begin(), s.sbatch_args.end());
@@ -223,13 +209,13 @@ namespace {
 // CheckSettings' templates with images.
 absl::Status CheckImageSettings(const BisectSettings& s) {
   if (!s.build.empty()) return absl::InvalidArgumentError("--build does not apply to images: there is nothing to build");
-  if (!s.artifact.empty() && s.artifact.find(kImagePlaceholder) == std::string::npos) {
+  if (!s.artifact.empty() && !NamesPlaceholder(s.artifact, kImagePlaceholder)) {
     return absl::InvalidArgumentError("--artifact: with images the path must name {image}");
   }
   if (s.command.empty()) return absl::InvalidArgumentError("--cmd: the benchmark program to run is required");
   PERFGATE_RETURN_IF_ERROR(SplitCommand(s.command).status());
-  if (s.command.find(kImagePlaceholder) == std::string::npos &&
-      s.command.find(kArtifactPlaceholder) == std::string::npos) {
+  if (!NamesPlaceholder(s.command, kImagePlaceholder) &&
+      !NamesPlaceholder(s.command, kArtifactPlaceholder)) {
     return absl::InvalidArgumentError("--cmd: with images the command must name {image} or {artifact}");
   }
   return absl::OkStatus();
@@ -237,9 +223,23 @@ absl::Status CheckImageSettings(const BisectSettings& s) {
 
 }  // namespace
 
+namespace {
+
+// NAME@sha256:<64 lowercase hex digits>, the name without '@' or blanks.
+bool IsImageDigest(absl::string_view image) {
+  constexpr absl::string_view kMark = "@sha256:";
+  const size_t at = image.find(kMark);
+  if (at == absl::string_view::npos || at == 0) return false;
+  const absl::string_view name = image.substr(0, at), hex = image.substr(at + kMark.size());
+  const auto lower_hex = [](char c) { return absl::ascii_isdigit(c) || (c >= 'a' && c <= 'f'); };
+  return std::none_of(name.begin(), name.end(), [](char c) { return c == '@' || absl::ascii_isspace(c); }) &&
+         hex.size() == 64 && std::all_of(hex.begin(), hex.end(), lower_hex);
+}
+
+}  // namespace
+
 absl::Status CheckImageDigest(const std::string& flag, const std::string& image) {
-  static const std::regex kDigest("[^@\\s]+@sha256:[0-9a-f]{64}");
-  if (image.empty() || image.front() == '-' || !std::regex_match(image, kDigest)) {
+  if (image.empty() || image.front() == '-' || !IsImageDigest(image)) {
     return absl::InvalidArgumentError(absl::StrCat(flag, " '", image, "' is not an image digest: give NAME@sha256:",
                                                    "<64 lowercase hex digits> (podman images --digests shows "
                                                    "the digest)"));
@@ -264,20 +264,21 @@ namespace {
 // CheckSettings' templates with commits.
 absl::Status CheckCommitSettings(const BisectSettings& s) {
   if (s.build.empty() == s.artifact.empty()) {
-    return absl::InvalidArgumentError("give one of --build 'CMD {commit} {out}' and --artifact 'PATH/{commit}/...'");
+    return absl::InvalidArgumentError(
+        "give one of --build 'CMD {commit} {artifact}' and --artifact 'PATH/{commit}/...'");
   }
   if (!s.build.empty()) {
     PERFGATE_RETURN_IF_ERROR(SplitCommand(s.build).status());
-    if (s.build.find(kBuildOutPlaceholder) == std::string::npos) {
-      return absl::InvalidArgumentError("--build: the command must name {out}, the folder its build fills");
+    if (!NamesPlaceholder(s.build, kArtifactPlaceholder) && !NamesPlaceholder(s.build, kOutPlaceholder)) {
+      return absl::InvalidArgumentError("--build: the command must name {artifact}, the folder its build fills");
     }
   }
-  if (!s.artifact.empty() && s.artifact.find(kCommitPlaceholder) == std::string::npos) {
+  if (!s.artifact.empty() && !NamesPlaceholder(s.artifact, kCommitPlaceholder)) {
     return absl::InvalidArgumentError("--artifact: the path must name {commit}");
   }
   if (s.command.empty()) return absl::InvalidArgumentError("--cmd: the benchmark program to run is required");
   PERFGATE_RETURN_IF_ERROR(SplitCommand(s.command).status());
-  if (s.command.find(kArtifactPlaceholder) == std::string::npos) {
+  if (!NamesPlaceholder(s.command, kArtifactPlaceholder)) {
     return absl::InvalidArgumentError("--cmd: the command must name {artifact}, the commit's build");
   }
   return absl::OkStatus();
@@ -368,7 +369,7 @@ absl::StatusOr<CommitRange> PlanRange(const std::string& repo, const std::string
 absl::StatusOr<std::string> BuildOf(const BisectSettings& s, const std::string& commit, std::ostream& log) {
   if (s.images && s.artifact.empty()) return commit;
   if (!s.artifact.empty()) {
-    const std::string path = absl::StrReplaceAll(s.artifact, {{kCommitPlaceholder, commit}, {kImagePlaceholder, commit}});
+    const std::string path = ExpandPlaceholders(s.artifact, {{kCommitPlaceholder, commit}, {kImagePlaceholder, commit}});
     if (!fs::exists(path)) {
       return absl::NotFoundError(absl::StrCat("no artifact for ", commit.substr(0, 12), " at ", path));
     }
@@ -383,7 +384,7 @@ absl::StatusOr<std::string> BuildOf(const BisectSettings& s, const std::string& 
   if (ec) return absl::UnavailableError(absl::StrCat("cannot make ", out, ": ", ec.message()));
   log << "  building " << commit.substr(0, 12) << "\n" << std::flush;
   PERFGATE_RETURN_IF_ERROR(BuildInWorktree(s, commit, out, (base / "build.log").string()));
-  PERFGATE_RETURN_IF_ERROR(WriteText((base / "built").string(), commit + "\n"));
+  PERFGATE_RETURN_IF_ERROR(WriteFileAtomically((base / "built").string(), commit + "\n"));
   return out;
 }
 
@@ -444,7 +445,7 @@ absl::StatusOr<std::vector<ProbeMeasurement>> MeasureProbes(const BisectSettings
     std::vector<std::string> argv = ProbeArgv(s, tasks[i], f.policy, f.report);
     std::string args;
     for (size_t w = 1; w < argv.size(); ++w) args += argv[w] + '\0';
-    PERFGATE_RETURN_IF_ERROR(WriteText(f.args, args));
+    PERFGATE_RETURN_IF_ERROR(WriteFileAtomically(f.args, args));
     if (!s.slurm) {
       log << "  measuring " << tasks[i].commit.substr(0, 12) << " against good (attempt " << tasks[i].attempt
           << ", log " << f.log << ")\n" << std::flush;
@@ -453,7 +454,7 @@ absl::StatusOr<std::vector<ProbeMeasurement>> MeasureProbes(const BisectSettings
       options.merge_stderr = true;
       auto r = RunProcess(argv, options);
       PERFGATE_RETURN_IF_ERROR(r);
-      PERFGATE_RETURN_IF_ERROR(WriteText(f.log, r->out));
+      PERFGATE_RETURN_IF_ERROR(WriteFileAtomically(f.log, r->out));
     }
     files.push_back(std::move(f));
   }

@@ -18,20 +18,18 @@
 
 namespace perfgate::cli {
 
-/// In --build, the commit being built and the folder its build fills; in
-/// --artifact, the commit; in --cmd, that commit's build (the folder, or
-/// the artifact's path).
-inline constexpr char kCommitPlaceholder[] = "{commit}";
-inline constexpr char kBuildOutPlaceholder[] = "{out}";
-inline constexpr char kArtifactPlaceholder[] = "{artifact}";
-/// With images: in --artifact and --cmd, the image `name@sha256:<hex>`.
-inline constexpr char kImagePlaceholder[] = "{image}";
+// The templates' placeholders (common/placeholders.h): {commit} in --build
+// and --artifact is the commit; {artifact} in --build is the folder its
+// build fills, and in --cmd that commit's build (the folder, or the
+// --artifact path); {image}, with images, the image `name@sha256:<hex>`;
+// {out} and {samples} in --cmd are ab's. {out} in --build, an older
+// spelling of {artifact} there, is still read as it.
 
 /// What a bisection needs to build and measure a commit; stored with the
 /// job so that a resumed bisection measures as the first run did.
 struct BisectSettings {
   std::string repo = ".";  // the git checkout (made absolute when checked)
-  std::string build;       // --build: a command with {commit} and {out}, run in the commit's worktree
+  std::string build;       // --build: a command with {commit} and {artifact}, run in the commit's worktree
   std::string artifact;    // --artifact: a path with {commit}
   std::string command;     // --cmd: the benchmark program, with {artifact}, and ab's {out}, {samples}
   std::string agent;  // the agent whose `ab` measures; empty: ResolveAgent's default

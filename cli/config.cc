@@ -17,6 +17,7 @@
 #include "cli/command_support.h"
 #include "client/tls_options.h"
 #include "common/parse_errors.h"
+#include "common/row_limits.h"
 #include "common/status_macros.h"
 #include "common/time_text.h"
 
@@ -137,11 +138,19 @@ CLI::App* AddSimulate(CLI::App& app, Config& c) {
   return simulate;
 }
 
+// --limit of a listing: its default and most are the coordinator's (common/row_limits.h).
+void AddLimit(CLI::App& sub, unsigned& limit, const RowLimit& rows, const std::string& which = "") {
+  sub.add_option("--limit", limit,
+                 absl::StrCat("At most this many ", rows.rows, which, " (default ", rows.fallback, ", at most ",
+                              rows.most, ")"))
+      ->check(CLI::Range(1u, rows.most));
+}
+
 CLI::App* AddRuns(CLI::App& app, Config& c) {
   CLI::App* runs = app.add_subcommand("runs", "List recent runs");
   runs->add_option("--branch", c.branch, "Only this branch");
   runs->add_option("--sku", c.sku, "Only this SKU");
-  runs->add_option("--limit", c.limit, "At most this many (default 20)");
+  AddLimit(*runs, c.limit, kRunRows);
   return runs;
 }
 
@@ -157,7 +166,7 @@ CLI::App* AddHistory(CLI::App& app, Config& c) {
   history->add_option("--metric", c.metric, "Metric name")->required();
   history->add_option("--branch", c.branch, "Only this branch");
   history->add_option("--sku", c.sku, "Only this SKU");
-  history->add_option("--limit", c.limit, "At most this many points (default 100), the newest");
+  AddLimit(*history, c.limit, kSeriesPointRows, ", the newest");
   history->add_option("--from", c.from_text,
                       "Only runs finished at or after this time: seconds since the epoch or RFC 3339 "
                       "(2026-11-28T02:00:00Z)");
@@ -333,7 +342,7 @@ CLI::App* AddRegressions(CLI::App& app, Config& c) {
   sub->add_option("--state", c.state, "Only this state: new, acknowledged, investigating, fixed, accepted, invalid");
   sub->add_option("--branch", c.branch, "Only this branch");
   sub->add_option("--sku", c.sku, "Only this SKU");
-  sub->add_option("--limit", c.limit, "At most this many (default 100)");
+  AddLimit(*sub, c.limit, kRegressionRows);
   return sub;
 }
 
@@ -362,7 +371,7 @@ CLI::App* AddBisect(CLI::App& app, Config& c) {
   sub->add_option("--status", c.bisect_status, "Show a stored bisection's steps and outcome");
   sub->add_option("--resume", c.bisect_resume, "Go on with a stored bisection from its stored probes");
   sub->add_option("--repo", b.repo, "The git checkout")->capture_default_str();
-  sub->add_option("--build", b.build, "Build command run in a worktree of the commit: {commit}, {out} (the folder to fill)");
+  sub->add_option("--build", b.build, "Build command run in a worktree of the commit: {commit}, {artifact} (the folder to fill)");
   sub->add_option("--artifact", b.artifact, "Ready build of each commit instead: a path with {commit} ({image} with images)");
   sub->add_option("--cmd", b.command, "The benchmark program of a build, as ab runs it: {artifact} ({image} with images), {out}, {samples}");
   sub->add_option("--case", c.bisect_case, "The case judged (default: the regression's, else the worst at bad)");

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "client/http_client.h"
+#include "common/row_limits.h"
 #include "cli/command_support.h"
 #include "cli/commands.h"
 
@@ -32,7 +33,7 @@ int RegressionsCommand(const Config& c) {
   const client::HttpClientOptions o = HttpOptions(c);
   const std::string path = absl::StrFormat(
       "/api/v1/regressions?state=%s&branch=%s&sku=%s&limit=%d", client::UrlEncode(c.state),
-      client::UrlEncode(c.branch), client::UrlEncode(c.sku), c.limit == 0 ? 100 : c.limit);
+      client::UrlEncode(c.branch), client::UrlEncode(c.sku), c.limit == 0 ? kRegressionRows.fallback : c.limit);
   auto body = client::HttpGet(o, path);
   if (!body.ok()) return HttpError(body.status(), "regressions");
   const nlohmann::json& list = (*body)["regressions"];

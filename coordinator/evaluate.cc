@@ -27,12 +27,14 @@ bool Comparable(const RunRecord& candidate, const RunRecord& other,
   return true;
 }
 
-// A run's summaries, with the medians of its processes where its samples
-// came from several processes (a side of an A/B job): the gate then counts
-// those processes. CloseRun stored those medians; for a run closed before
-// it did, they are computed here from the run's unthrottled samples. A run
-// of one process is one value, its median, which the summary holds.
-absl::StatusOr<gate::RunData> LoadRun(Store& store, const RunRecord& run) {
+}  // namespace
+
+// The gate counts the processes of a run whose samples came from several
+// (a side of an A/B job). CloseRun stored their medians; for a run closed
+// before it did, they are computed here from the run's unthrottled
+// samples. A run of one process is one value, its median, which the
+// summary holds.
+absl::StatusOr<gate::RunData> LoadRunData(Store& store, const RunRecord& run) {
   gate::RunData data;
   data.run_id = run.meta.run_id;
   data.invalid_reasons = run.invalid_reasons;
@@ -60,6 +62,28 @@ absl::StatusOr<gate::RunData> LoadRun(Store& store, const RunRecord& run) {
   }
   return data;
 }
+
+absl::StatusOr<std::vector<gate::MetricVerdict>> EstimateChanges(Store& store, const RunRecord& base,
+                                                                 const RunRecord& cand) {
+  static const gate::Policy* const kDefault =
+      new gate::Policy(*gate::ParsePolicy("version: 1\n", "the default policy"));
+  gate::GateInput input;
+  input.mode = gate::Mode::kAb;
+  input.sku = cand.meta.environment.sku;
+  auto base_data = LoadRunData(store, base);
+  PERFGATE_RETURN_IF_ERROR(base_data);
+  auto cand_data = LoadRunData(store, cand);
+  PERFGATE_RETURN_IF_ERROR(cand_data);
+  // Estimated whatever the runs' fitness to gate: the run's own view says
+  // why one is not fit.
+  base_data->invalid_reasons.clear();
+  cand_data->invalid_reasons.clear();
+  input.baselines.push_back(std::move(*base_data));
+  input.candidate = std::move(*cand_data);
+  return gate::EvaluateGate(input, *kDefault).verdicts;
+}
+
+namespace {
 
 absl::StatusOr<RunRecord> CompleteRun(Store& store, const std::string& run_id,
                                       const std::string& role) {
@@ -122,7 +146,7 @@ absl::Status LoadAbSides(Store& store, const GateRequest& request, GateEvaluatio
   const std::string& sku = ev.candidate.meta.environment.sku;
   // The candidate is read while the baseline is looked up and read: two
   // pooled connections, about half the wait. (An early return waits for it.)
-  auto cand_future = std::async(std::launch::async, [&] { return LoadRun(store, ev.candidate); });
+  auto cand_future = std::async(std::launch::async, [&] { return LoadRunData(store, ev.candidate); });
   auto baseline = CompleteRun(store, request.baseline_run_id, "baseline");
   PERFGATE_RETURN_IF_ERROR(baseline);
   if (baseline->meta.environment.sku != sku) {
@@ -131,7 +155,7 @@ absl::Status LoadAbSides(Store& store, const GateRequest& request, GateEvaluatio
         baseline->meta.environment.sku, ", the candidate on ", sku,
         "; the two sides of an A/B gate run on one node"));
   }
-  auto data = LoadRun(store, *baseline);
+  auto data = LoadRunData(store, *baseline);
   auto cand_data = cand_future.get();
   PERFGATE_RETURN_IF_ERROR(cand_data);
   PERFGATE_RETURN_IF_ERROR(data);
@@ -214,16 +238,16 @@ absl::StatusOr<std::vector<RunRecord>> CandidateRepeats(Store& store, const RunR
 // Three pooled connections read at once: the candidate, the older half of
 // the baselines and the newer half.
 absl::Status LoadHistorySides(Store& store, const GateEvaluation& ev, gate::GateInput& input) {
-  auto cand_future = std::async(std::launch::async, [&] { return LoadRun(store, ev.candidate); });
+  auto cand_future = std::async(std::launch::async, [&] { return LoadRunData(store, ev.candidate); });
   const size_t half = ev.baselines.size() / 2;
   std::vector<absl::StatusOr<gate::RunData>> loaded(ev.baselines.size(), absl::UnknownError("not read"));
   auto older = std::async(std::launch::async, [&] {
-    for (size_t i = half; i < ev.baselines.size(); ++i) loaded[i] = LoadRun(store, ev.baselines[i]);
+    for (size_t i = half; i < ev.baselines.size(); ++i) loaded[i] = LoadRunData(store, ev.baselines[i]);
   });
-  for (size_t i = 0; i < half; ++i) loaded[i] = LoadRun(store, ev.baselines[i]);
+  for (size_t i = 0; i < half; ++i) loaded[i] = LoadRunData(store, ev.baselines[i]);
   older.get();
   std::vector<absl::StatusOr<gate::RunData>> repeats;
-  for (const RunRecord& r : ev.candidate_repeats) repeats.push_back(LoadRun(store, r));
+  for (const RunRecord& r : ev.candidate_repeats) repeats.push_back(LoadRunData(store, r));
   auto cand_data = cand_future.get();
   PERFGATE_RETURN_IF_ERROR(cand_data);
   input.candidate = std::move(*cand_data);

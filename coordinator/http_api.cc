@@ -9,9 +9,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/identity.h"
+#include "common/row_limits.h"
 #include "common/status_macros.h"
 #include "common/time_text.h"
 #include "coordinator/error_mapping.h"
+#include "coordinator/evaluate.h"
 #include "coordinator/fleet.h"
 #include "coordinator/http_json.h"
 #include "coordinator/http_server.h"
@@ -54,12 +56,13 @@ std::string Param(const httplib::Request& req, const char* name) {
   return req.has_param(name) ? req.get_param_value(name) : std::string();
 }
 
-absl::StatusOr<uint32_t> Limit(const httplib::Request& req, uint32_t fallback, uint32_t most) {
+// The `limit` parameter: the listing's fallback when absent (common/row_limits.h).
+absl::StatusOr<uint32_t> Limit(const httplib::Request& req, const RowLimit& rows) {
   const std::string text = Param(req, "limit");
-  if (text.empty()) return fallback;
+  if (text.empty()) return rows.fallback;
   uint32_t v = 0;
-  if (!absl::SimpleAtoi(text, &v) || v == 0 || v > most) {
-    return absl::InvalidArgumentError(absl::StrCat("limit: '", text, "' is not a number from 1 to ", most));
+  if (!absl::SimpleAtoi(text, &v) || v == 0 || v > rows.most) {
+    return absl::InvalidArgumentError(absl::StrCat("limit: '", text, "' is not a number from 1 to ", rows.most));
   }
   return v;
 }
@@ -89,7 +92,7 @@ absl::Status AddDataAsOf(Store& store, Json& view) {
 }
 
 absl::StatusOr<Json> Runs(Store& store, const httplib::Request& req) {
-  auto limit = Limit(req, 100, 1000);
+  auto limit = Limit(req, kRunRows);
   PERFGATE_RETURN_IF_ERROR(limit);
   auto runs = store.ListRuns(Param(req, "branch"), Param(req, "sku"), *limit);
   PERFGATE_RETURN_IF_ERROR(runs);
@@ -130,7 +133,7 @@ absl::StatusOr<Json> Run(Store& store, const httplib::Request& req) {
 }
 
 absl::StatusOr<Json> SeriesRoute(Store& store, const httplib::Request& req) {
-  auto limit = Limit(req, 200, kMaxSeriesPoints);
+  auto limit = Limit(req, kSeriesPointRows);
   PERFGATE_RETURN_IF_ERROR(limit);
   SeriesQuery q{Param(req, "benchmark"), Param(req, "metric"), Param(req, "sku"), Param(req, "branch"),
                 Param(req, "node"), *limit};
@@ -143,7 +146,7 @@ absl::StatusOr<Json> SeriesRoute(Store& store, const httplib::Request& req) {
   f.benchmark = q.benchmark;
   f.sku = q.sku;
   f.branch = q.branch;
-  f.limit = 1000;
+  f.limit = kRegressionRows.most;
   auto listed = ListRegressions(store, f);
   PERFGATE_RETURN_IF_ERROR(listed);
   for (Regression& r : *listed) {
@@ -165,7 +168,9 @@ absl::StatusOr<Json> Compare(Store& store, const httplib::Request& req) {
   PERFGATE_RETURN_IF_ERROR(base_sums);
   auto cand_sums = store.GetSummaries(*cand_id);
   PERFGATE_RETURN_IF_ERROR(cand_sums);
-  return CompareJson(*base, *base_sums, *cand, *cand_sums);
+  auto changes = EstimateChanges(store, *base, *cand);
+  PERFGATE_RETURN_IF_ERROR(changes);
+  return CompareJson(*base, *base_sums, *cand, *cand_sums, *changes);
 }
 
 absl::StatusOr<Json> Fleet(Store& store, const httplib::Request& req) {
@@ -201,7 +206,7 @@ absl::StatusOr<Json> Sweeps(Store& store, const httplib::Request& req) {
 }
 
 absl::StatusOr<Json> Regressions(Store& store, const httplib::Request& req) {
-  auto limit = Limit(req, 100, 1000);
+  auto limit = Limit(req, kRegressionRows);
   PERFGATE_RETURN_IF_ERROR(limit);
   RegressionFilter f{std::nullopt, Param(req, "branch"), Param(req, "sku"), Param(req, "benchmark"), *limit};
   if (const std::string state = Param(req, "state"); !state.empty()) {
@@ -307,7 +312,7 @@ absl::StatusOr<Json> BisectionWrite(Store& store, const Authenticator& auth, con
 }
 
 absl::StatusOr<Json> Bisections(Store& store, const httplib::Request& req) {
-  auto limit = Limit(req, 50, 1000);
+  auto limit = Limit(req, kBisectionRows);
   PERFGATE_RETURN_IF_ERROR(limit);
   int64_t regression = 0;
   if (const std::string r = Param(req, "regression"); !r.empty()) {
@@ -366,7 +371,7 @@ void RegisterApi(httplib::Server& server, ApiStores stores, const Authenticator&
       OneById("regression", [s](int64_t id) { return s->GetRegression(id); }));
   Get(server, auth, "/api/v1/notifications/outbox", "http outbox",
       [w](const httplib::Request& r) -> absl::StatusOr<Json> {
-        auto limit = Limit(r, 100, 1000);
+        auto limit = Limit(r, kDeliveryRows);
         PERFGATE_RETURN_IF_ERROR(limit);
         store::OutboxFilter filter{Param(r, "endpoint"), std::nullopt, *limit};
         if (const std::string state = Param(r, "state"); !state.empty()) {

@@ -125,22 +125,38 @@ Json SeriesJson(const Series& series, const std::vector<Regression>& regressions
           {"changes", changes}, {"regressions", regs}};
 }
 
+namespace {
+
+// The 95 % interval as [low, high].
+Json Interval(double low, double high) { return Json::array({NumberOrNull(low), NumberOrNull(high)}); }
+
+}  // namespace
+
 Json CompareJson(const RunRecord& base, const std::vector<MetricSummary>& base_sums,
-                 const RunRecord& cand, const std::vector<MetricSummary>& cand_sums) {
+                 const RunRecord& cand, const std::vector<MetricSummary>& cand_sums,
+                 const std::vector<gate::MetricVerdict>& changes) {
   std::map<std::pair<std::string, std::string>, const MetricSummary*> by_key;
   for (const MetricSummary& s : base_sums) by_key[{s.benchmark, s.metric}] = &s;
+  std::map<std::pair<std::string, std::string>, const gate::MetricVerdict*> judged;
+  for (const gate::MetricVerdict& v : changes) judged[{v.benchmark, v.metric}] = &v;
   std::vector<Json> rows;
   for (const MetricSummary& c : cand_sums) {
     auto it = by_key.find({c.benchmark, c.metric});
-    if (it == by_key.end()) continue;
+    auto v = judged.find({c.benchmark, c.metric});
+    if (it == by_key.end() || v == judged.end()) continue;
     const MetricSummary& b = *it->second;
-    const double change = gate::RelativeChange(b.median, c.median,
-                                                c.direction == Direction::kHigherIsBetter);
+    const gate::MetricVerdict& g = *v->second;
+    // Not estimated (a side all throttled): the change of the medians.
+    const bool estimated = std::isfinite(g.change);
+    const double change = estimated ? g.change
+                                    : gate::RelativeChange(b.median, c.median, c.direction == Direction::kHigherIsBetter);
     rows.push_back({{"benchmark", c.benchmark}, {"metric", c.metric}, {"unit", c.unit},
                     {"direction", ToString(c.direction)}, {"base_median", NumberOrNull(b.median)},
                     {"cand_median", NumberOrNull(c.median)}, {"base_p5", NumberOrNull(b.p5)},
                     {"base_p95", NumberOrNull(b.p95)}, {"cand_p5", NumberOrNull(c.p5)},
-                    {"cand_p95", NumberOrNull(c.p95)}, {"change", NumberOrNull(change)}});
+                    {"cand_p95", NumberOrNull(c.p95)}, {"change", NumberOrNull(change)},
+                    {"change_ci", Interval(g.change_ci_low, g.change_ci_high)},
+                    {"method", gate::ToString(estimated ? g.method : gate::Method::kNone)}});
   }
   auto magnitude = [](const Json& r) {
     return r["change"].is_number() ? std::abs(r["change"].get<double>()) : -1.0;
@@ -151,9 +167,6 @@ Json CompareJson(const RunRecord& base, const std::vector<MetricSummary>& base_s
 }
 
 namespace {
-
-// The 95 % interval as [low, high].
-Json Interval(double low, double high) { return Json::array({NumberOrNull(low), NumberOrNull(high)}); }
 
 Json ToJson(const BisectionProbe& p) {
   return {{"commit", p.commit},         {"attempt", p.attempt},

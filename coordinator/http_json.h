@@ -13,6 +13,7 @@
 #include "coordinator/series.h"
 #include "coordinator/store.h"
 #include "gate/fleet.h"
+#include "gate/gate.h"
 #include "nlohmann/json.hpp"
 
 namespace perfgate::coordinator {
@@ -51,13 +52,15 @@ nlohmann::json ToJson(const store::OutboxEntry& entry);
 /// names the point (index into points), commit and run where the new level
 /// begins. `regressions` are the stored ones of the series.
 nlohmann::json SeriesJson(const Series& series, const std::vector<Regression>& regressions);
-/// Two runs' summaries side by side, one row per metric both have, largest
-/// relative change (worse or better) first.
 /// When reads come from a standby, the moment its data is as of (the
 /// newest transaction it replayed; now when it is caught up); null when
 /// they come from the primary.
 nlohmann::json DataAsOfJson(const std::optional<store::ReplicaLag>& lag);
+/// Two runs' summaries side by side, one row per metric both have, largest
+/// change (worse or better) first; each row's change, its interval and the
+/// method are the gate's estimate (`changes`, evaluate.h's EstimateChanges).
 nlohmann::json CompareJson(const RunRecord& base, const std::vector<MetricSummary>& base_sums,
-                           const RunRecord& cand, const std::vector<MetricSummary>& cand_sums);
+                           const RunRecord& cand, const std::vector<MetricSummary>& cand_sums,
+                           const std::vector<gate::MetricVerdict>& changes);
 
 }  // namespace perfgate::coordinator

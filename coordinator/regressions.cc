@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/row_limits.h"
 #include "common/status_macros.h"
 #include "coordinator/series.h"
 #include "gate/regression_detection.h"
@@ -9,7 +10,6 @@
 namespace perfgate::coordinator {
 namespace {
 
-constexpr uint32_t kMaxRegressionList = 1000;
 constexpr size_t kMaxNote = 4000;
 constexpr size_t kMaxActor = 200;
 // Points of a series that detection looks at: the newest this many valid runs.
@@ -65,9 +65,7 @@ store::DetectedRegression ToStore(const RunRecord& run, const MetricSummary& m, 
 }  // namespace
 
 absl::StatusOr<std::vector<Regression>> ListRegressions(store::RegressionRepository& store, const RegressionFilter& f) {
-  if (f.limit > kMaxRegressionList) {
-    return absl::InvalidArgumentError(absl::StrCat("limit: at most ", kMaxRegressionList));
-  }
+  PERFGATE_RETURN_IF_ERROR(RowsFor(kRegressionRows, f.limit).status());
   return store.FindRegressions(f);
 }
 

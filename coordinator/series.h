@@ -12,7 +12,6 @@
 
 namespace perfgate::coordinator {
 
-using store::kMaxSeriesPoints;
 using store::Series;
 using store::SeriesPoint;
 using store::SeriesQuery;

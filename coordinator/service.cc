@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/identity.h"
+#include "common/row_limits.h"
 #include "common/status_macros.h"
 #include "coordinator/evaluate.h"
 #include "coordinator/fleet.h"
@@ -228,9 +229,9 @@ grpc::Status QueryService::ListRuns(grpc::ServerContext* ctx, const v1::ListRuns
                                     v1::ListRunsResponse* resp) {
   PERFGATE_RETURN_IF_ERROR(auth_.CheckRead(ctx));
   if (auto s = wire::ValidateListRuns(*req); !s.ok()) return ToGrpc(s, "ListRuns");
-  uint32_t limit = req->limit() == 0 ? 20 : req->limit();
-  if (limit > 1000) return Invalid("limit: at most 1000");
-  auto runs = store_.ListRuns(req->branch(), req->sku(), limit);
+  auto limit = RowsFor(kRunRows, req->limit());
+  if (!limit.ok()) return ToGrpc(limit.status(), "ListRuns");
+  auto runs = store_.ListRuns(req->branch(), req->sku(), *limit);
   if (!runs.ok()) return ToGrpc(runs.status(), "ListRuns");
   size_t bytes = 0;
   for (const RunRecord& r : *runs) {
@@ -287,12 +288,12 @@ grpc::Status QueryService::History(grpc::ServerContext* ctx, const v1::HistoryRe
     return Invalid(absl::StrCat("benchmark: ", id.status().message()));
   }
   if (req->metric().empty()) return Invalid("metric: must not be empty");
-  uint32_t limit = req->limit() == 0 ? 100 : req->limit();
-  if (limit > 10000) return Invalid("limit: at most 10000");
+  auto limit = RowsFor(kSeriesPointRows, req->limit());
+  if (!limit.ok()) return ToGrpc(limit.status(), "History");
   std::optional<TimePoint> from, to;
   if (req->has_from()) from = wire::FromProto(req->from());
   if (req->has_to()) to = wire::FromProto(req->to());
-  auto series = store_.GetHistory(req->benchmark(), req->metric(), req->sku(), req->branch(), limit, from, to);
+  auto series = store_.GetHistory(req->benchmark(), req->metric(), req->sku(), req->branch(), *limit, from, to);
   if (!series.ok()) return ToGrpc(series.status(), "History");
   HistoryReport history;
   history.changes = gate::FindHistoryChanges(*series);

@@ -3,6 +3,7 @@
 #include "coordinator/store/bisections.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/row_limits.h"
 #include "common/status_macros.h"
 #include "coordinator/store/database.h"
 #include "coordinator/store/outbox.h"
@@ -135,7 +136,7 @@ absl::StatusOr<std::vector<Bisection>> BisectionRepository::ListBisections(int64
     for (const auto& row : txn.exec_params(
              absl::StrCat("SELECT ", Columns(),
                           " FROM bisections WHERE ($1 = 0 OR regression_id = $1) ORDER BY id DESC LIMIT $2"),
-             regression_id, static_cast<int64_t>(EffectiveLimit(limit, kDefaultListLimit)))) {
+             regression_id, static_cast<int64_t>(ClampRows(kBisectionRows, limit)))) {
       out.push_back(RowToBisection(row));
     }
     return absl::OkStatus();

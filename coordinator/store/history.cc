@@ -74,7 +74,7 @@ absl::StatusOr<HistorySeries> HistoryRepository::GetHistory(const std::string& b
   q.branch = branch;
   q.from = from;
   q.to = to;
-  auto series = ReadSeries(q, EffectiveLimit(limit, kDefaultHistoryLimit), "reading history");
+  auto series = ReadSeries(q, ClampRows(kSeriesPointRows, limit), "reading history");
   PERFGATE_RETURN_IF_ERROR(series);
   HistorySeries history;
   history.unit = series->unit;
@@ -87,10 +87,9 @@ absl::StatusOr<HistorySeries> HistoryRepository::GetHistory(const std::string& b
 absl::StatusOr<Series> HistoryRepository::GetSeries(const SeriesQuery& q) {
   if (q.benchmark.empty()) return absl::InvalidArgumentError("benchmark: must not be empty");
   if (q.metric.empty()) return absl::InvalidArgumentError("metric: must not be empty");
-  if (q.limit > kMaxSeriesPoints) {
-    return absl::InvalidArgumentError(absl::StrCat("limit: at most ", kMaxSeriesPoints));
-  }
-  return ReadSeries(q, q.limit == 0 ? 200 : q.limit, "reading a series");
+  auto limit = RowsFor(kSeriesPointRows, q.limit);
+  if (!limit.ok()) return limit.status();
+  return ReadSeries(q, *limit, "reading a series");
 }
 
 absl::StatusOr<Series> HistoryRepository::ReadSeries(const SeriesQuery& q, int64_t limit,

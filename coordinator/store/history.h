@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/history.h"
+#include "common/row_limits.h"
 #include "coordinator/store/repository.h"
 
 namespace perfgate::coordinator::store {
@@ -21,11 +22,10 @@ struct SeriesQuery {
   std::string benchmark;  // BenchmarkId::Key()
   std::string metric;
   std::string sku, branch, node;
-  uint32_t limit = 200;   // the newest points, at most kMaxSeriesPoints
+  uint32_t limit = 0;  // the newest points; 0: kSeriesPointRows (common/row_limits.h)
   // Finished in [from, to); unset: no bound.
   std::optional<TimePoint> from, to;
 };
-inline constexpr uint32_t kMaxSeriesPoints = 5000;
 
 /// One run of the series.
 struct SeriesPoint {
@@ -55,7 +55,7 @@ class HistoryRepository : protected Repository {
   /// The newest q.limit points finished in [q.from, q.to), oldest first; it
   /// reads the rows it returns, whatever the series' length. NOT_FOUND when nothing was ever
   /// stored for the benchmark and metric; INVALID_ARGUMENT for an empty
-  /// benchmark or metric, a limit above kMaxSeriesPoints or to <= from.
+  /// benchmark or metric, a limit above kSeriesPointRows.most or to <= from.
   absl::StatusOr<Series> GetSeries(const SeriesQuery& q);
 
  protected:

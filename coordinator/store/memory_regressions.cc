@@ -80,7 +80,7 @@ absl::StatusOr<std::vector<Regression>> InMemoryRegressionRepository::FindRegres
   std::sort(out.begin(), out.end(), [](const Regression& a, const Regression& b) {
     return a.detected_at != b.detected_at ? a.detected_at > b.detected_at : a.id > b.id;
   });
-  const size_t limit = f.limit == 0 ? 100 : f.limit;
+  const size_t limit = ClampRows(kRegressionRows, f.limit);
   if (out.size() > limit) out.resize(limit);
   return out;
 }

@@ -145,7 +145,7 @@ absl::StatusOr<std::vector<OutboxEntry>> NotificationRepository::ListOutbox(cons
                           "WHERE ($1 = '' OR e.name = $1) AND ($2 = '' OR o.state = $2) "
                           "ORDER BY o.id DESC LIMIT $3"),
              f.endpoint, f.state ? std::string(ToString(*f.state)) : std::string(),
-             static_cast<int64_t>(EffectiveLimit(f.limit, 100)))) {
+             static_cast<int64_t>(ClampRows(kDeliveryRows, f.limit)))) {
       out.push_back(RowToEntry(row));
     }
     return absl::OkStatus();

@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/enum_names.h"
+#include "common/row_limits.h"
 #include "common/run_types.h"
 #include "coordinator/store/repository.h"
 
@@ -71,7 +72,7 @@ struct OutboxEntry {
 struct OutboxFilter {
   std::string endpoint;
   std::optional<DeliveryState> state;
-  uint32_t limit = 100;
+  uint32_t limit = 0;  // 0: kDeliveryRows (common/row_limits.h)
 };
 
 /// How one claimed delivery went.

@@ -58,7 +58,7 @@ struct BaselineQuery {
   std::string sku;                            // on this SKU
   std::string exclude_run_id;                 // never the candidate itself
   std::vector<std::string> allowed_commits;   // when non-empty, only these commits
-  uint32_t limit = 5;                         // the newest K
+  uint32_t limit = 0;                         // the newest K; 0: kBaselineRunRows
 };
 
 /// Which runs ExpireRuns removes: finished runs (complete or failed) that

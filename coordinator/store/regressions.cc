@@ -161,7 +161,7 @@ absl::StatusOr<std::vector<Regression>> PgRegressionRepository::FindRegressions(
                           " FROM regressions WHERE ($1 = '' OR state = $1) AND ($2 = '' OR branch = $2) "
                           "AND ($3 = '' OR sku = $3) AND ($4 = '' OR benchmark = $4) "
                           "ORDER BY detected_at DESC, id DESC LIMIT $5"),
-             f.state ? std::string(ToString(*f.state)) : std::string(), f.branch, f.sku, f.benchmark, static_cast<int64_t>(f.limit == 0 ? 100 : f.limit))) {
+             f.state ? std::string(ToString(*f.state)) : std::string(), f.branch, f.sku, f.benchmark, static_cast<int64_t>(ClampRows(kRegressionRows, f.limit)))) {
       out.push_back(RowToRegression(row));
     }
     for (Regression& r : out) ReadEvents(txn, r);

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/regression_state.h"
+#include "common/row_limits.h"
 #include "common/run_types.h"
 #include "coordinator/store/repository.h"
 #include "nlohmann/json.hpp"
@@ -42,7 +43,7 @@ struct Regression {
 struct RegressionFilter {
   std::optional<RegressionState> state;
   std::string branch, sku, benchmark;
-  uint32_t limit = 100;  // at most 1000
+  uint32_t limit = 0;  // 0: kRegressionRows (common/row_limits.h)
 };
 
 /// One move of a regression's state.

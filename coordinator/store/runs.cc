@@ -2,6 +2,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/row_limits.h"
 #include "common/status_macros.h"
 #include "coordinator/store/ingest_checks.h"
 #include "coordinator/store/database.h"
@@ -112,7 +113,7 @@ absl::StatusOr<std::vector<RunRecord>> RunRepository::ListRuns(const std::string
                  absl::StrCat("SELECT ", RunColumns(), kRunJoins,
                               "WHERE ($1 = '' OR r.branch = $1) AND ($2 = '' OR r.sku = $2) "
                               "ORDER BY r.started_at DESC, r.id LIMIT $3"),
-                 branch, sku, static_cast<int64_t>(EffectiveLimit(limit, kDefaultListLimit)))) {
+                 branch, sku, static_cast<int64_t>(ClampRows(kRunRows, limit)))) {
           runs.push_back(RowToRun(row));
         }
         return runs;
@@ -136,7 +137,7 @@ absl::StatusOr<std::vector<RunRecord>> RunRepository::FindBaselineRuns(const Bas
                      "AND ($4 = '[]' OR r.commit IN (SELECT jsonb_array_elements_text($4::jsonb))) "
                      "ORDER BY r.finished_at DESC, r.id LIMIT $5"),
                  q.branch, q.sku, exclude, Json(q.allowed_commits).dump(),
-                 static_cast<int64_t>(EffectiveLimit(q.limit, kDefaultBaselineLimit)))) {
+                 static_cast<int64_t>(ClampRows(kBaselineRunRows, q.limit)))) {
           runs.push_back(RowToRun(row));
         }
         return runs;

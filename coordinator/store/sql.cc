@@ -28,10 +28,6 @@ TimePoint FromMicros(int64_t us) {
   return TimePoint(std::chrono::duration_cast<TimePoint::duration>(std::chrono::microseconds(us)));
 }
 
-uint32_t EffectiveLimit(uint32_t limit, uint32_t default_limit) {
-  return limit == 0 ? default_limit : std::min(limit, kMaxLimit);
-}
-
 double NullableDouble(const pqxx::field& f) {
   return f.is_null() ? std::numeric_limits<double>::quiet_NaN() : f.as<double>();
 }

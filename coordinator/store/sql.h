@@ -25,13 +25,6 @@ namespace perfgate::coordinator::store {
 
 using Json = nlohmann::json;
 
-// Limits applied when a caller passes 0 (a proto field left unset) and the
-// most any query returns, so one request cannot pull a whole table.
-inline constexpr uint32_t kDefaultListLimit = 50;
-inline constexpr uint32_t kDefaultBaselineLimit = 5;
-inline constexpr uint32_t kDefaultHistoryLimit = 100;
-inline constexpr uint32_t kMaxLimit = 10000;
-
 /// SQL expression turning microseconds since the epoch (bigint parameter
 /// number `param`) into a timestamptz without going through floating point.
 std::string TimestampFromMicros(int param);
@@ -41,8 +34,6 @@ std::string MicrosFromTimestamp(const std::string& column);
 int64_t ToMicros(TimePoint t);
 /// The time point of microseconds since the epoch.
 TimePoint FromMicros(int64_t us);
-/// `limit`, or `default_limit` for 0, at most kMaxLimit.
-uint32_t EffectiveLimit(uint32_t limit, uint32_t default_limit);
 /// The field's value, NaN for NULL.
 double NullableDouble(const pqxx::field& f);
 /// The run id in the lower-case form PostgreSQL prints UUIDs in;

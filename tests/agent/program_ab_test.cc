@@ -263,7 +263,7 @@ class CommandProgramTest : public ::testing::Test {
 };
 
 TEST_F(CommandProgramTest, ReplacesThePlaceholdersInsideWords) {
-  EXPECT_EQ(ExpandPlaceholders({"./b", "--benchmark_out={out}", "--benchmark_repetitions={samples}", "x"}, "/t/1", 9),
+  EXPECT_EQ(ExpandSideCommand({"./b", "--benchmark_out={out}", "--benchmark_repetitions={samples}", "x"}, "/t/1", 9),
             (std::vector<std::string>{"./b", "--benchmark_out=/t/1", "--benchmark_repetitions=9", "x"}));
 }
 

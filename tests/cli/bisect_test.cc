@@ -292,15 +292,21 @@ TEST(BisectWorkDir, DefaultsToTheGitFolderAndLeavesGitStatusClean) {
   const std::string c1 = Git(repo, {"rev-parse", "HEAD"});
   BisectSettings s;
   s.repo = repo;
-  s.build = "touch {out}/built-{commit}";
   s.command = "{artifact}/bench";
   s.agent = "/bin/true";  // never run here
+  s.build = "touch {commit}";
+  EXPECT_NE(CheckSettings(s).message().find("--build: the command must name {artifact}"), std::string::npos)
+      << CheckSettings(s);
+  // {artifact} is the folder the build fills; {out}, its older spelling in
+  // --build, still names the same folder.
+  s.build = "touch {artifact}/built-{commit} {out}/older-{commit}";
   ASSERT_TRUE(CheckSettings(s).ok()) << CheckSettings(s);
   EXPECT_EQ(s.work_dir, (std::filesystem::path(repo) / ".git" / "perfgate-bisect").string());
   std::ostringstream log;
   auto build = BuildOf(s, c1, log);
   ASSERT_TRUE(build.ok()) << build.status() << log.str();
   EXPECT_TRUE(std::filesystem::exists(*build + "/built-" + c1)) << *build;
+  EXPECT_TRUE(std::filesystem::exists(*build + "/older-" + c1)) << *build;
   std::string status = "unread";
   Git(repo, {"status", "--porcelain", "--untracked-files=all"}, &status);
   EXPECT_EQ(status, "");

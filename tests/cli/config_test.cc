@@ -207,6 +207,14 @@ TEST_F(ConfigTest, BisectRefusesAnIncompleteOrAmbiguousRequestNamingWhatIsWrong)
   const char* digest = good_image.c_str();
   EXPECT_THAT(Parse({"bisect", "--good-image", "stack:latest", "--bad-image", digest, "--cmd", "{image}"}).err,
               HasSubstr("--good-image 'stack:latest' is not an image digest"));
+  for (const std::string bad : {"@sha256:" + std::string(64, 'a'), "st ack@sha256:" + std::string(64, 'a'),
+                                 "a@b@sha256:" + std::string(64, 'a'), "stack@sha256:" + std::string(63, 'a'),
+                                 "stack@sha256:" + std::string(64, 'A'), "stack@sha256:" + std::string(65, 'a'),
+                                 "-stack@sha256:" + std::string(64, 'a')}) {
+    EXPECT_THAT(Parse({"bisect", "--good-image", bad.c_str(), "--bad-image", digest, "--cmd", "{image}"}).err,
+                HasSubstr("is not an image digest"))
+        << bad;
+  }
   EXPECT_THAT(Parse({"bisect", "--good", "a", "--bad", "b", "--good-image", digest, "--bad-image", digest}).err,
               HasSubstr("bisect takes one of"));
   EXPECT_THAT(Parse({"bisect", "--good-image", digest, "--bad-image", digest, "--cmd", "{image}"}).err,
@@ -227,7 +235,7 @@ TEST_F(ConfigTest, BisectRefusesAnIncompleteOrAmbiguousRequestNamingWhatIsWrong)
   EXPECT_EQ(p.exit_code, 2);
   EXPECT_THAT(p.err, HasSubstr("give one of --build"));
   p = Parse({"bisect", "--good", "a", "--bad", "b", "--build", "make", "--cmd", "{artifact}/bench"});
-  EXPECT_THAT(p.err, HasSubstr("{out}"));
+  EXPECT_THAT(p.err, HasSubstr("--build: the command must name {artifact}"));
   p = Parse({"bisect", "--good", "a", "--bad", "b", "--artifact", "/builds/bench", "--cmd", "{artifact}/bench"});
   EXPECT_THAT(p.err, HasSubstr("{commit}"));
   p = Parse({"bisect", "--good", "a", "--bad", "b", "--artifact", "/b/{commit}", "--cmd", "./bench 'open"});

@@ -135,7 +135,7 @@ class BisectEndToEnd : public testing::DashboardCoordinatorTest {
     args.insert(args.end(), what.begin(), what.end());
     std::vector<std::string> rest = {"--repo", repo,
             "--work-dir", repo + ".work",
-            "--build", "g++ -O2 -o {out}/bench bench.cc -lbenchmark -lpthread",
+            "--build", "g++ -O2 -o {artifact}/bench bench.cc -lbenchmark -lpthread",
             "--cmd", "{artifact}/bench --benchmark_repetitions={samples} --benchmark_min_time=0.05 "
                      "--benchmark_out={out} --benchmark_out_format=json",
             "--agent", Bin("agent/perfgate-agent"), "--ab-arg=--block-time=0.3", "--ab-arg=--block-timeout=120",

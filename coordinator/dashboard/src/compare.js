@@ -3,6 +3,9 @@ import { get } from './api.js';
 import { h, link, num, pct, short, table } from './dom.js';
 import { navigate } from './nav.js';
 
+// [low, high] as "[-1.2 %, +3.4 %]"; empty where the gate had none.
+const interval = (ci) => (ci && ci[0] !== null && ci[1] !== null ? `[${pct(ci[0])}, ${pct(ci[1])}]` : '');
+
 export async function renderCompare(root, params) {
   const base = params.get('base') || '', cand = params.get('cand') || '';
   const form = h('form', { class: 'filters', onsubmit: (e) => {
@@ -19,8 +22,9 @@ export async function renderCompare(root, params) {
   const rows = c.rows.map((r) => h('tr', { 'data-testid': 'compare-row', 'data-benchmark': r.benchmark, 'data-metric': r.metric },
     h('td', {}, h('a', { href: link('series', { benchmark: r.benchmark, metric: r.metric, sku: c.cand.sku }) }, r.benchmark)),
     h('td', {}, r.metric), h('td', { class: 'num' }, num(r.base_median)), h('td', { class: 'num' }, num(r.cand_median)),
-    h('td', {}, r.unit), h('td', { class: `num ${r.change > 0.03 ? 'worse' : r.change < -0.03 ? 'better' : ''}` }, pct(r.change))));
+    h('td', {}, r.unit), h('td', { class: `num ${r.change > 0.03 ? 'worse' : r.change < -0.03 ? 'better' : ''}` }, pct(r.change)),
+    h('td', { class: 'num muted' }, interval(r.change_ci))));
   root.append(h('p', {}, 'base ', side(c.base), ' → candidate ', side(c.cand)),
-    h('p', { class: 'legend-note' }, 'Change is signed so that > 0 is worse for the metric’s direction; sorted by its size.'),
-    table(['benchmark', 'metric', 'base median', 'candidate median', 'unit', 'change'], rows, { 'data-testid': 'compare' }));
+    h('p', { class: 'legend-note' }, 'Change is the gate’s estimate for this pair (paired by round where both ran as rounds), signed so that > 0 is worse for the metric’s direction, with its 95 % interval; sorted by its size.'),
+    table(['benchmark', 'metric', 'base median', 'candidate median', 'unit', 'change', '95 % interval'], rows, { 'data-testid': 'compare' }));
 }
