@@ -18,6 +18,7 @@
 #include "coordinator/http_json.h"
 #include "coordinator/http_server.h"
 #include "coordinator/metrics.h"
+#include "coordinator/notification_events.h"
 
 namespace perfgate::coordinator {
 namespace {
@@ -306,7 +307,7 @@ absl::StatusOr<Json> BisectionWrite(Store& store, const Authenticator& auth, con
   }
   auto outcome = OutcomeFromJson(*body);
   PERFGATE_RETURN_IF_ERROR(outcome);
-  auto b = store.FinishBisection(*id, *outcome, "perfgate bisect");
+  auto b = store.FinishBisection(*id, *outcome, "perfgate bisect", BisectionFinished);
   PERFGATE_RETURN_IF_ERROR(b);
   return ToJson(*b);
 }

@@ -10,6 +10,7 @@
 #include "common/json_number.h"
 #include "common/stats.h"
 #include "common/status_macros.h"
+#include "coordinator/notification_events.h"
 #include "gate/history_changes.h"
 #include "gate/inference.h"
 
@@ -57,11 +58,11 @@ Json ToJson(const Verdict& v) {
 Json ToJson(const Regression& r) {
   Json events = Json::array();
   for (const RegressionEvent& e : r.events) {
-    Json event = store::RegressionEventJson(e);
+    Json event = RegressionEventJson(e);
     event["at"] = Seconds(e.at);
     events.push_back(std::move(event));
   }
-  Json j = store::RegressionJson(r);
+  Json j = RegressionJson(r);
   j["events"] = std::move(events);
   return j;
 }

@@ -4,6 +4,7 @@
 #include "absl/strings/str_join.h"
 #include "common/row_limits.h"
 #include "common/status_macros.h"
+#include "coordinator/notification_events.h"
 #include "coordinator/series.h"
 #include "gate/regression_detection.h"
 
@@ -77,7 +78,7 @@ absl::StatusOr<RegressionState> RegressionStateOf(const std::string& field, cons
 
 absl::StatusOr<Regression> Triage(store::RegressionRepository& store, const TriageChange& change) {
   PERFGATE_RETURN_IF_ERROR(CheckTriage(change));
-  return store.ApplyTriage(change);
+  return store.ApplyTriage(change, RegressionTriaged);
 }
 
 absl::StatusOr<std::vector<Regression>> DetectRegressions(Store& store, const std::string& run_id,
@@ -96,7 +97,7 @@ absl::StatusOr<std::vector<Regression>> DetectRegressions(Store& store, const st
     PERFGATE_RETURN_IF_ERROR(series);
     const gate::ResolvedRule rule = policy.Resolve(q.sku, m.benchmark, m.metric);
     for (const gate::DetectedChange& c : gate::FindRegressions(ValidPoints(*series).history, rule)) {
-      auto stored = store.SaveDetectedRegression(ToStore(*run, m, *series, c));
+      auto stored = store.SaveDetectedRegression(ToStore(*run, m, *series, c), RegressionFound);
       PERFGATE_RETURN_IF_ERROR(stored);
       if (*stored) found.push_back(**stored);
     }

@@ -15,6 +15,7 @@
 #include "coordinator/evaluate.h"
 #include "coordinator/fleet.h"
 #include "coordinator/metrics.h"
+#include "coordinator/notification_events.h"
 #include "gate/fleet.h"
 #include "gate/history_changes.h"
 #include "wire/convert.h"
@@ -198,7 +199,8 @@ grpc::Status GateService::Evaluate(grpc::ServerContext* ctx, const v1::EvaluateR
   if (!google::protobuf::util::MessageToJsonString(*resp, &json, options).ok()) {
     return ToGrpc(absl::InternalError("cannot encode the gate report as JSON"), "Evaluate");
   }
-  auto id = store_.SaveGateReport(resp->candidate_run_id(), resp->baseline_branch(), ev->result, json);
+  auto id = store_.SaveGateReport(resp->candidate_run_id(), resp->baseline_branch(), ev->result.outcome, json,
+                                 GateFailed(ev->result));
   if (!id.ok()) return ToGrpc(id.status(), "Evaluate");
   DefaultMetrics().GateOutcome(gate::ToString(ev->result.outcome));
   resp->set_report_id(*id);

@@ -173,7 +173,8 @@ absl::StatusOr<Bisection> BisectionRepository::AddBisectionProbe(int64_t id, con
 }
 
 absl::StatusOr<Bisection> BisectionRepository::FinishBisection(int64_t id, const BisectionOutcome& o,
-                                                               const std::string& actor) {
+                                                               const std::string& actor,
+                                                               const NotifyWith<FinishedBisection>& notify) {
   absl::Status s = db_.Run("ending a bisection", [&](pqxx::connection& c) {
     pqxx::work txn(c);
     PERFGATE_RETURN_IF_ERROR(LockRunning(txn, id));
@@ -201,7 +202,7 @@ absl::StatusOr<Bisection> BisectionRepository::FinishBisection(int64_t id, const
         sku = r[0][1].as<std::string>();
       }
     }
-    EnqueueInTransaction(txn, BisectionNotification(id, o, regression, branch, sku));
+    NotifyInTransaction(txn, notify, FinishedBisection{id, o, regression, branch, sku});
     txn.commit();
     return absl::OkStatus();
   });

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "common/bisection_state.h"
 #include "common/run_types.h"
+#include "coordinator/store/notifications.h"
 #include "coordinator/store/repository.h"
 
 namespace perfgate::coordinator::store {
@@ -46,6 +47,16 @@ struct BisectionOutcome {
   std::string triage_note;  // for a culprit of a stored regression: its triage record's line
 };
 
+/// An ended bisection as its notification names it: its outcome, and the
+/// regression it was started for (0 for an explicit range) with that
+/// regression's branch and SKU.
+struct FinishedBisection {
+  int64_t id = 0;
+  BisectionOutcome outcome;
+  int64_t regression_id = 0;
+  std::string branch, sku;
+};
+
 struct Bisection {
   int64_t id = 0;
   int64_t regression_id = 0;  // 0: an explicit range
@@ -74,8 +85,10 @@ class BisectionRepository : protected Repository {
   absl::StatusOr<Bisection> AddBisectionProbe(int64_t id, const BisectionProbe& probe);
   /// Ends a running bisection; with a culprit and a regression, adds
   /// outcome.triage_note to the regression's triage record (an event that
-  /// keeps its state), all in one transaction.
-  absl::StatusOr<Bisection> FinishBisection(int64_t id, const BisectionOutcome& outcome, const std::string& actor);
+  /// keeps its state), with what `notify` words for it in the outbox, all
+  /// in one transaction.
+  absl::StatusOr<Bisection> FinishBisection(int64_t id, const BisectionOutcome& outcome, const std::string& actor,
+                                            const NotifyWith<FinishedBisection>& notify = {});
 
  protected:
   using Repository::Repository;

@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "coordinator/store/outbox.h"
 
 namespace perfgate::coordinator::store {
 namespace {
@@ -22,13 +21,18 @@ bool Matches(const Regression& r, const RegressionFilter& f) {
 
 InMemoryRegressionRepository::InMemoryRegressionRepository(std::function<TimePoint()> now) : now_(std::move(now)) {}
 
+void InMemoryRegressionRepository::Notify(const NotifyWith<Regression>& notify, const Regression& r) {
+  if (!notify) return;
+  if (std::optional<NotificationEvent> e = notify(r)) notifications_.push_back(*std::move(e));
+}
+
 Regression* InMemoryRegressionRepository::Find(int64_t id) {
   auto it = std::find_if(rows_.begin(), rows_.end(), [id](const Regression& r) { return r.id == id; });
   return it == rows_.end() ? nullptr : &*it;
 }
 
 absl::StatusOr<std::optional<Regression>> InMemoryRegressionRepository::SaveDetectedRegression(
-    const DetectedRegression& d) {
+    const DetectedRegression& d, const NotifyWith<Regression>& notify) {
   std::lock_guard<std::mutex> lock(mu_);
   const Regression& r = d.regression;
   std::vector<Regression*> seen;
@@ -67,7 +71,7 @@ absl::StatusOr<std::optional<Regression>> InMemoryRegressionRepository::SaveDete
                          absl::StrCat("detected after run ", d.detected_after_run_id, " of ", r.branch, " closed"),
                          "", stored.detected_at});
   rows_.push_back(std::move(kept));
-  notifications_.push_back(RegressionNotification(stored, nullptr));
+  Notify(notify, stored);
   return std::optional<Regression>(std::move(stored));
 }
 
@@ -92,7 +96,8 @@ absl::StatusOr<Regression> InMemoryRegressionRepository::GetRegression(int64_t i
   return *r;
 }
 
-absl::StatusOr<Regression> InMemoryRegressionRepository::ApplyTriage(const TriageChange& change) {
+absl::StatusOr<Regression> InMemoryRegressionRepository::ApplyTriage(const TriageChange& change,
+                                                                   const NotifyWith<Regression>& notify) {
   std::lock_guard<std::mutex> lock(mu_);
   Regression* r = Find(change.id);
   if (r == nullptr) return absl::NotFoundError(absl::StrCat("regression ", change.id, " does not exist"));
@@ -105,7 +110,7 @@ absl::StatusOr<Regression> InMemoryRegressionRepository::ApplyTriage(const Triag
   r->updated_at = now_();
   r->fixed_by_commit = change.commit;
   r->events.push_back({from, change.state, change.actor, change.note, change.commit, r->updated_at});
-  notifications_.push_back(RegressionNotification(*r, &r->events.back()));
+  Notify(notify, *r);
   return *r;
 }
 

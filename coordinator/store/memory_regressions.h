@@ -20,17 +20,19 @@ class InMemoryRegressionRepository final : public RegressionRepository {
   /// `now` stamps detections, triage moves and events.
   explicit InMemoryRegressionRepository(std::function<TimePoint()> now = [] { return std::chrono::system_clock::now(); });
 
-  absl::StatusOr<std::optional<Regression>> SaveDetectedRegression(const DetectedRegression& d) override;
+  absl::StatusOr<std::optional<Regression>> SaveDetectedRegression(const DetectedRegression& d,
+                                                                   const NotifyWith<Regression>& notify) override;
   absl::StatusOr<std::vector<Regression>> FindRegressions(const RegressionFilter& filter) override;
   absl::StatusOr<Regression> GetRegression(int64_t id) override;
-  absl::StatusOr<Regression> ApplyTriage(const TriageChange& change) override;
+  absl::StatusOr<Regression> ApplyTriage(const TriageChange& change, const NotifyWith<Regression>& notify) override;
 
   /// The notifications the PostgreSQL store would have put in its outbox
-  /// with these changes (regression.new, regression.triage), oldest first.
+  /// with these changes (what their `notify` worded), oldest first.
   std::vector<NotificationEvent> Notifications() const;
 
  private:
   Regression* Find(int64_t id);  // under mu_
+  void Notify(const NotifyWith<Regression>& notify, const Regression& r);  // under mu_
 
   std::function<TimePoint()> now_;
   mutable std::mutex mu_;

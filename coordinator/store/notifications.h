@@ -1,6 +1,8 @@
 // Webhook endpoints and the outbox of their deliveries as stored
-// (migration 0012, docs/notifications.md). Events are put in the outbox by
-// the repositories that store them, in the same transaction (outbox.h);
+// (migration 0012, docs/notifications.md). A write that notifies takes its
+// event from the domain (NotifyWith, worded in
+// coordinator/notification_events.h) and puts it in the outbox in its own
+// transaction (outbox.h);
 // this reads endpoints and deliveries, claims the deliveries that are due
 // so that one coordinator of many sends each, and records how a delivery
 // went. What a delivery looks like and when it is retried is decided in
@@ -8,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,6 +45,13 @@ struct NotificationEvent {
   std::string branch, sku;     // matched against each endpoint's globs
   std::string payload;         // the generic JSON body
 };
+
+/// The notification a write sends with what it stored, as the domain words
+/// it (coordinator/notification_events.h): nullopt, or no function at all,
+/// and the write notifies nobody. The store decides nothing about it; it
+/// puts it in the outbox in the write's own transaction.
+template <typename Stored>
+using NotifyWith = std::function<std::optional<NotificationEvent>(const Stored&)>;
 
 /// Where one delivery stands: pending until delivered, or failed when its
 /// attempts ran out or its address was refused.

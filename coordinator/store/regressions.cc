@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "common/json_number.h"
 #include "common/status_macros.h"
 #include "coordinator/store/database.h"
 #include "coordinator/store/outbox.h"
@@ -62,41 +61,10 @@ void ReadEvents(pqxx::transaction_base& txn, Regression& r) {
   }
 }
 
-Json Seconds(TimePoint t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
-
 }  // namespace
 
-Json RegressionJson(const Regression& r) {
-  return {{"id", r.id},
-          {"benchmark", r.benchmark},
-          {"metric", r.metric},
-          {"sku", r.sku},
-          {"branch", r.branch},
-          {"unit", r.unit},
-          {"direction", ToString(r.direction)},
-          {"good_commit", r.good_commit},
-          {"bad_commit", r.bad_commit},
-          {"first_bad_run_id", r.first_bad_run_id},
-          {"median_before", NumberOrNull(r.median_before)},
-          {"median_after", NumberOrNull(r.median_after)},
-          {"change", NumberOrNull(r.change)},
-          {"p_value", NumberOrNull(r.p_value)},
-          {"state", ToString(r.state)},
-          {"fixed_by_commit", r.fixed_by_commit},
-          {"detected_at", Seconds(r.detected_at)},
-          {"updated_at", Seconds(r.updated_at)}};
-}
-
-Json RegressionEventJson(const RegressionEvent& e) {
-  return {{"from", e.from_state ? ToString(*e.from_state) : ""},
-          {"to", ToString(e.to_state)},
-          {"by", e.actor},
-          {"note", e.note},
-          {"commit", e.commit}};
-}
-
 absl::StatusOr<std::optional<Regression>> PgRegressionRepository::SaveDetectedRegression(
-    const DetectedRegression& d) {
+    const DetectedRegression& d, const NotifyWith<Regression>& notify) {
   const Regression& r = d.regression;
   std::optional<Regression> stored;
   absl::Status s = db_.Run("storing a regression", [&](pqxx::connection& conn) {
@@ -143,7 +111,7 @@ absl::StatusOr<std::optional<Regression>> PgRegressionRepository::SaveDetectedRe
         "VALUES ($1, '', 'new', 'perfgate-coordinator', $2)",
         stored->id,
         absl::StrCat("detected after run ", d.detected_after_run_id, " of ", r.branch, " closed"));
-    EnqueueInTransaction(txn, RegressionNotification(*stored, nullptr));
+    NotifyInTransaction(txn, notify, *stored);
     txn.commit();
     return absl::OkStatus();
   });
@@ -186,7 +154,8 @@ absl::StatusOr<Regression> PgRegressionRepository::GetRegression(int64_t id) {
   return r;
 }
 
-absl::StatusOr<Regression> PgRegressionRepository::ApplyTriage(const TriageChange& change) {
+absl::StatusOr<Regression> PgRegressionRepository::ApplyTriage(const TriageChange& change,
+                                                               const NotifyWith<Regression>& notify) {
   Regression r;
   absl::Status s = db_.Run("triaging a regression", [&](pqxx::connection& c) {
     pqxx::work txn(c);
@@ -207,7 +176,7 @@ absl::StatusOr<Regression> PgRegressionRepository::ApplyTriage(const TriageChang
         change.id, from, to, change.actor, change.note, change.commit);
     r = RowToRegression(row[0]);
     ReadEvents(txn, r);
-    EnqueueInTransaction(txn, RegressionNotification(r, &r.events.back()));
+    NotifyInTransaction(txn, notify, r);
     txn.commit();
     return absl::OkStatus();
   });

@@ -13,8 +13,8 @@
 #include "common/regression_state.h"
 #include "common/row_limits.h"
 #include "common/run_types.h"
+#include "coordinator/store/notifications.h"
 #include "coordinator/store/repository.h"
-#include "nlohmann/json.hpp"
 
 namespace perfgate::coordinator::store {
 
@@ -62,14 +62,6 @@ struct DetectedRegression {
   std::string detected_after_run_id;  // the run whose close found it
 };
 
-/// The regression without its events as JSON, the one form the HTTP API
-/// answers and webhooks carry: times in seconds since the epoch, a value
-/// that is not finite null.
-nlohmann::json RegressionJson(const Regression& r);
-/// One triage event as JSON (from, to, by, note, commit): `from` is "" for
-/// the detection that made the regression.
-nlohmann::json RegressionEventJson(const RegressionEvent& e);
-
 /// The regressions as the domain (coordinator/regressions.h) reads and
 /// writes them: in PostgreSQL by the Store (PgRegressionRepository), or in
 /// memory (InMemoryRegressionRepository, memory_regressions.h), which runs
@@ -78,31 +70,35 @@ nlohmann::json RegressionEventJson(const RegressionEvent& e);
 class RegressionRepository {
  public:
   virtual ~RegressionRepository() = default;
-  /// Stores `d` with a 'new' event and its regression.new notification, in
-  /// one transaction serialised per series; returns it. Nothing (nullopt)
+  /// Stores `d` with a 'new' event and what `notify` words for it (the
+  /// regression.new notification), in one transaction serialised per
+  /// series; returns it. Nothing (nullopt)
   /// when the series holds a change whose first bad run is d's own or among
   /// d.nearby_runs: such a change seen again is moved to d's position and
   /// size while it is still 'new' (and only when it is the one such change).
-  virtual absl::StatusOr<std::optional<Regression>> SaveDetectedRegression(const DetectedRegression& d) = 0;
+  virtual absl::StatusOr<std::optional<Regression>> SaveDetectedRegression(const DetectedRegression& d,
+                                                                           const NotifyWith<Regression>& notify) = 0;
   /// Newest first (by detection, then id), each with its events; the filter
   /// as given (checked by the caller), a limit of 0 meaning 100.
   virtual absl::StatusOr<std::vector<Regression>> FindRegressions(const RegressionFilter& filter) = 0;
   /// One regression with its events. NOT_FOUND when unknown.
   virtual absl::StatusOr<Regression> GetRegression(int64_t id) = 0;
   /// Applies a checked change in one transaction (state, updated_at, the
-  /// fixing commit, an event, a regression.triage notification) and returns
+  /// fixing commit, an event last among its events, what `notify` words for
+  /// it: the regression.triage notification) and returns
   /// the regression as it now is. NOT_FOUND for an unknown id;
   /// FAILED_PRECONDITION when the regression is already in that state.
-  virtual absl::StatusOr<Regression> ApplyTriage(const TriageChange& change) = 0;
+  virtual absl::StatusOr<Regression> ApplyTriage(const TriageChange& change, const NotifyWith<Regression>& notify) = 0;
 };
 
 /// The PostgreSQL implementation, one of the Store's repositories.
 class PgRegressionRepository : public RegressionRepository, protected Repository {
  public:
-  absl::StatusOr<std::optional<Regression>> SaveDetectedRegression(const DetectedRegression& d) override;
+  absl::StatusOr<std::optional<Regression>> SaveDetectedRegression(const DetectedRegression& d,
+                                                                   const NotifyWith<Regression>& notify) override;
   absl::StatusOr<std::vector<Regression>> FindRegressions(const RegressionFilter& filter) override;
   absl::StatusOr<Regression> GetRegression(int64_t id) override;
-  absl::StatusOr<Regression> ApplyTriage(const TriageChange& change) override;
+  absl::StatusOr<Regression> ApplyTriage(const TriageChange& change, const NotifyWith<Regression>& notify) override;
 
  protected:
   using Repository::Repository;

@@ -9,9 +9,9 @@
 namespace perfgate::coordinator::store {
 
 absl::StatusOr<int64_t> ReportRepository::SaveGateReport(const std::string& candidate_run_id,
-                                              const std::string& baseline_branch,
-                                              const gate::GateResult& result,
-                                              const std::string& report_json) {
+                                                         const std::string& baseline_branch, gate::Outcome outcome,
+                                                         const std::string& report_json,
+                                                         const NotifyWith<StoredReport>& notify) {
   auto run_id = NormalizeRunId(candidate_run_id);
   PERFGATE_RETURN_IF_ERROR(run_id);
   if (!Json::accept(report_json)) {
@@ -27,12 +27,11 @@ absl::StatusOr<int64_t> ReportRepository::SaveGateReport(const std::string& cand
         txn.exec_params1(
                "INSERT INTO gate_reports (candidate_run_id, baseline_branch, outcome, report) "
                "VALUES ($1, $2, $3, $4::jsonb) RETURNING id",
-               *run_id, baseline_branch, gate::ToString(result.outcome), report_json)[0]
+               *run_id, baseline_branch, gate::ToString(outcome), report_json)[0]
             .as<int64_t>();
-    if (result.outcome == gate::Outcome::kRegression) {
-      EnqueueInTransaction(txn, GateFailedNotification(id, run[0][0].as<std::string>(), run[0][1].as<std::string>(),
-                                                       run[0][2].as<std::string>(), baseline_branch, result));
-    }
+    NotifyInTransaction(txn, notify,
+                        StoredReport{id, run[0][0].as<std::string>(), run[0][1].as<std::string>(),
+                                     run[0][2].as<std::string>(), baseline_branch});
     txn.commit();
     return id;
   });

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/run_types.h"
+#include "coordinator/store/notifications.h"
 #include "coordinator/store/repository.h"
 #include "gate/gate.h"
 
@@ -22,16 +23,22 @@ struct Verdict {
   TimePoint created_at{};
 };
 
+/// A gate report as stored, with the run it judged, for its notification.
+struct StoredReport {
+  int64_t id = 0;
+  std::string branch, sku, commit;  // the candidate run's
+  std::string baseline_branch;
+};
+
 class ReportRepository : protected Repository {
  public:
-  /// Stores a gate report (its JSON form, with the outcome of `result`) and
-  /// returns its id; a gate whose outcome is a regression puts a gate.failed
-  /// notification of `result`'s failing verdicts in the outbox in the same
-  /// transaction.
+  /// Stores a gate report (its JSON form, with its outcome) and returns its
+  /// id, with what `notify` words for it (a failed gate's notification) in
+  /// the outbox in the same transaction.
   absl::StatusOr<int64_t> SaveGateReport(const std::string& candidate_run_id,
-                                         const std::string& baseline_branch,
-                                         const gate::GateResult& result,
-                                         const std::string& report_json);
+                                         const std::string& baseline_branch, gate::Outcome outcome,
+                                         const std::string& report_json,
+                                         const NotifyWith<StoredReport>& notify = {});
   /// The JSON of a stored report. NOT_FOUND when unknown.
   absl::StatusOr<std::string> GetGateReport(int64_t report_id);
   /// Every gate report of these runs, newest first per run (run id -> reports).

@@ -9,6 +9,7 @@
 
 #include "common/identity.h"
 #include "coordinator/http_json.h"
+#include "coordinator/notification_events.h"
 #include "tests/coordinator/migrated_store_test.h"
 
 namespace perfgate::coordinator {
@@ -39,7 +40,7 @@ class BisectionStoreTest : public MigratedStoreTest {
     d.regression.first_bad_run_id = run.run_id;
     d.regression.change = 0.15;
     d.detected_after_run_id = run.run_id;
-    auto saved = store_->SaveDetectedRegression(d);
+    auto saved = store_->SaveDetectedRegression(d, RegressionFound);
     EXPECT_TRUE(saved.ok() && saved->has_value()) << saved.status();
     return saved.ok() && saved->has_value() ? (*saved)->id : 0;
   }
@@ -87,7 +88,7 @@ TEST_F(BisectionStoreTest, StoresTheJobItsProbesAndItsCulpritInTheRegressionsTri
     e.events = {"bisection.finished"};
     ASSERT_TRUE(store_->AddEndpoint(e).ok());
   }
-  auto done = store_->FinishBisection(b->id, *outcome, "perfgate bisect");
+  auto done = store_->FinishBisection(b->id, *outcome, "perfgate bisect", BisectionFinished);
   ASSERT_TRUE(done.ok()) << done.status();
   EXPECT_EQ(done->state, BisectionState::kCulprit);
   auto outbox = store_->ListOutbox({"", std::nullopt, 100});
@@ -110,7 +111,8 @@ TEST_F(BisectionStoreTest, StoresTheJobItsProbesAndItsCulpritInTheRegressionsTri
   // Ended: no more probes, no second outcome.
   EXPECT_EQ(store_->AddBisectionProbe(b->id, ProbeAt("c20", 2, "carries")).status().code(),
             absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(store_->FinishBisection(b->id, *outcome, "x").status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(store_->FinishBisection(b->id, *outcome, "x", BisectionFinished).status().code(),
+            absl::StatusCode::kFailedPrecondition);
   auto listed = store_->ListBisections(regression, 10);
   ASSERT_TRUE(listed.ok());
   ASSERT_EQ(listed->size(), 1u);

@@ -14,6 +14,7 @@
 #include "common/identity.h"
 #include "coordinator/migrations.h"
 #include "coordinator/notification_body.h"
+#include "coordinator/notification_events.h"
 #include "coordinator/notifier.h"
 #include "gate/gate.h"
 #include "nlohmann/json.hpp"
@@ -89,7 +90,7 @@ class NotificationsTest : public MigratedStoreTest {
                        verdict("kernels/advisory{m=1}", gate::Verdict::kRegression, 0.5, false),
                        verdict("kernels/noisy{m=1}", gate::Verdict::kTooNoisy, 0.3, true),
                        verdict("kernels/fast{m=1}", gate::Verdict::kImprovement, -0.2, true)};
-    auto id = store_->SaveGateReport(OpenRun(branch), "main", result, "{}");
+    auto id = store_->SaveGateReport(OpenRun(branch), "main", result.outcome, "{}", GateFailed(result));
     ASSERT_TRUE(id.ok()) << id.status();
   }
 
@@ -109,19 +110,21 @@ TEST_F(NotificationsTest, EventsAndTheirDeliveriesCommitTogetherForTheEndpointsT
   AddEndpoint("triage-only", "http://127.0.0.1:9/hook", "*", "*", {"regression.triage"});
 
   FailGate("main");  // all, h100-main
-  EXPECT_TRUE(store_->SaveGateReport(OpenRun("main"), "main", gate::GateResult{}, "{}").ok());  // nobody
+  EXPECT_TRUE(store_->SaveGateReport(OpenRun("main"), "main", gate::Outcome::kPass, "{}").ok());  // nobody
   // A gate report of an unknown run is refused, and nothing is queued for it.
   gate::GateResult regression;
   regression.outcome = gate::Outcome::kRegression;
-  EXPECT_TRUE(absl::IsNotFound(store_->SaveGateReport(NewUuid(), "main", regression, "{}").status()));
+  EXPECT_TRUE(absl::IsNotFound(
+      store_->SaveGateReport(NewUuid(), "main", regression.outcome, "{}", GateFailed(regression)).status()));
 
   store::DetectedRegression d;
   d.regression = {.benchmark = "kernels/sgemm{m=512}", .metric = "time", .sku = "h100-sxm5-80gb",
                   .branch = "main", .unit = "ms", .bad_commit = "bad", .first_bad_run_id = OpenRun("main"),
                   .median_before = 1.0, .median_after = 1.1, .change = 0.1, .p_value = 0.001};
-  auto found = store_->SaveDetectedRegression(d);  // all, h100-main
+  auto found = store_->SaveDetectedRegression(d, RegressionFound);  // all, h100-main
   ASSERT_TRUE(found.ok() && found->has_value()) << found.status();
-  auto triaged = store_->ApplyTriage({(*found)->id, RegressionState::kAcknowledged, "looking", "alice", ""});  // all three
+  auto triaged = store_->ApplyTriage({(*found)->id, RegressionState::kAcknowledged, "looking", "alice", ""},
+                                     RegressionTriaged);  // all three
   ASSERT_TRUE(triaged.ok()) << triaged.status();
   FailGate("release/2.1");  // all, release
 

@@ -34,7 +34,7 @@ class RegressionRepositoryConformance : public RepositoryConformance {
   }
 
   int64_t Saved(const store::DetectedRegression& d) {
-    auto saved = Repo().SaveDetectedRegression(d);
+    auto saved = Repo().SaveDetectedRegression(d, {});
     EXPECT_TRUE(saved.ok() && saved->has_value()) << saved.status();
     return saved.ok() && saved->has_value() ? (*saved)->id : 0;
   }
@@ -43,7 +43,7 @@ class RegressionRepositoryConformance : public RepositoryConformance {
 
 TEST_P(RegressionRepositoryConformance, StoresADetectionAsNewWithTheEventOfItsDetection) {
   const store::DetectedRegression d = Detection("gbench/BM_A");
-  auto saved = Repo().SaveDetectedRegression(d);
+  auto saved = Repo().SaveDetectedRegression(d, {});
   ASSERT_TRUE(saved.ok() && saved->has_value()) << saved.status();
   EXPECT_GT((*saved)->id, 0);
   EXPECT_EQ((*saved)->state, RegressionState::kNew);
@@ -63,7 +63,7 @@ TEST_P(RegressionRepositoryConformance, StoresADetectionAsNewWithTheEventOfItsDe
 TEST_P(RegressionRepositoryConformance, TheSameFirstBadRunIsStoredOnce) {
   const store::DetectedRegression d = Detection("gbench/BM_A");
   Saved(d);
-  auto again = Repo().SaveDetectedRegression(d);
+  auto again = Repo().SaveDetectedRegression(d, {});
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_FALSE(again->has_value());
   auto all = Repo().FindRegressions({});
@@ -76,17 +76,17 @@ TEST_P(RegressionRepositoryConformance, AChangeSeenAgainNearbyFollowsTheEstimate
   const int64_t id = Saved(first);
   store::DetectedRegression later = Detection("gbench/BM_A", 0.22);
   later.nearby_runs = {first.regression.first_bad_run_id};
-  auto moved = Repo().SaveDetectedRegression(later);
+  auto moved = Repo().SaveDetectedRegression(later, {});
   ASSERT_TRUE(moved.ok() && !moved->has_value()) << moved.status();
   auto got = Repo().GetRegression(id);
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(got->first_bad_run_id, later.regression.first_bad_run_id);
   EXPECT_DOUBLE_EQ(got->change, 0.22);
 
-  ASSERT_TRUE(Repo().ApplyTriage({id, RegressionState::kAcknowledged, "seen", "ann", ""}).ok());
+  ASSERT_TRUE(Repo().ApplyTriage({id, RegressionState::kAcknowledged, "seen", "ann", ""}, {}).ok());
   store::DetectedRegression third = Detection("gbench/BM_A", 0.30);
   third.nearby_runs = {later.regression.first_bad_run_id};
-  auto kept = Repo().SaveDetectedRegression(third);
+  auto kept = Repo().SaveDetectedRegression(third, {});
   ASSERT_TRUE(kept.ok() && !kept->has_value()) << kept.status();
   got = Repo().GetRegression(id);
   ASSERT_TRUE(got.ok());
@@ -97,7 +97,7 @@ TEST_P(RegressionRepositoryConformance, FindsByStateBranchAndBenchmarkNewestFirs
   const int64_t a = Saved(Detection("gbench/BM_A"));
   const int64_t b = Saved(Detection("gbench/BM_B"));
   const int64_t c = Saved(Detection("gbench/BM_A", 0.15, "release"));
-  ASSERT_TRUE(Repo().ApplyTriage({b, RegressionState::kInvalid, "noise", "ann", ""}).ok());
+  ASSERT_TRUE(Repo().ApplyTriage({b, RegressionState::kInvalid, "noise", "ann", ""}, {}).ok());
 
   auto all = Repo().FindRegressions({});
   ASSERT_TRUE(all.ok());
@@ -125,7 +125,7 @@ TEST_P(RegressionRepositoryConformance, FindsByStateBranchAndBenchmarkNewestFirs
 
 TEST_P(RegressionRepositoryConformance, TriageMovesTheStateAndKeepsEveryMove) {
   const int64_t id = Saved(Detection("gbench/BM_A"));
-  auto fixed = Repo().ApplyTriage({id, RegressionState::kFixed, "reverted", "ann", "c9"});
+  auto fixed = Repo().ApplyTriage({id, RegressionState::kFixed, "reverted", "ann", "c9"}, {});
   ASSERT_TRUE(fixed.ok()) << fixed.status();
   EXPECT_EQ(fixed->state, RegressionState::kFixed);
   EXPECT_EQ(fixed->fixed_by_commit, "c9");
@@ -136,12 +136,12 @@ TEST_P(RegressionRepositoryConformance, TriageMovesTheStateAndKeepsEveryMove) {
   EXPECT_EQ(fixed->events[1].note, "reverted");
   EXPECT_EQ(fixed->events[1].commit, "c9");
 
-  auto again = Repo().ApplyTriage({id, RegressionState::kFixed, "again", "bob", "c9"});
+  auto again = Repo().ApplyTriage({id, RegressionState::kFixed, "again", "bob", "c9"}, {});
   EXPECT_EQ(again.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(again.status().message().find("is already fixed"), std::string::npos) << again.status();
-  EXPECT_EQ(Repo().ApplyTriage({id + 1000, RegressionState::kAccepted, "x", "bob", ""}).status().code(),
+  EXPECT_EQ(Repo().ApplyTriage({id + 1000, RegressionState::kAccepted, "x", "bob", ""}, {}).status().code(),
             absl::StatusCode::kNotFound);
-  auto reopened = Repo().ApplyTriage({id, RegressionState::kInvestigating, "came back", "bob", ""});
+  auto reopened = Repo().ApplyTriage({id, RegressionState::kInvestigating, "came back", "bob", ""}, {});
   ASSERT_TRUE(reopened.ok()) << reopened.status();
   EXPECT_EQ(reopened->fixed_by_commit, "") << "only 'fixed' names a commit";
   EXPECT_EQ(reopened->events.size(), 3u);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "common/identity.h"
+#include "coordinator/notification_events.h"
 #include "coordinator/store/memory_regressions.h"
 #include "nlohmann/json.hpp"
 
@@ -23,7 +24,7 @@ class TriageRules : public ::testing::Test {
     d.regression.first_bad_run_id = NewUuid();
     d.regression.change = 0.12;
     d.detected_after_run_id = d.regression.first_bad_run_id;
-    auto saved = repo_.SaveDetectedRegression(d);
+    auto saved = repo_.SaveDetectedRegression(d, RegressionFound);
     ASSERT_TRUE(saved.ok() && saved->has_value()) << saved.status();
     id_ = (*saved)->id;
   }

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/identity.h"
+#include "coordinator/notification_events.h"
 #include "coordinator/store.h"
 #include "gtest/gtest.h"
 #include "tests/coordinator/migrated_store_test.h"
@@ -79,7 +80,7 @@ class RetentionTest : public MigratedStoreTest {
     EXPECT_TRUE(store_->StoreBatch(meta.run_id, 1, {Case("gemm", 20), Case("conv", 10)}).ok());
     EXPECT_TRUE(store_->StoreBatch(meta.run_id, 2, {Case("gemm", 5, CaseStatus::kOk, 20)}).ok());
     EXPECT_TRUE(store_->CloseRun(meta.run_id, RunStatus::kComplete, 2, "").ok());
-    EXPECT_TRUE(store_->SaveGateReport(meta.run_id, "main", gate::GateResult{}, "{}").ok());
+    EXPECT_TRUE(store_->SaveGateReport(meta.run_id, "main", gate::Outcome::kPass, "{}").ok());
     return meta.run_id;
   }
 };

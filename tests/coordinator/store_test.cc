@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/identity.h"
 #include "coordinator/migrations.h"
+#include "coordinator/notification_events.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -540,7 +541,7 @@ TEST_F(StoreTest, GateReportRoundTrips) {
                                  {"verdicts", {{{"metric", "busbw"}, {"change", -0.042}}}}};
   gate::GateResult regression;
   regression.outcome = gate::Outcome::kRegression;
-  auto id = store_->SaveGateReport(run, "main", regression, report.dump());
+  auto id = store_->SaveGateReport(run, "main", regression.outcome, report.dump(), GateFailed(regression));
   ASSERT_TRUE(id.ok()) << id.status();
 
   auto back = store_->GetGateReport(*id);
@@ -548,9 +549,9 @@ TEST_F(StoreTest, GateReportRoundTrips) {
   EXPECT_EQ(nlohmann::json::parse(*back), report);
 
   EXPECT_EQ(store_->GetGateReport(*id + 1).status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(store_->SaveGateReport(NewUuid(), "main", gate::GateResult{}, "{}").status().code(),
+  EXPECT_EQ(store_->SaveGateReport(NewUuid(), "main", gate::Outcome::kPass, "{}").status().code(),
             absl::StatusCode::kNotFound);
-  EXPECT_EQ(store_->SaveGateReport(run, "main", gate::GateResult{}, "{not json").status().code(),
+  EXPECT_EQ(store_->SaveGateReport(run, "main", gate::Outcome::kPass, "{not json").status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 

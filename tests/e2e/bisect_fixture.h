@@ -15,6 +15,7 @@
 #include <regex>
 
 #include "common/identity.h"
+#include "coordinator/notification_events.h"
 #include "coordinator/store.h"
 #include "tests/e2e/dashboard_seed.h"
 #include "tests/support/postgres.h"
@@ -120,7 +121,7 @@ class BisectEndToEnd : public testing::DashboardCoordinatorTest {
     r.first_bad_run_id = run.run_id;
     r.change = 0.15;
     d.detected_after_run_id = run.run_id;
-    auto saved = (*store)->SaveDetectedRegression(d);
+    auto saved = (*store)->SaveDetectedRegression(d, coordinator::RegressionFound);
     EXPECT_TRUE(saved.ok() && saved->has_value()) << saved.status();
     return saved.ok() && saved->has_value() ? (*saved)->id : 0;
   }
