@@ -10,6 +10,7 @@
 #include <random>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 
@@ -334,6 +335,14 @@ bool IsUuid(std::string_view s) {
     }
   }
   return true;
+}
+
+absl::StatusOr<std::string> NormalizeRunId(const std::string& run_id) {
+  if (!IsUuid(run_id)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("run id '", run_id, "' is not a UUID (8-4-4-4-12 hex digits)"));
+  }
+  return absl::AsciiStrToLower(run_id);
 }
 
 }  // namespace perfgate

@@ -63,4 +63,8 @@ std::string NewUuid();
 /// True when s is a canonical UUID (8-4-4-4-12 hex digits).
 bool IsUuid(std::string_view s);
 
+/// A run id in the lower-case form PostgreSQL prints UUIDs in, the form
+/// every comparison of run ids uses; INVALID_ARGUMENT when it is not a UUID.
+absl::StatusOr<std::string> NormalizeRunId(const std::string& run_id);
+
 }  // namespace perfgate

@@ -13,6 +13,12 @@
 #include "gate/calibration.h"
 
 namespace perfgate::coordinator {
+
+using store::BaselineQuery;
+using store::CalibrationRecord;
+using store::RunSamples;
+using store::StoredSummary;
+
 namespace {
 
 bool Comparable(const RunRecord& candidate, const RunRecord& other,
@@ -34,7 +40,7 @@ bool Comparable(const RunRecord& candidate, const RunRecord& other,
 // before it did, they are computed here from the run's unthrottled
 // samples. A run of one process is one value, its median, which the
 // summary holds.
-absl::StatusOr<gate::RunData> LoadRunData(Store& store, const RunRecord& run) {
+absl::StatusOr<gate::RunData> LoadRunData(store::GateSource& store, const RunRecord& run) {
   gate::RunData data;
   data.run_id = run.meta.run_id;
   data.invalid_reasons = run.invalid_reasons;
@@ -63,8 +69,8 @@ absl::StatusOr<gate::RunData> LoadRunData(Store& store, const RunRecord& run) {
   return data;
 }
 
-absl::StatusOr<std::vector<gate::MetricVerdict>> EstimateChanges(Store& store, const RunRecord& base,
-                                                                 const RunRecord& cand) {
+absl::StatusOr<std::vector<gate::MetricVerdict>> EstimateChanges(store::GateSource& store,
+                                                                 const RunRecord& base, const RunRecord& cand) {
   static const gate::Policy* const kDefault =
       new gate::Policy(*gate::ParsePolicy("version: 1\n", "the default policy"));
   gate::GateInput input;
@@ -85,7 +91,7 @@ absl::StatusOr<std::vector<gate::MetricVerdict>> EstimateChanges(Store& store, c
 
 namespace {
 
-absl::StatusOr<RunRecord> CompleteRun(Store& store, const std::string& run_id,
+absl::StatusOr<RunRecord> CompleteRun(store::GateSource& store, const std::string& run_id,
                                       const std::string& role) {
   auto run = store.GetRun(run_id);
   PERFGATE_RETURN_IF_ERROR(run);
@@ -101,7 +107,7 @@ absl::StatusOr<RunRecord> CompleteRun(Store& store, const std::string& run_id,
 // SKU and node, in its environment (a driver or kernel update changes the
 // noise floor too), no longer ago than the policy's calibration_max_age.
 absl::StatusOr<std::map<std::pair<std::string, std::string>, gate::Calibration>> LoadCalibrations(
-    Store& store, const RunRecord& candidate, const gate::Policy& policy) {
+    store::GateSource& store, const RunRecord& candidate, const gate::Policy& policy) {
   std::map<std::pair<std::string, std::string>, gate::Calibration> out;
   const RunMeta& meta = candidate.meta;
   if (meta.node.empty()) return out;  // ingested without a node: no node to have calibrated
@@ -141,7 +147,7 @@ absl::Status CheckRequest(const GateRequest& request) {
 
 // A/B: the candidate and the one baseline side the request names, which
 // must have run on the candidate's SKU.
-absl::Status LoadAbSides(Store& store, const GateRequest& request, GateEvaluation& ev,
+absl::Status LoadAbSides(store::GateSource& store, const GateRequest& request, GateEvaluation& ev,
                          gate::GateInput& input) {
   const std::string& sku = ev.candidate.meta.environment.sku;
   // The candidate is read while the baseline is looked up and read: two
@@ -168,7 +174,7 @@ absl::Status LoadAbSides(Store& store, const GateRequest& request, GateEvaluatio
 // History: the last K runs of the baseline branch (and, with a merge-base,
 // of its ancestors) that ran on the candidate's SKU, are fit and match its
 // environment; same node first, newest first within.
-absl::StatusOr<std::vector<RunRecord>> HistoryBaselines(Store& store, const GateRequest& request,
+absl::StatusOr<std::vector<RunRecord>> HistoryBaselines(store::GateSource& store, const GateRequest& request,
                                                         const RunRecord& candidate,
                                                         const gate::Policy& policy) {
   const std::string& sku = candidate.meta.environment.sku;
@@ -211,7 +217,7 @@ absl::StatusOr<std::vector<RunRecord>> HistoryBaselines(Store& store, const Gate
 // kMaxCandidateRepeats: each one more candidate process, so that one run
 // slowed by a neighbour cannot decide the gate alone (gate::kUnconfirmed).
 constexpr uint32_t kMaxCandidateRepeats = 4;
-absl::StatusOr<std::vector<RunRecord>> CandidateRepeats(Store& store, const RunRecord& candidate,
+absl::StatusOr<std::vector<RunRecord>> CandidateRepeats(store::GateSource& store, const RunRecord& candidate,
                                                         const gate::Policy& policy) {
   const RunMeta& meta = candidate.meta;
   if (meta.commit.empty() || meta.branch.empty()) return std::vector<RunRecord>{};
@@ -237,7 +243,7 @@ absl::StatusOr<std::vector<RunRecord>> CandidateRepeats(Store& store, const RunR
 // History: the candidate and the chosen baseline runs as the gate sees them.
 // Three pooled connections read at once: the candidate, the older half of
 // the baselines and the newer half.
-absl::Status LoadHistorySides(Store& store, const GateEvaluation& ev, gate::GateInput& input) {
+absl::Status LoadHistorySides(store::GateSource& store, const GateEvaluation& ev, gate::GateInput& input) {
   auto cand_future = std::async(std::launch::async, [&] { return LoadRunData(store, ev.candidate); });
   const size_t half = ev.baselines.size() / 2;
   std::vector<absl::StatusOr<gate::RunData>> loaded(ev.baselines.size(), absl::UnknownError("not read"));
@@ -264,7 +270,7 @@ absl::Status LoadHistorySides(Store& store, const GateEvaluation& ev, gate::Gate
 
 }  // namespace
 
-absl::StatusOr<GateEvaluation> EvaluateCandidate(Store& store, const GateRequest& request) {
+absl::StatusOr<GateEvaluation> EvaluateCandidate(store::GateSource& store, const GateRequest& request) {
   PERFGATE_RETURN_IF_ERROR(CheckRequest(request));
   auto policy = gate::ParsePolicy(request.policy_yaml, request.policy_name);
   PERFGATE_RETURN_IF_ERROR(policy);

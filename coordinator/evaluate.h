@@ -9,10 +9,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "coordinator/store/gate_source.h"
 #include "gate/gate.h"
-#include "coordinator/store.h"
 
 namespace perfgate::coordinator {
+
+using store::RunRecord;
 
 struct GateRequest {
   std::string candidate_run_id;
@@ -35,11 +37,11 @@ struct GateEvaluation {
 
 /// Evaluates a gate. INVALID_ARGUMENT for a bad request or policy, NOT_FOUND
 /// for an unknown run, FAILED_PRECONDITION for a run that is not complete.
-absl::StatusOr<GateEvaluation> EvaluateCandidate(Store& store, const GateRequest& request);
+absl::StatusOr<GateEvaluation> EvaluateCandidate(store::GateSource& store, const GateRequest& request);
 
 /// A run's data as the gate reads it: its summaries, with the medians of
 /// its processes where it ran several (a side of an A/B job).
-absl::StatusOr<gate::RunData> LoadRunData(Store& store, const RunRecord& run);
+absl::StatusOr<gate::RunData> LoadRunData(store::GateSource& store, const RunRecord& run);
 
 /// The change of every metric `cand` and `base` both have, estimated as a
 /// gate of the pair estimates it (`cand` against `base` as the two sides of
@@ -47,8 +49,8 @@ absl::StatusOr<gate::RunData> LoadRunData(Store& store, const RunRecord& run);
 /// both ran as rounds, the shift of their processes' medians where they ran
 /// several, else the change of their medians. So wherever a change between
 /// two runs is shown, it is the gate's number.
-absl::StatusOr<std::vector<gate::MetricVerdict>> EstimateChanges(Store& store, const RunRecord& base,
-                                                                 const RunRecord& cand);
+absl::StatusOr<std::vector<gate::MetricVerdict>> EstimateChanges(store::GateSource& store,
+                                                                 const RunRecord& base, const RunRecord& cand);
 
 /// The images the report names: the candidate's image_digest, and the
 /// distinct image_digest values of the baselines in their order.

@@ -32,16 +32,6 @@ double NullableDouble(const pqxx::field& f) {
   return f.is_null() ? std::numeric_limits<double>::quiet_NaN() : f.as<double>();
 }
 
-// Run ids are UUIDs; PostgreSQL prints them in lower case, so comparisons made
-// in C++ (exclude_run_id, a RunRecord's id) use that form too.
-absl::StatusOr<std::string> NormalizeRunId(const std::string& run_id) {
-  if (!IsUuid(run_id)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("run id '", run_id, "' is not a UUID (8-4-4-4-12 hex digits)"));
-  }
-  return absl::AsciiStrToLower(run_id);
-}
-
 std::string FirstLine(absl::string_view text) {
   text = absl::StripAsciiWhitespace(text);
   return std::string(text.substr(0, text.find('\n')));

@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/identity.h"
 #include "common/run_types.h"
 #include "coordinator/store/records.h"
 #include "nlohmann/json.hpp"
@@ -36,9 +37,6 @@ int64_t ToMicros(TimePoint t);
 TimePoint FromMicros(int64_t us);
 /// The field's value, NaN for NULL.
 double NullableDouble(const pqxx::field& f);
-/// The run id in the lower-case form PostgreSQL prints UUIDs in;
-/// INVALID_ARGUMENT when it is not a UUID.
-absl::StatusOr<std::string> NormalizeRunId(const std::string& run_id);
 /// The first line of a (libpqxx) message, trimmed.
 std::string FirstLine(absl::string_view text);
 

@@ -9,8 +9,11 @@
 // A caller that needs one concern may take that repository alone.
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "coordinator/store/batches.h"
@@ -18,6 +21,7 @@
 #include "coordinator/store/calibrations.h"
 #include "coordinator/store/catalog.h"
 #include "coordinator/store/credentials.h"
+#include "coordinator/store/gate_source.h"
 #include "coordinator/store/history.h"
 #include "coordinator/store/jobs.h"
 #include "coordinator/store/notifications.h"
@@ -56,14 +60,33 @@ class Store : private store::DatabaseOwner,
               public store::PgRegressionRepository,
               public store::BisectionRepository,
               public store::NotificationRepository,
-
-              public store::JobRepository {
+              public store::JobRepository,
+              public store::GateSource {
  public:
   /// Connects with a libpq connection string ("host=... port=... dbname=...
   /// user=..."), keeping up to pool_size connections open.
   static absl::StatusOr<std::unique_ptr<Store>> Connect(const std::string& conninfo,
                                                         int pool_size = 4);
   ~Store();
+
+  // What a gate reads (store/gate_source.h), from the repositories above.
+  absl::StatusOr<store::RunRecord> GetRun(const std::string& run_id) override {
+    return RunRepository::GetRun(run_id);
+  }
+  absl::StatusOr<std::vector<store::RunRecord>> FindBaselineRuns(const store::BaselineQuery& q) override {
+    return RunRepository::FindBaselineRuns(q);
+  }
+  absl::StatusOr<std::vector<store::StoredSummary>> GetGateSummaries(const std::string& run_id) override {
+    return SummaryRepository::GetGateSummaries(run_id);
+  }
+  absl::StatusOr<store::RunSamples> GetSamples(const std::string& run_id) override {
+    return BatchRepository::GetSamples(run_id);
+  }
+  absl::StatusOr<std::vector<store::CalibrationRecord>> GetCalibrations(
+      const std::string& sku, const std::string& node, const std::string& environment_hash,
+      std::optional<std::chrono::seconds> max_age) override {
+    return CalibrationRepository::GetCalibrations(sku, node, environment_hash, max_age);
+  }
 
  private:
   explicit Store(std::unique_ptr<store::Database> db);

@@ -14,21 +14,10 @@
 #include "common/identity.h"
 #include "coordinator/store.h"
 #include "tests/coordinator/migrated_store_test.h"
+#include "tests/coordinator/run_spec.h"
 
 namespace perfgate::coordinator {
 namespace {
-
-struct RunSpec {
-  std::string branch = "main";
-  std::string commit = "c0";
-  std::string node = "node-a";
-  std::string sku = "cpu-amd-epyc";
-  std::string kernel = "6.1";
-  double time_ms = 10.0;  // every sample's value
-  RunStatus status = RunStatus::kComplete;
-  std::vector<std::string> parents;
-  std::optional<ValueBound> bound;  // set: the case measured no time, only this bound on it
-};
 
 class EvaluateTest : public MigratedStoreTest {
  protected:
@@ -61,14 +50,8 @@ class EvaluateTest : public MigratedStoreTest {
     return meta.run_id;
   }
 
-  absl::StatusOr<GateEvaluation> Gate(const std::string& candidate, const std::string& policy,
-                                      const std::string& baseline_commit = "") {
-    GateRequest req;
-    req.candidate_run_id = candidate;
-    req.baseline_branch = "main";
-    req.baseline_commit = baseline_commit;
-    req.policy_yaml = policy;
-    return EvaluateCandidate(*store_, req);
+  absl::StatusOr<GateEvaluation> Gate(const std::string& candidate, const std::string& policy) {
+    return HistoryGate(*store_, candidate, policy);
   }
 
   // Stores a calibration of the case's time on `node`, measured `age` ago
@@ -133,78 +116,7 @@ class EvaluateTest : public MigratedStoreTest {
     EXPECT_TRUE(closed.ok()) << closed.status();
     return meta.run_id;
   }
-
-  static std::vector<std::string> Ids(const GateEvaluation& ev) {
-    std::vector<std::string> out;
-    for (const RunRecord& r : ev.baselines) out.push_back(r.meta.run_id);
-    return out;
-  }
-
 };
-
-TEST_F(EvaluateTest, BaselineIsTheNewestKRunsOfTheBranchOnTheSameSku) {
-  Store({.commit = "old"});
-  const std::string b2 = Store({.commit = "b2"});
-  const std::string b3 = Store({.commit = "b3"});
-  Store({.branch = "feature", .commit = "f1"});
-  Store({.commit = "gpu", .sku = "h100-sxm5-80gb"});
-  Store({.commit = "failed", .status = RunStatus::kFailed});
-  const std::string cand = Store({.branch = "pr", .commit = "c1", .time_ms = 13});
-  auto ev = Gate(cand, "version: 1\ndefaults:\n  history: 2\n");
-  ASSERT_TRUE(ev.ok()) << ev.status();
-  EXPECT_EQ(Ids(*ev), (std::vector<std::string>{b3, b2}));
-  ASSERT_EQ(ev->result.verdicts.size(), 1u);
-  // Two runs cannot show between-run noise, whatever their samples say (13 vs
-  // 10 ms): without a calibration of the node the gate says what to run.
-  EXPECT_EQ(ev->result.verdicts[0].verdict, gate::Verdict::kTooFewRuns);
-  EXPECT_EQ(ev->result.outcome, gate::Outcome::kInconclusive);
-}
-
-TEST_F(EvaluateTest, EnvironmentFieldsNamedByThePolicyMustMatch) {
-  Store({.commit = "b1", .kernel = "5.15"});
-  const std::string same = Store({.commit = "b2", .kernel = "6.1"});
-  Store({.commit = "b3", .kernel = "5.15"});
-  const std::string cand = Store({.branch = "pr", .kernel = "6.1"});
-  auto ev = Gate(cand, "version: 1\ndefaults:\n  match: [kernel]\n");
-  ASSERT_TRUE(ev.ok()) << ev.status();
-  EXPECT_EQ(Ids(*ev), std::vector<std::string>{same});
-  auto any = Gate(cand, "version: 1\n");
-  ASSERT_TRUE(any.ok());
-  EXPECT_EQ(any->baselines.size(), 3u);
-}
-
-TEST_F(EvaluateTest, MergeBaseRestrictsTheBaselineToItsAncestry) {
-  Store({.commit = "a0"});
-  Store({.commit = "a1"});
-  Store({.commit = "after-fork"});  // on main, but not an ancestor of the candidate
-  const std::string cand = Store({.branch = "pr", .commit = "p1", .parents = {"p0", "a1", "a0"}});
-  auto ev = Gate(cand, "version: 1\n", "a1");
-  ASSERT_TRUE(ev.ok()) << ev.status();
-  ASSERT_EQ(ev->baselines.size(), 2u);
-  for (const RunRecord& r : ev->baselines) EXPECT_NE(r.meta.commit, "after-fork");
-}
-
-TEST_F(EvaluateTest, SameNodeRunsComeFirst) {
-  const std::string same_node = Store({.commit = "b1", .node = "node-a"});
-  Store({.commit = "b2", .node = "node-b"});
-  Store({.commit = "b3", .node = "node-b"});
-  const std::string cand = Store({.branch = "pr", .node = "node-a"});
-  auto ev = Gate(cand, "version: 1\ndefaults:\n  history: 1\n");
-  ASSERT_TRUE(ev.ok()) << ev.status();
-  EXPECT_EQ(Ids(*ev), std::vector<std::string>{same_node});
-}
-
-TEST_F(EvaluateTest, RefusesBadRequestsWithPreciseCodes) {
-  const std::string failed = Store({.branch = "pr", .status = RunStatus::kFailed});
-  EXPECT_EQ(Gate("nope", "version: 1\n").status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(Gate(NewUuid(), "version: 1\n").status().code(), absl::StatusCode::kNotFound);
-  auto not_complete = Gate(failed, "version: 1\n");
-  EXPECT_EQ(not_complete.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(not_complete.status().message().find("failed"), std::string::npos);
-  auto typo = Gate(failed, "version: 1\ndefaults:\n  tolerence: 5%\n");
-  EXPECT_EQ(typo.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(typo.status().message().find(":3:"), std::string::npos) << typo.status();
-}
 
 TEST_F(EvaluateTest, AbModeComparesTheNamedBaselineRunOnly) {
   Store({.commit = "b1", .time_ms = 20});  // history would see this run; A/B must not
@@ -232,22 +144,6 @@ TEST_F(EvaluateTest, AbModeComparesTheNamedBaselineRunOnly) {
   EXPECT_EQ(calibrated->result.verdicts[0].method, gate::Method::kCalibrated);
   EXPECT_EQ(calibrated->result.verdicts[0].verdict, gate::Verdict::kPass)
       << calibrated->result.verdicts[0].note;
-}
-
-TEST_F(EvaluateTest, AbModeRefusesAMissingOrForeignBaselineRun) {
-  const std::string other_sku = Store({.commit = "g", .sku = "h100-sxm5-80gb"});
-  const std::string cand = Store({.branch = "pr", .commit = "c1"});
-  GateRequest req;
-  req.candidate_run_id = cand;
-  req.mode = gate::Mode::kAb;
-  req.policy_yaml = "version: 1\n";
-  auto none = EvaluateCandidate(*store_, req);
-  EXPECT_EQ(none.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(none.status().message()), ::testing::HasSubstr("baseline_run_id"));
-  req.baseline_run_id = other_sku;
-  auto foreign = EvaluateCandidate(*store_, req);
-  EXPECT_EQ(foreign.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(foreign.status().message()), ::testing::HasSubstr("h100-sxm5-80gb"));
 }
 
 constexpr auto kDay = std::chrono::hours(24);
@@ -284,20 +180,6 @@ TEST_F(EvaluateTest, OneBaselineRunAndACalibrationOfTheNodeJudgeAThirtyPercentSl
   EXPECT_THAT(v.note, ::testing::HasSubstr("calibration of node node-a"));
   EXPECT_THAT(ev->result.summary, ::testing::HasSubstr("judged over 2 runs (also " + first + ")"));
   EXPECT_EQ(ev->result.outcome, gate::Outcome::kRegression);
-}
-
-TEST_F(EvaluateTest, RunsOfTheCandidatesCommitAreNeverItsBaseline) {
-  Store({.commit = "m1"});
-  Store({.commit = "m2"});
-  Store({.commit = "m3"});
-  const std::string earlier = Store({.commit = "m4", .time_ms = 10.1});
-  const std::string cand = Store({.commit = "m4", .time_ms = 10.2});  // main gated against itself
-  auto ev = Gate(cand, "version: 1\n");
-  ASSERT_TRUE(ev.ok()) << ev.status();
-  EXPECT_EQ(ev->baselines.size(), 3u);
-  for (const RunRecord& r : ev->baselines) EXPECT_NE(r.meta.commit, "m4");
-  ASSERT_EQ(ev->candidate_repeats.size(), 1u);
-  EXPECT_EQ(ev->candidate_repeats[0].meta.run_id, earlier);
 }
 
 TEST_F(EvaluateTest, AStaleCalibrationOrOneOfAnotherEnvironmentOrNodeIsNotUsed) {

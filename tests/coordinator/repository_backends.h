@@ -7,12 +7,17 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/identity.h"
 #include "coordinator/store.h"
+#include "common/stats.h"
 #include "coordinator/store/memory_credentials.h"
+#include "coordinator/store/memory_gate_source.h"
 #include "coordinator/store/memory_regressions.h"
 #include "tests/support/postgres.h"
 
@@ -25,6 +30,10 @@ class RepositoryBackend {
   virtual store::CredentialRepository& Credentials() = 0;
   /// A run that a stored record may name (a regression's first bad run).
   virtual std::string NewRunId() = 0;
+  virtual store::GateSource& Gate() = 0;
+  /// Stores a run of `meta` ended as `status` with `cases`, finished after
+  /// every run stored before it; returns its id.
+  virtual std::string AddRun(const RunMeta& meta, RunStatus status, const std::vector<CaseResult>& cases) = 0;
 };
 
 class MemoryBackend final : public RepositoryBackend {
@@ -32,10 +41,40 @@ class MemoryBackend final : public RepositoryBackend {
   store::RegressionRepository& Regressions() override { return regressions_; }
   store::CredentialRepository& Credentials() override { return credentials_; }
   std::string NewRunId() override { return NewUuid(); }
+  store::GateSource& Gate() override { return gate_; }
+  // As CloseRun would keep it: per metric its unthrottled values in sample
+  // order and their median.
+  std::string AddRun(const RunMeta& meta, RunStatus status, const std::vector<CaseResult>& cases) override {
+    store::RunRecord run{meta, status, finished_ = std::max(finished_ + std::chrono::microseconds(1),
+                                                            std::chrono::system_clock::now())};
+    std::vector<store::StoredSummary> summaries;
+    store::RunSamples samples;
+    for (const CaseResult& c : cases) {
+      std::vector<Sample> ordered = c.samples;
+      std::sort(ordered.begin(), ordered.end(), [](const Sample& a, const Sample& b) { return a.index < b.index; });
+      for (size_t m = 0; m < c.metrics.size(); ++m) {
+        store::StoredSummary s;
+        s.summary = {c.benchmark.Key(), c.metrics[m].name, c.metrics[m].unit, c.metrics[m].direction};
+        std::vector<double>& values = samples[{s.summary.benchmark, s.summary.metric}];
+        for (const Sample& x : ordered) {
+          (x.throttled ? s.summary.n_throttled : s.summary.n) += 1;
+          if (!x.throttled) values.push_back(x.values[m]);
+        }
+        s.summary.median = stats::Median(values);
+        s.summary.status = c.status;
+        summaries.push_back(std::move(s));
+      }
+      run.samples += ordered.size();
+    }
+    gate_.PutRun(run, std::move(summaries), std::move(samples));
+    return meta.run_id;
+  }
 
  private:
   store::InMemoryRegressionRepository regressions_;
   store::InMemoryCredentialRepository credentials_;
+  store::InMemoryGateSource gate_;
+  TimePoint finished_{};
 };
 
 class PostgresBackend final : public RepositoryBackend {
@@ -52,6 +91,13 @@ class PostgresBackend final : public RepositoryBackend {
   }
   store::RegressionRepository& Regressions() override { return *store_; }
   store::CredentialRepository& Credentials() override { return *store_; }
+  store::GateSource& Gate() override { return *store_; }
+  std::string AddRun(const RunMeta& meta, RunStatus status, const std::vector<CaseResult>& cases) override {
+    EXPECT_TRUE(store_->OpenRun(meta).ok());
+    EXPECT_TRUE(store_->StoreBatch(meta.run_id, 1, cases).ok());
+    EXPECT_TRUE(store_->CloseRun(meta.run_id, status, 1, "").ok());
+    return meta.run_id;
+  }
   std::string NewRunId() override {
     RunMeta run;
     run.run_id = NewUuid();

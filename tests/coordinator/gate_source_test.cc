@@ -1,0 +1,114 @@
+// One conformance suite for every GateSource (coordinator/store/gate_source.h):
+// the PostgreSQL store, whose runs are opened, streamed and closed, and the
+// in-memory source the domain's gate tests use (gate_rules_test.cc). Each
+// test runs against both, so what a gate reads cannot drift between them.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "tests/coordinator/repository_backends.h"
+
+namespace perfgate::coordinator {
+namespace {
+
+class GateSourceConformance : public RepositoryConformance {
+ protected:
+  store::GateSource& Source() { return backend_->Gate(); }
+
+  // A run of one case with two metrics: times of `times` ms (and their
+  // reciprocal as throughput), a throttled sample after them, and the
+  // samples given out of order.
+  std::string Add(const std::string& branch, const std::string& sku, const std::string& commit,
+                  RunStatus status = RunStatus::kComplete, std::vector<double> times = {3, 1, 2}) {
+    RunMeta meta;
+    meta.run_id = NewUuid();
+    meta.agent_name = "agent-1";
+    meta.environment.sku = sku;
+    meta.branch = branch;
+    meta.commit = commit;
+    meta.node = "node-1";
+    meta.started_at = std::chrono::system_clock::now();
+    CaseResult c;
+    c.benchmark = {"kernels", "sgemm", {{"m", "64"}}};
+    c.metrics = {{"time", "ms", Direction::kLowerIsBetter}, {"flops", "GF/s", Direction::kHigherIsBetter}};
+    c.samples.push_back({static_cast<uint32_t>(times.size()), {99, 1}, true});
+    for (uint32_t i = times.size(); i-- > 0;) c.samples.push_back({i, {times[i], 100 / times[i]}, false});
+    c.status = CaseStatus::kOk;
+    return backend_->AddRun(meta, status, {c});
+  }
+
+  std::vector<std::string> Commits(const store::BaselineQuery& q) {
+    auto runs = Source().FindBaselineRuns(q);
+    EXPECT_TRUE(runs.ok()) << runs.status();
+    std::vector<std::string> out;
+    for (const RunRecord& r : runs.value_or(std::vector<RunRecord>{})) out.push_back(r.meta.commit);
+    return out;
+  }
+};
+
+TEST_P(GateSourceConformance, FindsTheCompleteRunsOfTheBranchOnTheSkuLatestFirstButTheCandidate) {
+  Add("main", "cpu-a", "c1");
+  Add("main", "cpu-a", "c2");
+  Add("main", "cpu-b", "other-sku");
+  Add("topic", "cpu-a", "other-branch");
+  Add("main", "cpu-a", "failed", RunStatus::kFailed);
+  const std::string candidate = Add("main", "cpu-a", "c3");
+  store::BaselineQuery q{"main", "cpu-a", absl::AsciiStrToUpper(candidate)};
+  EXPECT_EQ(Commits(q), (std::vector<std::string>{"c2", "c1"}));
+  q.limit = 1;
+  EXPECT_EQ(Commits(q), std::vector<std::string>{"c2"});
+  q.limit = 0;
+  q.allowed_commits = {"c1", "c9"};
+  EXPECT_EQ(Commits(q), std::vector<std::string>{"c1"});
+  q.exclude_run_id.clear();
+  q.allowed_commits.clear();
+  EXPECT_EQ(Commits(q), (std::vector<std::string>{"c3", "c2", "c1"}));
+  q.sku.clear();
+  EXPECT_EQ(Source().FindBaselineRuns(q).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_P(GateSourceConformance, GetsARunByItsIdInEitherCaseAndSaysWhyNot) {
+  const std::string id = Add("main", "cpu-a", "c1");
+  auto run = Source().GetRun(absl::AsciiStrToUpper(id));
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->meta.commit, "c1");
+  EXPECT_EQ(run->meta.environment.sku, "cpu-a");
+  EXPECT_EQ(run->status, RunStatus::kComplete);
+  EXPECT_TRUE(run->finished_at.has_value());
+  EXPECT_EQ(run->samples, 4u);
+  EXPECT_EQ(Source().GetRun(NewUuid()).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(Source().GetRun("run-1").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Source().GetGateSummaries(NewUuid()).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(Source().GetSamples(NewUuid()).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_P(GateSourceConformance, ReadsSummariesInByteOrderAndUnthrottledValuesInSampleOrder) {
+  const std::string id = Add("main", "cpu-a", "c1", RunStatus::kComplete, {3, 1, 2});
+  auto summaries = Source().GetGateSummaries(id);
+  ASSERT_TRUE(summaries.ok()) << summaries.status();
+  ASSERT_EQ(summaries->size(), 2u);
+  const MetricSummary& flops = (*summaries)[0].summary;
+  const MetricSummary& time = (*summaries)[1].summary;
+  EXPECT_EQ(flops.metric, "flops");
+  EXPECT_EQ(flops.direction, Direction::kHigherIsBetter);
+  EXPECT_EQ(time.benchmark, "kernels/sgemm{m=64}");
+  EXPECT_EQ(time.metric, "time");
+  EXPECT_EQ(time.unit, "ms");
+  EXPECT_EQ(time.n, 3u);
+  EXPECT_EQ(time.n_throttled, 1u);
+  EXPECT_DOUBLE_EQ(time.median, 2);
+  EXPECT_EQ(time.status, CaseStatus::kOk);
+  EXPECT_FALSE((*summaries)[1].process_medians.has_value());  // one process
+  auto samples = Source().GetSamples(id);
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  EXPECT_EQ(samples->at({"kernels/sgemm{m=64}", "time"}), (std::vector<double>{3, 1, 2}));
+  EXPECT_EQ(samples->at({"kernels/sgemm{m=64}", "flops"}).size(), 3u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, GateSourceConformance, ConformanceBackends(), BackendName);
+
+}  // namespace
+}  // namespace perfgate::coordinator
