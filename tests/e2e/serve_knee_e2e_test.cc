@@ -33,7 +33,10 @@
 //   0.6 of the capacity included: the median of three runs failed the test
 //   3 times in 4, the best of three 2 in 4 (a rate all of whose runs
 //   stall), the best of five leaves that at (1/3)^5 a rate. The half
-//   budget's waits behind preemptions are there in every run.
+//   budget's waits behind preemptions are there in every run;
+// - on a machine whose stalls hit most runs for a while, knees that come
+//   out in the wrong order are measured again, once, at the rates between
+//   them (five more runs each), as a gate confirms before it fails.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -185,6 +188,27 @@ TEST(ServeKnee, HalvingTheKvBudgetMovesTheKneeDownAndRaisesP99TtftOnTheRealModel
   }
   while (knees[kFull] > sweep.points.rbegin()->first && sweep.points.rbegin()->first < 4 * capacity) {
     ASSERT_NO_FATAL_FAILURE(extend(std::round(sweep.points.rbegin()->first * kStep)));
+  }
+  // Knees in the wrong order are measured again where they are decided, once:
+  // the rates from the lower knee to the first rate above the higher one
+  // get kPasses more runs each. Interference only adds latency, so more runs
+  // can only find the clean ones; in one CI run stalls hit four of five runs
+  // of a rate (the full budget's best at 1023 requests/s was 15 ms against
+  // an objective of 9), and the half budget's one clean run put its knee a
+  // step above the full budget's.
+  if (knees[kHalf] >= knees[kFull]) {
+    std::cout << "knees in the wrong order (" << knees[kFull] << " with " << kFull << " blocks, " << knees[kHalf]
+              << " with " << kHalf << "): the rates between them measured again\n";
+    const auto above = sweep.points.upper_bound(knees[kHalf]);
+    const double last = above == sweep.points.end() ? sweep.points.rbegin()->first : above->first;
+    std::vector<double> again;
+    for (const auto& [rate, point] : sweep.points) {
+      if (rate >= knees[kFull] && rate <= last) again.push_back(rate);
+    }
+    for (int pass = 0; pass < kPasses; ++pass) {
+      for (double rate : again) ASSERT_NO_FATAL_FAILURE(sweep.Run(rate));
+    }
+    knees = sweep.Knees();
   }
   sweep.Print();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
