@@ -81,25 +81,26 @@ absl::StatusOr<Regression> Triage(store::RegressionRepository& store, const Tria
   return store.ApplyTriage(change, RegressionTriaged);
 }
 
-absl::StatusOr<std::vector<Regression>> DetectRegressions(Store& store, const std::string& run_id,
+absl::StatusOr<std::vector<Regression>> DetectRegressions(const DetectionStores& stores, const std::string& run_id,
                                                           const gate::Policy& policy) {
   std::vector<Regression> found;
-  auto run = store.GetRun(run_id);
+  auto run = stores.runs.GetRun(run_id);
   PERFGATE_RETURN_IF_ERROR(run);
   if (run->status != RunStatus::kComplete || !run->invalid_reasons.empty()) return found;
-  auto sums = store.GetSummaries(run_id);
+  auto sums = stores.runs.GetGateSummaries(run_id);
   PERFGATE_RETURN_IF_ERROR(sums);
-  for (const MetricSummary& m : *sums) {
+  for (const store::StoredSummary& stored : *sums) {
+    const MetricSummary& m = stored.summary;
     if (m.n == 0) continue;
     SeriesQuery q{m.benchmark, m.metric, run->meta.environment.sku, run->meta.branch, "",
                   kDetectionWindow};
-    auto series = store.GetSeries(q);
+    auto series = stores.series.GetSeries(q);
     PERFGATE_RETURN_IF_ERROR(series);
     const gate::ResolvedRule rule = policy.Resolve(q.sku, m.benchmark, m.metric);
     for (const gate::DetectedChange& c : gate::FindRegressions(ValidPoints(*series).history, rule)) {
-      auto stored = store.SaveDetectedRegression(ToStore(*run, m, *series, c), RegressionFound);
-      PERFGATE_RETURN_IF_ERROR(stored);
-      if (*stored) found.push_back(**stored);
+      auto saved = stores.regressions.SaveDetectedRegression(ToStore(*run, m, *series, c), RegressionFound);
+      PERFGATE_RETURN_IF_ERROR(saved);
+      if (*saved) found.push_back(**saved);
     }
   }
   return found;

@@ -53,10 +53,22 @@ absl::StatusOr<Regression> Triage(store::RegressionRepository& store, const Tria
 /// naming the field and the states otherwise.
 absl::StatusOr<RegressionState> RegressionStateOf(const std::string& field, const std::string& name);
 
+/// What detection reads and writes: the Store for all three, or the
+/// in-memory twins (store/memory_gate_source.h, memory_regressions.h).
+struct DetectionStores {
+  store::GateSource& runs;
+  store::SeriesSource& series;
+  store::RegressionRepository& regressions;
+};
+
 /// Checks the series of run `run_id` for new regressions as described above
 /// and returns the ones it stored. Nothing for a run that is not complete,
 /// is invalid for gating, or has no summaries.
-absl::StatusOr<std::vector<Regression>> DetectRegressions(Store& store, const std::string& run_id,
+absl::StatusOr<std::vector<Regression>> DetectRegressions(const DetectionStores& stores, const std::string& run_id,
                                                           const gate::Policy& policy);
+inline absl::StatusOr<std::vector<Regression>> DetectRegressions(Store& store, const std::string& run_id,
+                                                                 const gate::Policy& policy) {
+  return DetectRegressions(DetectionStores{store, store, store}, run_id, policy);
+}
 
 }  // namespace perfgate::coordinator

@@ -42,6 +42,17 @@ struct Series {
   std::vector<SeriesPoint> points;  // oldest first
 };
 
+/// What detection reads of a series (coordinator/regressions.h): the Store
+/// reads it from PostgreSQL (HistoryRepository::GetSeries), the in-memory
+/// source (memory_gate_source.h) from the runs it keeps; one conformance
+/// suite holds both (tests/coordinator/gate_source_test.cc).
+class SeriesSource {
+ public:
+  virtual ~SeriesSource() = default;
+  /// As HistoryRepository::GetSeries.
+  virtual absl::StatusOr<Series> GetSeries(const SeriesQuery& q) = 0;
+};
+
 class HistoryRepository : protected Repository {
  public:
   /// Run medians of one metric over complete runs, oldest first, at most limit

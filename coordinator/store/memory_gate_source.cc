@@ -1,6 +1,8 @@
 #include "coordinator/store/memory_gate_source.h"
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -111,6 +113,68 @@ absl::StatusOr<std::vector<CalibrationRecord>> InMemoryGateSource::GetCalibratio
     return ka != kb ? ka < kb : a.measured_at > b.measured_at;
   });
   return out;
+}
+
+namespace {
+
+// A kept run's point of the series of (benchmark, metric), as CloseRun
+// writes it: a complete run with a median over at least one sample.
+std::optional<SeriesPoint> PointOf(const RunRecord& run, const MetricSummary& m) {
+  if (run.status != RunStatus::kComplete || m.n == 0 || !std::isfinite(m.median) || !run.finished_at) {
+    return std::nullopt;
+  }
+  SeriesPoint p;
+  p.point = {absl::AsciiStrToLower(run.meta.run_id), run.meta.commit, run.meta.branch, run.meta.node,
+             *run.finished_at, m.median, m.n};
+  p.p5 = m.p5;
+  p.p95 = m.p95;
+  p.n_throttled = m.n_throttled;
+  p.invalid_reasons = run.invalid_reasons;
+  return p;
+}
+
+bool Wanted(const SeriesQuery& q, const RunRecord& run, const SeriesPoint& p) {
+  return (q.sku.empty() || run.meta.environment.sku == q.sku) && (q.branch.empty() || p.point.branch == q.branch) &&
+         (q.node.empty() || p.point.node == q.node) && (!q.from || p.point.finished_at >= *q.from) &&
+         (!q.to || p.point.finished_at < *q.to);
+}
+
+}  // namespace
+
+absl::StatusOr<Series> InMemoryGateSource::GetSeries(const SeriesQuery& q) {
+  if (q.benchmark.empty()) return absl::InvalidArgumentError("benchmark: must not be empty");
+  if (q.metric.empty()) return absl::InvalidArgumentError("metric: must not be empty");
+  PERFGATE_ASSIGN_OR_RETURN(const uint32_t limit, RowsFor(kSeriesPointRows, q.limit));
+  if (q.from && q.to && *q.to <= *q.from) return absl::InvalidArgumentError("to: must be later than from");
+  Series series;
+  bool defined = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [id, stored] : runs_) {
+      for (const StoredSummary& s : stored.summaries) {
+        if (s.summary.benchmark != q.benchmark || s.summary.metric != q.metric) continue;
+        if (!defined) series.unit = s.summary.unit, series.direction = s.summary.direction;
+        defined = true;
+        std::optional<SeriesPoint> p = PointOf(stored.run, s.summary);
+        if (p && Wanted(q, stored.run, *p)) series.points.push_back(*std::move(p));
+      }
+    }
+  }
+  if (!defined) {
+    return absl::NotFoundError(
+        absl::StrCat("no results stored for benchmark ", q.benchmark, " metric '", q.metric, "'"));
+  }
+  // The newest `limit`, oldest first.
+  auto newer = [](const SeriesPoint& a, const SeriesPoint& b) {
+    return a.point.finished_at != b.point.finished_at ? a.point.finished_at > b.point.finished_at
+                                                      : a.point.run_id < b.point.run_id;
+  };
+  std::sort(series.points.begin(), series.points.end(), newer);
+  if (series.points.size() > limit) series.points.resize(limit);
+  std::sort(series.points.begin(), series.points.end(), [](const SeriesPoint& a, const SeriesPoint& b) {
+    return std::tie(a.point.finished_at, a.point.run_id) < std::tie(b.point.finished_at, b.point.run_id);
+  });
+  return series;
 }
 
 }  // namespace perfgate::coordinator::store

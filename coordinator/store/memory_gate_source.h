@@ -1,6 +1,7 @@
-// What a gate reads, kept in memory: the GateSource of
-// coordinator/store/gate_source.h without a database, for tests of the
-// coordinator's domain (coordinator/evaluate.h). A test puts runs as the
+// What a gate and detection read, kept in memory: the GateSource of
+// coordinator/store/gate_source.h and the SeriesSource of history.h (the
+// series of the kept runs' medians) without a database, for tests of the
+// coordinator's domain (coordinator/evaluate.h, regressions.h). A test puts runs as the
 // Store would hold them after CloseRun (their summaries, process medians
 // and samples) and calibrations as PutCalibration keeps them. One
 // conformance suite holds it to the PostgreSQL implementation's behaviour
@@ -13,10 +14,11 @@
 #include <vector>
 
 #include "coordinator/store/gate_source.h"
+#include "coordinator/store/history.h"
 
 namespace perfgate::coordinator::store {
 
-class InMemoryGateSource final : public GateSource {
+class InMemoryGateSource final : public GateSource, public SeriesSource {
  public:
   /// Keeps `run` (replacing a run of its id) with its summaries, sorted as
   /// the Store returns them, and its samples.
@@ -32,6 +34,7 @@ class InMemoryGateSource final : public GateSource {
   absl::StatusOr<std::vector<CalibrationRecord>> GetCalibrations(
       const std::string& sku, const std::string& node, const std::string& environment_hash,
       std::optional<std::chrono::seconds> max_age) override;
+  absl::StatusOr<Series> GetSeries(const SeriesQuery& q) override;
 
  private:
   struct Stored {

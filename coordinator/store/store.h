@@ -61,7 +61,8 @@ class Store : private store::DatabaseOwner,
               public store::BisectionRepository,
               public store::NotificationRepository,
               public store::JobRepository,
-              public store::GateSource {
+              public store::GateSource,
+              public store::SeriesSource {
  public:
   /// Connects with a libpq connection string ("host=... port=... dbname=...
   /// user=..."), keeping up to pool_size connections open.
@@ -86,6 +87,10 @@ class Store : private store::DatabaseOwner,
       const std::string& sku, const std::string& node, const std::string& environment_hash,
       std::optional<std::chrono::seconds> max_age) override {
     return CalibrationRepository::GetCalibrations(sku, node, environment_hash, max_age);
+  }
+  // What detection reads (store/history.h's SeriesSource).
+  absl::StatusOr<store::Series> GetSeries(const store::SeriesQuery& q) override {
+    return HistoryRepository::GetSeries(q);
   }
 
  private:

@@ -1,6 +1,6 @@
-// The gate's rules over stored runs (coordinator/evaluate.h), on the
-// in-memory GateSource and without a database: which runs are a
-// candidate's baseline (branch, SKU, the environment fields a policy names,
+// The gate's rules over stored runs (coordinator/evaluate.h) and detection
+// (coordinator/regressions.h), on the in-memory sources and without a
+// database: which runs are a candidate's baseline (branch, SKU, the environment fields a policy names,
 // the merge-base's ancestry, same node first, never the candidate's own
 // commit) and which requests are refused, with which code. The PostgreSQL
 // GateSource is held to the same reads by its conformance suite
@@ -16,7 +16,9 @@
 
 #include "common/identity.h"
 #include "coordinator/evaluate.h"
+#include "coordinator/regressions.h"
 #include "coordinator/store/memory_gate_source.h"
+#include "coordinator/store/memory_regressions.h"
 #include "tests/coordinator/run_spec.h"
 
 namespace perfgate::coordinator {
@@ -60,6 +62,40 @@ class GateRules : public ::testing::Test {
   std::unique_ptr<store::InMemoryGateSource> store_ = std::make_unique<store::InMemoryGateSource>();
   TimePoint now_ = std::chrono::system_clock::now();
 };
+
+// Detection after a run of main closes (coordinator/regressions.h), on the
+// in-memory runs, series and regressions: a step of 20 % in main's series
+// is stored once, as new, with its regression.new notification; the runs
+// after it see the same step and store nothing more.
+TEST_F(GateRules, DetectionStoresAStepOfMainOnceWithItsNotification) {
+  std::string last;
+  for (int i = 0; i < 24; ++i) {
+    last = Store({.commit = "c" + std::to_string(i), .time_ms = (i < 12 ? 10.0 : 12.0) * (i % 2 ? 1.002 : 0.998)});
+  }
+  store::InMemoryRegressionRepository regressions;
+  const DetectionStores stores{*store_, *store_, regressions};
+  auto policy = gate::ParsePolicy("version: 1\n", "policy.yaml");
+  ASSERT_TRUE(policy.ok()) << policy.status();
+  auto found = DetectRegressions(stores, last, *policy);
+  ASSERT_TRUE(found.ok()) << found.status();
+  ASSERT_EQ(found->size(), 1u);
+  EXPECT_EQ((*found)[0].good_commit, "c11");
+  EXPECT_EQ((*found)[0].bad_commit, "c12");
+  EXPECT_EQ((*found)[0].state, RegressionState::kNew);
+  EXPECT_NEAR((*found)[0].change, 0.2, 0.01);
+  ASSERT_EQ(regressions.Notifications().size(), 1u);
+  EXPECT_EQ(regressions.Notifications()[0].type, "regression.new");
+
+  last = Store({.commit = "c24", .time_ms = 12});
+  auto again = DetectRegressions(stores, last, *policy);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->empty());
+  const std::string topic = Store({.branch = "topic", .commit = "t1", .time_ms = 20});
+  auto other = DetectRegressions(stores, topic, *policy);  // its own series of one run
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_TRUE(other->empty());
+  EXPECT_EQ(regressions.Notifications().size(), 1u);
+}
 
 TEST_F(GateRules, BaselineIsTheNewestKRunsOfTheBranchOnTheSameSku) {
   Store({.commit = "old"});

@@ -108,6 +108,50 @@ TEST_P(GateSourceConformance, ReadsSummariesInByteOrderAndUnthrottledValuesInSam
   EXPECT_EQ(samples->at({"kernels/sgemm{m=64}", "flops"}).size(), 3u);
 }
 
+TEST_P(GateSourceConformance, ASeriesIsTheMediansOfTheNewestCompleteRunsOldestFirst) {
+  Add("main", "cpu-a", "c1", RunStatus::kComplete, {1, 1, 1});
+  Add("main", "cpu-a", "c2", RunStatus::kComplete, {2, 2, 2});
+  Add("main", "cpu-a", "failed", RunStatus::kFailed, {9, 9, 9});
+  Add("topic", "cpu-a", "t1", RunStatus::kComplete, {5, 5, 5});
+  Add("main", "cpu-b", "b1", RunStatus::kComplete, {7, 7, 7});
+  Add("main", "cpu-a", "c3", RunStatus::kComplete, {3, 3, 3});
+  store::SeriesQuery q{"kernels/sgemm{m=64}", "time", "cpu-a", "main", "", 0};
+  auto commits = [&] {
+    auto s = backend_->Series().GetSeries(q);
+    EXPECT_TRUE(s.ok()) << s.status();
+    std::vector<std::string> out;
+    for (const store::SeriesPoint& p : s.ok() ? s->points : std::vector<store::SeriesPoint>{}) {
+      out.push_back(p.point.commit);
+    }
+    return out;
+  };
+  auto series = backend_->Series().GetSeries(q);
+  ASSERT_TRUE(series.ok()) << series.status();
+  EXPECT_EQ(series->unit, "ms");
+  EXPECT_EQ(series->direction, Direction::kLowerIsBetter);
+  ASSERT_EQ(series->points.size(), 3u);
+  EXPECT_DOUBLE_EQ(series->points[2].point.median, 3);
+  EXPECT_EQ(series->points[2].point.n, 3u);
+  EXPECT_EQ(series->points[2].n_throttled, 1u);
+  EXPECT_TRUE(series->points[2].valid());
+  EXPECT_EQ(commits(), (std::vector<std::string>{"c1", "c2", "c3"}));
+  q.limit = 2;
+  EXPECT_EQ(commits(), (std::vector<std::string>{"c2", "c3"}));
+  q.limit = 0;
+  q.branch.clear();
+  EXPECT_EQ(commits(), (std::vector<std::string>{"c1", "c2", "t1", "c3"}));
+  q.sku.clear();
+  EXPECT_EQ(commits(), (std::vector<std::string>{"c1", "c2", "t1", "b1", "c3"}));
+  q.metric = "nonesuch";
+  EXPECT_EQ(backend_->Series().GetSeries(q).status().code(), absl::StatusCode::kNotFound);
+  q.metric = "time";
+  q.limit = kSeriesPointRows.most + 1;
+  EXPECT_EQ(backend_->Series().GetSeries(q).status().code(), absl::StatusCode::kInvalidArgument);
+  q.limit = 0;
+  q.benchmark.clear();
+  EXPECT_EQ(backend_->Series().GetSeries(q).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, GateSourceConformance, ConformanceBackends(), BackendName);
 
 }  // namespace

@@ -31,6 +31,7 @@ class RepositoryBackend {
   /// A run that a stored record may name (a regression's first bad run).
   virtual std::string NewRunId() = 0;
   virtual store::GateSource& Gate() = 0;
+  virtual store::SeriesSource& Series() = 0;
   /// Stores a run of `meta` ended as `status` with `cases`, finished after
   /// every run stored before it; returns its id.
   virtual std::string AddRun(const RunMeta& meta, RunStatus status, const std::vector<CaseResult>& cases) = 0;
@@ -42,6 +43,7 @@ class MemoryBackend final : public RepositoryBackend {
   store::CredentialRepository& Credentials() override { return credentials_; }
   std::string NewRunId() override { return NewUuid(); }
   store::GateSource& Gate() override { return gate_; }
+  store::SeriesSource& Series() override { return gate_; }
   // As CloseRun would keep it: per metric its unthrottled values in sample
   // order and their median.
   std::string AddRun(const RunMeta& meta, RunStatus status, const std::vector<CaseResult>& cases) override {
@@ -92,6 +94,7 @@ class PostgresBackend final : public RepositoryBackend {
   store::RegressionRepository& Regressions() override { return *store_; }
   store::CredentialRepository& Credentials() override { return *store_; }
   store::GateSource& Gate() override { return *store_; }
+  store::SeriesSource& Series() override { return *store_; }
   std::string AddRun(const RunMeta& meta, RunStatus status, const std::vector<CaseResult>& cases) override {
     EXPECT_TRUE(store_->OpenRun(meta).ok());
     EXPECT_TRUE(store_->StoreBatch(meta.run_id, 1, cases).ok());
