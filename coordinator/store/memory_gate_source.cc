@@ -26,7 +26,9 @@ void InMemoryGateSource::PutRun(RunRecord run, std::vector<StoredSummary> summar
   std::sort(summaries.begin(), summaries.end(), [](const StoredSummary& a, const StoredSummary& b) {
     return std::tie(a.summary.benchmark, a.summary.metric) < std::tie(b.summary.benchmark, b.summary.metric);
   });
-  std::string id = absl::AsciiStrToLower(run.meta.run_id);
+  // Kept in the lower-case form PostgreSQL answers ids in.
+  run.meta.run_id = absl::AsciiStrToLower(run.meta.run_id);
+  std::string id = run.meta.run_id;
   std::lock_guard<std::mutex> lock(mu_);
   runs_[std::move(id)] = {std::move(run), std::move(summaries), std::move(samples)};
 }

@@ -152,6 +152,44 @@ TEST_P(GateSourceConformance, ASeriesIsTheMediansOfTheNewestCompleteRunsOldestFi
   EXPECT_EQ(backend_->Series().GetSeries(q).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// A node's calibrations: the newest of each (SKU, node, environment, case,
+// metric), filtered by SKU, node, environment and age, in byte order of SKU,
+// node, case and metric.
+TEST_P(GateSourceConformance, KeepsTheNewestCalibrationOfEachCaseAndFiltersByNodeEnvironmentAndAge) {
+  const auto now = std::chrono::system_clock::now();
+  auto set = [&](const std::string& node, const std::string& kernel, std::chrono::hours age, double spread) {
+    CalibrationSet s;
+    s.node = node;
+    s.environment = {"cpu-a", {{"kernel", kernel}}};
+    s.measured_at = now - age;
+    s.entries = {{"kernels/sgemm{m=64}", "time", "ms", Direction::kLowerIsBetter, spread, 10},
+                 {"kernels/axpy{n=8}", "time", "ms", Direction::kLowerIsBetter, spread, 10}};
+    return s;
+  };
+  backend_->AddCalibration(set("node-1", "6.1", std::chrono::hours(48), 0.05));
+  backend_->AddCalibration(set("node-1", "6.1", std::chrono::hours(1), 0.01));   // newer: kept
+  backend_->AddCalibration(set("node-1", "6.1", std::chrono::hours(72), 0.09));  // older: not written
+  backend_->AddCalibration(set("node-2", "6.1", std::chrono::hours(1), 0.02));
+  backend_->AddCalibration(set("node-1", "5.15", std::chrono::hours(100), 0.03));
+  const std::string hash = Environment{"cpu-a", {{"kernel", "6.1"}}}.Hash();
+  auto of_node = Source().GetCalibrations("cpu-a", "node-1", hash, std::nullopt);
+  ASSERT_TRUE(of_node.ok()) << of_node.status();
+  ASSERT_EQ(of_node->size(), 2u);
+  EXPECT_EQ((*of_node)[0].entry.benchmark, "kernels/axpy{n=8}");
+  EXPECT_EQ((*of_node)[1].entry.benchmark, "kernels/sgemm{m=64}");
+  EXPECT_DOUBLE_EQ((*of_node)[1].entry.spread, 0.01);
+  auto every = Source().GetCalibrations("cpu-a", "", "", std::nullopt);
+  ASSERT_TRUE(every.ok()) << every.status();
+  EXPECT_EQ(every->size(), 6u);  // node-1 in two environments, node-2
+  auto recent = Source().GetCalibrations("cpu-a", "", "", std::chrono::hours(24));
+  ASSERT_TRUE(recent.ok()) << recent.status();
+  EXPECT_EQ(recent->size(), 4u);
+  for (const store::CalibrationRecord& c : *recent) EXPECT_EQ(c.environment_hash, hash) << c.node;
+  auto none = Source().GetCalibrations("cpu-b", "", "", std::nullopt);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_TRUE(none->empty());
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, GateSourceConformance, ConformanceBackends(), BackendName);
 
 }  // namespace

@@ -35,6 +35,8 @@ class RepositoryBackend {
   /// Stores a run of `meta` ended as `status` with `cases`, finished after
   /// every run stored before it; returns its id.
   virtual std::string AddRun(const RunMeta& meta, RunStatus status, const std::vector<CaseResult>& cases) = 0;
+  /// Stores what one calibration of a node measured.
+  virtual void AddCalibration(const CalibrationSet& set) = 0;
 };
 
 class MemoryBackend final : public RepositoryBackend {
@@ -71,6 +73,11 @@ class MemoryBackend final : public RepositoryBackend {
     gate_.PutRun(run, std::move(summaries), std::move(samples));
     return meta.run_id;
   }
+  void AddCalibration(const CalibrationSet& set) override {
+    for (const CalibrationEntry& e : set.entries) {
+      gate_.PutCalibration({set.environment.sku, set.node, set.environment.Hash(), e, set.measured_at});
+    }
+  }
 
  private:
   store::InMemoryRegressionRepository regressions_;
@@ -100,6 +107,10 @@ class PostgresBackend final : public RepositoryBackend {
     EXPECT_TRUE(store_->StoreBatch(meta.run_id, 1, cases).ok());
     EXPECT_TRUE(store_->CloseRun(meta.run_id, status, 1, "").ok());
     return meta.run_id;
+  }
+  void AddCalibration(const CalibrationSet& set) override {
+    auto stored = store_->PutCalibration("agent-1", set);
+    EXPECT_TRUE(stored.ok()) << stored.status();
   }
   std::string NewRunId() override {
     RunMeta run;
