@@ -69,23 +69,18 @@ absl::StatusOr<gate::RunData> LoadRunData(store::GateSource& store, const RunRec
   return data;
 }
 
-absl::StatusOr<std::vector<gate::MetricVerdict>> EstimateChanges(store::GateSource& store,
-                                                                 const RunRecord& base, const RunRecord& cand) {
+std::vector<gate::MetricVerdict> EstimateChanges(gate::RunData base, gate::RunData cand, const std::string& sku) {
   static const gate::Policy* const kDefault =
       new gate::Policy(*gate::ParsePolicy("version: 1\n", "the default policy"));
-  gate::GateInput input;
-  input.mode = gate::Mode::kAb;
-  input.sku = cand.meta.environment.sku;
-  auto base_data = LoadRunData(store, base);
-  PERFGATE_RETURN_IF_ERROR(base_data);
-  auto cand_data = LoadRunData(store, cand);
-  PERFGATE_RETURN_IF_ERROR(cand_data);
   // Estimated whatever the runs' fitness to gate: the run's own view says
   // why one is not fit.
-  base_data->invalid_reasons.clear();
-  cand_data->invalid_reasons.clear();
-  input.baselines.push_back(std::move(*base_data));
-  input.candidate = std::move(*cand_data);
+  base.invalid_reasons.clear();
+  cand.invalid_reasons.clear();
+  gate::GateInput input;
+  input.mode = gate::Mode::kAb;
+  input.sku = sku;
+  input.baselines.push_back(std::move(base));
+  input.candidate = std::move(cand);
   return gate::EvaluateGate(input, *kDefault).verdicts;
 }
 

@@ -43,14 +43,14 @@ absl::StatusOr<GateEvaluation> EvaluateCandidate(store::GateSource& store, const
 /// its processes where it ran several (a side of an A/B job).
 absl::StatusOr<gate::RunData> LoadRunData(store::GateSource& store, const RunRecord& run);
 
-/// The change of every metric `cand` and `base` both have, estimated as a
-/// gate of the pair estimates it (`cand` against `base` as the two sides of
-/// an A/B, with the default policy): the paired shift of their rounds where
-/// both ran as rounds, the shift of their processes' medians where they ran
-/// several, else the change of their medians. So wherever a change between
-/// two runs is shown, it is the gate's number.
-absl::StatusOr<std::vector<gate::MetricVerdict>> EstimateChanges(store::GateSource& store,
-                                                                 const RunRecord& base, const RunRecord& cand);
+/// The change of every metric `cand` and `base` (as LoadRunData reads them)
+/// both have, estimated as a gate of the pair estimates it (`cand` against
+/// `base` as the two sides of an A/B on `sku`, with the default policy):
+/// the paired shift of their rounds where both ran as rounds, the shift of
+/// their processes' medians where they ran several, else the change of
+/// their medians. So wherever a change between two runs is shown, it is the
+/// gate's number.
+std::vector<gate::MetricVerdict> EstimateChanges(gate::RunData base, gate::RunData cand, const std::string& sku);
 
 /// The images the report names: the candidate's image_digest, and the
 /// distinct image_digest values of the baselines in their order.

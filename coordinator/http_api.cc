@@ -165,13 +165,21 @@ absl::StatusOr<Json> Compare(Store& store, const httplib::Request& req) {
   PERFGATE_RETURN_IF_ERROR(base);
   auto cand = store.GetRun(*cand_id);
   PERFGATE_RETURN_IF_ERROR(cand);
-  auto base_sums = store.GetSummaries(*base_id);
-  PERFGATE_RETURN_IF_ERROR(base_sums);
-  auto cand_sums = store.GetSummaries(*cand_id);
-  PERFGATE_RETURN_IF_ERROR(cand_sums);
-  auto changes = EstimateChanges(store, *base, *cand);
-  PERFGATE_RETURN_IF_ERROR(changes);
-  return CompareJson(*base, *base_sums, *cand, *cand_sums, *changes);
+  // Each run's summaries are read once: the rows show them, the estimate
+  // judges them.
+  auto base_data = LoadRunData(store, *base);
+  PERFGATE_RETURN_IF_ERROR(base_data);
+  auto cand_data = LoadRunData(store, *cand);
+  PERFGATE_RETURN_IF_ERROR(cand_data);
+  auto summaries = [](const gate::RunData& d) {
+    std::vector<MetricSummary> out;
+    for (const gate::MetricData& m : d.metrics) out.push_back(m.summary);
+    return out;
+  };
+  const std::vector<MetricSummary> base_sums = summaries(*base_data), cand_sums = summaries(*cand_data);
+  const std::vector<gate::MetricVerdict> changes =
+      EstimateChanges(*std::move(base_data), *std::move(cand_data), cand->meta.environment.sku);
+  return CompareJson(*base, base_sums, *cand, cand_sums, changes);
 }
 
 absl::StatusOr<Json> Fleet(Store& store, const httplib::Request& req) {

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
+#include <utility>
 
 #include <pqxx/pqxx>
 
@@ -70,9 +72,18 @@ class EvaluateTest : public MigratedStoreTest {
   // Stores a complete side of an A/B job: one case whose samples came from
   // one process per entry of `processes` (run details "ab_blocks:KEY", the
   // samples each took), sent in two batches, the later samples first.
-  // The two sides of an A/B job of `base` and `cand`'s processes, as stored.
-  std::pair<std::string, std::string> StoreSides(const std::vector<std::vector<double>>& base,
-                                                 const std::vector<std::vector<double>>& cand) {
+  // The two sides of an A/B job of six rounds, one process of five samples
+  // a side each, sample i of a round holding at(round, i) (baseline,
+  // candidate); their run ids as stored.
+  std::pair<std::string, std::string> StoreRounds(const std::function<std::pair<double, double>(int, int)>& at) {
+    std::vector<std::vector<double>> base(6), cand(6);
+    for (int round = 0; round < 6; ++round) {
+      for (int i = 0; i < 5; ++i) {
+        const auto [b, c] = at(round, i);
+        base[round].push_back(b);
+        cand[round].push_back(c);
+      }
+    }
     return {StoreSide("ab-baseline", base), StoreSide("pr", cand)};
   }
 
@@ -254,17 +265,10 @@ TEST_F(EvaluateTest, AStoredBoundIsJudgedAsABoundAgainstTheHistory) {
 // stored process medians as from the samples (what it reads for a run
 // closed before the medians were stored).
 TEST_F(EvaluateTest, StoredProcessMediansJudgeAsTheSamplesDo) {
-  std::vector<std::vector<double>> base, cand;
-  for (int round = 0; round < 6; ++round) {
-    std::vector<double> b, c;
-    for (int i = 0; i < 5; ++i) {
-      b.push_back(10.0 + 0.05 * ((round * 7 + i * 3) % 5) + 0.01 * round);
-      c.push_back(10.6 + 0.05 * ((round * 3 + i * 2) % 5) + 0.01 * round);
-    }
-    base.push_back(b);
-    cand.push_back(c);
-  }
-  const auto [base_id, cand_id] = StoreSides(base, cand);
+  const auto [base_id, cand_id] = StoreRounds([](int round, int i) {
+    return std::pair(10.0 + 0.05 * ((round * 7 + i * 3) % 5) + 0.01 * round,
+                     10.6 + 0.05 * ((round * 3 + i * 2) % 5) + 0.01 * round);
+  });
   const GateRequest req = AbRequest(base_id, cand_id);
   auto from_medians = EvaluateCandidate(*store_, req);
   ASSERT_TRUE(from_medians.ok()) << from_medians.status();
@@ -303,27 +307,22 @@ TEST_F(EvaluateTest, StoredProcessMediansJudgeAsTheSamplesDo) {
 // to about 30 ms halfway, and the candidate is 0.6 ms slower in every
 // round: +6 % then +2 % paired, about +3 % by the pooled medians.
 TEST_F(EvaluateTest, TwoRunsComparedShowTheChangeTheGateOfThePairPrints) {
-  std::vector<std::vector<double>> base, cand;
-  for (int round = 0; round < 6; ++round) {
-    std::vector<double> b, c;
-    for (int i = 0; i < 5; ++i) {
-      const double level = (round < 3 ? 10.0 : 30.0) + 0.05 * ((round * 7 + i * 3) % 5);
-      b.push_back(level);
-      c.push_back(level + 0.6);
-    }
-    base.push_back(b);
-    cand.push_back(c);
-  }
-  const auto [base_id, cand_id] = StoreSides(base, cand);
+  const auto [base_id, cand_id] = StoreRounds([](int round, int i) {
+    const double level = (round < 3 ? 10.0 : 30.0) + 0.05 * ((round * 7 + i * 3) % 5);
+    return std::pair(level, level + 0.6);
+  });
   const GateRequest req = AbRequest(base_id, cand_id);
   auto gated = EvaluateCandidate(*store_, req);
   ASSERT_TRUE(gated.ok()) << gated.status();
-  auto changes = EstimateChanges(*store_, gated->baselines.at(0), gated->candidate);
-  ASSERT_TRUE(changes.ok()) << changes.status();
+  auto base_data = LoadRunData(*store_, gated->baselines.at(0));
+  auto cand_data = LoadRunData(*store_, gated->candidate);
+  ASSERT_TRUE(base_data.ok() && cand_data.ok());
+  const std::vector<gate::MetricVerdict> changes =
+      EstimateChanges(*base_data, *cand_data, gated->candidate.meta.environment.sku);
   ASSERT_EQ(gated->result.verdicts.size(), 1u);
-  ASSERT_EQ(changes->size(), 1u);
+  ASSERT_EQ(changes.size(), 1u);
   const gate::MetricVerdict& g = gated->result.verdicts[0];
-  const gate::MetricVerdict& c = (*changes)[0];
+  const gate::MetricVerdict& c = changes[0];
   EXPECT_EQ(c.method, gate::Method::kBlocks);
   EXPECT_EQ(c.change, g.change);
   EXPECT_EQ(c.change_ci_low, g.change_ci_low);
