@@ -93,6 +93,9 @@ CLI::App* AddRun(CLI::App& app, AgentConfig& c) {
   run->add_option("--run-id-file", c.run_id_file, "Write the run id to this file");
   run->add_option("--inject-slowdown", c.slowdown_specs,
                   "CASE=PCT: add real work worth PCT % of the case's time (proves the gate)");
+  run->add_option("--inject-work", c.work_specs,
+                  "CASE=PCT: the case does PCT % more of its own work (host copy and triad), so its time and its "
+                  "counts grow by that fraction (proves the counted gate)");
   run->add_option("--count", c.run_count,
                   "Also count each measured case under callgrind, one process: 'instructions', or 'cache' "
                   "for simulated cache and branch misses as well; or 'gpu': a CUDA case's kernels under "
@@ -275,6 +278,9 @@ CLI::App* AddSample(CLI::App& app, AgentConfig& c) {
   app.add_option("--inject-slowdown", c.slowdown_specs,
                  "CASE=PCT, for `sample`: add real work worth PCT % of the case's time")
       ->envname("PERFGATE_INJECT_SLOWDOWN");
+  app.add_option("--inject-work", c.work_specs,
+                 "CASE=PCT, for `sample`: the case does PCT % more of its own work (host copy and triad)")
+      ->envname("PERFGATE_INJECT_WORK");
   CLI::App* sample = app.add_subcommand(
       "sample", "Internal, run by `ab` on each side: one case, exactly --samples samples, its "
                 "result file on stdout");
@@ -390,9 +396,14 @@ std::optional<Invalid> ParseValues(Command command, AgentConfig& c) {
     return Invalid{"bad environment", digest.status()};
   }
   for (const std::string& spec : c.slowdown_specs) {
-    auto s = ParseSlowdown(spec);
+    auto s = ParseInjection("--inject-slowdown", spec);
     if (!s.ok()) return Invalid{"bad option", s.status()};
     c.slowdowns.push_back(*s);
+  }
+  for (const std::string& spec : c.work_specs) {
+    auto s = ParseInjection("--inject-work", spec);
+    if (!s.ok()) return Invalid{"bad option", s.status()};
+    c.added_work.push_back(*s);
   }
   if (!c.time_budget.empty() && (command == Command::kRun || command == Command::kAb)) {
     auto budget = ParseDuration(c.time_budget);

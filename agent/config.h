@@ -40,6 +40,7 @@ struct AgentConfig {
   std::string output_file;  // result file of `run`, calibration file of `calibrate`; empty: none
   bool offline = false;     // measure without a coordinator (also set by coordinator "none")
   std::vector<std::string> slowdown_specs;  // --inject-slowdown CASE=PCT, as given
+  std::vector<std::string> work_specs;      // --inject-work CASE=PCT, as given
   EngineOptions engine;
   double max_noise_pct = 0.5;
   // Multi-rank suites (collectives): this process's rank of world_size.
@@ -94,7 +95,8 @@ struct AgentConfig {
 
   // Parsed at start.
   std::map<std::string, std::vector<std::string>> set_values;  // --set, ranges expanded
-  std::vector<Slowdown> slowdowns;                              // --inject-slowdown
+  std::vector<Injection> slowdowns;                             // --inject-slowdown
+  std::vector<Injection> added_work;                            // --inject-work
   std::optional<double> time_budget_s;                          // --time-budget
   suites::collectives::WorldOptions world;  // `run`, `sample`: this process's place among the ranks
   client::ClientOptions client;             // address, --rpc-timeout, the token and TLS files (read unless offline)

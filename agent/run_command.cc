@@ -84,6 +84,7 @@ RunnerOptions RunnerOptionsOf(const AgentConfig& config) {
   options.engine.max_noise = config.max_noise_pct / 100.0;
   options.time_budget_s = config.time_budget_s.value_or(options.time_budget_s);
   options.slowdowns = config.slowdowns;
+  options.added_work = config.added_work;
   return options;
 }
 

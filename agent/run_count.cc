@@ -28,6 +28,7 @@ absl::Status CountRunCases(const AgentConfig& config, const std::vector<suites::
   // flag of the program, before its command).
   std::vector<std::string> program = {self};
   for (const std::string& s : config.slowdown_specs) program.insert(program.end(), {"--inject-slowdown", s});
+  for (const std::string& s : config.work_specs) program.insert(program.end(), {"--inject-work", s});
   std::set<std::string> selected;
   std::vector<BenchmarkId> listed;
   for (const suites::CaseInstance& c : cases) {

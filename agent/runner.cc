@@ -15,21 +15,21 @@
 
 namespace perfgate::agent {
 
-absl::StatusOr<Slowdown> ParseSlowdown(const std::string& spec) {
+absl::StatusOr<Injection> ParseInjection(const std::string& flag, const std::string& spec) {
   const size_t eq = spec.rfind('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--inject-slowdown '", spec, "': expected CASE=PCT, e.g. 'kernels/triad*=25'"));
+        flag, " '", spec, "': expected CASE=PCT, e.g. 'kernels/triad*=25'"));
   }
   double pct = 0;
   std::string num = spec.substr(eq + 1);
   if (!num.empty() && num.back() == '%') num.pop_back();
   if (!absl::SimpleAtod(num, &pct) || !std::isfinite(pct) || pct <= 0 || pct > 1000) {
-    return absl::InvalidArgumentError(absl::StrCat("--inject-slowdown '", spec, "': PCT '",
+    return absl::InvalidArgumentError(absl::StrCat(flag, " '", spec, "': PCT '",
                                                    spec.substr(eq + 1),
                                                    "' must be a number in (0, 1000]"));
   }
-  return Slowdown{spec.substr(0, eq), pct / 100.0};
+  return Injection{spec.substr(0, eq), pct / 100.0};
 }
 
 namespace {
@@ -103,14 +103,25 @@ double BudgetedTimeout(double case_timeout_s, double budget_s, double elapsed_s,
   return std::max(0.0, std::min(case_timeout_s, share));
 }
 
-CaseResult RunCase(const suites::CaseInstance& instance, const RunnerOptions& options) {
+namespace {
+
+// The fraction of the last injection whose pattern matches `key`; 0 if none.
+double InjectedFor(const std::vector<Injection>& injections, const std::string& key) {
   double fraction = 0;
-  const std::string key = instance.id.Key();
-  for (const Slowdown& s : options.slowdowns) {
+  for (const Injection& s : injections) {
     if (GlobMatch(s.pattern, key)) fraction = s.fraction;
   }
+  return fraction;
+}
+
+}  // namespace
+
+CaseResult RunCase(const suites::CaseInstance& instance, const RunnerOptions& options) {
+  const std::string key = instance.id.Key();
+  const double fraction = InjectedFor(options.slowdowns, key);
   suites::State state(instance.id, instance.metrics, options.engine, fraction);
   state.set_throttle_source(options.throttle);
+  state.set_work_fraction(InjectedFor(options.added_work, key));
   try {
     instance.spec->body(state);
   } catch (const std::exception& e) {
@@ -118,8 +129,13 @@ CaseResult RunCase(const suites::CaseInstance& instance, const RunnerOptions& op
   } catch (...) {
     state.Fail("the case threw a non-standard exception");
   }
+  if (state.work_fraction() > 0 && state.added_work().empty() && !state.failed() && !state.skipped()) {
+    state.Fail(absl::StrCat("--inject-work: ", key, " cannot add to its own work (the host kernels/copy and "
+                            "kernels/triad can); use --inject-slowdown for a slowdown sized by time"));
+  }
   CaseResult r = state.TakeResult();
   if (fraction > 0) absl::StrAppend(&r.reason, r.reason.empty() ? "" : "; ", "injected slowdown ", fraction * 100, " %");
+  if (!state.added_work().empty()) absl::StrAppend(&r.reason, r.reason.empty() ? "" : "; ", state.added_work());
   return r;
 }
 

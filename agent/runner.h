@@ -13,15 +13,17 @@
 
 namespace perfgate::agent {
 
-/// A known slowdown injected into the cases whose key matches `pattern`.
-struct Slowdown {
+/// A known change injected into the cases whose key matches `pattern`: a
+/// slowdown (busy work sized by the case's time) or added work (the case
+/// does more of its own work, so its counts grow by exactly that much).
+struct Injection {
   std::string pattern;  // glob over benchmark keys
-  double fraction = 0;  // 0.25 = 25 % more time
+  double fraction = 0;  // 0.25 = 25 % more time, or 25 % more work
 };
 
-/// Parses "CASE=PCT" (CASE a glob over keys, which may contain '=' themselves:
-/// the last '=' separates), e.g. "kernels/triad*=25".
-absl::StatusOr<Slowdown> ParseSlowdown(const std::string& spec);
+/// Parses "CASE=PCT" given to `flag` (CASE a glob over keys, which may
+/// contain '=' themselves: the last '=' separates), e.g. "kernels/triad*=25".
+absl::StatusOr<Injection> ParseInjection(const std::string& flag, const std::string& spec);
 
 /// The values of one --set: "V1,V2,..." as listed, or a geometric range
 /// "MIN..MAX" (factor 2) / "MIN..MAX*F", where MIN and MAX may end in K, M or G
@@ -30,7 +32,8 @@ absl::StatusOr<std::vector<std::string>> ExpandSetValues(const std::string& valu
 
 struct RunnerOptions {
   EngineOptions engine;
-  std::vector<Slowdown> slowdowns;
+  std::vector<Injection> slowdowns;   // --inject-slowdown
+  std::vector<Injection> added_work;  // --inject-work
   ThrottleSource* throttle = nullptr;  // device clocks and reasons (NVML); null: none
   double time_budget_s = 0;  // bounds the whole run; 0 means no bound
 };
@@ -45,6 +48,8 @@ absl::StatusOr<double> ParseDuration(const std::string& text);
 double BudgetedTimeout(double case_timeout_s, double budget_s, double elapsed_s, size_t cases_left);
 
 /// Runs one case: exceptions from its body fail the case, never the agent.
+/// Added work for a case that cannot add to its own work (State::AddWork)
+/// fails the case with the reason.
 CaseResult RunCase(const suites::CaseInstance& instance, const RunnerOptions& options);
 
 /// Runs every case in order, calling `sink` after each; stops at the first

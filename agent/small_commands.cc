@@ -93,6 +93,7 @@ int SampleCommand(const AgentConfig& config) {
   options.engine = config.engine;
   options.engine.sample_count = config.sample_count;
   options.slowdowns = config.slowdowns;
+  options.added_work = config.added_work;
   suites::collectives::SetProcessWorld(config.world);
   // Under callgrind the probe's libraries alone (cuBLASLt's symbols) take
   // half a minute to load, and a count needs no environment.

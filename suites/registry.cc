@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "absl/strings/numbers.h"
@@ -71,6 +72,14 @@ int64_t State::IntParam(const std::string& name) {
     return 0;
   }
   return v;
+}
+
+size_t State::AddWork(size_t units, const char* what) {
+  if (work_fraction_ <= 0) return units;
+  const auto extra = static_cast<size_t>(std::llround(static_cast<double>(units) * work_fraction_));
+  added_work_ = absl::StrCat("injected work +", work_fraction_ * 100, " % (", extra, " more ", what, " than its ",
+                             units, ")");
+  return units + extra;
 }
 
 void State::MeasureHost(const std::function<void()>& iteration) {

@@ -102,6 +102,19 @@ class State {
   const EngineOptions& options() const { return options_; }
   /// The injected slowdown (a fraction of the measured time), 0 when none.
   double inject_fraction() const { return inject_fraction_; }
+  /// The work to add to this case (--inject-work), a fraction of its own; 0
+  /// when none. A case that can add to its own work asks AddWork for its
+  /// size; the runner fails a case given work to add that never asked.
+  double work_fraction() const { return work_fraction_; }
+  void set_work_fraction(double fraction) { work_fraction_ = fraction; }
+  /// `units` (elements or bytes the case's loop goes over) with the added
+  /// work: units + round(units × work_fraction()), the case's loop to run over
+  /// that many while its metrics still count `units`, so that its time and
+  /// its instruction count grow by that fraction of the loop's. Records what
+  /// was added (added_work()).
+  size_t AddWork(size_t units, const char* what);
+  /// What AddWork added, as a sentence for the case's reason; empty if none.
+  const std::string& added_work() const { return added_work_; }
   /// Where device samples read clocks and throttle reasons; null on the host.
   ThrottleSource* throttle_source() const { return throttle_; }
   void set_throttle_source(ThrottleSource* source) { throttle_ = source; }
@@ -132,6 +145,8 @@ class State {
   std::vector<MetricKind> metrics_;
   EngineOptions options_;
   double inject_fraction_;
+  double work_fraction_ = 0;
+  std::string added_work_;
   double bytes_ = 0, flops_ = 0, alg_bytes_ = 0, bus_factor_ = 1, roof_ = 0;
   double tokens_ = 0, peak_flops_ = 0, reference_s_ = 0;
   std::vector<Sample> samples_;

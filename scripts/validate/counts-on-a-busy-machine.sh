@@ -4,9 +4,11 @@
 # (tests/work_bench_0, built by the test build) against itself with an
 # environment of a random size (0 to 8 KiB more, which moves the stack and
 # so the addresses; address-space randomisation as the kernel has it), and
-# against itself doing 1 % more work (PERFGATE_WORK_SLOWDOWN=1). Prints
+# against itself doing 1 % more work (PERFGATE_WORK_SLOWDOWN=1). With
+# SUBJECT=own, perfgate's own host case instead (kernels/triad of 4 MiB,
+# `ab --baseline/--candidate`), 1 % more work by `--inject-work`. Prints
 # one line per trial (exit code, counted change, seconds) and the range of
-# the A/A changes. Usage: counts-on-a-busy-machine.sh [N] [OUT_DIR]
+# the A/A changes. Usage: [SUBJECT=own] counts-on-a-busy-machine.sh [N] [OUT_DIR]
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${PERFGATE_BUILD_DIR:-$root/build}
@@ -14,6 +16,7 @@ n=${1:-20}
 out=${2:-$(mktemp -d)}
 mkdir -p "$out"
 agent="$build/agent/perfgate-agent"
+subject=${SUBJECT:-gbench}
 bench="$build/tests/work_bench_0 --benchmark_repetitions={samples} --benchmark_min_time=0.05 --benchmark_out={out}"
 
 (while :; do :; done) &
@@ -24,10 +27,17 @@ echo "ASLR (kernel.randomize_va_space): $(cat /proc/sys/kernel/randomize_va_spac
 for set in same plus1; do
   for i in $(seq 1 "$n"); do
     pad=$(head -c $((RANDOM % 8192 + 1)) /dev/zero | tr '\0' x)
-    if [ "$set" = same ]; then cand="env PERFGATE_PADDING=$pad $bench"; else cand="env PERFGATE_WORK_SLOWDOWN=1 $bench"; fi
+    if [ "$subject" = own ]; then
+      base=(--baseline "$agent" --filter 'kernels/triad*' --set bytes=4194304)
+      if [ "$set" = same ]; then cand="env PERFGATE_PADDING=$pad $agent"; else cand="$agent --inject-work kernels/triad*=1"; fi
+      sides=("${base[@]}" --candidate "$cand")
+    else
+      if [ "$set" = same ]; then cand="env PERFGATE_PADDING=$pad $bench"; else cand="env PERFGATE_WORK_SLOWDOWN=1 $bench"; fi
+      sides=(--baseline-cmd "$bench" --candidate-cmd "$cand")
+    fi
     start=$(date +%s.%N)
     rc=0
-    "$agent" ab --offline --baseline-cmd "$bench" --candidate-cmd "$cand" --count instructions --count-only \
+    "$agent" ab --offline "${sides[@]}" --count instructions --count-only \
       --json "$out/$set-$i.json" >"$out/$set-$i.log" 2>&1 || rc=$?
     secs=$(echo "$(date +%s.%N) - $start" | bc)
     change=$(python3 -c "import json,sys; v=[x for x in json.load(open(sys.argv[1]))['verdicts'] if x['metric']=='instructions'][0]; print('%+.4f %%' % (v['change']*100))" "$out/$set-$i.json")

@@ -91,14 +91,14 @@ TEST(Probe, ThisMachineProbesWithoutFailing) {
 }
 
 TEST(Slowdown, ParsesCaseAndPercentSplittingAtTheLastEquals) {
-  auto s = ParseSlowdown("kernels/copy{bytes=1024}=25");
+  auto s = ParseInjection("--inject-slowdown", "kernels/copy{bytes=1024}=25");
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->pattern, "kernels/copy{bytes=1024}");
   EXPECT_DOUBLE_EQ(s->fraction, 0.25);
-  EXPECT_TRUE(ParseSlowdown("k/x*=10%").ok());
-  EXPECT_FALSE(ParseSlowdown("k/x*").ok());
-  EXPECT_FALSE(ParseSlowdown("k/x*=abc").ok());
-  EXPECT_FALSE(ParseSlowdown("k/x*=-5").ok());
+  EXPECT_TRUE(ParseInjection("--inject-slowdown", "k/x*=10%").ok());
+  EXPECT_FALSE(ParseInjection("--inject-slowdown", "k/x*").ok());
+  EXPECT_FALSE(ParseInjection("--inject-slowdown", "k/x*=abc").ok());
+  EXPECT_FALSE(ParseInjection("--inject-slowdown", "k/x*=-5").ok());
 }
 
 // An H100 SXM5 as NVML describes it at rest.

@@ -96,6 +96,58 @@ TEST(RunCases, WithoutABudgetKeepsEveryCasesOwnTimeout) {
   EXPECT_EQ(timeouts, (std::vector<double>{15, 15, 15}));
 }
 
+// A case whose loop goes over `units` elements, reporting how many it went over.
+suites::CaseSpec Loop(const std::string& name, size_t units, bool scales, size_t* looped) {
+  return {.suite = "s",
+          .name = name,
+          .metrics = {suites::MetricKind::kTime},
+          .body = [units, scales, looped](suites::State& state) {
+            *looped = scales ? state.AddWork(units, "elements") : units;
+            Measurement m;
+            m.sample_s = {0.001};
+            m.throttled = {false};
+            m.reason = StopReason::kNoiseTarget;
+            state.Record(m);
+          }};
+}
+
+TEST(InjectWork, ACaseThatScalesItsLoopRunsExactlyThatMuchMoreAndSaysSo) {
+  size_t looped = 0;
+  suites::Registry registry;
+  registry.Add(Loop("triad", 33554432, true, &looped));
+  auto cases = registry.Select({}, {}, {});
+  ASSERT_TRUE(cases.ok());
+  RunnerOptions options;
+  options.added_work = {*ParseInjection("--inject-work", "s/tri*=1")};
+  CaseResult r = RunCase(cases->front(), options);
+  EXPECT_EQ(r.status, CaseStatus::kOk) << r.reason;
+  EXPECT_EQ(looped, 33554432u + 335544u);  // round(1 % of the loop)
+  EXPECT_NE(r.reason.find("injected work +1 % (335544 more elements than its 33554432)"), std::string::npos)
+      << r.reason;
+  // Not matched: the loop is the case's own.
+  options.added_work = {*ParseInjection("--inject-work", "s/copy*=1")};
+  r = RunCase(cases->front(), options);
+  EXPECT_EQ(looped, 33554432u);
+  EXPECT_EQ(r.reason.find("injected work"), std::string::npos) << r.reason;
+}
+
+TEST(InjectWork, ACaseThatCannotScaleItsWorkFailsNamingTheAlternative) {
+  size_t looped = 0;
+  suites::Registry registry;
+  registry.Add(Loop("sgemm", 1024, false, &looped));
+  auto cases = registry.Select({}, {}, {});
+  ASSERT_TRUE(cases.ok());
+  RunnerOptions options;
+  options.added_work = {*ParseInjection("--inject-work", "s/*=5")};
+  const CaseResult r = RunCase(cases->front(), options);
+  EXPECT_EQ(r.status, CaseStatus::kFailed);
+  EXPECT_NE(r.reason.find("--inject-work: s/sgemm cannot add to its own work"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("--inject-slowdown"), std::string::npos) << r.reason;
+  const auto bad = ParseInjection("--inject-work", "s/*=0");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--inject-work 's/*=0'"), std::string::npos) << bad.status();
+}
+
 TEST(FormatCaseList, SaysWhetherEachCaseRunsHereAndListsItsMetrics) {
   suites::Registry registry;
   registry.Add({.suite = "k",
