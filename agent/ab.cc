@@ -17,6 +17,7 @@
 #include "formats/result_file.h"
 #include "common/stats.h"
 #include "suites/seed.h"
+#include "common/elapsed.h"
 
 namespace perfgate::agent {
 
@@ -101,10 +102,6 @@ bool SameMetrics(const std::vector<MetricSpec>& a, const std::vector<MetricSpec>
   return true;
 }
 
-using Clock = std::chrono::steady_clock;
-
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
 // Seconds one sample of a block took: the wall time of the timed samples
 // alone over their count where the side reports it; else the case's own
 // wall time (set-up and warm-up included, so it errs toward smaller
@@ -122,10 +119,10 @@ double SecondsPerSample(const CaseResult& block, double wall_s) {
 
 Pilot MeasurePilot(const std::string& key, Side& side, const AbOptions& options) {
   Pilot pilot;
-  const Clock::time_point t = Clock::now();
+  const std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
   pilot.block = side.Measure(key, options.min_block_samples);
   if (pilot.block.status != CaseStatus::kOk) return pilot;
-  pilot.block_samples = BlockSamplesFor(SecondsPerSample(pilot.block, Since(t)), options);
+  pilot.block_samples = BlockSamplesFor(SecondsPerSample(pilot.block, SecondsSince(t)), options);
   return pilot;
 }
 
@@ -283,7 +280,7 @@ void FinishPair(CasePair* pair, double seconds) {
 
 CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbOptions& options,
                      double budget_s, const DecidedFn& decided, double most_s) {
-  const Clock::time_point began = Clock::now();
+  const std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
   CasePair pair = StartPair(c);
   unsigned samples = options.fixed_block_samples;
   if (samples == 0) {
@@ -294,7 +291,7 @@ CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbO
     samples = pilot.block_samples;
   }
   // The budget counts the rounds; the pilot's time is the job's.
-  const Clock::time_point start = Clock::now();
+  const std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
   double budget = budget_s;
   const uint64_t order = OrderSeed(options.order_seed);
   for (unsigned round = 0;; ++round) {
@@ -303,9 +300,9 @@ CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbO
         return pair;
       }
     }
-    if (!NextRound(&pair, round + 1, options, Since(start), &budget, decided, most_s)) break;
+    if (!NextRound(&pair, round + 1, options, SecondsSince(start), &budget, decided, most_s)) break;
   }
-  FinishPair(&pair, Since(began));
+  FinishPair(&pair, SecondsSince(began));
   return pair;
 }
 
@@ -423,7 +420,7 @@ AbResult MeasureAndDecide(const std::vector<AbCase>& cases, const gate::Policy& 
 AbResult RunAb(const std::vector<AbCase>& cases, Side& baseline, Side& candidate,
                const gate::Policy& policy, const std::string& sku, const AbOptions& options,
                std::ostream& log) {
-  const Clock::time_point job_start = Clock::now();
+  const std::chrono::steady_clock::time_point job_start = std::chrono::steady_clock::now();
   const size_t passes = options.confirm ? 2 : 1;
   const unsigned looks = gate::StopRuleLooks(options.min_rounds, options.max_rounds);
   auto measure = [&](const std::vector<size_t>& which, const std::vector<CasePair>* first) {
@@ -434,11 +431,11 @@ AbResult RunAb(const std::vector<AbCase>& cases, Side& baseline, Side& candidate
       const size_t left = (which.size() - k) * (first == nullptr ? passes : 1);
       log << "  " << c.id.Key() << ": " << (earlier == nullptr ? "" : "confirming: ") << std::flush;
       CasePair p = MeasurePair(c, baseline, candidate, options,
-                               MeasurementBudget(options, Since(job_start), left, earlier),
+                               MeasurementBudget(options, SecondsSince(job_start), left, earlier),
                                [&](const CasePair& so_far) {
                                  return CaseDecided(so_far, policy, sku, cases.size(), looks);
                                },
-                               JobShare(options, Since(job_start), left));
+                               JobShare(options, SecondsSince(job_start), left));
       LogPair(p, log);
       out.pairs.push_back(std::move(p));
     }

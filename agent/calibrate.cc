@@ -46,7 +46,7 @@ void Stop(const CaseResult& block, const AbCase& c, unsigned process, CaseCalibr
                              block.reason);
 }
 
-std::string Percent(double fraction) { return absl::StrFormat("%.2f %%", fraction * 100); }
+std::string UnsignedPercent(double fraction) { return absl::StrFormat("%.2f %%", fraction * 100); }
 
 // Sends the set to the coordinator as `agent_name`; prints what it stored.
 absl::Status Send(const AgentConfig& config, const CalibrationSet& set, const std::string& hostname) {
@@ -135,8 +135,8 @@ std::string RenderCalibrationTable(const std::vector<CaseCalibration>& cases,
       const double tolerance = policy.Resolve(sku, e.benchmark, e.metric).tolerance;
       const double half = gate::SingleRunHalfWidth(e.spread, e.processes);
       out << absl::StrFormat("%-44s %-12s %9s %9d %12s %9s  %s\n", e.benchmark, e.metric,
-                             Percent(e.spread), e.processes, "±" + Percent(half),
-                             Percent(tolerance),
+                             UnsignedPercent(e.spread), e.processes, "±" + UnsignedPercent(half),
+                             UnsignedPercent(tolerance),
                              gate::FitToGate(e.spread, e.processes, tolerance) ? "fit" : "not fit");
     }
   }

@@ -23,13 +23,10 @@
 #include "measure/counts.h"
 #include "measure/ncu.h"
 #include "measure/perf_counters.h"
+#include "common/elapsed.h"
 
 namespace perfgate::agent {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // The iterations the JSON of `path` reports for case `name`, over its
 // repetitions (aggregates left out); an error naming the file otherwise.
@@ -205,10 +202,10 @@ absl::StatusOr<CaseResult> CountedProgram::Count(const std::string& name) {
   ProcessOptions run;
   run.capture_stdout = false;
   run.timeout_s = options_.timeout_s;
-  const Clock::time_point start = Clock::now();
+  const std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
   auto ran = RunProcess(CountedArgv(argv_, name, out, absl::StrCat(options_.work_dir, "/", prefix), options_), run);
   if (!ran.ok()) return ran.status();
-  const double seconds = Since(start);
+  const double seconds = SecondsSince(start);
   auto totals = SumCallgrindFiles(options_.work_dir, prefix);
   const std::string shown = absl::StrCat("'", absl::StrJoin(argv_, " "), "' under callgrind");
   if (ran->timed_out || ran->exit_code != 0) {
@@ -296,7 +293,7 @@ absl::StatusOr<CaseResult> CountedAgent::Count(const std::string& name) {
   argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
   ProcessOptions run;
   run.timeout_s = options_.timeout_s;
-  const Clock::time_point start = Clock::now();
+  const std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
   auto ran = RunProcess(argv, run);
   if (!ran.ok()) return ran.status();
   // Callgrind's files are read (and removed) whatever the exit.
@@ -312,7 +309,7 @@ absl::StatusOr<CaseResult> CountedAgent::Count(const std::string& name) {
   if (!parsed.ok()) return parsed.status();
   for (CaseResult& c : parsed->cases) {
     if (c.benchmark.Key() != name) continue;
-    c.seconds = Since(start);
+    c.seconds = SecondsSince(start);
     if (c.status != CaseStatus::kOk || kind == CountTool::kHardware) return std::move(c);
     if (kind == CountTool::kNcu) return WithGpuCounts(std::move(c), out, static_cast<double>(samples_));
     return WithCounts(std::move(c), *totals, static_cast<double>(samples_));
@@ -363,7 +360,7 @@ AbResult RunCountedAb(Counter& baseline, Counter& candidate, const gate::Policy&
       << " process(es) a side\n"
       << std::flush;
   for (const std::string& name : names) {
-    const Clock::time_point start = Clock::now();
+    const std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
     CasePair pair = StartPair({(on_base.count(name) != 0 ? baseline : candidate).IdOf(name), {}});
     pair.baseline.status = pair.candidate.status = CaseStatus::kOk;
     for (auto [program, role, listed] : {std::tuple(&baseline, AbRole::kBaseline, on_base.count(name) != 0),
@@ -378,7 +375,7 @@ AbResult RunCountedAb(Counter& baseline, Counter& candidate, const gate::Policy&
     if (!result.error.empty()) break;
     pair.rounds = processes;
     if (pair.stopped == StopReason::kNone) pair.stopped = StopReason::kCounted;
-    FinishPair(&pair, Since(start));
+    FinishPair(&pair, SecondsSince(start));
     log << "  " << pair.key << ": ";
     if (pair.candidate.status == CaseStatus::kOk) {
       log << absl::StrFormat("counted in %u process(es) a side, %.1f s\n", processes, pair.seconds) << std::flush;

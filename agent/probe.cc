@@ -33,7 +33,7 @@ std::string Value(absl::string_view line) {
   return std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
 }
 
-std::string Key(absl::string_view line) {
+std::string FieldName(absl::string_view line) {
   const size_t colon = line.find(':');
   return std::string(absl::StripAsciiWhitespace(line.substr(0, colon)));
 }
@@ -46,7 +46,7 @@ CpuInfo ParseCpuInfo(const std::string& text) {
   CpuInfo info;
   std::string implementer, part;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    const std::string key = Key(line);
+    const std::string key = FieldName(line);
     if (key == "processor") ++info.logical_cpus;
     if (key == "vendor_id" && info.vendor_id.empty()) info.vendor_id = Value(line);
     if (key == "model name" && info.model_name.empty()) info.model_name = Value(line);
@@ -71,7 +71,7 @@ CpuInfo ParseCpuInfo(const std::string& text) {
 
 uint64_t ParseMemTotal(const std::string& text) {
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    if (Key(line) != "MemTotal") continue;
+    if (FieldName(line) != "MemTotal") continue;
     std::vector<std::string> parts = absl::StrSplit(Value(line), ' ', absl::SkipEmpty());
     uint64_t kb = 0;
     if (!parts.empty() && absl::SimpleAtoi(parts[0], &kb)) return kb * 1024;

@@ -11,13 +11,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/process.h"
+#include "common/elapsed.h"
 
 namespace perfgate::agent {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 }  // namespace
 
@@ -125,7 +122,7 @@ class ProgramPass {
       : job_(job), baseline_(baseline), candidate_(candidate), options_(options), log_(log) {}
 
   MeasuredCases Measure(const std::vector<size_t>& which, double budget_s, double most_s, const DecidedFn& decided) {
-    const Clock::time_point start = Clock::now();
+    const std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
     double budget = budget_s;  // the cases share their blocks, and so one budget
     const uint64_t order = OrderSeed(options_.order_seed);
     MeasuredCases out;
@@ -143,7 +140,7 @@ class ProgramPass {
       bool again = false;
       for (CasePair& p : out.pairs) {
         if (p.stopped == StopReason::kFailed) continue;
-        again = NextRound(&p, round + 1, options_, Since(start), &budget, decided, most_s) || again;
+        again = NextRound(&p, round + 1, options_, SecondsSince(start), &budget, decided, most_s) || again;
       }
       if (!again) break;
     }
@@ -153,10 +150,10 @@ class ProgramPass {
  private:
   // Runs one block of `role` and pools its cases; the error that ends the pass, else "".
   std::string Block(AbRole role, unsigned round, std::vector<CasePair>* pairs) {
-    const Clock::time_point t = Clock::now();
+    const std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
     auto set = (role == AbRole::kBaseline ? baseline_ : candidate_).Run(job_.samples);
     log_ << "    round " << round + 1 << ", " << ToString(role) << ": "
-         << (set.ok() ? absl::StrFormat("%.1f s", Since(t)) : std::string("failed")) << "\n"
+         << (set.ok() ? absl::StrFormat("%.1f s", SecondsSince(t)) : std::string("failed")) << "\n"
          << std::flush;
     if (!set.ok()) return absl::StrCat(ToString(role), " side, round ", round + 1, ": ", set.status().message());
     std::map<std::string, CaseResult*> by_key;
@@ -173,7 +170,7 @@ class ProgramPass {
     return "";
   }
 
-  MeasuredCases Finish(MeasuredCases out, Clock::time_point start) {
+  MeasuredCases Finish(MeasuredCases out, std::chrono::steady_clock::time_point start) {
     for (CasePair& p : out.pairs) {
       if (p.stopped == StopReason::kFailed) continue;
       if (!out.error.empty()) {
@@ -186,7 +183,7 @@ class ProgramPass {
           continue;
         }
       }
-      FinishPair(&p, Since(start));
+      FinishPair(&p, SecondsSince(start));
     }
     return out;
   }
@@ -213,7 +210,7 @@ class ProgramPass {
 
 AbResult RunProgramAb(Program& baseline, Program& candidate, const gate::Policy& policy, const std::string& sku,
                       const AbOptions& options, std::ostream& log) {
-  const Clock::time_point job_start = Clock::now();
+  const std::chrono::steady_clock::time_point job_start = std::chrono::steady_clock::now();
   // One sample a case: enough to size the blocks by time, and a program of
   // seconds a run spends seconds, not a fifth of its budget, on the pilot.
   const unsigned pilot_samples = options.fixed_block_samples > 0 ? options.fixed_block_samples : 1;
@@ -229,7 +226,7 @@ AbResult RunProgramAb(Program& baseline, Program& candidate, const gate::Policy&
     failed.error = absl::StrCat("baseline side, pilot: ", pilot.status().message());
     return failed;
   }
-  const ProgramJob job = JobOf(*pilot, pilot_samples, Since(job_start), baseline.TakesSamples(), options);
+  const ProgramJob job = JobOf(*pilot, pilot_samples, SecondsSince(job_start), baseline.TakesSamples(), options);
   log << job.cases.size() << " cases ("  << pilot->format << "), "
       << (job.samples > 0 ? absl::StrCat(job.samples, " samples a case a block") : std::string("blocks as the program makes them"))
       << "\n" << std::flush;
@@ -242,9 +239,9 @@ AbResult RunProgramAb(Program& baseline, Program& candidate, const gate::Policy&
     whole.case_budget_s = options.case_budget_s * static_cast<double>(std::max<size_t>(which.size(), 1));
     const CasePair* earlier = first == nullptr || first->empty() ? nullptr : &first->front();
     const size_t left = first == nullptr ? passes : 1;
-    const double budget = MeasurementBudget(whole, Since(job_start), left, earlier);
+    const double budget = MeasurementBudget(whole, SecondsSince(job_start), left, earlier);
     if (first != nullptr) log << "  confirming " << which.size() << " case(s):\n" << std::flush;
-    MeasuredCases m = pass.Measure(which, budget, JobShare(whole, Since(job_start), left), [&](const CasePair& so_far) {
+    MeasuredCases m = pass.Measure(which, budget, JobShare(whole, SecondsSince(job_start), left), [&](const CasePair& so_far) {
       return CaseDecided(so_far, policy, sku, job.cases.size(), looks);
     });
     for (const CasePair& p : m.pairs) {

@@ -43,8 +43,6 @@ CommitState StateOf(const std::string& commit, const std::vector<Probe>& probes,
   return s;
 }
 
-std::string Short(const std::string& commit) { return ShortId(commit); }
-
 // The first step: the bad endpoint, measured until it carries or not.
 bool EndpointStep(const BisectPlan& plan, const std::vector<Probe>& probes, BisectStep* step) {
   const std::string& bad = plan.commits.back();
@@ -63,10 +61,10 @@ bool EndpointStep(const BisectPlan& plan, const std::vector<Probe>& probes, Bise
   step->kind = BisectStep::Kind::kNoCulprit;
   const std::string limit = absl::StrFormat("%.1f %%", 100 * plan.endpoint_threshold);
   if (s.status == Status::kClean) {
-    step->summary = absl::StrCat("no culprit: the bad commit ", Short(bad), " measures ", DescribeChange(s.last),
+    step->summary = absl::StrCat("no culprit: the bad commit ", ShortId(bad), " measures ", DescribeChange(s.last),
                                  " against the good one, below the ", limit, " worth bisecting");
   } else {
-    step->summary = absl::StrCat("no culprit: the bad commit ", Short(bad), " could not be told apart from the good "
+    step->summary = absl::StrCat("no culprit: the bad commit ", ShortId(bad), " could not be told apart from the good "
                                  "one after ", s.attempts, " measurement(s) (",
                                  s.last.ok ? DescribeChange(s.last) : s.last.note, "); no commit is named");
   }
@@ -162,8 +160,8 @@ void Search(const BisectPlan& plan, const std::vector<std::string>& commits, con
     step.kind = BisectStep::Kind::kCulprit;
     step.culprit = name(hi);
     step.culprit_measurement = states[hi].last;
-    step.summary = absl::StrCat("culprit ", Short(step.culprit), ": it measures ", DescribeChange(states[hi].last),
-                                " against good, and ", Short(name(lo)), " before it ",
+    step.summary = absl::StrCat("culprit ", ShortId(step.culprit), ": it measures ", DescribeChange(states[hi].last),
+                                " against good, and ", ShortId(name(lo)), " before it ",
                                 lo == 0 ? std::string("is the good endpoint")
                                         : absl::StrCat("is clean at ", DescribeChange(states[lo].last)));
     return;
@@ -184,11 +182,11 @@ void Search(const BisectPlan& plan, const std::vector<std::string>& commits, con
   step.range_bad = name(hi);
   std::vector<std::string> undecided;
   for (int i = lo + 1; i < hi; ++i) {
-    undecided.push_back(absl::StrCat(Short(name(i)), " (", states[i].last.ok ? DescribeChange(states[i].last)
+    undecided.push_back(absl::StrCat(ShortId(name(i)), " (", states[i].last.ok ? DescribeChange(states[i].last)
                                                                               : states[i].last.note, ")"));
   }
-  step.summary = absl::StrCat("no single culprit: the change came after ", Short(step.range_good), " and by ",
-                              Short(step.range_bad), "; the commits between could not be decided: ",
+  step.summary = absl::StrCat("no single culprit: the change came after ", ShortId(step.range_good), " and by ",
+                              ShortId(step.range_bad), "; the commits between could not be decided: ",
                               absl::StrJoin(undecided, ", "));
 }
 
@@ -222,7 +220,7 @@ BisectStep NextStep(const BisectPlan& plan, const std::vector<Probe>& probes) {
   std::vector<std::string> commits = inside->second;
   commits.push_back(in.merge);
   Search(plan, commits, probes, &in);
-  in.summary = absl::StrCat("inside merge ", Short(in.merge), ": ", in.summary);
+  in.summary = absl::StrCat("inside merge ", ShortId(in.merge), ": ", in.summary);
   if (in.kind == BisectStep::Kind::kCulprit && in.culprit == in.merge) {
     in.summary += "; none of the commits it brought in carries the change alone";
   }

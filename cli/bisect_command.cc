@@ -23,8 +23,6 @@ using Json = nlohmann::json;
 
 double Num(const Json& v) { return v.is_number() ? v.get<double>() : 0; }
 
-std::string Short(const std::string& commit) { return ShortId(commit); }
-
 // The state of a stored bisection as the coordinator sent it; nullopt when
 // it names none.
 std::optional<BisectionState> StateOf(const Json& b) { return ParseBisectionState(b.value("state", "")); }
@@ -70,25 +68,23 @@ absl::StatusOr<Job> JobOf(const Json& b, const std::string& agent_flag) {
   return job;
 }
 
-std::string Percent(const Json& v) { return v.is_number() ? absl::StrFormat("%+.1f %%", 100 * Num(v)) : "?"; }
-
 void PrintBisection(const Json& b) {
   std::cout << "bisection " << b["id"] << (b["regression_id"].is_number() ? absl::StrCat(" of regression ", b["regression_id"].get<int64_t>()) : "")
-            << ": " << b.value("state", "") << "\n  good " << Short(b.value("good", "")) << ", bad "
-            << Short(b.value("bad", "")) << ", " << b["commits"].size() << " first-parent commits; case "
+            << ": " << b.value("state", "") << "\n  good " << ShortId(b.value("good", "")) << ", bad "
+            << ShortId(b.value("bad", "")) << ", " << b["commits"].size() << " first-parent commits; case "
             << b.value("benchmark", "") << " " << b.value("metric", "") << "; regression "
-            << Percent(b["regression_size"]) << "\n";
+            << SignedPercent(b["regression_size"]) << "\n";
   std::cout << absl::StrFormat("  %-4s %-12s %-7s %-9s %-28s %-9s %s\n", "step", "commit", "attempt", "verdict",
                                "change [95 % interval]", "threshold", "rounds");
   int step = 0;
   for (const Json& p : b["probes"]) {
     const std::string change = p["change"].is_number()
-                                   ? absl::StrFormat("%s [%s, %s]", Percent(p["change"]), Percent(p["ci"][0]),
-                                                     Percent(p["ci"][1]))
+                                   ? absl::StrFormat("%s [%s, %s]", SignedPercent(p["change"]), SignedPercent(p["ci"][0]),
+                                                     SignedPercent(p["ci"][1]))
                                    : p.value("note", "");
-    std::cout << absl::StrFormat("  %-4d %-12s %-7d %-9s %-28s %-9s %d\n", ++step, Short(p.value("commit", "")),
+    std::cout << absl::StrFormat("  %-4d %-12s %-7d %-9s %-28s %-9s %d\n", ++step, ShortId(p.value("commit", "")),
                                  p.value("attempt", 0), p.value("verdict", ""), change,
-                                 Percent(p["threshold"]), p.value("rounds", 0));
+                                 SignedPercent(p["threshold"]), p.value("rounds", 0));
   }
   if (!b.value("summary", "").empty()) std::cout << "  " << b.value("summary", "") << "\n";
 }
@@ -175,11 +171,11 @@ absl::StatusOr<Json> MeasureRound(const Config& c, Job& job, const BisectStep& s
   Json stored;
   for (const Json& p : probes) {
     PERFGATE_ASSIGN_OR_RETURN(stored, client::HttpPost(o, absl::StrCat("/api/v1/bisections/", job.id, "/probes"), p));
-    std::cout << absl::StrFormat("  %s (attempt %d): %s", Short(p["commit"]), p["attempt"].get<int>(),
+    std::cout << absl::StrFormat("  %s (attempt %d): %s", ShortId(p["commit"]), p["attempt"].get<int>(),
                                  p["verdict"].get<std::string>())
-              << (p.contains("change") ? absl::StrCat(" ", Percent(p["change"]), " [", Percent(p["ci"][0]), ", ",
-                                                      Percent(p["ci"][1]), "], carries from ",
-                                                      Percent(p["threshold"]))
+              << (p.contains("change") ? absl::StrCat(" ", SignedPercent(p["change"]), " [", SignedPercent(p["ci"][0]), ", ",
+                                                      SignedPercent(p["ci"][1]), "], carries from ",
+                                                      SignedPercent(p["threshold"]))
                                        : absl::StrCat(": ", p["note"].get<std::string>()))
               << "\n" << std::flush;
   }
@@ -196,7 +192,7 @@ Json OutcomeJson(const BisectStep& step) {
       out["culprit"] = step.culprit;
       out["change"] = m.change;
       out["ci"] = {m.ci_low, m.ci_high};
-      out["triage_note"] = absl::StrFormat("culprit %s (%+.1f %% [%+.1f, %+.1f])", Short(step.culprit),
+      out["triage_note"] = absl::StrFormat("culprit %s (%+.1f %% [%+.1f, %+.1f])", ShortId(step.culprit),
                                            100 * m.change, 100 * m.ci_low, 100 * m.ci_high);
       break;
     }
@@ -274,7 +270,7 @@ int BisectCommand(const Config& c) {
   auto b = NewJob(c);
   if (!b.ok()) return HttpError(b.status(), "bisect");
   std::cout << "bisection " << (*b)["id"] << ": " << (*b)["commits"].size() << " first-parent commits from "
-            << Short((*b)["good"].get<std::string>()) << " (good) to " << Short((*b)["bad"].get<std::string>())
+            << ShortId((*b)["good"].get<std::string>()) << " (good) to " << ShortId((*b)["bad"].get<std::string>())
             << " (bad); resume with: perfgate bisect --resume " << (*b)["id"] << "\n" << std::flush;
   return Bisect(c, *b);
 }

@@ -3,6 +3,8 @@
 #include <fstream>
 #include <iostream>
 
+#include "absl/strings/str_format.h"
+
 namespace perfgate::cli {
 
 client::ClientOptions CoordinatorOptions(const Config& config) { return config.client; }
@@ -43,6 +45,10 @@ int HttpError(const absl::Status& s, const char* what) {
   if (absl::IsPermissionDenied(s)) std::cerr << " (refused: the credential's role does not allow it)";
   std::cerr << "\n";
   return kExitError;
+}
+
+std::string SignedPercent(const nlohmann::json& v) {
+  return v.is_number() ? absl::StrFormat("%+.1f %%", 100 * v.get<double>()) : std::string("?");
 }
 
 }  // namespace perfgate::cli

@@ -1,9 +1,11 @@
 // What the commands of `perfgate` share (exit codes: common/exit_codes.h): the
 // coordinator's client options, and how a failed call, an unreadable answer
-// and an extra output file are told.
+// and an extra output file are told, and a change shown as a signed percent.
 #pragma once
 
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "absl/status/status.h"
 #include "cli/config.h"
@@ -37,5 +39,9 @@ int BadAnswer(const absl::Status& s, const char* call);
 /// Writes `text` to `path` (nothing when the path is empty); false, told on
 /// stderr, when it cannot.
 bool WriteFile(const std::string& path, const std::string& text);
+
+/// A fraction of the coordinator's answer as a signed percent ("+12.3 %"),
+/// "?" where it is not a number.
+std::string SignedPercent(const nlohmann::json& v);
 
 }  // namespace perfgate::cli

@@ -13,13 +13,9 @@
 namespace perfgate::cli {
 namespace {
 
-std::string Percent(const nlohmann::json& v) {
-  return v.is_number() ? absl::StrFormat("%+.1f %%", 100 * v.get<double>()) : std::string("?");
-}
-
 void PrintRegression(const nlohmann::json& r) {
   std::cout << absl::StrFormat("%-6d %-13s %-9s %s %s on %s/%s\n", r["id"].get<int64_t>(),
-                               r["state"].get<std::string>(), Percent(r["change"]),
+                               r["state"].get<std::string>(), SignedPercent(r["change"]),
                                r["benchmark"].get<std::string>(), r["metric"].get<std::string>(),
                                r["sku"].get<std::string>(), r["branch"].get<std::string>());
   std::cout << "       commits " << r["good_commit"].get<std::string>() << " -> "

@@ -8,16 +8,10 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "common/memory_bio.h"
 
 namespace perfgate {
 namespace {
-
-struct BioFree {
-  void operator()(BIO* b) const { BIO_free(b); }
-};
-using Bio = std::unique_ptr<BIO, BioFree>;
-
-Bio MemoryBio(const std::string& text) { return Bio(BIO_new_mem_buf(text.data(), static_cast<int>(text.size()))); }
 
 absl::Status Refused(const char* what) {
   return absl::InvalidArgumentError(absl::StrCat(what, ": ", LastTlsError()));

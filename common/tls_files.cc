@@ -12,22 +12,18 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/file_io.h"
+#include "common/memory_bio.h"
 #include "common/status_macros.h"
 
 namespace perfgate {
 namespace {
 
-struct BioFree {
-  void operator()(BIO* b) const { BIO_free(b); }
-};
 struct X509Free {
   void operator()(X509* x) const { X509_free(x); }
 };
 struct KeyFree {
   void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
 };
-using Bio = std::unique_ptr<BIO, BioFree>;
-
 absl::StatusOr<std::string> ReadWhole(const char* flag, const std::string& path) {
   auto text = ReadWholeFile(path);
   if (!text.ok()) return absl::InvalidArgumentError(absl::StrCat(flag, " ", text.status().message()));
@@ -36,8 +32,6 @@ absl::StatusOr<std::string> ReadWhole(const char* flag, const std::string& path)
   }
   return text;
 }
-
-Bio MemoryBio(const std::string& text) { return Bio(BIO_new_mem_buf(text.data(), static_cast<int>(text.size()))); }
 
 // Every certificate in text; the first is returned (the leaf of a chain).
 absl::StatusOr<std::unique_ptr<X509, X509Free>> Certificates(const char* flag, const std::string& path,

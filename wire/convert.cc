@@ -7,13 +7,10 @@
 #include "absl/strings/str_cat.h"
 #include "common/identity.h"
 #include "common/status_macros.h"
+#include "wire/field_error.h"
 
 namespace perfgate::wire {
 namespace {
-
-absl::Status Bad(const std::string& field, const std::string& why) {
-  return absl::InvalidArgumentError(absl::StrCat(field, ": ", why));
-}
 
 bool ValidToken(const std::string& s) {
   if (s.empty() || s.size() > 200) return false;
@@ -26,9 +23,10 @@ bool ValidToken(const std::string& s) {
   return true;
 }
 
-// Details are short facts; anything longer is a mistake, not a fact.
-constexpr size_t kMaxDetailKey = 200;
-constexpr size_t kMaxDetailValue = 4096;
+// Details are short facts; anything longer is a mistake, not a fact. Looser
+// than the ingest checks (validate.h), which refuse first.
+constexpr size_t kDetailKeyMost = 200;
+constexpr size_t kDetailValueMost = 4096;
 
 }  // namespace
 
@@ -180,7 +178,7 @@ absl::StatusOr<Direction> FromProto(v1::Direction d, const std::string& field) {
   switch (d) {
     case v1::HIGHER_IS_BETTER: return Direction::kHigherIsBetter;
     case v1::LOWER_IS_BETTER: return Direction::kLowerIsBetter;
-    default: return Bad(field, "must be HIGHER_IS_BETTER or LOWER_IS_BETTER");
+    default: return FieldError(field, "must be HIGHER_IS_BETTER or LOWER_IS_BETTER");
   }
 }
 
@@ -189,7 +187,7 @@ absl::StatusOr<RunStatus> FromProto(v1::RunStatus s, const std::string& field) {
     case v1::RUN_RUNNING: return RunStatus::kRunning;
     case v1::RUN_COMPLETE: return RunStatus::kComplete;
     case v1::RUN_FAILED: return RunStatus::kFailed;
-    default: return Bad(field, "must be RUN_RUNNING, RUN_COMPLETE or RUN_FAILED");
+    default: return FieldError(field, "must be RUN_RUNNING, RUN_COMPLETE or RUN_FAILED");
   }
 }
 
@@ -201,36 +199,36 @@ absl::StatusOr<std::optional<ValueBound>> BoundFromProto(const v1::CaseResult& c
   switch (b.kind()) {
     case v1::ValueBound::AT_LEAST: out.kind = ValueBound::Kind::kAtLeast; break;
     case v1::ValueBound::AT_MOST: out.kind = ValueBound::Kind::kAtMost; break;
-    default: return Bad(field + ".bound.kind", "must be AT_LEAST or AT_MOST");
+    default: return FieldError(field + ".bound.kind", "must be AT_LEAST or AT_MOST");
   }
-  if (!std::isfinite(b.value())) return Bad(field + ".bound.value", absl::StrCat(b.value(), " is not finite"));
+  if (!std::isfinite(b.value())) return FieldError(field + ".bound.value", absl::StrCat(b.value(), " is not finite"));
   out.value = b.value();
   bool known = false;
   for (const v1::MetricSpec& m : c.metrics()) known = known || m.name() == b.metric();
-  if (!known) return Bad(field + ".bound.metric", absl::StrCat("'", b.metric(), "' is none of the case's metrics"));
-  if (c.samples_size() > 0) return Bad(field + ".bound", "a case with samples gives values, not a bound");
+  if (!known) return FieldError(field + ".bound.metric", absl::StrCat("'", b.metric(), "' is none of the case's metrics"));
+  if (c.samples_size() > 0) return FieldError(field + ".bound", "a case with samples gives values, not a bound");
   return out;
 }
 
 absl::StatusOr<CaseResult> FromProto(const v1::CaseResult& c, const std::string& field) {
   CaseResult out;
   out.benchmark = FromProto(c.benchmark());
-  if (!ValidToken(out.benchmark.suite)) return Bad(field + ".benchmark.suite", "must be a non-empty name without / { } , =");
-  if (!ValidToken(out.benchmark.name)) return Bad(field + ".benchmark.name", "must be a non-empty name without / { } , =");
+  if (!ValidToken(out.benchmark.suite)) return FieldError(field + ".benchmark.suite", "must be a non-empty name without / { } , =");
+  if (!ValidToken(out.benchmark.name)) return FieldError(field + ".benchmark.name", "must be a non-empty name without / { } , =");
   for (const auto& [k, v] : out.benchmark.params) {
-    if (!ValidToken(k)) return Bad(absl::StrCat(field, ".benchmark.params['", k, "']"), "parameter names must be non-empty, without / { } , =");
+    if (!ValidToken(k)) return FieldError(absl::StrCat(field, ".benchmark.params['", k, "']"), "parameter names must be non-empty, without / { } , =");
     if (v.find_first_of("{},") != std::string::npos || v.empty()) {
-      return Bad(absl::StrCat(field, ".benchmark.params['", k, "']"), "value must be non-empty, without { } ,");
+      return FieldError(absl::StrCat(field, ".benchmark.params['", k, "']"), "value must be non-empty, without { } ,");
     }
   }
-  if (c.metrics().empty()) return Bad(field + ".metrics", "a case needs at least one metric");
+  if (c.metrics().empty()) return FieldError(field + ".metrics", "a case needs at least one metric");
   std::set<std::string> names;
   for (int i = 0; i < c.metrics_size(); ++i) {
     const auto& m = c.metrics(i);
     const std::string f = absl::StrCat(field, ".metrics[", i, "]");
-    if (!ValidToken(m.name())) return Bad(f + ".name", "must be a non-empty name");
-    if (!names.insert(m.name()).second) return Bad(f + ".name", absl::StrCat("'", m.name(), "' appears twice"));
-    if (m.unit().empty()) return Bad(f + ".unit", "must not be empty");
+    if (!ValidToken(m.name())) return FieldError(f + ".name", "must be a non-empty name");
+    if (!names.insert(m.name()).second) return FieldError(f + ".name", absl::StrCat("'", m.name(), "' appears twice"));
+    if (m.unit().empty()) return FieldError(f + ".unit", "must not be empty");
     auto dir = FromProto(m.direction(), f + ".direction");
     PERFGATE_RETURN_IF_ERROR(dir);
     out.metrics.push_back({m.name(), m.unit(), *dir});
@@ -239,14 +237,14 @@ absl::StatusOr<CaseResult> FromProto(const v1::CaseResult& c, const std::string&
     const auto& s = c.samples(i);
     const std::string f = absl::StrCat(field, ".samples[", i, "]");
     if (s.values_size() != c.metrics_size()) {
-      return Bad(f + ".values", absl::StrCat("has ", s.values_size(), " values for ", c.metrics_size(), " metrics"));
+      return FieldError(f + ".values", absl::StrCat("has ", s.values_size(), " values for ", c.metrics_size(), " metrics"));
     }
     Sample out_s;
     out_s.index = s.index();
     out_s.throttled = s.throttled();
     for (int j = 0; j < s.values_size(); ++j) {
       if (!std::isfinite(s.values(j))) {
-        return Bad(absl::StrCat(f, ".values[", j, "]"),
+        return FieldError(absl::StrCat(f, ".values[", j, "]"),
                    absl::StrCat("metric '", c.metrics(j).name(), "' is ", s.values(j), "; samples must be finite"));
       }
       out_s.values.push_back(s.values(j));
@@ -259,9 +257,9 @@ absl::StatusOr<CaseResult> FromProto(const v1::CaseResult& c, const std::string&
     case v1::CASE_TIMED_OUT: out.status = CaseStatus::kTimedOut; break;
     case v1::CASE_SKIPPED: out.status = CaseStatus::kSkipped; break;
     case v1::CASE_FAILED: out.status = CaseStatus::kFailed; break;
-    default: return Bad(field + ".status", "unknown case status");
+    default: return FieldError(field + ".status", "unknown case status");
   }
-  if (!std::isfinite(c.noise()) || c.noise() < 0) return Bad(field + ".noise", "must be finite and >= 0");
+  if (!std::isfinite(c.noise()) || c.noise() < 0) return FieldError(field + ".noise", "must be finite and >= 0");
   out.reason = c.reason();
   out.noise = c.noise();
   PERFGATE_ASSIGN_OR_RETURN(out.bound, BoundFromProto(c, field));
@@ -270,10 +268,10 @@ absl::StatusOr<CaseResult> FromProto(const v1::CaseResult& c, const std::string&
 
 absl::StatusOr<RunMeta> FromProto(const v1::OpenRunRequest& r) {
   RunMeta m;
-  if (!IsUuid(r.run_id())) return Bad("run_id", absl::StrCat("'", r.run_id(), "' is not a UUID"));
-  if (r.agent_name().empty()) return Bad("agent_name", "must not be empty");
-  if (r.environment().sku().empty()) return Bad("environment.sku", "must not be empty");
-  if (r.branch().empty()) return Bad("branch", "must not be empty");
+  if (!IsUuid(r.run_id())) return FieldError("run_id", absl::StrCat("'", r.run_id(), "' is not a UUID"));
+  if (r.agent_name().empty()) return FieldError("agent_name", "must not be empty");
+  if (r.environment().sku().empty()) return FieldError("environment.sku", "must not be empty");
+  if (r.branch().empty()) return FieldError("branch", "must not be empty");
   m.run_id = r.run_id();
   m.agent_name = r.agent_name();
   m.environment = FromProto(r.environment());
@@ -284,22 +282,22 @@ absl::StatusOr<RunMeta> FromProto(const v1::OpenRunRequest& r) {
     case v1::TRIGGER_CI: m.trigger = Trigger::kCi; break;
     case v1::TRIGGER_SWEEP: m.trigger = Trigger::kSweep; break;
     case v1::TRIGGER_MANUAL: m.trigger = Trigger::kManual; break;
-    default: return Bad("trigger", "must be TRIGGER_CI, TRIGGER_SWEEP or TRIGGER_MANUAL");
+    default: return FieldError("trigger", "must be TRIGGER_CI, TRIGGER_SWEEP or TRIGGER_MANUAL");
   }
   m.ci_job = r.ci_job();
   m.node = r.node();
-  if (!r.has_started_at()) return Bad("started_at", "must be set");
+  if (!r.has_started_at()) return FieldError("started_at", "must be set");
   m.started_at = FromProto(r.started_at());
   for (const std::string& c : r.parent_commits()) m.parent_commits.push_back(c);
   for (const v1::TextEntry& e : r.details()) {
     const std::string& k = e.key();
     const std::string& v = e.value();
-    if (k.empty() || k.size() > kMaxDetailKey) {
-      return Bad("details", absl::StrCat("keys must be 1 to ", kMaxDetailKey, " characters"));
+    if (k.empty() || k.size() > kDetailKeyMost) {
+      return FieldError("details", absl::StrCat("keys must be 1 to ", kDetailKeyMost, " characters"));
     }
-    if (v.size() > kMaxDetailValue) {
-      return Bad(absl::StrCat("details['", k, "']"),
-                 absl::StrCat("is ", v.size(), " characters; at most ", kMaxDetailValue));
+    if (v.size() > kDetailValueMost) {
+      return FieldError(absl::StrCat("details['", k, "']"),
+                 absl::StrCat("is ", v.size(), " characters; at most ", kDetailValueMost));
     }
     m.details[k] = v;
   }
@@ -321,11 +319,11 @@ absl::StatusOr<CalibrationEntry> FromProto(const v1::CalibrationEntry& e, const 
 }
 
 absl::StatusOr<CalibrationSet> FromProto(const v1::PutCalibrationRequest& r) {
-  if (r.agent_name().empty()) return Bad("agent_name", "must not be empty");
-  if (r.node().empty()) return Bad("node", "must not be empty");
-  if (r.environment().sku().empty()) return Bad("environment.sku", "must not be empty");
-  if (!r.has_measured_at()) return Bad("measured_at", "must be set");
-  if (r.entries().empty()) return Bad("entries", "a calibration carries at least one entry");
+  if (r.agent_name().empty()) return FieldError("agent_name", "must not be empty");
+  if (r.node().empty()) return FieldError("node", "must not be empty");
+  if (r.environment().sku().empty()) return FieldError("environment.sku", "must not be empty");
+  if (!r.has_measured_at()) return FieldError("measured_at", "must be set");
+  if (r.entries().empty()) return FieldError("entries", "a calibration carries at least one entry");
   CalibrationSet set;
   set.node = r.node();
   set.environment = FromProto(r.environment());
@@ -336,7 +334,7 @@ absl::StatusOr<CalibrationSet> FromProto(const v1::PutCalibrationRequest& r) {
     auto e = FromProto(r.entries(i), field);
     PERFGATE_RETURN_IF_ERROR(e);
     if (!seen.insert({e->benchmark, e->metric}).second) {
-      return Bad(field, absl::StrCat("benchmark ", e->benchmark, " metric '", e->metric,
+      return FieldError(field, absl::StrCat("benchmark ", e->benchmark, " metric '", e->metric,
                                      "' appears twice"));
     }
     set.entries.push_back(*std::move(e));

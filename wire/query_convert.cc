@@ -6,13 +6,10 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "wire/convert.h"
+#include "wire/field_error.h"
 
 namespace perfgate::wire {
 namespace {
-
-absl::Status Bad(const std::string& field, const std::string& why) {
-  return absl::InvalidArgumentError(absl::StrCat(field, ": ", why));
-}
 
 absl::StatusOr<gate::FleetOutlier> OutlierFromProto(const v1::FleetOutlier& o, const std::string& field) {
   gate::FleetOutlier out;
@@ -33,7 +30,7 @@ absl::StatusOr<gate::FleetOutlier> OutlierFromProto(const v1::FleetOutlier& o, c
   } else if (o.side() == gate::ToString(gate::FleetSide::kBetter)) {
     out.side = gate::FleetSide::kBetter;
   } else {
-    return Bad(field + ".side", absl::StrCat("'", o.side(), "' is neither worse nor better"));
+    return FieldError(field + ".side", absl::StrCat("'", o.side(), "' is neither worse nor better"));
   }
   out.nodes = o.nodes();
   for (const v1::FieldDifference& d : o.differing_fields()) {
@@ -85,7 +82,7 @@ absl::StatusOr<HistoryReport> FromProto(const v1::HistoryResponse& history) {
   for (int i = 0; i < history.change_points_size(); ++i) {
     const v1::ChangePoint& c = history.change_points(i);
     if (c.index() >= out.series.points.size()) {
-      return Bad(absl::StrCat("change_points[", i, "].index"),
+      return FieldError(absl::StrCat("change_points[", i, "].index"),
                  absl::StrCat(c.index(), " is not one of the ", out.series.points.size(), " points"));
     }
     out.changes.push_back(

@@ -14,7 +14,7 @@ namespace {
 // ABI changes with the major version.
 std::string SoName() { return absl::StrCat("libcublasLt.so.", CUBLAS_VER_MAJOR); }
 
-absl::StatusOr<CublasLt> Open() {
+absl::StatusOr<CublasLt> OpenCublasLt() {
   const std::string name = SoName();
   void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
@@ -53,7 +53,7 @@ absl::StatusOr<CublasLt> Open() {
 }  // namespace
 
 absl::StatusOr<const CublasLt*> LoadCublasLt() {
-  static const absl::StatusOr<CublasLt> loaded = Open();
+  static const absl::StatusOr<CublasLt> loaded = OpenCublasLt();
   PERFGATE_RETURN_IF_ERROR(loaded);
   return &*loaded;
 }

@@ -11,7 +11,7 @@
 namespace perfgate::cuda {
 namespace {
 
-absl::StatusOr<Nccl> Open() {
+absl::StatusOr<Nccl> OpenNccl() {
   void* lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) lib = dlopen("libnccl.so", RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
@@ -48,7 +48,7 @@ absl::StatusOr<Nccl> Open() {
 }  // namespace
 
 absl::StatusOr<const Nccl*> LoadNccl() {
-  static const absl::StatusOr<Nccl> loaded = Open();
+  static const absl::StatusOr<Nccl> loaded = OpenNccl();
   PERFGATE_RETURN_IF_ERROR(loaded);
   return &*loaded;
 }

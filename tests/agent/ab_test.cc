@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "agent/ab_evidence.h"
+#include "tests/agent/ab_verdicts.h"
 
 namespace perfgate::agent {
 namespace {
@@ -424,13 +425,6 @@ TEST(MeasurePair, ABlockThatStopsReportingEnergyFailsTheCase) {
   const CasePair p = MeteredPair(100, 1);  // the candidate's second block has no power
   EXPECT_EQ(p.candidate.status, CaseStatus::kFailed);
   EXPECT_EQ(p.candidate.reason, "candidate side: its blocks reported different metrics");
-}
-
-const gate::MetricVerdict* VerdictOf(const AbResult& r, const std::string& key) {
-  for (const gate::MetricVerdict& v : r.gate.verdicts) {
-    if (v.benchmark == key) return &v;
-  }
-  return nullptr;
 }
 
 // Case "test/slow" is 10 % slower on the candidate in the first measurement;

@@ -11,12 +11,13 @@
 
 #include "common/process.h"
 #include "tests/support/processes.h"
+#include "tests/agent/ab_verdicts.h"
 
 namespace perfgate::agent {
 namespace {
 
 // A level with a little deterministic spread, so that the tests have noise.
-double Jitter(double level, unsigned call, unsigned i) {
+double ProgramJitter(double level, unsigned call, unsigned i) {
   return level * (1.0 + 0.002 * std::sin(1.7 * (call * 31 + i) + level));
 }
 
@@ -95,16 +96,9 @@ AbOptions FixedOptions(unsigned rounds) {
   return o;
 }
 
-const gate::MetricVerdict* VerdictOf(const AbResult& r, const std::string& key) {
-  for (const gate::MetricVerdict& v : r.gate.verdicts) {
-    if (v.benchmark == key) return &v;
-  }
-  return nullptr;
-}
-
 TEST(RunProgramAb, RunsAPilotOnTheBaselineThenWholeProgramsInTheDrawnOrder) {
   std::vector<std::string> journal;
-  auto flat = [](const std::string&, unsigned run, unsigned i) { return Jitter(100, run, i); };
+  auto flat = [](const std::string&, unsigned run, unsigned i) { return ProgramJitter(100, run, i); };
   ScriptedProgram base("baseline", {"a", "b"}, flat, &journal);
   ScriptedProgram cand("candidate", {"a", "b"}, flat, &journal);
   std::ostringstream log;
@@ -127,10 +121,10 @@ TEST(RunProgramAb, RunsAPilotOnTheBaselineThenWholeProgramsInTheDrawnOrder) {
 TEST(RunProgramAb, CatchesASlowerCandidateCaseAndPassesTheUnchangedOne) {
   std::vector<std::string> journal;
   ScriptedProgram base("baseline", {"fast", "same"}, [](auto& n, unsigned run, unsigned i) {
-    return Jitter(100, run, i);
+    return ProgramJitter(100, run, i);
   }, &journal);
   ScriptedProgram cand("candidate", {"fast", "same"}, [](auto& n, unsigned run, unsigned i) {
-    return Jitter(n == "fast" ? 120 : 100, run, i);
+    return ProgramJitter(n == "fast" ? 120 : 100, run, i);
   }, &journal);
   AbOptions o;
   o.fixed_block_samples = 5;
@@ -150,7 +144,7 @@ TEST(RunProgramAb, CatchesASlowerCandidateCaseAndPassesTheUnchangedOne) {
 
 TEST(RunProgramAb, AsksEveryBlockForTheSamplesTheOptionsFixOrNoneWhenTheProgramTakesNone) {
   std::vector<std::string> journal;
-  auto flat = [](const std::string&, unsigned run, unsigned i) { return Jitter(100, run, i); };
+  auto flat = [](const std::string&, unsigned run, unsigned i) { return ProgramJitter(100, run, i); };
   ScriptedProgram base("baseline", {"a"}, flat, &journal);
   ScriptedProgram cand("candidate", {"a"}, flat, &journal);
   AbOptions o = FixedOptions(3);
@@ -175,7 +169,7 @@ TEST(RunProgramAb, AsksEveryBlockForTheSamplesTheOptionsFixOrNoneWhenTheProgramT
 // its result file reports, not from the process's wall time.
 TEST(RunProgramAb, SizesBlocksFromTheSamplesOwnSecondsWhereTheFileReportsThem) {
   std::vector<std::string> journal;
-  auto flat = [](const std::string&, unsigned run, unsigned i) { return Jitter(100, run, i); };
+  auto flat = [](const std::string&, unsigned run, unsigned i) { return ProgramJitter(100, run, i); };
   ScriptedProgram base("baseline", {"a", "b"}, flat, &journal);
   ScriptedProgram cand("candidate", {"a", "b"}, flat, &journal);
   base.ReportSampleSeconds(0.002);
@@ -192,7 +186,7 @@ TEST(RunProgramAb, SizesBlocksFromTheSamplesOwnSecondsWhereTheFileReportsThem) {
 
 TEST(RunProgramAb, ASideThatCrashesEndsMeasuringWithTheBlocksBeforeKeptInPairs) {
   std::vector<std::string> journal;
-  auto flat = [](const std::string&, unsigned run, unsigned i) { return Jitter(100, run, i); };
+  auto flat = [](const std::string&, unsigned run, unsigned i) { return ProgramJitter(100, run, i); };
   ScriptedProgram base("baseline", {"a"}, flat, &journal);
   ScriptedProgram cand("candidate", {"a"}, flat, &journal);
   cand.FailOnRun(2);  // round 3; an order in which the candidate runs second there
@@ -212,7 +206,7 @@ TEST(RunProgramAb, ASideThatCrashesEndsMeasuringWithTheBlocksBeforeKeptInPairs) 
 
 TEST(RunProgramAb, APilotThatFailsIsAnErrorOfTheBaselineSide) {
   std::vector<std::string> journal;
-  auto flat = [](const std::string&, unsigned run, unsigned i) { return Jitter(100, run, i); };
+  auto flat = [](const std::string&, unsigned run, unsigned i) { return ProgramJitter(100, run, i); };
   ScriptedProgram base("baseline", {"a"}, flat, &journal);
   ScriptedProgram cand("candidate", {"a"}, flat, &journal);
   base.FailOnRun(0);
@@ -225,7 +219,7 @@ TEST(RunProgramAb, APilotThatFailsIsAnErrorOfTheBaselineSide) {
 
 TEST(RunProgramAb, ACaseABlockLacksOrReportsAsFailedFailsAloneWithTheSidesReason) {
   std::vector<std::string> journal;
-  auto flat = [](const std::string&, unsigned run, unsigned i) { return Jitter(100, run, i); };
+  auto flat = [](const std::string&, unsigned run, unsigned i) { return ProgramJitter(100, run, i); };
   ScriptedProgram base("baseline", {"a", "b", "c"}, flat, &journal);
   ScriptedProgram cand("candidate", {"a", "b", "c"}, flat, &journal);
   cand.DropCaseFromRun("b", 1);

@@ -14,7 +14,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr auto kDay = std::chrono::hours(24);
+constexpr auto kCalibrationDay = std::chrono::hours(24);
 const Environment kEnv = {"cpu-amd-epyc", {{"kernel", "6.1"}}};
 
 class CalibrationStoreTest : public MigratedStoreTest {
@@ -48,7 +48,7 @@ class CalibrationStoreTest : public MigratedStoreTest {
 };
 
 TEST_F(CalibrationStoreTest, StoresEveryEntryAndReadsThemBack) {
-  auto stored = store_->PutCalibration("agent", Set(0.0123456789, now_ - kDay));
+  auto stored = store_->PutCalibration("agent", Set(0.0123456789, now_ - kCalibrationDay));
   ASSERT_TRUE(stored.ok()) << stored.status();
   EXPECT_EQ(*stored, 2u);
   const auto got = Get("cpu-amd-epyc", "n1", kEnv.Hash());
@@ -63,15 +63,15 @@ TEST_F(CalibrationStoreTest, StoresEveryEntryAndReadsThemBack) {
   EXPECT_EQ(got[1].sku, "cpu-amd-epyc");
   EXPECT_EQ(got[1].node, "n1");
   EXPECT_EQ(got[1].environment_hash, kEnv.Hash());
-  EXPECT_LT(std::chrono::abs(got[1].measured_at - (now_ - kDay)), std::chrono::microseconds(2));
+  EXPECT_LT(std::chrono::abs(got[1].measured_at - (now_ - kCalibrationDay)), std::chrono::microseconds(2));
 }
 
 TEST_F(CalibrationStoreTest, ANewerMeasurementReplacesTheStoredOneAnOlderOneChangesNothing) {
-  ASSERT_TRUE(store_->PutCalibration("agent", Set(0.01, now_ - 3 * kDay)).ok());
-  auto newer = store_->PutCalibration("agent", Set(0.02, now_ - 2 * kDay));
+  ASSERT_TRUE(store_->PutCalibration("agent", Set(0.01, now_ - 3 * kCalibrationDay)).ok());
+  auto newer = store_->PutCalibration("agent", Set(0.02, now_ - 2 * kCalibrationDay));
   ASSERT_TRUE(newer.ok()) << newer.status();
   EXPECT_EQ(*newer, 2u);
-  auto late = store_->PutCalibration("agent", Set(0.5, now_ - 5 * kDay));
+  auto late = store_->PutCalibration("agent", Set(0.5, now_ - 5 * kCalibrationDay));
   ASSERT_TRUE(late.ok()) << late.status();
   EXPECT_EQ(*late, 0u);
   const auto got = Get("", "", "");
@@ -80,7 +80,7 @@ TEST_F(CalibrationStoreTest, ANewerMeasurementReplacesTheStoredOneAnOlderOneChan
 }
 
 TEST_F(CalibrationStoreTest, MaxAgeLeavesOutCalibrationsMeasuredLongerAgo) {
-  ASSERT_TRUE(store_->PutCalibration("agent", Set(0.01, now_ - 40 * kDay)).ok());
+  ASSERT_TRUE(store_->PutCalibration("agent", Set(0.01, now_ - 40 * kCalibrationDay)).ok());
   EXPECT_TRUE(Get("cpu-amd-epyc", "n1", kEnv.Hash(), std::chrono::hours(24 * 30)).empty());
   EXPECT_EQ(Get("cpu-amd-epyc", "n1", kEnv.Hash(), std::chrono::hours(24 * 50)).size(), 2u);
   EXPECT_EQ(Get("cpu-amd-epyc", "n1", kEnv.Hash()).size(), 2u);
@@ -88,7 +88,7 @@ TEST_F(CalibrationStoreTest, MaxAgeLeavesOutCalibrationsMeasuredLongerAgo) {
 
 TEST_F(CalibrationStoreTest, AnotherEnvironmentIsKeptBesideAndNotReturnedForThisOne) {
   const Environment updated = {"cpu-amd-epyc", {{"kernel", "6.8"}}};
-  ASSERT_TRUE(store_->PutCalibration("agent", Set(0.01, now_ - kDay)).ok());
+  ASSERT_TRUE(store_->PutCalibration("agent", Set(0.01, now_ - kCalibrationDay)).ok());
   ASSERT_TRUE(store_->PutCalibration("agent", Set(0.03, now_, "n1", updated)).ok());
   const auto old_env = Get("cpu-amd-epyc", "n1", kEnv.Hash());
   ASSERT_EQ(old_env.size(), 2u);

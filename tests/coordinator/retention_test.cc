@@ -15,12 +15,12 @@
 namespace perfgate::coordinator {
 namespace {
 
-constexpr const char* kAgent = "agent-1";
+constexpr const char* kRetentionAgent = "agent-1";
 
 RunMeta NewRun(const std::string& branch) {
   RunMeta m;
   m.run_id = NewUuid();
-  m.agent_name = kAgent;
+  m.agent_name = kRetentionAgent;
   m.environment.sku = "h100-sxm5-80gb";
   m.branch = branch;
   m.commit = "c1";
@@ -50,7 +50,7 @@ class RetentionTest : public MigratedStoreTest {
   void SetUp() override {
     MigratedStoreTest::SetUp();
     if (HasFatalFailure()) return;
-    ASSERT_TRUE(store_->RegisterAgent(kAgent, "node", "0").ok());
+    ASSERT_TRUE(store_->RegisterAgent(kRetentionAgent, "node", "0").ok());
     auto made = store_->EnsurePartitions(std::chrono::system_clock::now());
     ASSERT_TRUE(made.ok()) << made.status();
   }

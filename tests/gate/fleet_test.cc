@@ -15,10 +15,10 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-constexpr char kCopy[] = "kernels/copy{bytes=268435456}";
-constexpr char kTriad[] = "kernels/triad{n=67108864}";
+constexpr char kFleetCopy[] = "kernels/copy{bytes=268435456}";
+constexpr char kFleetTriad[] = "kernels/triad{n=67108864}";
 
-MetricSummary Summary(const std::string& benchmark, const std::string& metric, double median,
+MetricSummary FleetSummary(const std::string& benchmark, const std::string& metric, double median,
                       Direction direction = Direction::kLowerIsBetter) {
   MetricSummary s;
   s.benchmark = benchmark;
@@ -47,7 +47,7 @@ std::vector<FleetRun> HealthyFleet(Direction direction = Direction::kLowerIsBett
   const double spread[] = {-0.3, -0.2, -0.1, 0.0, 0.0, 0.1, 0.2, 0.3};
   std::vector<FleetRun> fleet;
   for (int i = 0; i < 8; ++i) {
-    fleet.push_back(Node(i, {Summary(kCopy, "time", 10.0 * (1 + spread[i] / 100), direction)}));
+    fleet.push_back(Node(i, {FleetSummary(kFleetCopy, "time", 10.0 * (1 + spread[i] / 100), direction)}));
   }
   return fleet;
 }
@@ -114,14 +114,14 @@ TEST(FleetOutliers, ComparesNothingWithFewerThanThreeNodes) {
 
 TEST(FleetOutliers, SkipsAMetricFewerThanThreeNodesMeasured) {
   std::vector<FleetRun> fleet = HealthyFleet();
-  fleet[0].summaries.push_back(Summary(kTriad, "time", 1.0));
-  fleet[1].summaries.push_back(Summary(kTriad, "time", 9.0));
+  fleet[0].summaries.push_back(FleetSummary(kFleetTriad, "time", 1.0));
+  fleet[1].summaries.push_back(FleetSummary(kFleetTriad, "time", 9.0));
   EXPECT_THAT(FindFleetOutliers(fleet).outliers, IsEmpty());
 }
 
 TEST(FleetOutliers, FloorsAZeroMadAtATenthOfAPercentOfTheMedian) {
   std::vector<FleetRun> fleet;
-  for (int i = 0; i < 6; ++i) fleet.push_back(Node(i, {Summary(kCopy, "time", 100.0)}));
+  for (int i = 0; i < 6; ++i) fleet.push_back(Node(i, {FleetSummary(kFleetCopy, "time", 100.0)}));
   fleet[1].summaries[0].median = 100.2;  // 0.2 % off: 2 floored MADs
   fleet[4].summaries[0].median = 110.0;  // 10 % off: 100 floored MADs
 
@@ -135,7 +135,7 @@ TEST(FleetOutliers, FloorsAZeroMadAtATenthOfAPercentOfTheMedian) {
 
 TEST(FleetOutliers, NamesNothingWhenEveryNodeMeasuredZero) {
   std::vector<FleetRun> fleet;
-  for (int i = 0; i < 4; ++i) fleet.push_back(Node(i, {Summary(kCopy, "errors", 0.0)}));
+  for (int i = 0; i < 4; ++i) fleet.push_back(Node(i, {FleetSummary(kFleetCopy, "errors", 0.0)}));
   EXPECT_THAT(FindFleetOutliers(fleet).outliers, IsEmpty());
 }
 
@@ -183,7 +183,7 @@ TEST(FleetOutliers, UsesOnlyTheNewestRunOfANode) {
 
 TEST(FleetOutliers, HonoursTheBenchmarkGlobMetricAndK) {
   std::vector<FleetRun> fleet = HealthyFleet();
-  for (FleetRun& r : fleet) r.summaries.push_back(Summary(kTriad, "time", r.summaries[0].median));
+  for (FleetRun& r : fleet) r.summaries.push_back(FleetSummary(kFleetTriad, "time", r.summaries[0].median));
   fleet[1].summaries[0].median *= 1.2;
   fleet[1].summaries[1].median *= 1.2;
 
@@ -191,7 +191,7 @@ TEST(FleetOutliers, HonoursTheBenchmarkGlobMetricAndK) {
   FleetOptions only_triad;
   only_triad.benchmark_glob = "kernels/triad*";
   ASSERT_EQ(FindFleetOutliers(fleet, only_triad).outliers.size(), 1u);
-  EXPECT_EQ(FindFleetOutliers(fleet, only_triad).outliers[0].benchmark, kTriad);
+  EXPECT_EQ(FindFleetOutliers(fleet, only_triad).outliers[0].benchmark, kFleetTriad);
   FleetOptions other_metric;
   other_metric.metric = "bandwidth";
   EXPECT_THAT(FindFleetOutliers(fleet, other_metric).outliers, IsEmpty());

@@ -76,7 +76,7 @@ TEST(KernelsReference, RandomFillHasNoZerosAndIsSeeded) {
   for (float v : x) EXPECT_GE(v, 0.5f);
 }
 
-std::vector<std::string> Keys(const std::vector<CaseInstance>& cases) {
+std::vector<std::string> CaseKeys(const std::vector<CaseInstance>& cases) {
   std::vector<std::string> out;
   for (const auto& c : cases) out.push_back(c.id.Key());
   return out;
@@ -85,7 +85,7 @@ std::vector<std::string> Keys(const std::vector<CaseInstance>& cases) {
 TEST(KernelsGpu, GemmIsSelectedBySuiteRelativeFilterAndDtypeSet) {
   auto cases = BuiltinRegistry().Select({"kernels"}, {"gemm*"}, {{"dtype", {"bf16", "fp8"}}});
   ASSERT_TRUE(cases.ok()) << cases.status();
-  EXPECT_EQ(Keys(*cases), (std::vector<std::string>{
+  EXPECT_EQ(CaseKeys(*cases), (std::vector<std::string>{
                               "kernels/gemm{dtype=bf16,k=4096,m=4096,n=4096}",
                               "kernels/gemm{dtype=fp8,k=4096,m=4096,n=4096}",
                               "kernels/gemm{dtype=bf16,k=8192,m=8192,n=8192}",

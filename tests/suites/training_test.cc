@@ -44,7 +44,7 @@ const CaseInstance* Find(const std::vector<CaseInstance>& cases, const std::stri
   return nullptr;
 }
 
-std::string Keys(const std::vector<CaseInstance>& cases) {
+std::string JoinedKeys(const std::vector<CaseInstance>& cases) {
   std::string out;
   for (const CaseInstance& c : cases) out += c.id.Key() + "\n";
   return out;
@@ -59,7 +59,7 @@ CaseResult RunOne(const CaseInstance& c) {
 TEST(TrainingRegistry, StepRunsOnTheHostAndOnCudaPresetsAndDataParallelOnlyWhenNamed) {
   auto all = BuiltinRegistry().Select({}, {"training/*"}, {});
   ASSERT_TRUE(all.ok()) << all.status();
-  const std::string keys = Keys(*all);
+  const std::string keys = JoinedKeys(*all);
   EXPECT_NE(Find(*all, "training/step{backend=host,batch=4,dtype=fp32,preset=tiny,seq=32,threads=1}"),
             nullptr) << keys;
   EXPECT_NE(Find(*all, "training/step{backend=cuda,batch=8,dtype=bf16,preset=small,seq=512}"), nullptr)
@@ -72,11 +72,11 @@ TEST(TrainingRegistry, StepRunsOnTheHostAndOnCudaPresetsAndDataParallelOnlyWhenN
   ASSERT_TRUE(named.ok()) << named.status();
   EXPECT_NE(Find(*named, "training/data_parallel{backend=host,batch=4,dtype=fp32,preset=tiny,ranks=2,"
                          "seq=32,threads=1}"),
-            nullptr) << Keys(*named);
+            nullptr) << JoinedKeys(*named);
   // An explicit --set wins over the world's rank count.
   auto set = BuiltinRegistry().Select({"training"}, {"data_parallel*"}, {{"ranks", {"4"}}}, {{"ranks", {"2"}}});
   ASSERT_TRUE(set.ok()) << set.status();
-  EXPECT_NE(Keys(*set).find("ranks=4"), std::string::npos) << Keys(*set);
+  EXPECT_NE(JoinedKeys(*set).find("ranks=4"), std::string::npos) << JoinedKeys(*set);
   // The implicit value is not an error where no case uses it.
   EXPECT_TRUE(BuiltinRegistry().Select({"kernels"}, {}, {}, {{"ranks", {"2"}}}).ok());
 }
@@ -141,7 +141,7 @@ TEST(InferenceCase, HostPrefillAndDecodeReportTokensPerSecond) {
   auto cases = BuiltinRegistry().Select({"inference"}, {"prefill{backend=host*", "decode{backend=host*"},
                                         {{"batch", {"1", "8"}}});
   ASSERT_TRUE(cases.ok()) << cases.status();
-  ASSERT_EQ(cases->size(), 4u) << Keys(*cases);  // prefill and decode at batch 1 and 8
+  ASSERT_EQ(cases->size(), 4u) << JoinedKeys(*cases);  // prefill and decode at batch 1 and 8
   for (const CaseInstance& c : *cases) {
     SCOPED_TRACE(c.id.Key());
     const CaseResult r = RunOne(c);

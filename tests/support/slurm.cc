@@ -22,13 +22,13 @@ extern char** environ;
 namespace perfgate::testing {
 namespace {
 
-constexpr auto kReadyTimeout = std::chrono::seconds(30);
+constexpr auto kSlurmReadyTimeout = std::chrono::seconds(30);
 constexpr auto kCommandTimeout = std::chrono::seconds(20);
 constexpr auto kDrainTimeout = std::chrono::seconds(20);
 // How often readiness and the end of jobs are re-checked: both are states of
 // slurmctld that nothing announces to the test.
-constexpr auto kPollInterval = std::chrono::milliseconds(100);
-constexpr const char* kInstallHint = "install slurm-wlm and munge (scripts/install-deps.sh does)";
+constexpr auto kSlurmPollInterval = std::chrono::milliseconds(100);
+constexpr const char* kSlurmInstallHint = "install slurm-wlm and munge (scripts/install-deps.sh does)";
 
 // Variables an outer Slurm allocation (a CI job that is itself a Slurm job)
 // or a user's shell may set: srun and sbatch would take them as options or
@@ -116,7 +116,7 @@ absl::Status SlurmCluster::CanRun() {
   for (const char* tool :
        {"munged", "slurmctld", "slurmd", "srun", "sbatch", "sinfo", "squeue", "scancel"}) {
     if (!FindInPath(tool)) {
-      return absl::FailedPreconditionError(absl::StrCat(tool, " is not in PATH; ", kInstallHint));
+      return absl::FailedPreconditionError(absl::StrCat(tool, " is not in PATH; ", kSlurmInstallHint));
     }
   }
   return absl::OkStatus();
@@ -158,7 +158,7 @@ absl::Status SlurmCluster::Launch() {
       dir_.Join("munged.out"));
   if (!munged.ok()) return munged.status();
   munged_ = std::move(*munged);
-  if (!munged_->WaitForLine("Created socket", kReadyTimeout)) {
+  if (!munged_->WaitForLine("Created socket", kSlurmReadyTimeout)) {
     return absl::InternalError("munged did not create its socket");
   }
 
@@ -215,7 +215,7 @@ absl::Status SlurmCluster::Launch() {
 }
 
 absl::Status SlurmCluster::WaitUntilIdle() {
-  const auto deadline = std::chrono::steady_clock::now() + kReadyTimeout;
+  const auto deadline = std::chrono::steady_clock::now() + kSlurmReadyTimeout;
   std::string last;
   for (;;) {
     if (!slurmctld_->Running()) return absl::InternalError("slurmctld exited");
@@ -226,9 +226,9 @@ absl::Status SlurmCluster::WaitUntilIdle() {
     if (r->exit_code == 0 && last == "idle") return absl::OkStatus();
     if (std::chrono::steady_clock::now() >= deadline) {
       return absl::DeadlineExceededError(absl::StrCat(
-          "the node was not idle within ", kReadyTimeout.count(), " s; sinfo said: ", last));
+          "the node was not idle within ", kSlurmReadyTimeout.count(), " s; sinfo said: ", last));
     }
-    std::this_thread::sleep_for(kPollInterval);
+    std::this_thread::sleep_for(kSlurmPollInterval);
   }
 }
 
@@ -245,7 +245,7 @@ void SlurmCluster::Stop() {
       auto r = Run({"squeue", "-h", "-o", "%i"}, kCommandTimeout);
       if (!r.ok() || r->exit_code != 0 || absl::StripAsciiWhitespace(r->output).empty()) break;
       if (std::chrono::steady_clock::now() >= deadline) break;
-      std::this_thread::sleep_for(kPollInterval);
+      std::this_thread::sleep_for(kSlurmPollInterval);
     }
   }
   if (slurmd_ != nullptr) slurmd_->Kill();
