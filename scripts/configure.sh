@@ -8,9 +8,10 @@
 #
 # Compiles through ccache when it is installed (scripts/install-deps.sh
 # installs it): a second build of the same sources with the same flags, in
-# any clone or build folder (paths are taken relative to the checkout),
-# reuses the objects of the first. A machine without a cache compiles
-# everything.
+# any build folder of the checkout, reuses the objects of the first. The
+# unity batches (docs/building.md) name their sources by absolute path, so
+# another clone's objects are reused only with -DPERFGATE_UNITY=OFF. A
+# machine without a cache compiles everything.
 #
 # perfgate_configure ROOT BUILD_DIR [CMAKE_ARGUMENTS...]
 perfgate_configure() {
