@@ -395,15 +395,13 @@ std::optional<Invalid> ParseValues(Command command, AgentConfig& c) {
   if (auto digest = RecordedImageDigest(std::getenv("PERFGATE_IMAGE_DIGEST"), false); !digest.ok()) {
     return Invalid{"bad environment", digest.status()};
   }
-  for (const std::string& spec : c.slowdown_specs) {
-    auto s = ParseInjection("--inject-slowdown", spec);
-    if (!s.ok()) return Invalid{"bad option", s.status()};
-    c.slowdowns.push_back(*s);
-  }
-  for (const std::string& spec : c.work_specs) {
-    auto s = ParseInjection("--inject-work", spec);
-    if (!s.ok()) return Invalid{"bad option", s.status()};
-    c.added_work.push_back(*s);
+  for (auto [flag, specs, parsed] : {std::tuple{"--inject-slowdown", &c.slowdown_specs, &c.slowdowns},
+                                     std::tuple{"--inject-work", &c.work_specs, &c.added_work}}) {
+    for (const std::string& spec : *specs) {
+      auto s = ParseInjection(flag, spec);
+      if (!s.ok()) return Invalid{"bad option", s.status()};
+      parsed->push_back(*s);
+    }
   }
   if (!c.time_budget.empty() && (command == Command::kRun || command == Command::kAb)) {
     auto budget = ParseDuration(c.time_budget);
