@@ -91,27 +91,6 @@ std::vector<int> Pick(const std::vector<CommitState>& states, int lo, int hi, un
 
 }  // namespace
 
-const char* ToString(ProbeVerdict v) {
-  switch (v) {
-    case ProbeVerdict::kCarries: return "carries";
-    case ProbeVerdict::kClean: return "clean";
-    case ProbeVerdict::kUndecided: return "undecided";
-    case ProbeVerdict::kFailed: return "failed";
-  }
-  return "failed";
-}
-
-bool ParseProbeVerdict(const std::string& name, ProbeVerdict* v) {
-  for (ProbeVerdict c : {ProbeVerdict::kCarries, ProbeVerdict::kClean, ProbeVerdict::kUndecided,
-                         ProbeVerdict::kFailed}) {
-    if (name == ToString(c)) {
-      *v = c;
-      return true;
-    }
-  }
-  return false;
-}
-
 ProbeVerdict Judge(const ProbeMeasurement& m, double threshold) {
   if (!m.ok || !std::isfinite(m.change)) return ProbeVerdict::kFailed;
   // Either side of the threshold only when the whole interval is: a change

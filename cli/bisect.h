@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "common/bisection_state.h"
+
 namespace perfgate::cli {
 
 /// What one interleaved A/B of a commit against the good endpoint said
@@ -21,12 +23,6 @@ struct ProbeMeasurement {
   std::string benchmark, metric;
   std::string note;
 };
-
-/// "carries", "clean", "undecided" or "failed".
-enum class ProbeVerdict { kCarries, kClean, kUndecided, kFailed };
-const char* ToString(ProbeVerdict v);
-/// The verdict of a name ToString gives; false for another name.
-bool ParseProbeVerdict(const std::string& name, ProbeVerdict* v);
 
 /// Carries the change when the shift's interval lies above `threshold`;
 /// clean when it lies below; undecided when it reaches both sides (more

@@ -41,7 +41,8 @@ Probe ProbeOf(const Json& p) {
   probe.commit = p.value("commit", "");
   probe.attempt = p.value("attempt", 1u);
   ProbeMeasurement& m = probe.measurement;
-  m.ok = p.value("verdict", "") != "failed" && p["change"].is_number() && p["ci"][0].is_number();
+  m.ok = ParseProbeVerdict(p.value("verdict", "")) != ProbeVerdict::kFailed && p["change"].is_number() &&
+         p["ci"][0].is_number();
   m.change = Num(p["change"]);
   m.ci_low = Num(p["ci"][0]);
   m.ci_high = Num(p["ci"][1]);
@@ -137,7 +138,7 @@ absl::StatusOr<std::vector<ProbeTask>> TasksOf(const Job& job, const BisectStep&
     ProbeTask t{step.commits[i], step.attempts[i], *good, "", step.threshold, job.benchmark, job.metric, job.plan.good};
     auto build = BuildOf(job.settings, t.commit, std::cout);
     if (!build.ok()) {
-      failed->push_back({{"commit", t.commit}, {"attempt", t.attempt}, {"verdict", "failed"},
+      failed->push_back({{"commit", t.commit}, {"attempt", t.attempt}, {"verdict", ToString(ProbeVerdict::kFailed)},
                          {"threshold", t.threshold}, {"note", std::string(build.status().message())}});
       continue;
     }

@@ -171,7 +171,7 @@ namespace {
 
 Json ToJson(const BisectionProbe& p) {
   return {{"commit", p.commit},         {"attempt", p.attempt},
-          {"verdict", p.verdict},       {"change", NumberOrNull(p.change)},
+          {"verdict", ToString(p.verdict)}, {"change", NumberOrNull(p.change)},
           {"ci", Interval(p.ci_low, p.ci_high)}, {"p_value", NumberOrNull(p.p_value)},
           {"threshold", NumberOrNull(p.threshold)},   {"rounds", p.rounds},
           {"note", p.note},             {"at", Seconds(p.at)}};
@@ -221,10 +221,6 @@ absl::Status ReadFields(const Json& body, const Fields& f) {
 absl::Status Required(const std::string& value, const char* name) {
   if (value.empty()) return absl::InvalidArgumentError(absl::StrCat(name, ": must not be empty"));
   return absl::OkStatus();
-}
-
-bool OneOf(const std::string& value, const auto& allowed) {
-  return std::find(std::begin(allowed), std::end(allowed), value) != std::end(allowed);
 }
 
 }  // namespace
@@ -284,17 +280,19 @@ absl::StatusOr<Bisection> BisectionFromJson(const Json& body) {
 absl::StatusOr<BisectionProbe> ProbeFromJson(const Json& body) {
   BisectionProbe p;
   int64_t attempt = 0, rounds = 0;
+  std::string verdict;
   PERFGATE_RETURN_IF_ERROR(ReadFields(
-      body, Fields{.text = {{"commit", &p.commit}, {"verdict", &p.verdict}, {"benchmark", &p.benchmark},
+      body, Fields{.text = {{"commit", &p.commit}, {"verdict", &verdict}, {"benchmark", &p.benchmark},
                             {"metric", &p.metric}, {"note", &p.note}},
                    .numbers = {{"change", &p.change}, {"p_value", &p.p_value}, {"threshold", &p.threshold}},
                    .integers = {{"attempt", &attempt}, {"rounds", &rounds}},
                    .intervals = {{"ci", {&p.ci_low, &p.ci_high}}}}));
   PERFGATE_RETURN_IF_ERROR(Required(p.commit, "commit"));
-  if (!OneOf(p.verdict, store::kProbeVerdicts)) {
-    return absl::InvalidArgumentError(absl::StrCat("verdict: '", p.verdict,
-                                                   "' is not carries, clean, undecided or failed"));
+  const std::optional<ProbeVerdict> judged = ParseProbeVerdict(verdict);
+  if (!judged) {
+    return absl::InvalidArgumentError(absl::StrCat("verdict: '", verdict, "' is not carries, clean, undecided or failed"));
   }
+  p.verdict = *judged;
   if (attempt < 1 || attempt > 1000) return absl::InvalidArgumentError("attempt: must be from 1 to 1000");
   if (rounds < 0 || rounds > 1000000) return absl::InvalidArgumentError("rounds: must be from 0 to 1000000");
   if (!std::isfinite(p.threshold) || p.threshold <= 0) {

@@ -59,7 +59,8 @@ void ReadProbes(pqxx::transaction_base& txn, Bisection& b) {
     BisectionProbe p;
     p.commit = row[0].as<std::string>();
     p.attempt = row[1].as<int>();
-    p.verdict = row[2].as<std::string>();
+    // The column's CHECK admits the four names only.
+    p.verdict = ParseProbeVerdict(row[2].as<std::string>()).value_or(ProbeVerdict::kFailed);
     p.change = NullableDouble(row[3]);
     p.ci_low = NullableDouble(row[4]);
     p.ci_high = NullableDouble(row[5]);
@@ -159,7 +160,7 @@ absl::StatusOr<Bisection> BisectionRepository::AddBisectionProbe(int64_t id, con
         absl::StrCat("INSERT INTO bisection_probes (bisection_id, commit, attempt, verdict, change, "
                      "change_ci_low, change_ci_high, p_value, threshold, rounds, note) VALUES ($1, $2, $3, $4, ",
                      Nullable(5), ", ", Nullable(6), ", ", Nullable(7), ", ", Nullable(8), ", $9, $10, $11)"),
-        id, p.commit, p.attempt, p.verdict, p.change, p.ci_low, p.ci_high, p.p_value, p.threshold, p.rounds,
+        id, p.commit, p.attempt, std::string(ToString(p.verdict)), p.change, p.ci_low, p.ci_high, p.p_value, p.threshold, p.rounds,
         p.note);
     txn.exec_params(
         "UPDATE bisections SET benchmark = CASE WHEN benchmark = '' THEN $2 ELSE benchmark END, "

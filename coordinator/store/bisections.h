@@ -20,14 +20,11 @@ namespace perfgate::coordinator::store {
 /// A number not measured (stored as NULL).
 inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
 
-/// What one probe decided.
-inline constexpr const char* kProbeVerdicts[] = {"carries", "clean", "undecided", "failed"};
-
 /// One measurement of one commit against the good endpoint.
 struct BisectionProbe {
   std::string commit;
   int attempt = 1;
-  std::string verdict;  // one of kProbeVerdicts
+  ProbeVerdict verdict = ProbeVerdict::kFailed;
   std::string benchmark, metric;  // the case judged (sets the job's when it has none)
   double change = kNotMeasured, ci_low = kNotMeasured, ci_high = kNotMeasured, p_value = kNotMeasured;
   double threshold = 0;

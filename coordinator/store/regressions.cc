@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "common/regression_state.h"
 #include "common/status_macros.h"
 #include "coordinator/store/database.h"
 #include "coordinator/store/outbox.h"
@@ -84,7 +85,7 @@ absl::StatusOr<std::optional<Regression>> PgRegressionRepository::SaveDetectedRe
       for (const auto& row : seen) {
         if (row[1].as<std::string>() == r.first_bad_run_id) return absl::OkStatus();
       }
-      if (seen.size() == 1 && seen[0][2].as<std::string>() == "new") {
+      if (seen.size() == 1 && ParseRegressionState(seen[0][2].as<std::string>()) == RegressionState::kNew) {
         txn.exec_params(
             "UPDATE regressions SET good_commit = $2, bad_commit = $3, first_bad_run_id = $4::uuid, "
             "median_before = $5, median_after = $6, change = $7, p_value = $8, updated_at = now() "

@@ -89,23 +89,31 @@ void ReadCloseValues(pqxx::transaction_base& txn, const std::string& run_id, con
   }
 }
 
-absl::StatusOr<CloseRead> ReadForClose(pqxx::transaction_base& txn, const std::string& run_id,
-                                       const std::string& new_status, uint64_t last_sequence) {
+// A run's status column as the enum; a name it does not know reads as
+// unspecified, which is neither running nor a way to close.
+RunStatus StatusOf(const pqxx::field& column) {
+  RunStatus status = RunStatus::kUnspecified;
+  ParseRunStatus(column.as<std::string>(), &status);
+  return status;
+}
+
+absl::StatusOr<CloseRead> ReadForClose(pqxx::transaction_base& txn, const std::string& run_id, RunStatus closing,
+                                       uint64_t last_sequence) {
   CloseRead out;
   pqxx::result run =
       txn.exec_params(absl::StrCat("SELECT status, ", kRunBounds, ", details::text FROM runs WHERE id = $1"), run_id);
   if (run.empty()) return absl::NotFoundError(absl::StrCat("run ", run_id, " does not exist"));
-  const std::string current = run[0][0].as<std::string>();
-  if (current != "running") {
-    if (current != new_status) {
-      return absl::FailedPreconditionError(absl::StrCat("run ", run_id, " was already closed as ", current,
-                                                        "; it cannot be closed again as ", new_status));
+  const RunStatus current = StatusOf(run[0][0]);
+  if (current != RunStatus::kRunning) {
+    if (current != closing) {
+      return absl::FailedPreconditionError(absl::StrCat("run ", run_id, " was already closed as ",
+                                                        run[0][0].as<std::string>(),
+                                                        "; it cannot be closed again as ", ToString(closing)));
     }
     out.already_closed = StoredCounts(txn, run_id);  // a resent CloseRun
     out.already_closed->resent = true;
     return out;
   }
-  const RunStatus closing = new_status == ToString(RunStatus::kComplete) ? RunStatus::kComplete : RunStatus::kFailed;
   PERFGATE_RETURN_IF_ERROR(ingest::CheckCloseAgainstStored(txn, run_id, closing, last_sequence));
   // A failed run is closed with what it has, a missing batch included.
   if (closing == RunStatus::kComplete) {
@@ -178,14 +186,14 @@ Json SummaryRows(const CloseRead& read) {
 // Writes what ReadForClose saw and SummaryRows made, unless a batch arrived
 // in between (then nullopt: read again).
 absl::StatusOr<std::optional<CloseOutcome>> WriteClose(pqxx::work& txn, const std::string& run_id,
-                                                       const std::string& new_status, const CloseRead& read,
+                                                       RunStatus closing, const CloseRead& read,
                                                        const Json& rows, const std::string& reason,
                                                        const std::vector<std::string>& invalid_reasons) {
   // FOR UPDATE waits for batches being stored (they hold FOR SHARE) and
   // keeps new ones out until the run is closed.
   pqxx::result run = txn.exec_params("SELECT status FROM runs WHERE id = $1 FOR UPDATE", run_id);
   if (run.empty()) return absl::NotFoundError(absl::StrCat("run ", run_id, " does not exist"));
-  if (run[0][0].as<std::string>() != "running" ||
+  if (StatusOf(run[0][0]) != RunStatus::kRunning ||
       Prepared(txn, "batch_print", run_id).at(0)[0].as<std::string>() != read.batches) {
     return std::optional<CloseOutcome>();
   }
@@ -193,7 +201,7 @@ absl::StatusOr<std::optional<CloseOutcome>> WriteClose(pqxx::work& txn, const st
   txn.exec_params(
       "UPDATE runs SET status = $2, finished_at = now(), failure_reason = $3, "
       "invalid_reasons = ARRAY(SELECT jsonb_array_elements_text($4::jsonb)) WHERE id = $1",
-      run_id, new_status, reason, Json(invalid_reasons).dump());
+      run_id, ToString(closing), reason, Json(invalid_reasons).dump());
   // The run's points of its series, in the table history reads in series
   // order (migration 0014); a failed run is no point of any series.
   txn.exec_params(
@@ -218,7 +226,6 @@ absl::StatusOr<CloseOutcome> SummaryRepository::CloseRun(const std::string& raw_
     return absl::InvalidArgumentError(
         absl::StrCat("a run is closed as complete or failed, not ", ToString(status)));
   }
-  const std::string new_status = ToString(status);
   // Read the samples in one snapshot, summarize them with no connection
   // held and no lock taken, then write under the run's lock if no batch
   // came in between. A batch arriving meanwhile (the agent still sending)
@@ -227,7 +234,7 @@ absl::StatusOr<CloseOutcome> SummaryRepository::CloseRun(const std::string& raw_
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
     auto read = db_.Run("closing a run", [&](pqxx::connection& c) -> absl::StatusOr<CloseRead> {
       pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> txn(c);
-      return ReadForClose(txn, *run_id, new_status, last_sequence);
+      return ReadForClose(txn, *run_id, status, last_sequence);
     });
     PERFGATE_RETURN_IF_ERROR(read);
     if (read->already_closed) return *read->already_closed;
@@ -235,7 +242,7 @@ absl::StatusOr<CloseOutcome> SummaryRepository::CloseRun(const std::string& raw_
     read->metrics.clear();
     auto written = db_.Run("closing a run", [&](pqxx::connection& c) -> absl::StatusOr<std::optional<CloseOutcome>> {
       pqxx::work txn(c);
-      return WriteClose(txn, *run_id, new_status, *read, rows, reason, invalid_reasons);
+      return WriteClose(txn, *run_id, status, *read, rows, reason, invalid_reasons);
     });
     PERFGATE_RETURN_IF_ERROR(written);
     if (written->has_value()) return **written;
