@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -278,32 +279,98 @@ void FinishPair(CasePair* pair, double seconds) {
   SetNoise(pair);
 }
 
+namespace {
+
+// A round that an error cut short leaves one side a block ahead: it is
+// dropped, so that every block kept has its pair.
+void DropUnpairedBlock(CasePair* p) {
+  for (auto [blocks, side, other] : {std::tuple(&p->baseline_blocks, &p->baseline, &p->candidate_blocks),
+                                     std::tuple(&p->candidate_blocks, &p->candidate, &p->baseline_blocks)}) {
+    if (blocks->size() <= other->size()) continue;
+    side->samples.resize(side->samples.size() - blocks->back());
+    blocks->pop_back();
+  }
+}
+
+MeasuredCases FinishRounds(MeasuredCases out, std::chrono::steady_clock::time_point began) {
+  for (CasePair& p : out.pairs) {
+    if (p.stopped == StopReason::kFailed) continue;
+    if (!out.error.empty()) {
+      p.stopped = StopReason::kError;
+      DropUnpairedBlock(&p);
+      // Not one round of this case: nothing to judge it by but the error.
+      if (p.baseline_blocks.empty()) {
+        FailPair(&p, AbRole::kBaseline, CaseStatus::kFailed, "");
+        for (CaseResult* r : {&p.baseline, &p.candidate}) r->reason = out.error;
+        continue;
+      }
+    }
+    FinishPair(&p, SecondsSince(began));
+  }
+  return out;
+}
+
+bool Failed(const CasePair& p) { return p.stopped == StopReason::kFailed; }
+
+// One case of a perfgate build a block: each side measures the case alone.
+class CaseBlocks final : public BlockSource {
+ public:
+  CaseBlocks(Side& baseline, Side& candidate, unsigned samples)
+      : baseline_(baseline), candidate_(candidate), samples_(samples) {}
+
+  std::string Block(AbRole role, unsigned, std::vector<CasePair>* pairs) override {
+    for (CasePair& p : *pairs) {
+      if (!Failed(p)) AddBlock(&p, role, (role == AbRole::kBaseline ? baseline_ : candidate_).Measure(p.key, samples_));
+    }
+    return "";
+  }
+
+ private:
+  Side& baseline_;
+  Side& candidate_;
+  unsigned samples_;
+};
+
+}  // namespace
+
+MeasuredCases MeasureRounds(std::vector<CasePair> pairs, BlockSource& source, const AbOptions& options,
+                            double budget_s, const DecidedFn& decided, double most_s,
+                            std::chrono::steady_clock::time_point began) {
+  // The budget counts the rounds; a pilot before them is the job's time.
+  const std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  double budget = budget_s;
+  const uint64_t order = OrderSeed(options.order_seed);
+  MeasuredCases out{std::move(pairs), ""};
+  for (unsigned round = 0;; ++round) {
+    for (AbRole role : BlockOrder(round, order)) {
+      if (std::all_of(out.pairs.begin(), out.pairs.end(), Failed)) return FinishRounds(std::move(out), began);
+      out.error = source.Block(role, round, &out.pairs);
+      if (!out.error.empty()) return FinishRounds(std::move(out), began);
+    }
+    bool again = false;
+    for (CasePair& p : out.pairs) {
+      if (!Failed(p)) again = NextRound(&p, round + 1, options, SecondsSince(start), &budget, decided, most_s) || again;
+    }
+    if (!again) break;
+  }
+  return FinishRounds(std::move(out), began);
+}
+
 CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbOptions& options,
                      double budget_s, const DecidedFn& decided, double most_s) {
   const std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
-  CasePair pair = StartPair(c);
   unsigned samples = options.fixed_block_samples;
   if (samples == 0) {
     // A pilot block sizes the blocks by time; it also warms the node.
-    const Pilot pilot = MeasurePilot(pair.key, baseline, options);
+    const Pilot pilot = MeasurePilot(c.id.Key(), baseline, options);
     CasePair probe = StartPair(c);
     if (!AddBlock(&probe, AbRole::kBaseline, pilot.block)) return probe;
     samples = pilot.block_samples;
   }
-  // The budget counts the rounds; the pilot's time is the job's.
-  const std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
-  double budget = budget_s;
-  const uint64_t order = OrderSeed(options.order_seed);
-  for (unsigned round = 0;; ++round) {
-    for (AbRole role : BlockOrder(round, order)) {
-      if (!AddBlock(&pair, role, (role == AbRole::kBaseline ? baseline : candidate).Measure(pair.key, samples))) {
-        return pair;
-      }
-    }
-    if (!NextRound(&pair, round + 1, options, SecondsSince(start), &budget, decided, most_s)) break;
-  }
-  FinishPair(&pair, SecondsSince(began));
-  return pair;
+  CaseBlocks blocks(baseline, candidate, samples);
+  std::vector<CasePair> pairs;
+  pairs.push_back(StartPair(c));
+  return std::move(MeasureRounds(std::move(pairs), blocks, options, budget_s, decided, most_s, began).pairs.front());
 }
 
 std::pair<gate::RunData, gate::RunData> SidesOf(const std::vector<CasePair>& pairs) {

@@ -8,6 +8,7 @@
 // real side runs a perfgate-agent build as a child process.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <ostream>
@@ -210,6 +211,37 @@ double MeasurementBudget(const AbOptions& options, double job_spent_s, size_t le
 /// "N rounds of M samples a side in S s (why)", or the status and reason.
 void LogPair(const CasePair& p, std::ostream& log);
 
+/// What one pass over some cases measured: a pair per case asked for, in
+/// order, and the error that stopped it early (empty when none did).
+struct MeasuredCases {
+  std::vector<CasePair> pairs;
+  std::string error;
+};
+
+/// Where the round engine's blocks come from, one side's block at a time:
+/// a perfgate build measures one case a block (MeasurePair), a benchmark
+/// program every case at once (RunProgramAb).
+class BlockSource {
+ public:
+  virtual ~BlockSource() = default;
+  /// Runs the block of `role` in round `round` (0-based) and pools it into
+  /// the pairs not stopped kFailed (AddBlock; FailPair for a case the block
+  /// lacks). Returns the error that stops every case, else "".
+  virtual std::string Block(AbRole role, unsigned round, std::vector<CasePair>* pairs) = 0;
+};
+
+/// The round engine of every A/B: rounds of one block a side from
+/// `source`, in BlockOrder() drawn from options.order_seed, until no pair
+/// asks for another round (NextRound, the pairs sharing `budget_s` and
+/// `most_s`, as they share their blocks), every pair has failed, or a block
+/// fails for every case. Then each pair not failed gets its seconds since
+/// `began` (FinishPair); after an error it is stopped kError with a round
+/// the error cut short dropped, and a pair without one round fails with the
+/// error as its reason.
+MeasuredCases MeasureRounds(std::vector<CasePair> pairs, BlockSource& source, const AbOptions& options,
+                            double budget_s, const DecidedFn& decided, double most_s,
+                            std::chrono::steady_clock::time_point began);
+
 /// Measures `c` in rounds in BlockOrder(), one block on each side per round,
 /// and pools each side's blocks. The first block (unless the block size is
 /// fixed) is a pilot that sizes blocks to options.block_seconds and is not
@@ -250,13 +282,6 @@ struct AbResult {
   /// per counted process), sent with each side's run as further parts of
   /// the timed cases (CountPart), so the coordinator stores both witnesses.
   std::vector<CasePair> counted;
-};
-
-/// What one pass over some cases measured: a pair per case asked for, in
-/// order, and the error that stopped it early (empty when none did).
-struct MeasuredCases {
-  std::vector<CasePair> pairs;
-  std::string error;
 };
 
 /// Measures the cases at `which` (indices into the job's cases); `first`

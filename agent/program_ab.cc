@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -113,43 +112,28 @@ ProgramJob JobOf(const ResultSet& pilot, unsigned pilot_samples, double pilot_s,
   return job;
 }
 
-// One pass: rounds of one block a side, every case of a block pooled into
-// its pair, until every pair would stop.
-class ProgramPass {
+// A program's blocks: one run of a side measures every case, and each
+// case of it is pooled into its pair.
+class ProgramBlocks final : public BlockSource {
  public:
-  ProgramPass(const ProgramJob& job, Program& baseline, Program& candidate, const AbOptions& options,
-              std::ostream& log)
-      : job_(job), baseline_(baseline), candidate_(candidate), options_(options), log_(log) {}
+  ProgramBlocks(const ProgramJob& job, Program& baseline, Program& candidate, std::ostream& log)
+      : job_(job), baseline_(baseline), candidate_(candidate), log_(log) {}
 
-  MeasuredCases Measure(const std::vector<size_t>& which, double budget_s, double most_s, const DecidedFn& decided) {
+  // One pass over the cases at `which`, through the round engine.
+  MeasuredCases Measure(const std::vector<size_t>& which, const AbOptions& options, double budget_s, double most_s,
+                        const DecidedFn& decided) {
     const std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
-    double budget = budget_s;  // the cases share their blocks, and so one budget
-    const uint64_t order = OrderSeed(options_.order_seed);
-    MeasuredCases out;
+    std::vector<CasePair> pairs;
     for (size_t i : which) {
-      out.pairs.push_back(StartPair(job_.cases[i]));
-      if (auto it = job_.pilot_not_ok.find(out.pairs.back().key); it != job_.pilot_not_ok.end()) {
-        AddBlock(&out.pairs.back(), AbRole::kBaseline, it->second);
+      pairs.push_back(StartPair(job_.cases[i]));
+      if (auto it = job_.pilot_not_ok.find(pairs.back().key); it != job_.pilot_not_ok.end()) {
+        AddBlock(&pairs.back(), AbRole::kBaseline, it->second);
       }
     }
-    for (unsigned round = 0;; ++round) {
-      for (AbRole role : BlockOrder(round, order)) {
-        out.error = Block(role, round, &out.pairs);
-        if (!out.error.empty()) return Finish(std::move(out), start);
-      }
-      bool again = false;
-      for (CasePair& p : out.pairs) {
-        if (p.stopped == StopReason::kFailed) continue;
-        again = NextRound(&p, round + 1, options_, SecondsSince(start), &budget, decided, most_s) || again;
-      }
-      if (!again) break;
-    }
-    return Finish(std::move(out), start);
+    return MeasureRounds(std::move(pairs), *this, options, budget_s, decided, most_s, start);
   }
 
- private:
-  // Runs one block of `role` and pools its cases; the error that ends the pass, else "".
-  std::string Block(AbRole role, unsigned round, std::vector<CasePair>* pairs) {
+  std::string Block(AbRole role, unsigned round, std::vector<CasePair>* pairs) override {
     const std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
     auto set = (role == AbRole::kBaseline ? baseline_ : candidate_).Run(job_.samples);
     log_ << "    round " << round + 1 << ", " << ToString(role) << ": "
@@ -170,39 +154,10 @@ class ProgramPass {
     return "";
   }
 
-  MeasuredCases Finish(MeasuredCases out, std::chrono::steady_clock::time_point start) {
-    for (CasePair& p : out.pairs) {
-      if (p.stopped == StopReason::kFailed) continue;
-      if (!out.error.empty()) {
-        p.stopped = StopReason::kError;
-        DropUnpairedBlock(&p);
-        // Not one round of this case: nothing to judge it by but the error.
-        if (p.baseline_blocks.empty()) {
-          FailPair(&p, AbRole::kBaseline, CaseStatus::kFailed, "");
-          for (CaseResult* r : {&p.baseline, &p.candidate}) r->reason = out.error;
-          continue;
-        }
-      }
-      FinishPair(&p, SecondsSince(start));
-    }
-    return out;
-  }
-
-  // A round the error cut short leaves one side a block ahead: it is
-  // dropped, so that every block kept has its pair.
-  static void DropUnpairedBlock(CasePair* p) {
-    for (auto [blocks, side, other] : {std::tuple(&p->baseline_blocks, &p->baseline, &p->candidate_blocks),
-                                       std::tuple(&p->candidate_blocks, &p->candidate, &p->baseline_blocks)}) {
-      if (blocks->size() <= other->size()) continue;
-      side->samples.resize(side->samples.size() - blocks->back());
-      blocks->pop_back();
-    }
-  }
-
+ private:
   const ProgramJob& job_;
   Program& baseline_;
   Program& candidate_;
-  const AbOptions& options_;
   std::ostream& log_;
 };
 
@@ -232,7 +187,7 @@ AbResult RunProgramAb(Program& baseline, Program& candidate, const gate::Policy&
       << "\n" << std::flush;
   const size_t passes = options.confirm ? 2 : 1;
   const unsigned looks = gate::StopRuleLooks(options.min_rounds, options.max_rounds);
-  ProgramPass pass(job, baseline, candidate, options, log);
+  ProgramBlocks blocks(job, baseline, candidate, log);
   auto measure = [&](const std::vector<size_t>& which, const std::vector<CasePair>* first) {
     // The case budget counts per case; the cases of a program share its blocks.
     AbOptions whole = options;
@@ -241,9 +196,10 @@ AbResult RunProgramAb(Program& baseline, Program& candidate, const gate::Policy&
     const size_t left = first == nullptr ? passes : 1;
     const double budget = MeasurementBudget(whole, SecondsSince(job_start), left, earlier);
     if (first != nullptr) log << "  confirming " << which.size() << " case(s):\n" << std::flush;
-    MeasuredCases m = pass.Measure(which, budget, JobShare(whole, SecondsSince(job_start), left), [&](const CasePair& so_far) {
-      return CaseDecided(so_far, policy, sku, job.cases.size(), looks);
-    });
+    MeasuredCases m = blocks.Measure(which, options, budget, JobShare(whole, SecondsSince(job_start), left),
+                                     [&](const CasePair& so_far) {
+                                       return CaseDecided(so_far, policy, sku, job.cases.size(), looks);
+                                     });
     for (const CasePair& p : m.pairs) {
       log << "  " << p.key << ": ";
       LogPair(p, log);
