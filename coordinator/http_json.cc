@@ -171,7 +171,7 @@ namespace {
 
 Json ToJson(const BisectionProbe& p) {
   return {{"commit", p.commit},         {"attempt", p.attempt},
-          {"verdict", ToString(p.verdict)}, {"change", NumberOrNull(p.change)},
+          {"verdict", ToString(p.verdict)},     {"change", NumberOrNull(p.change)},
           {"ci", Interval(p.ci_low, p.ci_high)}, {"p_value", NumberOrNull(p.p_value)},
           {"threshold", NumberOrNull(p.threshold)},   {"rounds", p.rounds},
           {"note", p.note},             {"at", Seconds(p.at)}};
@@ -290,7 +290,8 @@ absl::StatusOr<BisectionProbe> ProbeFromJson(const Json& body) {
   PERFGATE_RETURN_IF_ERROR(Required(p.commit, "commit"));
   const std::optional<ProbeVerdict> judged = ParseProbeVerdict(verdict);
   if (!judged) {
-    return absl::InvalidArgumentError(absl::StrCat("verdict: '", verdict, "' is not carries, clean, undecided or failed"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("verdict: '", verdict, "' is not carries, clean, undecided or failed"));
   }
   p.verdict = *judged;
   if (attempt < 1 || attempt > 1000) return absl::InvalidArgumentError("attempt: must be from 1 to 1000");

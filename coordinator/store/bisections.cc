@@ -160,8 +160,8 @@ absl::StatusOr<Bisection> BisectionRepository::AddBisectionProbe(int64_t id, con
         absl::StrCat("INSERT INTO bisection_probes (bisection_id, commit, attempt, verdict, change, "
                      "change_ci_low, change_ci_high, p_value, threshold, rounds, note) VALUES ($1, $2, $3, $4, ",
                      Nullable(5), ", ", Nullable(6), ", ", Nullable(7), ", ", Nullable(8), ", $9, $10, $11)"),
-        id, p.commit, p.attempt, std::string(ToString(p.verdict)), p.change, p.ci_low, p.ci_high, p.p_value, p.threshold, p.rounds,
-        p.note);
+        id, p.commit, p.attempt, std::string(ToString(p.verdict)), p.change, p.ci_low, p.ci_high, p.p_value,
+        p.threshold, p.rounds, p.note);
     txn.exec_params(
         "UPDATE bisections SET benchmark = CASE WHEN benchmark = '' THEN $2 ELSE benchmark END, "
         "metric = CASE WHEN metric = '' THEN $3 ELSE metric END, updated_at = now() WHERE id = $1",

@@ -241,15 +241,13 @@ TEST_F(PytestAbEndToEnd, CatchesATestDoingTwiceTheWork) {
 
 // An unchanged copy is never called a regression. Whether its interval then
 // falls within the 10 % tolerance (a pass) or not (undecided) is the
-// noise's to say: 150 s bought about 30 rounds and took 97 s, mostly
-// undecided anyway beside the suite, so 60 s (about 12 rounds) asks the
-// same question in half the time; the stop rule's false alarms do not
-// depend on the budget.
+// noise's to say, and the stop rule's false alarms do not depend on the
+// budget: 150 s bought about 30 rounds for the same question. The case must
+// be judged, though: a block starts an interpreter and a collector, 3-4 s
+// beside the suite on a slow 2-core runner, where 60 s (40 for a first
+// measurement) did not fit the five rounds a first look needs; 100 s fits
+// them at up to 10 s a round.
 TEST_F(PytestAbEndToEnd, PassesATestAgainstAnUnchangedCopy) {
-  // A block starts an interpreter and a collector: 3-4 s a block beside the
-  // suite on a slow 2-core runner, where 60 s (40 for a first measurement)
-  // did not fit the five rounds a first look needs. 100 s fits them at up
-  // to 10 s a round; the assertion needs the case judged, not decided.
   const CommandResult r = Ab(PytestCommand(TestFile("a", 0)), PytestCommand(TestFile("b", 0)), "100");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   ExpectNoRegression();
