@@ -214,7 +214,7 @@ double AutoBudget(double round_s, const AbOptions& options) {
 }
 
 double CaseBudgetFor(double measurement_s, const AbOptions& options) {
-  return options.confirm && options.case_budget_s > 0 ? measurement_s / kFirstMeasurementShare : measurement_s;
+  return options.confirm && options.case_budget_s > 0 ? measurement_s / gate::kFirstMeasurementShare : measurement_s;
 }
 
 double JobShare(const AbOptions& options, double job_spent_s, size_t left) {
@@ -513,13 +513,10 @@ AbResult RunAb(const std::vector<AbCase>& cases, Side& baseline, Side& candidate
 
 double MeasurementBudget(const AbOptions& options, double job_spent_s, size_t left, const CasePair* first) {
   double b = options.case_budget_s;
-  if (b > 0 && options.confirm) {
-    b = first == nullptr ? b * kFirstMeasurementShare : std::max(b - first->seconds, b * (1 - kFirstMeasurementShare));
-  }
-  if (b > 0 && first != nullptr && first->rounds > 0) {
-    // A confirmation judged on fewer rounds than a first look would throw
-    // the first measurement's evidence away for nothing.
-    b = std::max(b, (options.min_rounds + 1) * first->seconds / first->rounds);
+  if (b > 0 && first != nullptr) {
+    b = gate::ConfirmationBudget(b, first->seconds, first->rounds, options.min_rounds);
+  } else if (b > 0 && options.confirm) {
+    b *= gate::kFirstMeasurementShare;
   }
   if (options.job_budget_s > 0) {
     const double job_left = JobShare(options, job_spent_s, left);

@@ -99,7 +99,8 @@ struct AbOptions {
   unsigned fixed_rounds = 0;         // > 0: exactly this many rounds, no looks
   /// Seconds one case may take, first measurement and confirmation together:
   /// the first gets two thirds when a confirmation may follow, the
-  /// confirmation whatever the first left (at least a third).
+  /// confirmation whatever the first left (at least a third), or as many
+  /// rounds as the first took when that is more (gate::ConfirmationBudget).
   double case_budget_s = 60;
   /// --case-budget auto: after a case's first round, each measurement may
   /// take what max_rounds rounds at that pace need (AutoBudget), when that
@@ -190,9 +191,6 @@ double RoundsBudget(double round_s, const AbOptions& options);
 /// The seconds --case-budget auto gives a measurement whose first round
 /// took `round_s`: options.max_rounds rounds, a tenth to spare.
 double AutoBudget(double round_s, const AbOptions& options);
-/// The share of the case budget a first measurement gets when a
-/// confirmation may follow; the confirmation gets at least the rest.
-inline constexpr double kFirstMeasurementShare = 2.0 / 3.0;
 /// The --case-budget whose share (MeasurementBudget) for a first
 /// measurement is `measurement_s`.
 double CaseBudgetFor(double measurement_s, const AbOptions& options);
@@ -201,10 +199,10 @@ double CaseBudgetFor(double measurement_s, const AbOptions& options);
 double JobShare(const AbOptions& options, double job_spent_s, size_t left);
 /// Records the pair's wall time and each side's noise once measuring ends.
 void FinishPair(CasePair* pair, double seconds);
-/// The seconds one measurement may take: two thirds of the case budget for
-/// a first measurement when a confirmation may follow, for a confirmation
-/// what the first (`first`) left, at least a third, and at least what
-/// min_rounds rounds (and one to spare) take at the first's pace, so that a
+/// The seconds one measurement may take: two thirds of the case budget
+/// (gate::kFirstMeasurementShare) for a first measurement when a
+/// confirmation may follow, for a confirmation gate::ConfirmationBudget
+/// after the first (`first`): at least as many rounds as it took, so that a
 /// confirmation is never cut short by the case budget alone; never more
 /// than the job's budget left over the `left` measurements still to come.
 double MeasurementBudget(const AbOptions& options, double job_spent_s, size_t left, const CasePair* first);

@@ -420,6 +420,13 @@ unsigned StopRuleLooks(unsigned min_rounds, unsigned max_rounds) {
   return looks;
 }
 
+double ConfirmationBudget(double case_budget_s, double first_s, unsigned first_rounds, unsigned min_rounds) {
+  const double rest = std::max(case_budget_s - first_s, case_budget_s * (1 - kFirstMeasurementShare));
+  if (first_rounds == 0) return rest;
+  const double pace = first_s / static_cast<double>(first_rounds);
+  return std::max(rest, static_cast<double>(std::max(first_rounds, min_rounds) + 1) * pace);
+}
+
 Policy LookPolicy(const Policy& policy, size_t cases, unsigned looks) {
   Policy strict = policy;
   const double share = static_cast<double>(std::max<size_t>(cases, 1)) * static_cast<double>(std::max(looks, 1u));

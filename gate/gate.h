@@ -240,6 +240,21 @@ bool StopRuleLooksAt(unsigned rounds, unsigned min_rounds, unsigned max_rounds);
 /// max_rounds (at least 1): 8 with the defaults (5 to 30).
 unsigned StopRuleLooks(unsigned min_rounds, unsigned max_rounds);
 
+/// The share of a case's budget (--case-budget) an adaptive A/B's first
+/// measurement gets when a confirmation may follow.
+inline constexpr double kFirstMeasurementShare = 2.0 / 3.0;
+
+/// The seconds an adaptive A/B's confirmation of one case may take, when
+/// its first measurement took `first_s` over `first_rounds` rounds: what
+/// the first left of `case_budget_s`, at least the rest of its share, and
+/// at least the time of as many rounds as the first took (min_rounds at
+/// least), one to spare, at the first's pace. A confirmation with fewer
+/// rounds than the first would throw evidence away: at a noisy stretch the
+/// first measurement ends at its budget, and a confirmation on what little
+/// is left only comes out too noisy. So a suspected case may take up to
+/// about four thirds of its case budget (docs/statistics.md).
+double ConfirmationBudget(double case_budget_s, double first_s, unsigned first_rounds, unsigned min_rounds);
+
 /// The policy a look of the adaptive stop rule judges one case with, alone
 /// among `cases`: fdr / cases / looks for a regression, and an interval of
 /// level 1 - (1 - confidence) / looks for a pass, so that stopping at the

@@ -309,15 +309,15 @@ void Undecide(GateResult& gate, const std::set<std::string>& cases, bool only_fa
 // agent::RunAb over synthetic processes: every case measured, the gate taken
 // over all of them, and every case with a gating metric judged a regression
 // (or below its floor) measured again and judged on that second measurement
-// alone, which gets at least min_rounds (and one to spare) at the first's
-// pace; a measurement too short for a look leaves its case undecided.
+// alone, which may take as many rounds as the first did (ConfirmationBudget);
+// a measurement too short for a look leaves its case undecided.
 GateOutcome AbGate(Row& row, double slowdown) {
   const SimulationOptions& o = row.o;
   const bool fixed = row.mode == SimMode::kAbFixed;
   const unsigned look = fixed ? o.fixed_rounds : o.min_rounds;
   row.machine.StartJob(o.drift_period_s);
   double clock = 0;
-  const double first_budget = o.confirm ? o.case_budget_s * 2 / 3 : o.case_budget_s;
+  const double first_budget = o.confirm ? o.case_budget_s * kFirstMeasurementShare : o.case_budget_s;
   auto mu = [&](unsigned c) { return c == 0 ? 1.0 + slowdown : 1.0; };
   GateOutcome out;
   std::vector<Pair> pairs;
@@ -339,8 +339,7 @@ GateOutcome AbGate(Row& row, double slowdown) {
   for (unsigned c = 0; c < row.cases; ++c) {
     if (suspects.count(CaseName(c)) == 0) continue;
     const Pair& first = pairs[c];
-    const double budget = std::max({o.case_budget_s - first.seconds, o.case_budget_s / 3,
-                                    (o.min_rounds + 1) * first.seconds / std::max(first.rounds, 1u)});
+    const double budget = ConfirmationBudget(o.case_budget_s, first.seconds, first.rounds, o.min_rounds);
     Pair again = MeasureCase(row, c, mu(c), budget, fixed, &clock);
     if (again.rounds < look) {
       cut.insert(CaseName(c));

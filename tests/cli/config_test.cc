@@ -207,7 +207,7 @@ TEST_F(ConfigTest, BisectRefusesAnIncompleteOrAmbiguousRequestNamingWhatIsWrong)
   const char* digest = good_image.c_str();
   EXPECT_THAT(Parse({"bisect", "--good-image", "stack:latest", "--bad-image", digest, "--cmd", "{image}"}).err,
               HasSubstr("--good-image 'stack:latest' is not an image digest"));
-  for (const std::string bad : {"@sha256:" + std::string(64, 'a'), "st ack@sha256:" + std::string(64, 'a'),
+  for (const std::string& bad : {"@sha256:" + std::string(64, 'a'), "st ack@sha256:" + std::string(64, 'a'),
                                  "a@b@sha256:" + std::string(64, 'a'), "stack@sha256:" + std::string(63, 'a'),
                                  "stack@sha256:" + std::string(64, 'A'), "stack@sha256:" + std::string(65, 'a'),
                                  "-stack@sha256:" + std::string(64, 'a')}) {

@@ -42,6 +42,17 @@ TEST(StopRule, LooksEachTimeTheRoundsGrowByAQuarterAndAtTheLast) {
   EXPECT_EQ(StopRuleLooks(5, 3), 1u);  // a budget below min_rounds still looks once
 }
 
+TEST(StopRule, AConfirmationGetsAtLeastTheRoundsOfTheFirstMeasurement) {
+  // A first measurement that ended at its 40 s of 60 with 25 rounds: the
+  // 20 s left would give the confirmation 12, so it gets the 25 (and one).
+  EXPECT_NEAR(ConfirmationBudget(60, 40, 25, 5), 26 * 40.0 / 25, 1e-9);
+  // One that decided in 10 s of 8 rounds: what it left is more than that.
+  EXPECT_DOUBLE_EQ(ConfirmationBudget(60, 10, 8, 5), 50);
+  // Never less than the rest of its share, nor than min_rounds and one.
+  EXPECT_DOUBLE_EQ(ConfirmationBudget(60, 59, 0, 5), 20);
+  EXPECT_NEAR(ConfirmationBudget(60, 50, 2, 5), 6 * 25.0, 1e-9);
+}
+
 // n processes of one sample each, spread evenly over center * (1 ± spread).
 MetricData Processes(double center, double spread, unsigned n = 30) {
   MetricData m;
