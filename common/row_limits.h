@@ -18,7 +18,7 @@ struct RowLimit {
 
 inline constexpr RowLimit kRunRows{"runs", 50, 1000};
 inline constexpr RowLimit kBaselineRunRows{"baseline runs", 5, 1000};
-inline constexpr RowLimit kSeriesPointRows{"points", 200, 5000};
+inline constexpr RowLimit kSeriesPointRows{"points", 200, 10000};
 inline constexpr RowLimit kRegressionRows{"regressions", 100, 1000};
 inline constexpr RowLimit kBisectionRows{"bisections", 50, 1000};
 inline constexpr RowLimit kDeliveryRows{"deliveries", 100, 1000};

@@ -68,6 +68,19 @@ absl::StatusOr<uint32_t> Limit(const httplib::Request& req, const RowLimit& rows
   return v;
 }
 
+// `points`: how many points a series is drawn in at most (SeriesJson); 0,
+// every run its own point, when absent.
+absl::StatusOr<size_t> PointsParam(const httplib::Request& req) {
+  const std::string text = Param(req, "points");
+  if (text.empty()) return 0;
+  uint32_t v = 0;
+  if (!absl::SimpleAtoi(text, &v) || v < 2 || v > kSeriesPointRows.most) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("points: '", text, "' is not a number from 2 to ", kSeriesPointRows.most));
+  }
+  return v;
+}
+
 // The moment a parameter names (common/time_text.h); unset when it is absent.
 absl::Status TimeParam(const httplib::Request& req, const char* name, std::optional<TimePoint>& out) {
   if (!req.has_param(name)) return absl::OkStatus();
@@ -136,6 +149,8 @@ absl::StatusOr<Json> Run(Store& store, const httplib::Request& req) {
 absl::StatusOr<Json> SeriesRoute(Store& store, const httplib::Request& req) {
   auto limit = Limit(req, kSeriesPointRows);
   PERFGATE_RETURN_IF_ERROR(limit);
+  auto points = PointsParam(req);
+  PERFGATE_RETURN_IF_ERROR(points);
   SeriesQuery q{Param(req, "benchmark"), Param(req, "metric"), Param(req, "sku"), Param(req, "branch"),
                 Param(req, "node"), *limit};
   PERFGATE_RETURN_IF_ERROR(TimeParam(req, "from", q.from));
@@ -153,7 +168,7 @@ absl::StatusOr<Json> SeriesRoute(Store& store, const httplib::Request& req) {
   for (Regression& r : *listed) {
     if (r.metric == q.metric) regressions.push_back(std::move(r));
   }
-  return SeriesJson(*series, regressions);
+  return SeriesJson(*series, regressions, *points);
 }
 
 absl::StatusOr<Json> Compare(Store& store, const httplib::Request& req) {

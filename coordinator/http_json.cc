@@ -101,20 +101,31 @@ Json ToJson(const gate::FleetReport& report) {
   return {{"nodes", report.nodes}, {"k", report.k}, {"outliers", outliers}, {"node_summary", nodes}};
 }
 
-Json SeriesJson(const Series& series, const std::vector<Regression>& regressions) {
+Json SeriesJson(const Series& series, const std::vector<Regression>& regressions, size_t max_points) {
+  const ValidHistory valid = ValidPoints(series);
+  const std::vector<HistoryChange> found = gate::FindHistoryChanges(valid.history);
+  std::vector<size_t> breaks;
+  for (const HistoryChange& c : found) breaks.push_back(valid.source_index[c.index]);
+  const std::vector<PointGroup> groups = GroupPoints(series.points.size(), breaks, max_points);
   Json points = Json::array();
-  for (const SeriesPoint& p : series.points) {
+  for (const PointGroup& g : groups) {
+    const SeriesPoint p = MergePoints(series, g);
+    const HistoryPoint& first = series.points[g.first].point;
     points.push_back({{"run_id", p.point.run_id}, {"commit", p.point.commit},
                       {"branch", p.point.branch}, {"node", p.point.node},
                       {"t", Seconds(p.point.finished_at)}, {"median", NumberOrNull(p.point.median)},
                       {"p5", NumberOrNull(p.p5)}, {"p95", NumberOrNull(p.p95)}, {"n", p.point.n},
-                      {"n_throttled", p.n_throttled}, {"invalid_reasons", p.invalid_reasons}});
+                      {"n_throttled", p.n_throttled}, {"invalid_reasons", p.invalid_reasons},
+                      {"runs", g.end - g.first}, {"first_commit", first.commit},
+                      {"t_first", Seconds(first.finished_at)}});
   }
-  const ValidHistory valid = ValidPoints(series);
   Json changes = Json::array();
-  for (const HistoryChange& c : gate::FindHistoryChanges(valid.history)) {
+  for (const HistoryChange& c : found) {
     const size_t at = valid.source_index[c.index];
-    changes.push_back({{"index", at}, {"commit", series.points[at].point.commit},
+    // The group whose first run is the change's.
+    const auto group = std::partition_point(groups.begin(), groups.end(),
+                                            [&](const PointGroup& g) { return g.end <= at; });
+    changes.push_back({{"index", group - groups.begin()}, {"commit", series.points[at].point.commit},
                        {"run_id", series.points[at].point.run_id},
                        {"median_before", NumberOrNull(c.median_before)},
                        {"median_after", NumberOrNull(c.median_after)}, {"change", NumberOrNull(c.change)},
@@ -122,8 +133,8 @@ Json SeriesJson(const Series& series, const std::vector<Regression>& regressions
   }
   Json regs = Json::array();
   for (const Regression& r : regressions) regs.push_back(ToJson(r));
-  return {{"unit", series.unit}, {"direction", ToString(series.direction)}, {"points", points},
-          {"changes", changes}, {"regressions", regs}};
+  return {{"unit", series.unit}, {"direction", ToString(series.direction)}, {"runs", series.points.size()},
+          {"points", points}, {"changes", changes}, {"regressions", regs}};
 }
 
 namespace {

@@ -50,8 +50,12 @@ nlohmann::json ToJson(const gate::FleetReport& report);
 nlohmann::json ToJson(const store::OutboxEntry& entry);
 /// A series with the change points found in its valid runs; each change
 /// names the point (index into points), commit and run where the new level
-/// begins. `regressions` are the stored ones of the series.
-nlohmann::json SeriesJson(const Series& series, const std::vector<Regression>& regressions);
+/// begins. `regressions` are the stored ones of the series. With max_points
+/// > 0, a longer series is drawn in groups of runs (GroupPoints, each change
+/// the first run of its group): each point then says how many runs it
+/// stands for (`runs`) and its first run's commit and time.
+nlohmann::json SeriesJson(const Series& series, const std::vector<Regression>& regressions,
+                          size_t max_points = 0);
 /// When reads come from a standby, the moment its data is as of (the
 /// newest transaction it replayed; now when it is caught up); null when
 /// they come from the primary.

@@ -24,4 +24,25 @@ struct ValidHistory {
 };
 ValidHistory ValidPoints(const Series& series);
 
+/// Consecutive points of a series drawn as one: [first, end) of its points.
+struct PointGroup {
+  size_t first = 0, end = 0;
+};
+
+/// How a series of `points` points is drawn in about `max_points` (0: each
+/// point alone): consecutive groups, every index in `breaks` (change points)
+/// the first of a group, so that a level never shares a group with the one
+/// before it; the points between two breaks are split into groups of equal
+/// size (within one point), as many as their share of `max_points` (at
+/// least one). A series of at most max_points points keeps a group per
+/// point.
+std::vector<PointGroup> GroupPoints(size_t points, const std::vector<size_t>& breaks, size_t max_points);
+
+/// One group of a series as one point: its last run (run, commit, branch,
+/// node, finish), the median of its valid runs' medians (of all its runs'
+/// when none is valid), the lowest p5 and highest p95 of its valid runs, its
+/// samples and throttled samples summed; invalid only when every run is,
+/// with the first run's reasons.
+SeriesPoint MergePoints(const Series& series, PointGroup group);
+
 }  // namespace perfgate::coordinator

@@ -138,6 +138,11 @@ double EnergyStatistic(std::span<const double> x, std::span<const double> y) {
   return QHat(cross, within_x, within_y, x.size(), y.size());
 }
 
+size_t BestSplitIndex(std::span<const double> series, size_t min_size) {
+  if (std::any_of(series.begin(), series.end(), [](double v) { return !std::isfinite(v); })) return 0;
+  return BestSplit(Rank(series), 0, series.size(), std::max<size_t>(min_size, 1)).tau;
+}
+
 std::vector<ChangePoint> EDivisive(std::span<const double> series, double significance, unsigned permutations,
                                    size_t min_size, uint64_t seed) {
   std::vector<ChangePoint> found;

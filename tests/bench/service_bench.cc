@@ -422,8 +422,10 @@ void BM_HistoryHttp(benchmark::State& state) {
   }
   httplib::Client client("127.0.0.1", (*server)->port());
   client.set_keep_alive(true);
+  // Args: the newest runs, and the points they are drawn in (0: a point a run).
   const std::string path = absl::StrCat("/api/v1/series?benchmark=fill/case_0&metric=time_ms&branch=main&limit=",
-                                        state.range(0));
+                                        state.range(0), state.range(1) > 0 ? "&points=" : "",
+                                        state.range(1) > 0 ? absl::StrCat(state.range(1)) : "");
   std::vector<double> times;
   for (auto _ : state) {
     const auto start = Clock::now();
@@ -437,9 +439,20 @@ void BM_HistoryHttp(benchmark::State& state) {
   }
   ReportPercentiles(state, std::move(times));
 }
-BENCHMARK(BM_HistoryHttp)->Arg(100)->Arg(1000)->Iterations(200)->UseManualTime()->Unit(benchmark::kMillisecond);
-// 5 000 points, the most it answers: 20 calls.
-BENCHMARK(BM_HistoryHttp)->Arg(5000)->Iterations(20)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_HistoryHttp)
+    ->Args({100, 0})
+    ->Args({1000, 0})
+    ->Args({10000, 1000})
+    ->Iterations(200)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+// 5 000 and 10 000 (the most it answers) points of a run each: 20 calls.
+BENCHMARK(BM_HistoryHttp)
+    ->Args({5000, 0})
+    ->Args({10000, 0})
+    ->Iterations(20)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace perfgate

@@ -64,6 +64,32 @@ try {
   assert.match(await page.textContent('[data-testid=changes]'), /\+[5-9]\.\d %/);
   await shot('series');
 
+  // The same series drawn in about 10 points: groups of runs, the change
+  // point the first run of its group; a drag over three groups asks for
+  // their runs alone.
+  await open(`#/series?${q({ benchmark: facts.step_case, metric: 'time', sku: facts.sku, branch: 'main', points: 10 })}`);
+  await page.waitForSelector('[data-testid=plot] canvas');
+  const grouped = await page.evaluate(() => window.perfgateSeries);
+  assert.equal(grouped.runs, facts.main_runs);
+  assert.ok(grouped.points.length >= 10 && grouped.points.length <= 12, `groups: ${grouped.points.length}`);
+  assert.equal(grouped.points.reduce((sum, p) => sum + p.runs, 0), facts.main_runs, 'every run in one group');
+  assert.equal(grouped.points[grouped.changes[0].index].first_commit, facts.step_commit, 'the change begins a group');
+  assert.match(await page.textContent('[data-testid=series-note]'), new RegExp(`^${facts.main_runs} runs drawn as ${grouped.points.length} points`));
+  const inRange = grouped.points[1].runs + grouped.points[2].runs + grouped.points[3].runs;
+  await page.evaluate(() => {
+    const u = window.perfgatePlot;
+    const left = u.valToPos(u.data[0][1], 'x'), right = u.valToPos(u.data[0][3], 'x');
+    u.setSelect({ left: left - 1, width: right - left + 2, top: 0, height: u.bbox.height / devicePixelRatio });
+  });
+  await page.waitForSelector('[data-testid=whole-series]', { timeout: 15000 });
+  await page.waitForSelector('body[data-ready=yes]', { timeout: 15000 });
+  // The range holds the runs of those three groups, none more or fewer;
+  // drawn within the URL's 10 points, so in groups again.
+  const zoomed = await page.evaluate(() => window.perfgateSeries);
+  assert.equal(zoomed.runs, inRange, 'the runs of the range');
+  assert.equal(zoomed.points[0].first_commit, grouped.points[1].first_commit);
+  assert.equal(zoomed.points[zoomed.points.length - 1].commit, grouped.points[3].commit);
+
   // Compare: the planted slow case of the outlier node comes first.
   const base = facts.sweep_runs[0], cand = facts.sweep_runs[3];
   timings.compare = await open(`#/compare?${q({ base, cand })}`);

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <pqxx/pqxx>
 
+#include "absl/strings/str_cat.h"
 #include "tests/e2e/dashboard_seed.h"
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
@@ -105,23 +106,32 @@ TEST_F(DashboardInBrowser, ViewsShowThePlantedFactsAndTriageReachesTheDatabase) 
   EXPECT_EQ(ev[0][2].as<std::string>(), "acknowledged");
 }
 
+// Complete runs of main for the rows of temp table `fill` (id, g, started),
+// commits `prefix` and g, on the seeded runs' agent, environment and SKU.
+std::string InsertFillRuns(const std::string& fill, const std::string& prefix) {
+  return absl::StrCat(R"sql(
+INSERT INTO runs (id, agent_id, environment_id, sku, branch, commit, trigger, node, started_at,
+                  finished_at, status)
+SELECT f.id, s.agent_id, s.environment_id, s.sku, 'main', ')sql", prefix, R"sql(' || lpad(f.g::text, 5, '0'), 'ci',
+       'gpu-node-0' || (f.g % 5 + 1), f.started, f.started + interval '1 minute', 'complete'
+FROM )sql", fill, R"sql( f, (SELECT agent_id, environment_id, sku FROM runs WHERE branch = 'main' LIMIT 1) s;
+)sql");
+}
+
 // A million samples for the load measurement (docs/dashboard.md): 1000 more
 // runs of main before the seeded ones, each with both main cases, 500
 // samples a case, summaries and batches as CloseRun would leave them.
-constexpr char kMillionSamples[] = R"sql(
+constexpr char kMillionRuns[] = R"sql(
 CREATE TEMP TABLE fill AS
 SELECT gen_random_uuid() AS id, g, now() - interval '1 hour' * (2000 - g) AS started
 FROM generate_series(1, 1000) g;
-INSERT INTO runs (id, agent_id, environment_id, sku, branch, commit, trigger, node, started_at,
-                  finished_at, status)
-SELECT f.id, s.agent_id, s.environment_id, s.sku, 'main', 'f' || lpad(f.g::text, 4, '0'), 'ci',
-       'gpu-node-0' || (f.g % 5 + 1), f.started, f.started + interval '10 minutes', 'complete'
-FROM fill f, (SELECT agent_id, environment_id, sku FROM runs WHERE branch = 'main' LIMIT 1) s;
+)sql";
+constexpr char kMillionSamples[] = R"sql(
 CREATE TEMP TABLE fill_metrics AS
 SELECT m.id AS metric_id, m.benchmark_id, CASE WHEN b.key LIKE 'collectives/%' THEN 2.5 ELSE 0.9 END AS level
 FROM metrics m JOIN benchmarks b ON b.id = m.benchmark_id
 WHERE b.key IN ('collectives/all_reduce{bytes=268435456}', 'kernels/sgemm{k=4096}');
-INSERT INTO run_cases (run_id, benchmark_id, status) SELECT f.id, m.benchmark_id, 'ok' FROM fill f, fill_metrics m;
+INSERT INTO run_cases (run_id, benchmark_id, status) SELECT DISTINCT f.id, m.benchmark_id, 'ok' FROM fill f, fill_metrics m;
 INSERT INTO batches (run_id, sequence, sample_count) SELECT id, 1, 1000 FROM fill;
 INSERT INTO samples (run_id, benchmark_id, metric_id, idx, value)
 SELECT f.id, m.benchmark_id, m.metric_id, i, m.level * (1 + 0.01 * (random() - 0.5))
@@ -132,6 +142,34 @@ SELECT s.run_id, s.metric_id, count(*), 0,
        max(value), stddev(value) / avg(value), 0,
        percentile_cont(0.05) WITHIN GROUP (ORDER BY value), percentile_cont(0.95) WITHIN GROUP (ORDER BY value)
 FROM samples s JOIN fill f ON f.id = s.run_id GROUP BY s.run_id, s.metric_id;
+INSERT INTO series_points (run_id, metric_id, finished_at, sku, branch, node, commit, median, p5, p95, n,
+                           n_throttled, invalid)
+SELECT r.id, s.metric_id, r.finished_at, r.sku, r.branch, r.node, r.commit, s.median, s.p5, s.p95, s.n,
+       s.n_throttled, false
+FROM summaries s JOIN runs r ON r.id = s.run_id JOIN fill f ON f.id = r.id;
+ANALYZE;
+)sql";
+
+// A series of 10 000 runs for the long-series load (docs/dashboard.md): 9 000
+// older runs of main with the all_reduce case's summary and series point
+// only (what a series reads), a level shift of +6 % 3 000 runs from the end.
+constexpr char kLongRuns[] = R"sql(
+CREATE TEMP TABLE long_fill AS
+SELECT gen_random_uuid() AS id, g, now() - interval '3000 hours' - interval '2 minutes' * (9000 - g) AS started
+FROM generate_series(1, 9000) g;
+)sql";
+constexpr char kLongSeries[] = R"sql(
+CREATE TEMP TABLE long_metric AS
+SELECT m.id AS metric_id FROM metrics m JOIN benchmarks b ON b.id = m.benchmark_id
+WHERE b.key = 'collectives/all_reduce{bytes=268435456}' AND m.name = 'time';
+INSERT INTO summaries (run_id, metric_id, n, n_throttled, median, mean, stdev, min, max, noise, mad, p5, p95)
+SELECT f.id, m.metric_id, 500, 0, v, v, 0.01 * v, 0.98 * v, 1.02 * v, 0.01, 0, 0.99 * v, 1.01 * v
+FROM long_fill f, long_metric m,
+     LATERAL (SELECT 2.5 * (CASE WHEN f.g > 6000 THEN 1.06 ELSE 1 END) * (1 + 0.01 * (random() - 0.5)) AS v) x;
+INSERT INTO series_points (run_id, metric_id, finished_at, sku, branch, node, commit, median, p5, p95, n,
+                           n_throttled, invalid)
+SELECT r.id, s.metric_id, r.finished_at, r.sku, r.branch, r.node, r.commit, s.median, s.p5, s.p95, s.n, 0, false
+FROM summaries s JOIN runs r ON r.id = s.run_id JOIN long_fill f ON f.id = r.id;
 ANALYZE;
 )sql";
 
@@ -150,7 +188,12 @@ TEST_F(DashboardInBrowser, DISABLED_PageLoadWithAMillionSamples) {
   {
     pqxx::connection c(ConnInfo());
     pqxx::work txn(c);
+    txn.exec(kMillionRuns);
+    txn.exec(InsertFillRuns("fill", "f"));
     txn.exec(kMillionSamples);
+    txn.exec(kLongRuns);
+    txn.exec(InsertFillRuns("long_fill", "l"));
+    txn.exec(kLongSeries);
     txn.commit();
     pqxx::work check(c);
     std::cout << "samples stored: " << check.exec("SELECT count(*) FROM samples")[0][0].as<int64_t>()
@@ -166,6 +209,7 @@ TEST_F(DashboardInBrowser, DISABLED_PageLoadWithAMillionSamples) {
       {"views",
        {{"runs", "#/runs"},
         {"series", series},
+        {"series of 10 000 runs", series + "&limit=10000"},
         {"compare", "#/compare?base=" + seeded->sweep_runs[0] + "&cand=" + seeded->sweep_runs[3]},
         {"fleet", std::string("#/fleet?sku=") + testing::kSku + "&sweep=" + testing::kSweep},
         {"report", "#/report/" + std::to_string(seeded->report_id)},
@@ -178,6 +222,8 @@ TEST_F(DashboardInBrowser, DISABLED_PageLoadWithAMillionSamples) {
        {std::string("/api/v1/catalog"), std::string("/api/v1/runs?limit=200"),
         std::string("/api/v1/series?benchmark=collectives%2Fall_reduce%7Bbytes%3D268435456%7D&metric=time&sku=") +
             testing::kSku + "&branch=main&limit=100",
+        std::string("/api/v1/series?benchmark=collectives%2Fall_reduce%7Bbytes%3D268435456%7D&metric=time&sku=") +
+            testing::kSku + "&branch=main&limit=10000&points=1000",
         "/api/v1/compare?base=" + sweep_runs, std::string("/api/v1/fleet?sku=") + testing::kSku + "&sweep=" +
             testing::kSweep,
         std::string("/api/v1/regressions?limit=200")}) {

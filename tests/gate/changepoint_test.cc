@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "gate/history_changes.h"
 #include "tests/common/random_series.h"
 
 namespace perfgate::gate {
@@ -163,6 +164,44 @@ TEST(EDivisive, TooShortOrNonFiniteSeriesGiveNothing) {
   std::vector<double> series = Levels({{20, 100.0}, {20, 110.0}}, 1.0, 25);
   series[7] = std::numeric_limits<double>::quiet_NaN();
   EXPECT_TRUE(EDivisive(series).empty());
+}
+
+TEST(EDivisive, TheBestSplitIndexIsWhereTheLevelChanges) {
+  EXPECT_EQ(BestSplitIndex(Levels({{37, 100.0}, {23, 104.0}}, 1.0, 7)), 37u);
+  EXPECT_EQ(BestSplitIndex(std::vector<double>{1.0}), 0u);  // no split of one point
+}
+
+// A history of these run medians, one run each.
+HistorySeries History(const std::vector<double>& medians) {
+  HistorySeries h;
+  for (size_t i = 0; i < medians.size(); ++i) {
+    h.points.push_back({"run-" + std::to_string(i), "c" + std::to_string(i), "main", "n1", {}, medians[i], 10});
+  }
+  return h;
+}
+
+TEST(FindHistoryChanges, ALongSeriesIsSearchedCoarseToFineAndEachChangeLandsOnItsRun) {
+  // 10 000 runs (the longest series the API answers): searched over the
+  // medians of groups of runs, each change then placed at its run, not at a
+  // group's edge.
+  const std::vector<double> medians = Levels({{3217, 100.0}, {4444, 104.0}, {2339, 101.0}}, 1.0, 91);
+  const std::vector<HistoryChange> found = FindHistoryChanges(History(medians));
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].index, 3217u);
+  EXPECT_EQ(found[1].index, 3217u + 4444u);
+  EXPECT_NEAR(found[0].change, 0.04, 0.005);
+  EXPECT_LT(found[1].change, -0.02);  // lower is better: 104 -> 101 is better
+  EXPECT_LE(found[0].p_value, 0.05);
+}
+
+TEST(FindHistoryChanges, AtTheLengthSearchedRunByRunTheAnswerIsEDivisives) {
+  const std::vector<double> medians =
+      Levels({{kChangeSearchPoints * 3 / 5, 100.0}, {kChangeSearchPoints * 2 / 5, 103.0}}, 1.0, 5);
+  ASSERT_EQ(medians.size(), kChangeSearchPoints);
+  const std::vector<HistoryChange> found = FindHistoryChanges(History(medians));
+  const std::vector<ChangePoint> direct = EDivisive(medians, 0.05, 199, kChangePointMinSize);
+  ASSERT_EQ(found.size(), direct.size());
+  for (size_t i = 0; i < found.size(); ++i) EXPECT_EQ(found[i].index, direct[i].index);
 }
 
 }  // namespace
