@@ -90,8 +90,10 @@ export async function renderSeries(root, params) {
   const p = Object.fromEntries(['benchmark', 'metric', 'sku', 'branch', 'node', 'x', 'limit', 'from', 'to', 'points'].map((k) => [k, params.get(k) || '']));
   const seriesOf = () => get('series', { benchmark: p.benchmark, metric: p.metric, sku: p.sku, branch: p.branch, node: p.node,
     limit: p.limit || 100, points: p.points || POINTS, from: p.from, to: p.to });
-  // A series named in the URL is asked for beside the catalog, not after it.
+  // A series named in the URL is asked for beside the catalog, not after it
+  // (its error, if any, is thrown where it is awaited below).
   const asked = p.benchmark ? seriesOf() : null;
+  asked?.catch(() => {});
   const catalog = await get('catalog');
   if (!p.benchmark && catalog.metrics.length) Object.assign(p, { benchmark: catalog.metrics[0].benchmark, metric: catalog.metrics[0].metric });
   const go = (change) => navigate('series', { ...p, ...change });
