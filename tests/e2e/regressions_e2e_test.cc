@@ -97,6 +97,14 @@ TEST_F(RegressionsEndToEnd, TheSeriesAnswersTheRunsFinishedWithinFromAndTo) {
   ASSERT_TRUE(backwards);
   EXPECT_EQ(backwards->status, 400);
   EXPECT_NE(backwards->body.find("to: must be later than from"), std::string::npos) << backwards->body;
+  for (const char* points : {"1", "10001", "many"}) {
+    auto refused = http.Get(path + "&points=" + points);
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->status, 400);
+    EXPECT_NE(refused->body.find(std::string("points: '") + points + "' is not a number from 2 to 10000"),
+              std::string::npos)
+        << refused->body;
+  }
 
   // perfgate history asks the gRPC Query service for the same range.
   const std::string json = dir_->Join("history.json");
