@@ -36,7 +36,8 @@
 //   budget's waits behind preemptions are there in every run;
 // - on a machine whose stalls hit most runs for a while, knees that come
 //   out in the wrong order are measured again, once, at the rates between
-//   them (five more runs each), as a gate confirms before it fails.
+//   them (five more runs each), as a gate confirms before it fails, and
+//   the grid is widened again when those runs move a knee past its end.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -183,12 +184,15 @@ TEST(ServeKnee, HalvingTheKvBudgetMovesTheKneeDownAndRaisesP99TtftOnTheRealModel
     for (int pass = 0; pass < kPasses; ++pass) ASSERT_NO_FATAL_FAILURE(sweep.Run(rate));
     knees = sweep.Knees();
   };
-  while (std::min(knees[kFull], knees[kHalf]) == 0 && sweep.points.begin()->first > capacity / 8) {
-    ASSERT_NO_FATAL_FAILURE(extend(std::round(sweep.points.begin()->first / kStep)));
-  }
-  while (knees[kFull] > sweep.points.rbegin()->first && sweep.points.rbegin()->first < 4 * capacity) {
-    ASSERT_NO_FATAL_FAILURE(extend(std::round(sweep.points.rbegin()->first * kStep)));
-  }
+  auto widen = [&] {
+    while (std::min(knees[kFull], knees[kHalf]) == 0 && sweep.points.begin()->first > capacity / 8) {
+      ASSERT_NO_FATAL_FAILURE(extend(std::round(sweep.points.begin()->first / kStep)));
+    }
+    while (knees[kFull] > sweep.points.rbegin()->first && sweep.points.rbegin()->first < 4 * capacity) {
+      ASSERT_NO_FATAL_FAILURE(extend(std::round(sweep.points.rbegin()->first * kStep)));
+    }
+  };
+  ASSERT_NO_FATAL_FAILURE(widen());
   // Knees in the wrong order are measured again where they are decided, once:
   // the rates from the lower knee to the first rate above the higher one
   // get kPasses more runs each. Interference only adds latency, so more runs
@@ -209,6 +213,11 @@ TEST(ServeKnee, HalvingTheKvBudgetMovesTheKneeDownAndRaisesP99TtftOnTheRealModel
       for (double rate : again) ASSERT_NO_FATAL_FAILURE(sweep.Run(rate));
     }
     knees = sweep.Knees();
+    // The runs again can move a knee past the grid's end: in one CI run the
+    // full budget's tenth run at 1409 requests/s was clean, and its one
+    // clean run of five at 1537 then put its knee above the grid. The grid
+    // is widened again as it was before.
+    ASSERT_NO_FATAL_FAILURE(widen());
   }
   sweep.Print();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
