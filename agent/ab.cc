@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -205,23 +206,6 @@ bool AddBlock(CasePair* pair, AbRole role, CaseResult block) {
   return true;
 }
 
-double RoundsBudget(double round_s, const AbOptions& options) {
-  return static_cast<double>(options.min_rounds) * round_s * 1.2;
-}
-
-double AutoBudget(double round_s, const AbOptions& options) {
-  return static_cast<double>(options.max_rounds) * round_s * 1.1;
-}
-
-double CaseBudgetFor(double measurement_s, const AbOptions& options) {
-  return options.confirm && options.case_budget_s > 0 ? measurement_s / gate::kFirstMeasurementShare : measurement_s;
-}
-
-double JobShare(const AbOptions& options, double job_spent_s, size_t left) {
-  if (options.job_budget_s <= 0) return 0;
-  return std::max(0.0, options.job_budget_s - job_spent_s) / static_cast<double>(std::max<size_t>(left, 1));
-}
-
 namespace {
 
 // After the first round: whether min_rounds fit the budget at its pace. With
@@ -257,13 +241,15 @@ bool NextRound(CasePair* pair, unsigned rounds, const AbOptions& options, double
     pair->stopped = StopReason::kRounds;
     return false;
   }
-  if (rounds == 1 && !MinRoundsFit(pair, options, spent_s, budget_s, most_s)) return false;
+  // The rounds this measurement took: the budget counts them alone.
+  const unsigned here = rounds - std::min(pair->resumed_at, rounds - 1);
+  if (pair->resumed_at == 0 && rounds == 1 && !MinRoundsFit(pair, options, spent_s, budget_s, most_s)) return false;
   if (gate::StopRuleLooksAt(rounds, options.min_rounds, options.max_rounds) && decided && decided(*pair)) {
     pair->stopped = StopReason::kDecided;
     return false;
   }
   // Another round must fit in the budget: rounds so far predict its cost.
-  if (*budget_s > 0 && spent_s + spent_s / rounds > *budget_s) {
+  if (*budget_s > 0 && spent_s + spent_s / here > *budget_s) {
     pair->stopped = StopReason::kBudget;
     return false;
   }
@@ -305,7 +291,7 @@ MeasuredCases FinishRounds(MeasuredCases out, std::chrono::steady_clock::time_po
         continue;
       }
     }
-    FinishPair(&p, SecondsSince(began));
+    FinishPair(&p, p.seconds + SecondsSince(began));
   }
   return out;
 }
@@ -341,7 +327,16 @@ MeasuredCases MeasureRounds(std::vector<CasePair> pairs, BlockSource& source, co
   double budget = budget_s;
   const uint64_t order = OrderSeed(options.order_seed);
   MeasuredCases out{std::move(pairs), ""};
-  for (unsigned round = 0;; ++round) {
+  // Pairs measured before go on from their rounds (a fresh pair has none).
+  unsigned first_round = std::numeric_limits<unsigned>::max();
+  for (CasePair& p : out.pairs) {
+    if (Failed(p)) continue;
+    p.resumed_at = p.rounds;
+    p.stopped = StopReason::kNone;
+    first_round = std::min(first_round, p.rounds);
+  }
+  if (first_round == std::numeric_limits<unsigned>::max()) first_round = 0;
+  for (unsigned round = first_round;; ++round) {
     for (AbRole role : BlockOrder(round, order)) {
       if (std::all_of(out.pairs.begin(), out.pairs.end(), Failed)) return FinishRounds(std::move(out), began);
       out.error = source.Block(role, round, &out.pairs);
@@ -357,9 +352,14 @@ MeasuredCases MeasureRounds(std::vector<CasePair> pairs, BlockSource& source, co
 }
 
 CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbOptions& options,
-                     double budget_s, const DecidedFn& decided, double most_s) {
+                     double budget_s, const DecidedFn& decided, double most_s, const CasePair* resume) {
   const std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
   unsigned samples = options.fixed_block_samples;
+  if (resume != nullptr && !resume->baseline_blocks.empty()) {
+    // Measured on: the blocks keep the size the first measurement had.
+    CaseBlocks blocks(baseline, candidate, resume->baseline_blocks.front());
+    return std::move(MeasureRounds({*resume}, blocks, options, budget_s, decided, most_s, began).pairs.front());
+  }
   if (samples == 0) {
     // A pilot block sizes the blocks by time; it also warms the node.
     const Pilot pilot = MeasurePilot(c.id.Key(), baseline, options);
@@ -433,18 +433,77 @@ void ExplainShortfalls(AbResult* result, const AbOptions& options, const gate::P
 
 }  // namespace
 
+namespace {
+
+const char* PassLabel(MeasurePass pass) {
+  switch (pass) {
+    case MeasurePass::kFirst:
+      return "";
+    case MeasurePass::kExtension:
+      return "measuring on: ";
+    case MeasurePass::kConfirmation:
+      return "confirming: ";
+  }
+  return "";
+}
+
+// The share of the case budget a first measurement kept for a confirmation
+// goes, for a case it left undecided with no gating metric suspected, to
+// measuring on (MeasurePass::kExtension): from its rounds, under the same
+// looks, so the case is judged as one measurement of the whole budget
+// would judge it. Returns false when an error ended that pass: the first
+// measurement stands, the error said.
+bool MeasureOn(const AbOptions& options, const gate::Policy& policy, const std::string& sku,
+               const MeasureCasesFn& measure, AbResult* result) {
+  if (options.fixed_rounds > 0 || options.case_budget_s <= 0) return true;
+  std::set<std::string> undecided, suspects;
+  for (const gate::MetricVerdict& v : result->gate.verdicts) {
+    if (gate::Undecided(v)) undecided.insert(v.benchmark);
+    if (Suspect(v)) suspects.insert(v.benchmark);
+  }
+  std::vector<size_t> which;
+  std::vector<CasePair> earlier;
+  for (size_t i = 0; i < result->pairs.size(); ++i) {
+    const CasePair& p = result->pairs[i];
+    if (p.stopped == StopReason::kBudget && p.rounds < options.max_rounds && undecided.count(p.key) != 0 &&
+        suspects.count(p.key) == 0) {
+      which.push_back(i);
+      earlier.push_back(p);
+    }
+  }
+  if (which.empty()) return true;
+  MeasuredCases more = measure(which, &earlier, MeasurePass::kExtension);
+  if (!more.error.empty()) {
+    result->error = std::move(more.error);
+    return false;
+  }
+  std::map<std::string, unsigned> from;
+  for (size_t k = 0; k < which.size(); ++k) {
+    if (more.pairs[k].rounds > earlier[k].rounds) from[earlier[k].key] = earlier[k].rounds;
+    result->pairs[which[k]] = std::move(more.pairs[k]);
+  }
+  if (from.empty()) return true;
+  result->gate = Decide(result->pairs, policy, sku);
+  ExplainShortfalls(result, options, policy, sku);
+  NoteExtensions(from, &result->gate);
+  return true;
+}
+
+}  // namespace
+
 AbResult MeasureAndDecide(const std::vector<AbCase>& cases, const gate::Policy& policy, const std::string& sku,
                           const AbOptions& options, const MeasureCasesFn& measure) {
   AbResult result;
   std::vector<size_t> all(cases.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
-  MeasuredCases first_pass = measure(all, nullptr);
+  MeasuredCases first_pass = measure(all, nullptr, MeasurePass::kFirst);
   result.pairs = std::move(first_pass.pairs);
   result.error = std::move(first_pass.error);
   result.gate = Decide(result.pairs, policy, sku);
   ExplainShortfalls(&result, options, policy, sku);
   // A side that stopped working leaves nothing to confirm with.
   if (!options.confirm || !result.error.empty()) return result;
+  if (!MeasureOn(options, policy, sku, measure, &result)) return result;
   std::set<std::string> suspects;
   for (const gate::MetricVerdict& v : result.gate.verdicts) {
     if (Suspect(v)) suspects.insert(v.benchmark);
@@ -458,7 +517,7 @@ AbResult MeasureAndDecide(const std::vector<AbCase>& cases, const gate::Policy& 
       earlier.push_back(result.pairs[i]);
     }
   }
-  MeasuredCases second = measure(again, &earlier);
+  MeasuredCases second = measure(again, &earlier, MeasurePass::kConfirmation);
   if (!second.error.empty()) {
     // The first measurement stands; the report says why it was not confirmed.
     result.error = std::move(second.error);
@@ -490,49 +549,31 @@ AbResult RunAb(const std::vector<AbCase>& cases, Side& baseline, Side& candidate
   const std::chrono::steady_clock::time_point job_start = std::chrono::steady_clock::now();
   const size_t passes = options.confirm ? 2 : 1;
   const unsigned looks = gate::StopRuleLooks(options.min_rounds, options.max_rounds);
-  auto measure = [&](const std::vector<size_t>& which, const std::vector<CasePair>* first) {
+  auto measure = [&](const std::vector<size_t>& which, const std::vector<CasePair>* first, MeasurePass pass) {
     MeasuredCases out;
     for (size_t k = 0; k < which.size(); ++k) {
       const AbCase& c = cases[which[k]];
       const CasePair* earlier = first == nullptr ? nullptr : &(*first)[k];
-      const size_t left = (which.size() - k) * (first == nullptr ? passes : 1);
-      log << "  " << c.id.Key() << ": " << (earlier == nullptr ? "" : "confirming: ") << std::flush;
-      CasePair p = MeasurePair(c, baseline, candidate, options,
-                               MeasurementBudget(options, SecondsSince(job_start), left, earlier),
+      const size_t left = (which.size() - k) * (pass == MeasurePass::kConfirmation ? 1 : passes);
+      const double budget = MeasurementBudget(options, SecondsSince(job_start), left, earlier, pass);
+      log << "  " << c.id.Key() << ": " << PassLabel(pass) << std::flush;
+      if (pass == MeasurePass::kExtension && budget <= 0) {
+        log << "no budget left for another look\n" << std::flush;
+        out.pairs.push_back(*earlier);
+        continue;
+      }
+      CasePair p = MeasurePair(c, baseline, candidate, options, budget,
                                [&](const CasePair& so_far) {
                                  return CaseDecided(so_far, policy, sku, cases.size(), looks);
                                },
-                               JobShare(options, SecondsSince(job_start), left));
+                               JobShare(options, SecondsSince(job_start), left),
+                               pass == MeasurePass::kExtension ? earlier : nullptr);
       LogPair(p, log);
       out.pairs.push_back(std::move(p));
     }
     return out;
   };
   return MeasureAndDecide(cases, policy, sku, options, measure);
-}
-
-double MeasurementBudget(const AbOptions& options, double job_spent_s, size_t left, const CasePair* first) {
-  double b = options.case_budget_s;
-  if (b > 0 && first != nullptr) {
-    b = gate::ConfirmationBudget(b, first->seconds, first->rounds, options.min_rounds);
-  } else if (b > 0 && options.confirm) {
-    b *= gate::kFirstMeasurementShare;
-  }
-  if (options.job_budget_s > 0) {
-    const double job_left = JobShare(options, job_spent_s, left);
-    b = b > 0 ? std::min(b, job_left) : job_left;
-  }
-  return b;
-}
-
-void LogPair(const CasePair& p, std::ostream& log) {
-  if (p.candidate.status != CaseStatus::kOk) {
-    log << ToString(p.candidate.status) << ": " << p.candidate.reason << "\n" << std::flush;
-    return;
-  }
-  log << p.rounds << " rounds of " << (p.baseline_blocks.empty() ? 0 : p.baseline_blocks.front())
-      << " samples a side in " << absl::StrFormat("%.1f", p.seconds) << " s (" << ToString(p.stopped) << ")\n"
-      << std::flush;
 }
 
 }  // namespace perfgate::agent

@@ -95,12 +95,14 @@ struct AbOptions {
   unsigned min_block_samples = 5;
   unsigned fixed_block_samples = 0;  // > 0: every block has exactly this many
   unsigned min_rounds = 5;           // before the first look at the interval
-  unsigned max_rounds = 30;          // the most rounds a case gets
+  unsigned max_rounds = 45;          // the most rounds a case gets
   unsigned fixed_rounds = 0;         // > 0: exactly this many rounds, no looks
   /// Seconds one case may take, first measurement and confirmation together:
-  /// the first gets two thirds when a confirmation may follow, the
-  /// confirmation whatever the first left (at least a third), or as many
-  /// rounds as the first took when that is more (gate::ConfirmationBudget).
+  /// the first gets two thirds when a confirmation may follow; a case it
+  /// leaves undecided with no metric suspected measures on with the rest
+  /// (gate::ExtensionBudget); a confirmation gets whatever the first left
+  /// (at least a third), or as many rounds as the first took when that is
+  /// more (gate::ConfirmationBudget).
   double case_budget_s = 60;
   /// --case-budget auto: after a case's first round, each measurement may
   /// take what max_rounds rounds at that pace need (AutoBudget), when that
@@ -155,6 +157,9 @@ struct CasePair {
   /// Why measuring stopped (over budget: see `note`).
   StopReason stopped = StopReason::kNone;
   double seconds = 0;   // wall time the pair took, pilot included
+  /// The rounds it had when the measurement now under way went on from
+  /// them (MeasurePass::kExtension); 0 for one that began from nothing.
+  unsigned resumed_at = 0;
   /// Over budget: what min_rounds would take and the budget to ask for.
   std::string note;
 };
@@ -197,15 +202,25 @@ double CaseBudgetFor(double measurement_s, const AbOptions& options);
 /// The job's budget left (--time-budget) over the `left` measurements still
 /// to come; 0 when the job has no budget of its own.
 double JobShare(const AbOptions& options, double job_spent_s, size_t left);
+
+/// Which pass of MeasureAndDecide a measurement belongs to.
+enum class MeasurePass {
+  kFirst,         // every case, from nothing
+  kExtension,     // a case the first left undecided at its budget, measured on from its rounds
+  kConfirmation,  // a suspected case, measured again from nothing
+};
 /// Records the pair's wall time and each side's noise once measuring ends.
 void FinishPair(CasePair* pair, double seconds);
 /// The seconds one measurement may take: two thirds of the case budget
 /// (gate::kFirstMeasurementShare) for a first measurement when a
-/// confirmation may follow, for a confirmation gate::ConfirmationBudget
-/// after the first (`first`): at least as many rounds as it took, so that a
+/// confirmation may follow; for an extension what the first measurement
+/// (`first`) left of the case budget, 0 when that cannot reach another look
+/// (gate::ExtensionBudget); for a confirmation gate::ConfirmationBudget
+/// after the first: at least as many rounds as it took, so that a
 /// confirmation is never cut short by the case budget alone; never more
 /// than the job's budget left over the `left` measurements still to come.
-double MeasurementBudget(const AbOptions& options, double job_spent_s, size_t left, const CasePair* first);
+double MeasurementBudget(const AbOptions& options, double job_spent_s, size_t left, const CasePair* first,
+                         MeasurePass pass);
 /// "N rounds of M samples a side in S s (why)", or the status and reason.
 void LogPair(const CasePair& p, std::ostream& log);
 
@@ -232,7 +247,9 @@ class BlockSource {
 /// `source`, in BlockOrder() drawn from options.order_seed, until no pair
 /// asks for another round (NextRound, the pairs sharing `budget_s` and
 /// `most_s`, as they share their blocks), every pair has failed, or a block
-/// fails for every case. Then each pair not failed gets its seconds since
+/// fails for every case. Pairs that come with rounds go on from them (the
+/// fewest of them numbers the first round here), their pace counted from
+/// here. Then each pair not failed adds its seconds since
 /// `began` (FinishPair); after an error it is stopped kError with a round
 /// the error cut short dropped, and a pair without one round fails with the
 /// error as its reason.
@@ -246,9 +263,11 @@ MeasuredCases MeasureRounds(std::vector<CasePair> pairs, BlockSource& source, co
 /// kept. Stops when `decided` says so, at max_rounds, or when `budget_s`
 /// seconds are spent; with options.fixed_rounds it measures exactly that
 /// many. Stops at the first block that fails, skips or reports other
-/// metrics than `c` names.
+/// metrics than `c` names. Given `resume` (a pair of `c` measured before),
+/// it goes on from its rounds with its block size, no pilot.
 CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbOptions& options,
-                     double budget_s = 0, const DecidedFn& decided = {}, double most_s = 0);
+                     double budget_s = 0, const DecidedFn& decided = {}, double most_s = 0,
+                     const CasePair* resume = nullptr);
 
 /// The gate's view of the two sides of measured pairs: per case, the
 /// blocks as processes, paired by round.
@@ -282,14 +301,18 @@ struct AbResult {
   std::vector<CasePair> counted;
 };
 
-/// Measures the cases at `which` (indices into the job's cases); `first`
-/// is null on the first pass and, when confirming, the first measurement of
-/// each of them, in the same order.
-using MeasureCasesFn =
-    std::function<MeasuredCases(const std::vector<size_t>& which, const std::vector<CasePair>* first)>;
+/// Measures the cases at `which` (indices into the job's cases) in `pass`;
+/// `first` is null on the first pass and otherwise the first measurement of
+/// each of them, in the same order: an extension goes on from it (and
+/// returns it as it was when its budget cannot reach another look), a
+/// confirmation takes its budget from it.
+using MeasureCasesFn = std::function<MeasuredCases(const std::vector<size_t>& which,
+                                                   const std::vector<CasePair>* first, MeasurePass pass)>;
 
 /// Measures every case with `measure`, gates in A/B mode, and with
-/// options.confirm measures again the cases with a gating metric judged a
+/// options.confirm measures on (MeasurePass::kExtension) the cases whose
+/// budget ended with a gating metric undecided and none suspected, then
+/// measures again the cases with a gating metric judged a
 /// regression or below its floor, judging them on the second measurement
 /// alone (notes say which held). A confirmation that got fewer rounds than
 /// a first look needs (min_rounds, or the fixed rounds) adds no verdict:

@@ -102,6 +102,15 @@ void SayWhatWouldDecide(const std::vector<CasePair>& pairs, const AbOptions& opt
   }
 }
 
+void NoteExtensions(const std::map<std::string, unsigned>& from, gate::GateResult* gate) {
+  for (gate::MetricVerdict& v : gate->verdicts) {
+    const auto it = from.find(v.benchmark);
+    if (it == from.end() || !v.gating) continue;
+    v.note = absl::StrCat("undecided after ", it->second, " rounds, measured on with the budget kept for a confirmation",
+                          v.note.empty() ? "" : "; ", v.note);
+  }
+}
+
 void NoteConfirmations(const gate::GateResult& first, const std::set<std::string>& suspects,
                        const std::map<std::string, const CasePair*>& cut_short, AbResult* result) {
   // The first verdict of each re-measured metric, for the notes.

@@ -83,7 +83,7 @@ struct AgentConfig {
   unsigned ab_rounds = 0;         // > 0: exactly this many rounds; 0: adaptive
   unsigned ab_block_samples = 0;  // > 0: samples per block; 0: sized by ab_block_seconds
   double ab_block_seconds = 0.5;
-  unsigned ab_max_rounds = 30;
+  unsigned ab_max_rounds = 45;
   double ab_case_budget_s = 60;   // one case, confirmation included
   bool ab_case_budget_auto = false;  // --case-budget auto: sized from the first round's pace
   bool ab_confirm = true;

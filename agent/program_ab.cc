@@ -119,10 +119,12 @@ class ProgramBlocks final : public BlockSource {
   ProgramBlocks(const ProgramJob& job, Program& baseline, Program& candidate, std::ostream& log)
       : job_(job), baseline_(baseline), candidate_(candidate), log_(log) {}
 
-  // One pass over the cases at `which`, through the round engine.
+  // One pass over the cases at `which`, through the round engine; given
+  // `resume`, their pairs measured so far, it goes on from them.
   MeasuredCases Measure(const std::vector<size_t>& which, const AbOptions& options, double budget_s, double most_s,
-                        const DecidedFn& decided) {
+                        const DecidedFn& decided, const std::vector<CasePair>* resume = nullptr) {
     const std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+    if (resume != nullptr) return MeasureRounds(*resume, *this, options, budget_s, decided, most_s, start);
     std::vector<CasePair> pairs;
     for (size_t i : which) {
       pairs.push_back(StartPair(job_.cases[i]));
@@ -175,7 +177,7 @@ AbResult RunProgramAb(Program& baseline, Program& candidate, const gate::Policy&
     log << "failed\n";
     AbOptions once = options;
     once.confirm = false;
-    AbResult failed = MeasureAndDecide({}, policy, sku, once, [](const std::vector<size_t>&, const std::vector<CasePair>*) {
+    AbResult failed = MeasureAndDecide({}, policy, sku, once, [](const std::vector<size_t>&, const std::vector<CasePair>*, MeasurePass) {
       return MeasuredCases{};
     });
     failed.error = absl::StrCat("baseline side, pilot: ", pilot.status().message());
@@ -188,18 +190,25 @@ AbResult RunProgramAb(Program& baseline, Program& candidate, const gate::Policy&
   const size_t passes = options.confirm ? 2 : 1;
   const unsigned looks = gate::StopRuleLooks(options.min_rounds, options.max_rounds);
   ProgramBlocks blocks(job, baseline, candidate, log);
-  auto measure = [&](const std::vector<size_t>& which, const std::vector<CasePair>* first) {
-    // The case budget counts per case; the cases of a program share its blocks.
+  auto measure = [&](const std::vector<size_t>& which, const std::vector<CasePair>* first, MeasurePass pass) {
+    // The case budget counts per case; the cases of a program share its
+    // blocks, so measuring on spends what the first pass left of them all.
     AbOptions whole = options;
-    whole.case_budget_s = options.case_budget_s * static_cast<double>(std::max<size_t>(which.size(), 1));
+    const size_t counted = pass == MeasurePass::kExtension ? job.cases.size() : which.size();
+    whole.case_budget_s = options.case_budget_s * static_cast<double>(std::max<size_t>(counted, 1));
     const CasePair* earlier = first == nullptr || first->empty() ? nullptr : &first->front();
-    const size_t left = first == nullptr ? passes : 1;
-    const double budget = MeasurementBudget(whole, SecondsSince(job_start), left, earlier);
-    if (first != nullptr) log << "  confirming " << which.size() << " case(s):\n" << std::flush;
+    const size_t left = pass == MeasurePass::kConfirmation ? 1 : passes;
+    const double budget = MeasurementBudget(whole, SecondsSince(job_start), left, earlier, pass);
+    if (pass == MeasurePass::kConfirmation) log << "  confirming " << which.size() << " case(s):\n" << std::flush;
+    if (pass == MeasurePass::kExtension) {
+      if (budget <= 0) return MeasuredCases{*first, ""};
+      log << "  measuring on " << which.size() << " undecided case(s):\n" << std::flush;
+    }
     MeasuredCases m = blocks.Measure(which, options, budget, JobShare(whole, SecondsSince(job_start), left),
                                      [&](const CasePair& so_far) {
                                        return CaseDecided(so_far, policy, sku, job.cases.size(), looks);
-                                     });
+                                     },
+                                     pass == MeasurePass::kExtension ? first : nullptr);
     for (const CasePair& p : m.pairs) {
       log << "  " << p.key << ": ";
       LogPair(p, log);

@@ -120,6 +120,8 @@ CLI::App* AddSimulate(CLI::App& app, Config& c) {
   simulate->add_flag("--no-confirm{false}", c.sim.confirm,
                      "Decide on the first measurement: no second A/B measurement of a suspected "
                      "case, no second candidate run of an unconfirmed history case");
+  simulate->add_option("--max-rounds", c.sim.max_rounds, "A/B: the most rounds a case gets, as ab's --max-rounds")
+      ->check(CLI::Range(5u, 1000u))->capture_default_str();
   simulate->add_option("--aa-trials", c.sim.aa_trials, "A/A gates per row")->capture_default_str();
   simulate->add_option("--power-trials", c.sim.power_trials, "Gates per slowdown per row")
       ->capture_default_str();

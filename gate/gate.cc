@@ -427,6 +427,16 @@ double ConfirmationBudget(double case_budget_s, double first_s, unsigned first_r
   return std::max(rest, static_cast<double>(std::max(first_rounds, min_rounds) + 1) * pace);
 }
 
+double ExtensionBudget(double case_budget_s, double first_s, unsigned first_rounds, unsigned min_rounds,
+                       unsigned max_rounds) {
+  if (first_rounds == 0 || first_rounds >= max_rounds || !(case_budget_s > first_s)) return 0;
+  unsigned look = std::max(first_rounds + 1, min_rounds);
+  while (!StopRuleLooksAt(look, min_rounds, max_rounds)) ++look;
+  const double pace = first_s / static_cast<double>(first_rounds);
+  const double rest = case_budget_s - first_s;
+  return rest >= static_cast<double>(look - first_rounds) * pace ? rest : 0;
+}
+
 Policy LookPolicy(const Policy& policy, size_t cases, unsigned looks) {
   Policy strict = policy;
   const double share = static_cast<double>(std::max<size_t>(cases, 1)) * static_cast<double>(std::max(looks, 1u));

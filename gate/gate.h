@@ -233,11 +233,11 @@ bool Undecided(const MetricVerdict& v);
 
 /// Whether the adaptive A/B stop rule looks at a case after `rounds` rounds:
 /// at min_rounds, then each time the rounds have grown by a quarter (5, 7,
-/// 9, 12, 15, 19, 24, 30 with the defaults), and at max_rounds.
+/// 9, 12, 15, 19, 24, 30, 38, 45 with the defaults), and at max_rounds.
 bool StopRuleLooksAt(unsigned rounds, unsigned min_rounds, unsigned max_rounds);
 
 /// How many looks the stop rule takes at one case between min_rounds and
-/// max_rounds (at least 1): 8 with the defaults (5 to 30).
+/// max_rounds (at least 1): 10 with the defaults (5 to 45).
 unsigned StopRuleLooks(unsigned min_rounds, unsigned max_rounds);
 
 /// The share of a case's budget (--case-budget) an adaptive A/B's first
@@ -254,6 +254,17 @@ inline constexpr double kFirstMeasurementShare = 2.0 / 3.0;
 /// is left only comes out too noisy. So a suspected case may take up to
 /// about four thirds of its case budget (docs/statistics.md).
 double ConfirmationBudget(double case_budget_s, double first_s, unsigned first_rounds, unsigned min_rounds);
+
+/// The seconds an adaptive A/B's case may measure on after a first
+/// measurement that ended undecided at its budget (`first_s` over
+/// `first_rounds` rounds) with no gating metric a suspect: what the first
+/// left of `case_budget_s`, the share kept for a confirmation it does not
+/// need. 0 when that cannot reach the stop rule's next look at the first's
+/// pace (more rounds without a look decide nothing), or the case has its
+/// max_rounds. The rounds go on under the same looks, so the case is judged
+/// as one measurement with the whole case budget would be.
+double ExtensionBudget(double case_budget_s, double first_s, unsigned first_rounds, unsigned min_rounds,
+                       unsigned max_rounds);
 
 /// The policy a look of the adaptive stop rule judges one case with, alone
 /// among `cases`: fdr / cases / looks for a regression, and an interval of

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <functional>
 #include <numbers>
 #include <set>
 #include <thread>
@@ -192,7 +193,7 @@ GateOutcome RunsGate(Row& row, double slowdown) {
   for (unsigned k = 0; k < base_runs; ++k) in.baselines[k].run_id = absl::StrCat("baseline-", k);
   in.candidate.run_id = "candidate";
   const std::vector<unsigned> sizes(per_side, o.run_samples);
-  auto mu = [&](unsigned c) { return c == 0 ? 1.0 + slowdown : 1.0; };
+  const std::function<double(unsigned)> mu = [&](unsigned c) { return c == 0 ? 1.0 + slowdown : 1.0; };
   for (unsigned c = 0; c < row.cases; ++c) {
     unsigned slot = 0;
     auto side = [&](double level) {
@@ -262,15 +263,17 @@ GateInput AbInput(const std::vector<Pair>& pairs, unsigned first_case, bool reci
 // min_rounds on it stops when agent::CaseDecided would (the case judged
 // alone at fdr / cases / looks, no metric gate::Undecided), or when another round
 // would overrun the budget. Fixed rounds: exactly that many, no looks.
-Pair MeasureCase(Row& row, unsigned c, double mu, double budget_s, bool fixed, double* clock) {
+// Given a pair measured before (`pair`), it goes on from its rounds, as
+// agent::MeasureRounds resumes an undecided case: no pilot, the same looks.
+Pair MeasureCase(Row& row, unsigned c, double mu, double budget_s, bool fixed, double* clock, Pair pair = {}) {
   const SimulationOptions& o = row.o;
   const Policy strict = LookPolicy(row.policy, row.cases, StopRuleLooks(o.min_rounds, o.max_rounds));
   const double start = *clock;
-  *clock += o.block_wall_s;  // the pilot block
-  Pair pair;
+  const unsigned resumed = pair.rounds;
+  if (resumed == 0) *clock += o.block_wall_s;  // the pilot block
   const unsigned max_rounds = fixed ? o.fixed_rounds : o.max_rounds;
   const double rounds_start = *clock;  // the budget counts rounds, not the pilot
-  for (unsigned round = 0; round < max_rounds; ++round) {
+  for (unsigned round = resumed; round < max_rounds; ++round) {
     const bool base_first = row.machine.Uniform() < 0.5;
     for (int b = 0; b < 2; ++b) {
       const bool is_base = (b == 0) == base_first;
@@ -281,6 +284,7 @@ Pair MeasureCase(Row& row, unsigned c, double mu, double budget_s, bool fixed, d
     }
     pair.rounds = round + 1;
     if (fixed) continue;
+    const unsigned here = pair.rounds - resumed;
     // As agent::NextRound: min_rounds must fit the budget at the first round's pace.
     if (pair.rounds == 1 && budget_s > 0 && o.min_rounds * (*clock - rounds_start) * 1.2 > budget_s) break;
     if (StopRuleLooksAt(pair.rounds, o.min_rounds, o.max_rounds)) {
@@ -288,9 +292,9 @@ Pair MeasureCase(Row& row, unsigned c, double mu, double budget_s, bool fixed, d
       if (std::none_of(r.verdicts.begin(), r.verdicts.end(), Undecided)) break;
     }
     const double spent = *clock - rounds_start;
-    if (budget_s > 0 && spent + spent / pair.rounds > budget_s) break;
+    if (budget_s > 0 && spent + spent / here > budget_s) break;
   }
-  pair.seconds = *clock - start;
+  pair.seconds += *clock - start;
   return pair;
 }
 
@@ -306,6 +310,33 @@ void Undecide(GateResult& gate, const std::set<std::string>& cases, bool only_fa
   SumUp(gate, "cpu-simulated", policy);
 }
 
+// As agent::MeasureAndDecide: a case whose first measurement ended
+// undecided for want of budget, none of its gating metrics a suspect,
+// measures on with what its case budget has left (gate::ExtensionBudget),
+// from the rounds it has, under the same looks. Returns whether any did.
+bool ExtendUndecided(Row& row, const GateResult& gate, const std::set<std::string>& short_cases,
+                     const std::function<double(unsigned)>& mu, std::vector<Pair>* pairs, double* clock) {
+  std::set<std::string> undecided, suspect;
+  for (const MetricVerdict& v : gate.verdicts) {
+    if (Undecided(v)) undecided.insert(v.benchmark);
+    if (v.gating && Fails(v.verdict)) suspect.insert(v.benchmark);
+  }
+  bool any = false;
+  for (unsigned c = 0; c < row.cases; ++c) {
+    const std::string name = CaseName(c);
+    Pair& p = (*pairs)[c];
+    if (undecided.count(name) == 0 || suspect.count(name) != 0 || short_cases.count(name) != 0 ||
+        p.rounds >= row.o.max_rounds) {
+      continue;
+    }
+    const double budget = ExtensionBudget(row.o.case_budget_s, p.seconds, p.rounds, row.o.min_rounds, row.o.max_rounds);
+    if (budget <= 0) continue;
+    p = MeasureCase(row, c, mu(c), budget, false, clock, std::move(p));
+    any = true;
+  }
+  return any;
+}
+
 // agent::RunAb over synthetic processes: every case measured, the gate taken
 // over all of them, and every case with a gating metric judged a regression
 // (or below its floor) measured again and judged on that second measurement
@@ -318,7 +349,7 @@ GateOutcome AbGate(Row& row, double slowdown) {
   row.machine.StartJob(o.drift_period_s);
   double clock = 0;
   const double first_budget = o.confirm ? o.case_budget_s * kFirstMeasurementShare : o.case_budget_s;
-  auto mu = [&](unsigned c) { return c == 0 ? 1.0 + slowdown : 1.0; };
+  const std::function<double(unsigned)> mu = [&](unsigned c) { return c == 0 ? 1.0 + slowdown : 1.0; };
   GateOutcome out;
   std::vector<Pair> pairs;
   std::set<std::string> short_cases;
@@ -329,6 +360,10 @@ GateOutcome AbGate(Row& row, double slowdown) {
   }
   GateResult gate = EvaluateGate(AbInput(pairs, 0, o.reciprocal), row.policy);
   Undecide(gate, short_cases, false, row.policy);
+  if (o.confirm && !fixed && ExtendUndecided(row, gate, short_cases, mu, &pairs, &clock)) {
+    gate = EvaluateGate(AbInput(pairs, 0, o.reciprocal), row.policy);
+    Undecide(gate, short_cases, false, row.policy);
+  }
   out.first = gate.outcome;
   std::set<std::string> suspects, cut;
   for (const MetricVerdict& v : gate.verdicts) {

@@ -98,7 +98,7 @@ struct SimulationOptions {
   // A/B as perfgate-agent ab runs it (agent/ab.h, AbOptions).
   unsigned block_samples = 10;  // what --block-time gives a case of 50 ms samples
   double block_wall_s = 0.75;   // one block: 0.5 s of samples plus process start and warm-up
-  unsigned min_rounds = 5, max_rounds = 30, fixed_rounds = 30;
+  unsigned min_rounds = 5, max_rounds = 45, fixed_rounds = 30;
   double case_budget_s = 60;
   double drift_period_s = 60;   // A/B: one swing per case budget; runs and files: one over the gate
   bool confirm = true;          // A/B and history: measure suspects again before failing

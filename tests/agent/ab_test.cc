@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "agent/ab_evidence.h"
+#include "tests/agent/ab_sides.h"
 #include "tests/agent/ab_verdicts.h"
 
 namespace perfgate::agent {
@@ -67,70 +68,6 @@ TEST(BlockOrder, IsACoinPerRoundThatNoRhythmOfRoundsPredicts) {
   EXPECT_EQ(OrderSeed(42), 42u);
 }
 
-AbCase TimeCase(const std::string& name) {
-  AbCase c;
-  c.id.suite = "test";
-  c.id.name = name;
-  c.metrics.push_back({"time", "ms", Direction::kLowerIsBetter});
-  return c;
-}
-
-// A side whose samples come from a script: the n-th call of Measure (0-based,
-// counted per side) gets values from `value(key, call, i)`; every call is
-// logged into a shared journal so tests can check the interleaving.
-class ScriptedSide final : public Side {
- public:
-  using Script = std::function<double(const std::string& key, unsigned call, unsigned i)>;
-  ScriptedSide(AbRole role, Script script, std::vector<std::pair<AbRole, std::string>>* journal)
-      : role_(role), script_(std::move(script)), journal_(journal) {}
-
-  CaseResult Measure(const std::string& key, unsigned samples) override {
-    journal_->emplace_back(role_, key);
-    const unsigned call = calls_[key]++;
-    CaseResult r;
-    r.benchmark.suite = "test";
-    r.benchmark.name = key.substr(5);
-    r.metrics.push_back({"time", "ms", Direction::kLowerIsBetter});
-    if (fail_on_call_ && call == *fail_on_call_) {
-      r.status = CaseStatus::kFailed;
-      r.reason = "verification failed";
-      return r;
-    }
-    r.status = CaseStatus::kOk;
-    // A device with an energy counter: the engine adds power after the declared metrics.
-    const bool metered = power_calls_ > call;
-    if (metered) r.metrics.push_back({"power", "W", Direction::kLowerIsBetter});
-    for (unsigned i = 0; i < samples; ++i) {
-      r.samples.push_back({i, {script_(key, call, i)}, false});
-      if (metered) r.samples.back().values.push_back(600);
-    }
-    r.seconds = 0.002 * samples;  // the wall time a side reports: 2 ms a sample
-    if (setup_s_ > 0) {  // a case with a set-up also reports its samples' own time
-      r.seconds += setup_s_;
-      r.sample_seconds = 0.002 * samples;
-    }
-    return r;
-  }
-  void FailOnCall(unsigned call) { fail_on_call_ = call; }
-  /// The first `calls` calls also report the power the energy counter gave.
-  void ReportPowerOnCalls(unsigned calls) { power_calls_ = calls; }
-  /// Each call's case spends this long on set-up before its samples.
-  void SetUpSeconds(double s) { setup_s_ = s; }
-
- private:
-  AbRole role_;
-  Script script_;
-  std::vector<std::pair<AbRole, std::string>>* journal_;
-  std::map<std::string, unsigned> calls_;
-  std::optional<unsigned> fail_on_call_;
-  double setup_s_ = 0;
-  unsigned power_calls_ = 0;
-};
-
-// A level with a little deterministic spread, so that the tests have noise.
-double Jitter(double level, unsigned call, unsigned i) {
-  return level * (1.0 + 0.002 * std::sin(1.7 * (call * 31 + i)));
-}
 
 TEST(MeasurePair, RunsTheBlocksInTheDrawnOrderAndPoolsEachSide) {
   std::vector<std::pair<AbRole, std::string>> journal;
@@ -272,14 +209,14 @@ TEST(NextRound, AutoBudgetGrowsToWhatTheStopRulesLastLookNeedsAtTheFirstRoundsPa
   auto never = [](const CasePair&) { return false; };
   CasePair pair = StartPair(TimeCase("a"));
   double budget = 40;
-  // A first round of 7 s: 30 rounds take 210 s, a tenth to spare.
+  // A first round of 7 s: 45 rounds take 315 s, a tenth to spare.
   EXPECT_TRUE(NextRound(&pair, 1, o, 7.0, &budget, never));
-  EXPECT_DOUBLE_EQ(budget, 231.0);
+  EXPECT_DOUBLE_EQ(budget, 346.5);
   // Its rounds run on past where twice the minimum (84 s) would have ended them.
   EXPECT_TRUE(NextRound(&pair, 13, o, 13 * 7.0, &budget, never));
-  EXPECT_FALSE(NextRound(&pair, 30, o, 30 * 7.0, &budget, never));
+  EXPECT_FALSE(NextRound(&pair, 45, o, 45 * 7.0, &budget, never));
   EXPECT_EQ(pair.stopped, StopReason::kMaxRounds);
-  // A quick case whose 30 rounds fit keeps the budget it was given.
+  // A quick case whose 45 rounds fit keeps the budget it was given.
   CasePair quick = StartPair(TimeCase("q"));
   budget = 40;
   EXPECT_TRUE(NextRound(&quick, 1, o, 0.5, &budget, never));
@@ -307,7 +244,7 @@ TEST(NextRound, AutoBudgetNeverGrowsPastTheJobsShare) {
   CasePair pair = StartPair(TimeCase("a"));
   double budget = 40;
   EXPECT_TRUE(NextRound(&pair, 1, o, 7.0, &budget, never, JobShare(o, 0, 3)));
-  EXPECT_DOUBLE_EQ(budget, 100.0);  // not the 231 s 30 rounds want
+  EXPECT_DOUBLE_EQ(budget, 100.0);  // not the 346.5 s 45 rounds want
   CasePair late = StartPair(TimeCase("b"));
   budget = 20;
   EXPECT_FALSE(NextRound(&late, 1, o, 7.0, &budget, never, JobShare(o, 240, 2)));
@@ -502,7 +439,7 @@ TEST(MeasureAndDecide, AConfirmationCutShortKeepsTheFirstEvidenceAndDecidesNothi
   AbOptions o;  // adaptive: a look needs min_rounds
   unsigned passes = 0;
   const AbResult r = MeasureAndDecide({TimeCase("slow")}, gate::Policy{}, "cpu-test", o,
-                                      [&](const std::vector<size_t>&, const std::vector<CasePair>* first) {
+                                      [&](const std::vector<size_t>&, const std::vector<CasePair>* first, MeasurePass) {
                                         ++passes;
                                         MeasuredCases m;
                                         // First: 12 rounds 10 % slower. Then one round, 19 % faster.
@@ -537,7 +474,7 @@ TEST(MeasureAndDecide, ABudgetThatEndsWithTheIntervalAcrossTheToleranceIsNoPassA
   o.fixed_block_samples = 4;
   o.confirm = false;
   const AbResult r = MeasureAndDecide({TimeCase("edge")}, policy, "cpu-test", o,
-                                      [&](const std::vector<size_t>&, const std::vector<CasePair>*) {
+                                      [&](const std::vector<size_t>&, const std::vector<CasePair>*, MeasurePass) {
                                         MeasuredCases m;
                                         CasePair p = MeasurePair(TimeCase("edge"), base, cand, o);
                                         p.stopped = StopReason::kBudget;  // as a budget that ran out would leave it

@@ -42,6 +42,29 @@ TEST(StopRule, LooksEachTimeTheRoundsGrowByAQuarterAndAtTheLast) {
   EXPECT_EQ(StopRuleLooks(5, 3), 1u);  // a budget below min_rounds still looks once
 }
 
+TEST(StopRule, WithTheDefaultFortyFiveRoundsItLooksTenTimes) {
+  std::vector<unsigned> at;
+  for (unsigned r = 1; r <= 45; ++r) {
+    if (StopRuleLooksAt(r, 5, 45)) at.push_back(r);
+  }
+  EXPECT_EQ(at, (std::vector<unsigned>{5, 7, 9, 12, 15, 19, 24, 30, 38, 45}));
+  EXPECT_EQ(StopRuleLooks(5, 45), 10u);
+}
+
+TEST(StopRule, AnUndecidedCaseMeasuresOnWithTheRestOfItsBudgetWhenThatReachesALook) {
+  // 25 rounds in 40 s of 60: the 20 s left reach the look at 30 (5 rounds of 1.6 s).
+  EXPECT_DOUBLE_EQ(ExtensionBudget(60, 40, 25, 5, 45), 20);
+  // 29 rounds in 59 s: the 1 s left cannot reach the look at 30.
+  EXPECT_DOUBLE_EQ(ExtensionBudget(60, 59, 29, 5, 45), 0);
+  // A case at its max_rounds, or with nothing left, or never measured, has none.
+  EXPECT_DOUBLE_EQ(ExtensionBudget(60, 40, 45, 5, 45), 0);
+  EXPECT_DOUBLE_EQ(ExtensionBudget(60, 61, 25, 5, 45), 0);
+  EXPECT_DOUBLE_EQ(ExtensionBudget(60, 40, 0, 5, 45), 0);
+  // Below min_rounds the next look is min_rounds itself.
+  EXPECT_DOUBLE_EQ(ExtensionBudget(60, 30, 3, 5, 45), 30);
+  EXPECT_DOUBLE_EQ(ExtensionBudget(60, 50, 3, 5, 45), 0);  // 2 rounds of 16.7 s do not fit in 10
+}
+
 TEST(StopRule, AConfirmationGetsAtLeastTheRoundsOfTheFirstMeasurement) {
   // A first measurement that ended at its 40 s of 60 with 25 rounds: the
   // 20 s left would give the confirmation 12, so it gets the 25 (and one).
