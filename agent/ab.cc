@@ -436,25 +436,18 @@ void ExplainShortfalls(AbResult* result, const AbOptions& options, const gate::P
 namespace {
 
 const char* PassLabel(MeasurePass pass) {
-  switch (pass) {
-    case MeasurePass::kFirst:
-      return "";
-    case MeasurePass::kExtension:
-      return "measuring on: ";
-    case MeasurePass::kConfirmation:
-      return "confirming: ";
-  }
-  return "";
+  return pass == MeasurePass::kExtension ? "measuring on: " : pass == MeasurePass::kConfirmation ? "confirming: " : "";
 }
 
 // The share of the case budget a first measurement kept for a confirmation
 // goes, for a case it left undecided with no gating metric suspected, to
 // measuring on (MeasurePass::kExtension): from its rounds, under the same
 // looks, so the case is judged as one measurement of the whole budget
-// would judge it. Returns false when an error ended that pass: the first
+// would judge it. `from` gets each case that measured on, with the rounds
+// it went on from. Returns false when an error ended that pass: the first
 // measurement stands, the error said.
 bool MeasureOn(const AbOptions& options, const gate::Policy& policy, const std::string& sku,
-               const MeasureCasesFn& measure, AbResult* result) {
+               const MeasureCasesFn& measure, AbResult* result, std::map<std::string, unsigned>* from) {
   if (options.fixed_rounds > 0 || options.case_budget_s <= 0) return true;
   std::set<std::string> undecided, suspects;
   for (const gate::MetricVerdict& v : result->gate.verdicts) {
@@ -477,15 +470,14 @@ bool MeasureOn(const AbOptions& options, const gate::Policy& policy, const std::
     result->error = std::move(more.error);
     return false;
   }
-  std::map<std::string, unsigned> from;
   for (size_t k = 0; k < which.size(); ++k) {
-    if (more.pairs[k].rounds > earlier[k].rounds) from[earlier[k].key] = earlier[k].rounds;
+    if (more.pairs[k].rounds > earlier[k].rounds) (*from)[earlier[k].key] = earlier[k].rounds;
     result->pairs[which[k]] = std::move(more.pairs[k]);
   }
-  if (from.empty()) return true;
+  if (from->empty()) return true;
   result->gate = Decide(result->pairs, policy, sku);
   ExplainShortfalls(result, options, policy, sku);
-  NoteExtensions(from, &result->gate);
+  NoteExtensions(*from, &result->gate);
   return true;
 }
 
@@ -503,7 +495,8 @@ AbResult MeasureAndDecide(const std::vector<AbCase>& cases, const gate::Policy& 
   ExplainShortfalls(&result, options, policy, sku);
   // A side that stopped working leaves nothing to confirm with.
   if (!options.confirm || !result.error.empty()) return result;
-  if (!MeasureOn(options, policy, sku, measure, &result)) return result;
+  std::map<std::string, unsigned> measured_on;
+  if (!MeasureOn(options, policy, sku, measure, &result, &measured_on)) return result;
   std::set<std::string> suspects;
   for (const gate::MetricVerdict& v : result.gate.verdicts) {
     if (Suspect(v)) suspects.insert(v.benchmark);
@@ -540,6 +533,11 @@ AbResult MeasureAndDecide(const std::vector<AbCase>& cases, const gate::Policy& 
   KeepFirstEvidence(cut_short, RoundsForALook(options), options, &result.gate);
   ExplainShortfalls(&result, options, policy, sku);
   NoteConfirmations(first, suspects, cut_short, &result);
+  // A case judged on its confirmation no longer rests on what it measured on.
+  for (const std::string& key : suspects) {
+    if (cut_short.count(key) == 0) measured_on.erase(key);
+  }
+  NoteExtensions(measured_on, &result.gate);
   return result;
 }
 

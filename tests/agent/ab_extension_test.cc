@@ -49,8 +49,8 @@ TEST(MeasurePair, GoesOnFromAPairMeasuredBeforeWithItsBlockSizeAndNoPilot) {
   EXPECT_GE(more.seconds, first.seconds);
 }
 
-// Two cases: "noisy" swings ±6 % for its first 8 calls a side and is steady
-// after them; "steady" is steady throughout.
+// Cases: "noisy" swings ±6 % for its first 8 calls a side and is steady
+// after them; "steady" is steady throughout; "slow" is 15 % slower.
 class Extension : public ::testing::Test {
  protected:
   Extension()
@@ -58,6 +58,7 @@ class Extension : public ::testing::Test {
         cand_(AbRole::kCandidate,
               [](const std::string& key, unsigned c, unsigned i) {
                 const bool swings = key == "test/noisy" && c < 8;
+                if (key == "test/slow") return Jitter(11.5, c, i);
                 return Jitter(swings ? 10 * (1 + 0.06 * std::sin(2.1 * c)) : 10, c, i);
               },
               &journal_) {
@@ -66,8 +67,8 @@ class Extension : public ::testing::Test {
 
   // The first pass stops at 8 rounds, as a budget that ran out would; the
   // extension goes on under the stop rule, unbounded.
-  AbResult Run(std::vector<MeasurePass>* passes, std::vector<std::vector<size_t>>* which) {
-    const std::vector<AbCase> cases = {TimeCase("noisy"), TimeCase("steady")};
+  AbResult Run(std::vector<MeasurePass>* passes, std::vector<std::vector<size_t>>* which,
+              std::vector<AbCase> cases = {TimeCase("noisy"), TimeCase("steady")}) {
     const unsigned looks = gate::StopRuleLooks(options_.min_rounds, options_.max_rounds);
     return MeasureAndDecide(cases, gate::Policy{}, "cpu-test", options_,
                             [&](const std::vector<size_t>& at, const std::vector<CasePair>* first, MeasurePass pass) {
@@ -83,7 +84,7 @@ class Extension : public ::testing::Test {
                                 } else {
                                   m.pairs.push_back(MeasurePair(
                                       cases[at[k]], base_, cand_, options_, 0,
-                                      [&](const CasePair& p) { return CaseDecided(p, gate::Policy{}, "cpu-test", 2, looks); },
+                                      [&](const CasePair& p) { return CaseDecided(p, gate::Policy{}, "cpu-test", cases.size(), looks); },
                                       0, pass == MeasurePass::kExtension ? &(*first)[k] : nullptr));
                                 }
                               }
@@ -112,6 +113,23 @@ TEST_F(Extension, ACaseUndecidedAtItsBudgetMeasuresOnAndIsJudgedOnAllItsRounds) 
   EXPECT_EQ(v->verdict, gate::Verdict::kPass) << v->note;
   EXPECT_NE(v->note.find("undecided after 8 rounds, measured on"), std::string::npos) << v->note;
   EXPECT_EQ(r.gate.outcome, gate::Outcome::kPass);
+}
+
+TEST_F(Extension, ACaseThatMeasuredOnKeepsItsNoteWhenAnotherIsConfirmed) {
+  std::vector<MeasurePass> passes;
+  std::vector<std::vector<size_t>> which;
+  const AbResult r = Run(&passes, &which, {TimeCase("noisy"), TimeCase("steady"), TimeCase("slow")});
+  ASSERT_EQ(passes, (std::vector<MeasurePass>{MeasurePass::kFirst, MeasurePass::kExtension,
+                                              MeasurePass::kConfirmation}));
+  EXPECT_EQ(which[1], std::vector<size_t>{0});  // the suspect is confirmed, not measured on
+  EXPECT_EQ(which[2], std::vector<size_t>{2});
+  EXPECT_EQ(r.confirmed, std::vector<std::string>{"test/slow"});
+  const gate::MetricVerdict* v = VerdictOf(r, "test/noisy");
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->verdict, gate::Verdict::kPass) << v->note;
+  EXPECT_NE(v->note.find("undecided after 8 rounds, measured on"), std::string::npos) << v->note;
+  EXPECT_EQ(VerdictOf(r, "test/slow")->note.find("measured on"), std::string::npos);
+  EXPECT_EQ(r.gate.outcome, gate::Outcome::kRegression);
 }
 
 TEST_F(Extension, NoCaseMeasuresOnWithoutAConfirmationsShare) {
