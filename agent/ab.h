@@ -208,7 +208,12 @@ enum class MeasurePass {
   kFirst,         // every case, from nothing
   kExtension,     // a case the first left undecided at its budget, measured on from its rounds
   kConfirmation,  // a suspected case, measured again from nothing
+  kConfirmationExtension,  // a confirmation left undecided at its budget, measured on from its rounds
 };
+/// Whether a pass goes on from the pairs it is given rather than from nothing.
+inline bool Resumes(MeasurePass pass) {
+  return pass == MeasurePass::kExtension || pass == MeasurePass::kConfirmationExtension;
+}
 /// Records the pair's wall time and each side's noise once measuring ends.
 void FinishPair(CasePair* pair, double seconds);
 /// The seconds one measurement may take: two thirds of the case budget
@@ -217,7 +222,10 @@ void FinishPair(CasePair* pair, double seconds);
 /// (`first`) left of the case budget, 0 when that cannot reach another look
 /// (gate::ExtensionBudget); for a confirmation gate::ConfirmationBudget
 /// after the first: at least as many rounds as it took, so that a
-/// confirmation is never cut short by the case budget alone; never more
+/// confirmation is never cut short by the case budget alone; for a
+/// confirmation's extension as much time again as the confirmation
+/// (`first`) took, 0 when that cannot reach another look
+/// (gate::ConfirmationExtensionBudget); never more
 /// than the job's budget left over the `left` measurements still to come.
 double MeasurementBudget(const AbOptions& options, double job_spent_s, size_t left, const CasePair* first,
                          MeasurePass pass);

@@ -1,5 +1,6 @@
 // The seconds an A/B measurement may take (the case's budget, its shares
-// for a first measurement, an extension and a confirmation, the job's
+// for a first measurement, an extension and a confirmation, a confirmation's
+// extension, the job's
 // budget left), and the line that says how a measurement ended.
 #include <algorithm>
 #include <ostream>
@@ -32,6 +33,9 @@ double MeasurementBudget(const AbOptions& options, double job_spent_s, size_t le
   double b = options.case_budget_s;
   if (b > 0 && first != nullptr && pass == MeasurePass::kExtension) {
     b = gate::ExtensionBudget(b, first->seconds, first->rounds, options.min_rounds, options.max_rounds);
+    if (b <= 0) return 0;
+  } else if (b > 0 && first != nullptr && pass == MeasurePass::kConfirmationExtension) {
+    b = gate::ConfirmationExtensionBudget(first->seconds, first->rounds, options.min_rounds, options.max_rounds);
     if (b <= 0) return 0;
   } else if (b > 0 && first != nullptr) {
     b = gate::ConfirmationBudget(b, first->seconds, first->rounds, options.min_rounds);

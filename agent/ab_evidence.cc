@@ -102,11 +102,14 @@ void SayWhatWouldDecide(const std::vector<CasePair>& pairs, const AbOptions& opt
   }
 }
 
-void NoteExtensions(const std::map<std::string, unsigned>& from, gate::GateResult* gate) {
+void NoteExtensions(const std::map<std::string, unsigned>& from, MeasurePass pass, gate::GateResult* gate) {
+  const bool confirmation = pass == MeasurePass::kConfirmationExtension;
   for (gate::MetricVerdict& v : gate->verdicts) {
     const auto it = from.find(v.benchmark);
     if (it == from.end() || !v.gating) continue;
-    v.note = absl::StrCat("undecided after ", it->second, " rounds, measured on with the budget kept for a confirmation",
+    v.note = absl::StrCat(confirmation ? "the confirmation was undecided after " : "undecided after ", it->second,
+                          confirmation ? " rounds and measured on with as much time again"
+                                       : " rounds, measured on with the budget kept for a confirmation",
                           v.note.empty() ? "" : "; ", v.note);
   }
 }

@@ -31,10 +31,12 @@ void KeepFirstEvidence(const std::map<std::string, const CasePair*>& cut_short, 
 /// within the tolerance, and the flag that gives them.
 void SayWhatWouldDecide(const std::vector<CasePair>& pairs, const AbOptions& options, gate::GateResult* gate);
 
-/// The gating verdicts of the cases in `from` (key -> the rounds its first
-/// measurement ended with, undecided) say that the case measured on with
-/// the budget a confirmation would have had, and from how many rounds.
-void NoteExtensions(const std::map<std::string, unsigned>& from, gate::GateResult* gate);
+/// The gating verdicts of the cases in `from` (key -> the rounds its
+/// measurement ended with, undecided) say that the case measured on, from
+/// how many rounds, and with what: `pass` kExtension, a first measurement
+/// with the budget a confirmation would have had; kConfirmationExtension, a
+/// confirmation with as much time again.
+void NoteExtensions(const std::map<std::string, unsigned>& from, MeasurePass pass, gate::GateResult* gate);
 
 /// The notes of the metrics measured again (their first verdict, whether
 /// the second held it), the confirmed and unconfirmed keys of `result`, and

@@ -197,18 +197,20 @@ AbResult RunProgramAb(Program& baseline, Program& candidate, const gate::Policy&
     const size_t counted = pass == MeasurePass::kExtension ? job.cases.size() : which.size();
     whole.case_budget_s = options.case_budget_s * static_cast<double>(std::max<size_t>(counted, 1));
     const CasePair* earlier = first == nullptr || first->empty() ? nullptr : &first->front();
-    const size_t left = pass == MeasurePass::kConfirmation ? 1 : passes;
+    const bool confirming = pass == MeasurePass::kConfirmation || pass == MeasurePass::kConfirmationExtension;
+    const size_t left = confirming ? 1 : passes;
     const double budget = MeasurementBudget(whole, SecondsSince(job_start), left, earlier, pass);
     if (pass == MeasurePass::kConfirmation) log << "  confirming " << which.size() << " case(s):\n" << std::flush;
-    if (pass == MeasurePass::kExtension) {
+    if (Resumes(pass)) {
       if (budget <= 0) return MeasuredCases{*first, ""};
-      log << "  measuring on " << which.size() << " undecided case(s):\n" << std::flush;
+      log << (confirming ? "  confirming, measuring on " : "  measuring on ") << which.size()
+          << " undecided case(s):\n" << std::flush;
     }
     MeasuredCases m = blocks.Measure(which, options, budget, JobShare(whole, SecondsSince(job_start), left),
                                      [&](const CasePair& so_far) {
                                        return CaseDecided(so_far, policy, sku, job.cases.size(), looks);
                                      },
-                                     pass == MeasurePass::kExtension ? first : nullptr);
+                                     Resumes(pass) ? first : nullptr);
     for (const CasePair& p : m.pairs) {
       log << "  " << p.key << ": ";
       LogPair(p, log);

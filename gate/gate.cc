@@ -437,6 +437,10 @@ double ExtensionBudget(double case_budget_s, double first_s, unsigned first_roun
   return rest >= static_cast<double>(look - first_rounds) * pace ? rest : 0;
 }
 
+double ConfirmationExtensionBudget(double confirmation_s, unsigned rounds, unsigned min_rounds, unsigned max_rounds) {
+  return ExtensionBudget(2 * confirmation_s, confirmation_s, rounds, min_rounds, max_rounds);
+}
+
 Policy LookPolicy(const Policy& policy, size_t cases, unsigned looks) {
   Policy strict = policy;
   const double share = static_cast<double>(std::max<size_t>(cases, 1)) * static_cast<double>(std::max(looks, 1u));

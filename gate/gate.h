@@ -266,6 +266,15 @@ double ConfirmationBudget(double case_budget_s, double first_s, unsigned first_r
 double ExtensionBudget(double case_budget_s, double first_s, unsigned first_rounds, unsigned min_rounds,
                        unsigned max_rounds);
 
+/// The seconds an adaptive A/B's confirmation may measure on when it ended
+/// at its budget (`confirmation_s` over `rounds` rounds) still undecided:
+/// as much time again, from its rounds, under the same looks (so it is
+/// judged as one confirmation of twice the time would be); 0 when that
+/// cannot reach the stop rule's next look at its pace, or it has its
+/// max_rounds. A suspected case that measures on twice may take about three
+/// times its case budget; `--time-budget` bounds the job.
+double ConfirmationExtensionBudget(double confirmation_s, unsigned rounds, unsigned min_rounds, unsigned max_rounds);
+
 /// The policy a look of the adaptive stop rule judges one case with, alone
 /// among `cases`: fdr / cases / looks for a regression, and an interval of
 /// level 1 - (1 - confidence) / looks for a pass, so that stopping at the

@@ -310,31 +310,46 @@ void Undecide(GateResult& gate, const std::set<std::string>& cases, bool only_fa
   SumUp(gate, "cpu-simulated", policy);
 }
 
-// As agent::MeasureAndDecide: a case whose first measurement ended
-// undecided for want of budget, none of its gating metrics a suspect,
-// measures on with what its case budget has left (gate::ExtensionBudget),
-// from the rounds it has, under the same looks. Returns whether any did.
-bool ExtendUndecided(Row& row, const GateResult& gate, const std::set<std::string>& short_cases,
-                     const std::function<double(unsigned)>& mu, std::vector<Pair>* pairs, double* clock) {
-  std::set<std::string> undecided, suspect;
+// Measures on, from its rounds and under the same looks, each case of
+// `which` that `gate` left undecided (gate::Undecided) short of its
+// max_rounds, with the seconds `budget` gives its pair (none: 0). Returns
+// whether any did.
+bool MeasureOnUndecided(Row& row, const GateResult& gate, const std::set<std::string>& which,
+                        const std::function<double(const Pair&)>& budget, const std::function<double(unsigned)>& mu,
+                        std::vector<Pair>* pairs, double* clock) {
+  std::set<std::string> undecided;
   for (const MetricVerdict& v : gate.verdicts) {
     if (Undecided(v)) undecided.insert(v.benchmark);
-    if (v.gating && Fails(v.verdict)) suspect.insert(v.benchmark);
   }
   bool any = false;
   for (unsigned c = 0; c < row.cases; ++c) {
-    const std::string name = CaseName(c);
     Pair& p = (*pairs)[c];
-    if (undecided.count(name) == 0 || suspect.count(name) != 0 || short_cases.count(name) != 0 ||
-        p.rounds >= row.o.max_rounds) {
-      continue;
-    }
-    const double budget = ExtensionBudget(row.o.case_budget_s, p.seconds, p.rounds, row.o.min_rounds, row.o.max_rounds);
-    if (budget <= 0) continue;
-    p = MeasureCase(row, c, mu(c), budget, false, clock, std::move(p));
+    if (which.count(CaseName(c)) == 0 || undecided.count(CaseName(c)) == 0 || p.rounds >= row.o.max_rounds) continue;
+    const double seconds = budget(p);
+    if (seconds <= 0) continue;
+    p = MeasureCase(row, c, mu(c), seconds, false, clock, std::move(p));
     any = true;
   }
   return any;
+}
+
+// As agent::MeasureAndDecide: a case whose first measurement ended
+// undecided for want of budget, none of its gating metrics a suspect,
+// measures on with what its case budget has left (gate::ExtensionBudget).
+bool ExtendUndecided(Row& row, const GateResult& gate, const std::set<std::string>& short_cases,
+                     const std::function<double(unsigned)>& mu, std::vector<Pair>* pairs, double* clock) {
+  std::set<std::string> suspect, which;
+  for (const MetricVerdict& v : gate.verdicts) {
+    if (v.gating && Fails(v.verdict)) suspect.insert(v.benchmark);
+  }
+  for (unsigned c = 0; c < row.cases; ++c) {
+    if (suspect.count(CaseName(c)) == 0 && short_cases.count(CaseName(c)) == 0) which.insert(CaseName(c));
+  }
+  const SimulationOptions& o = row.o;
+  return MeasureOnUndecided(
+      row, gate, which,
+      [&](const Pair& p) { return ExtensionBudget(o.case_budget_s, p.seconds, p.rounds, o.min_rounds, o.max_rounds); },
+      mu, pairs, clock);
 }
 
 // agent::RunAb over synthetic processes: every case measured, the gate taken
@@ -384,6 +399,18 @@ GateOutcome AbGate(Row& row, double slowdown) {
   }
   if (!suspects.empty()) {
     gate = EvaluateGate(AbInput(pairs, 0, o.reciprocal), row.policy);
+    // A confirmation undecided at its budget measures on with as much time
+    // again (gate::ConfirmationExtensionBudget), as the agent does.
+    std::set<std::string> confirmed;
+    for (const std::string& name : suspects) {
+      if (cut.count(name) == 0) confirmed.insert(name);
+    }
+    const auto again = [&](const Pair& p) {
+      return ConfirmationExtensionBudget(p.seconds, p.rounds, o.min_rounds, o.max_rounds);
+    };
+    if (!fixed && MeasureOnUndecided(row, gate, confirmed, again, mu, &pairs, &clock)) {
+      gate = EvaluateGate(AbInput(pairs, 0, o.reciprocal), row.policy);
+    }
     Undecide(gate, short_cases, false, row.policy);
     Undecide(gate, cut, true, row.policy);
   }

@@ -1,6 +1,7 @@
 // A case that its first measurement leaves undecided at its budget measures
 // on (MeasurePass::kExtension): from its rounds, no pilot, its pace counted
-// from where it went on, judged on all its rounds.
+// from where it went on, judged on all its rounds. A confirmation left
+// undecided at its budget does the same (MeasurePass::kConfirmationExtension).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -50,7 +51,9 @@ TEST(MeasurePair, GoesOnFromAPairMeasuredBeforeWithItsBlockSizeAndNoPilot) {
 }
 
 // Cases: "noisy" swings ±6 % for its first 8 calls a side and is steady
-// after them; "steady" is steady throughout; "slow" is 15 % slower.
+// after them; "steady" is steady throughout; "slow" is 15 % slower;
+// "wobbly" is 15 % slower, and swings ±30 % in its calls 8 to 15 (a
+// confirmation's first 8 rounds).
 class Extension : public ::testing::Test {
  protected:
   Extension()
@@ -59,16 +62,18 @@ class Extension : public ::testing::Test {
               [](const std::string& key, unsigned c, unsigned i) {
                 const bool swings = key == "test/noisy" && c < 8;
                 if (key == "test/slow") return Jitter(11.5, c, i);
+                if (key == "test/wobbly") return Jitter(c >= 8 && c < 16 ? 11.5 * (1 + 0.3 * std::sin(2.1 * c)) : 11.5, c, i);
                 return Jitter(swings ? 10 * (1 + 0.06 * std::sin(2.1 * c)) : 10, c, i);
               },
               &journal_) {
     options_.fixed_block_samples = 4;
   }
 
-  // The first pass stops at 8 rounds, as a budget that ran out would; the
-  // extension goes on under the stop rule, unbounded.
+  // The first pass stops at 8 rounds, as a budget that ran out would (a
+  // confirmation too, with `eight_confirming`); the extensions go on under
+  // the stop rule, unbounded.
   AbResult Run(std::vector<MeasurePass>* passes, std::vector<std::vector<size_t>>* which,
-              std::vector<AbCase> cases = {TimeCase("noisy"), TimeCase("steady")}) {
+              std::vector<AbCase> cases = {TimeCase("noisy"), TimeCase("steady")}, bool eight_confirming = false) {
     const unsigned looks = gate::StopRuleLooks(options_.min_rounds, options_.max_rounds);
     return MeasureAndDecide(cases, gate::Policy{}, "cpu-test", options_,
                             [&](const std::vector<size_t>& at, const std::vector<CasePair>* first, MeasurePass pass) {
@@ -76,7 +81,8 @@ class Extension : public ::testing::Test {
                               which->push_back(at);
                               MeasuredCases m;
                               for (size_t k = 0; k < at.size(); ++k) {
-                                if (pass == MeasurePass::kFirst) {
+                                if (pass == MeasurePass::kFirst ||
+                                    (eight_confirming && pass == MeasurePass::kConfirmation)) {
                                   AbOptions eight = options_;
                                   eight.fixed_rounds = 8;
                                   m.pairs.push_back(MeasurePair(cases[at[k]], base_, cand_, eight));
@@ -85,7 +91,7 @@ class Extension : public ::testing::Test {
                                   m.pairs.push_back(MeasurePair(
                                       cases[at[k]], base_, cand_, options_, 0,
                                       [&](const CasePair& p) { return CaseDecided(p, gate::Policy{}, "cpu-test", cases.size(), looks); },
-                                      0, pass == MeasurePass::kExtension ? &(*first)[k] : nullptr));
+                                      0, Resumes(pass) ? &(*first)[k] : nullptr));
                                 }
                               }
                               return m;
@@ -129,6 +135,26 @@ TEST_F(Extension, ACaseThatMeasuredOnKeepsItsNoteWhenAnotherIsConfirmed) {
   EXPECT_EQ(v->verdict, gate::Verdict::kPass) << v->note;
   EXPECT_NE(v->note.find("undecided after 8 rounds, measured on"), std::string::npos) << v->note;
   EXPECT_EQ(VerdictOf(r, "test/slow")->note.find("measured on"), std::string::npos);
+  EXPECT_EQ(r.gate.outcome, gate::Outcome::kRegression);
+}
+
+TEST_F(Extension, AConfirmationUndecidedAtItsBudgetMeasuresOnAndIsJudgedOnAllItsRounds) {
+  std::vector<MeasurePass> passes;
+  std::vector<std::vector<size_t>> which;
+  const AbResult r = Run(&passes, &which, {TimeCase("wobbly"), TimeCase("steady")}, true);
+  ASSERT_EQ(passes, (std::vector<MeasurePass>{MeasurePass::kFirst, MeasurePass::kConfirmation,
+                                              MeasurePass::kConfirmationExtension}));
+  EXPECT_EQ(which[2], std::vector<size_t>{0});
+  EXPECT_GT(r.pairs[0].rounds, 8u);
+  EXPECT_EQ(r.pairs[0].stopped, StopReason::kDecided);
+  EXPECT_EQ(r.pairs[0].baseline_blocks.size(), r.pairs[0].rounds);  // the confirmation's 8 rounds kept
+  EXPECT_EQ(r.confirmed, std::vector<std::string>{"test/wobbly"});
+  const gate::MetricVerdict* v = VerdictOf(r, "test/wobbly");
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->verdict, gate::Verdict::kRegression) << v->note;
+  EXPECT_NE(v->note.find("confirmed by a second interleaved measurement"), std::string::npos) << v->note;
+  EXPECT_NE(v->note.find("the confirmation was undecided after 8 rounds and measured on"), std::string::npos)
+      << v->note;
   EXPECT_EQ(r.gate.outcome, gate::Outcome::kRegression);
 }
 

@@ -65,6 +65,16 @@ TEST(StopRule, AnUndecidedCaseMeasuresOnWithTheRestOfItsBudgetWhenThatReachesALo
   EXPECT_DOUBLE_EQ(ExtensionBudget(60, 50, 3, 5, 45), 0);  // 2 rounds of 16.7 s do not fit in 10
 }
 
+TEST(StopRule, AConfirmationUndecidedAtItsBudgetMeasuresOnWithAsMuchTimeAgain) {
+  // 20 rounds in 41.6 s: as much again, which reaches the looks at 24, 30 and 38.
+  EXPECT_DOUBLE_EQ(ConfirmationExtensionBudget(41.6, 20, 5, 45), 41.6);
+  EXPECT_DOUBLE_EQ(ConfirmationExtensionBudget(3, 5, 5, 45), 3);
+  // At its max_rounds, or never measured, it has none.
+  EXPECT_DOUBLE_EQ(ConfirmationExtensionBudget(41.6, 45, 5, 45), 0);
+  EXPECT_DOUBLE_EQ(ConfirmationExtensionBudget(41.6, 0, 5, 45), 0);
+  EXPECT_DOUBLE_EQ(ConfirmationExtensionBudget(0, 20, 5, 45), 0);
+}
+
 TEST(StopRule, AConfirmationGetsAtLeastTheRoundsOfTheFirstMeasurement) {
   // A first measurement that ended at its 40 s of 60 with 25 rounds: the
   // 20 s left would give the confirmation 12, so it gets the 25 (and one).
