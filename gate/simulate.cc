@@ -355,8 +355,10 @@ bool ExtendUndecided(Row& row, const GateResult& gate, const std::set<std::strin
 // agent::RunAb over synthetic processes: every case measured, the gate taken
 // over all of them, and every case with a gating metric judged a regression
 // (or below its floor) measured again and judged on that second measurement
-// alone, which may take as many rounds as the first did (ConfirmationBudget);
-// a measurement too short for a look leaves its case undecided.
+// alone, which may take as many rounds as the first did (ConfirmationBudget)
+// and, still undecided at that budget, measures on with as much time again
+// (ConfirmationExtensionBudget); a measurement too short for a look leaves
+// its case undecided.
 GateOutcome AbGate(Row& row, double slowdown) {
   const SimulationOptions& o = row.o;
   const bool fixed = row.mode == SimMode::kAbFixed;
