@@ -158,7 +158,8 @@ struct CasePair {
   StopReason stopped = StopReason::kNone;
   double seconds = 0;   // wall time the pair took, pilot included
   /// The rounds it had when the measurement now under way went on from
-  /// them (MeasurePass::kExtension); 0 for one that began from nothing.
+  /// them (MeasurePass::kExtension, kConfirmationExtension); 0 for one that
+  /// began from nothing.
   unsigned resumed_at = 0;
   /// Over budget: what min_rounds would take and the budget to ask for.
   std::string note;
@@ -322,7 +323,9 @@ using MeasureCasesFn = std::function<MeasuredCases(const std::vector<size_t>& wh
 /// budget ended with a gating metric undecided and none suspected, then
 /// measures again the cases with a gating metric judged a
 /// regression or below its floor, judging them on the second measurement
-/// alone (notes say which held). A confirmation that got fewer rounds than
+/// alone (notes say which held); a confirmation that ended at its budget
+/// with a gating metric undecided measures on with as much time again
+/// (MeasurePass::kConfirmationExtension). A confirmation that got fewer rounds than
 /// a first look needs (min_rounds, or the fixed rounds) adds no verdict:
 /// the case keeps its first measurement and its failing verdicts become
 /// undecided, saying so. A budget that ends with a metric undecided says
