@@ -1,7 +1,7 @@
 // The seconds an A/B measurement may take (the case's budget, its shares
-// for a first measurement, an extension and a confirmation, a confirmation's
-// extension, the job's
-// budget left), and the line that says how a measurement ended.
+// for a first measurement, an extension, a confirmation and a
+// confirmation's extension, the job's budget left), and the line that says
+// how a measurement ended.
 #include <algorithm>
 #include <ostream>
 

@@ -27,12 +27,28 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${PERFGATE_BUILD_DIR:-$root/build}
 n=${1:-20}
 out=${2:-$(mktemp -d)}
-sets=" ${SETS:-ab compare$([ "${QUICKSTART:-0}" = 1 ] && echo ' quickstart')} "
+sets=" ${SETS:-ab compare$([ "${QUICKSTART:-0}" = 1 ] && echo ' quickstart' || true)} "
 wants() { [[ "$sets" == *" $1 "* ]]; }
 mkdir -p "$out"
 agent="$build/agent/perfgate-agent"
 perfgate="$build/cli/perfgate"
 policy="$root/deploy/policy/default.yaml"
+
+# The team's policy: the default one, its cpu-* rules opening with theirs.
+# Checked before any busy process starts.
+program_policy=$policy
+if [ "${WITNESS:-}" = cpu_time ]; then
+  program_policy="$out/policy.yaml"
+  awk '{ print } /^    rules:$/ && !done { print "      - benchmark: \"gbench/*\""
+    print "        metric: real_time"; print "        gating: false"; done = 1 }' "$policy" >"$program_policy"
+  if ! grep -q 'benchmark: "gbench/\*"' "$program_policy"; then
+    echo "WITNESS=cpu_time: $policy has no cpu-* rules list to add the gbench rule to" >&2
+    exit 2
+  fi
+elif [ -n "${WITNESS:-}" ]; then
+  echo "WITNESS: '$WITNESS' is not cpu_time (unset gates both of Google Benchmark's times)" >&2
+  exit 2
+fi
 
 kinds=${KINDS:-same slow}
 busy=()
@@ -41,16 +57,6 @@ for _ in $(seq 1 "${BUSY:-1}"); do
   busy+=($!)
 done
 trap 'kill "${busy[@]}" 2>/dev/null || true' EXIT
-# The team's policy: the default one, its cpu-* rules opening with theirs.
-program_policy=$policy
-if [ "${WITNESS:-}" = cpu_time ]; then
-  program_policy="$out/policy.yaml"
-  awk '{ print } /^    rules:$/ && !done { print "      - benchmark: \"gbench/*\""
-    print "        metric: real_time"; print "        gating: false"; done = 1 }' "$policy" >"$program_policy"
-elif [ -n "${WITNESS:-}" ]; then
-  echo "WITNESS: '$WITNESS' is not cpu_time (unset gates both of Google Benchmark's times)" >&2
-  exit 2
-fi
 percent() { case $1 in same) echo 0 ;; slow) echo 10 ;; edge) echo 7.5 ;; esac; }
 
 g++ -O2 -std=c++17 "$root/scripts/validate/work_bench.cc" -o "$out/work_bench" -lbenchmark -lpthread
