@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <thread>
 
 #include <span>
@@ -116,6 +117,14 @@ Clock& SteadyClock() {
   static Steady clock;
   return clock;
 }
+
+double ThreadCpuClock::Now() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9 + slept_;
+}
+
+void ThreadCpuClock::Sleep(double seconds) { slept_ += std::max(0.0, seconds); }
 
 void BusyWork(double seconds, Clock& clock) {
   const double end = clock.Now() + seconds;

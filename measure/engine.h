@@ -80,6 +80,21 @@ class Clock {
 /// std::chrono::steady_clock.
 Clock& SteadyClock();
 
+/// A clock of the calling thread's CPU time that sleeps by advancing: work
+/// timed against it (a host kernel, a serving run) counts its own thread's
+/// work, leaving out the time other processes held the CPU (a shared CI
+/// machine) and the time a sleep overran. One per measurement; valid while
+/// one thread does the work.
+class ThreadCpuClock : public Clock {
+ public:
+  double Now() override;
+  void Sleep(double seconds) override;
+  bool SleepsExactly() const override { return true; }
+
+ private:
+  double slept_ = 0;
+};
+
 /// The device clock and throttle reasons read around one sample.
 struct ThrottleReading {
   bool valid = false;        // false when nothing could be read (no NVML)

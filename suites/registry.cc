@@ -65,6 +65,11 @@ const std::string& State::Param(const std::string& name) const {
   return it->second;
 }
 
+std::string State::ParamOr(const std::string& name, const std::string& fallback) const {
+  auto it = id_.params.find(name);
+  return it == id_.params.end() ? fallback : it->second;
+}
+
 int64_t State::IntParam(const std::string& name) {
   int64_t v = 0;
   if (!absl::SimpleAtoi(Param(name), &v)) {
@@ -82,8 +87,8 @@ size_t State::AddWork(size_t units, const char* what) {
   return units + extra;
 }
 
-void State::MeasureHost(const std::function<void()>& iteration) {
-  Record(perfgate::MeasureHost(iteration, options_, inject_fraction_));
+void State::MeasureHost(const std::function<void()>& iteration, Clock& clock) {
+  Record(perfgate::MeasureHost(iteration, options_, inject_fraction_, clock));
 }
 
 void State::MeasureSamples(const std::function<void()>& warmup,
@@ -263,9 +268,12 @@ absl::StatusOr<std::vector<CaseInstance>> Registry::Select(
         value = it->second.front();
       }
     }
-    // Cartesian product of the points and the axes, last axis fastest.
+    // Cartesian product of the points and the axes (options last, an
+    // option at its default left out of the key), last axis fastest.
+    std::vector<Axis> axes = spec.axes;
+    for (const auto& [name, fallback] : spec.options) axes.push_back({name, {fallback}});
     std::vector<std::vector<std::string>> values;
-    for (const Axis& a : spec.axes) {
+    for (const Axis& a : axes) {
       auto it = overrides.find(a.name);
       if (it != overrides.end()) used_overrides.insert(a.name);
       values.push_back(it != overrides.end() ? it->second : a.values);
@@ -277,7 +285,9 @@ absl::StatusOr<std::vector<CaseInstance>> Registry::Select(
         CaseInstance inst{&spec, BenchmarkId{spec.suite, spec.name, point}};
         size_t rem = n;  // mixed-radix digits of n
         for (size_t i = values.size(); i-- > 0;) {
-          inst.id.params[spec.axes[i].name] = values[i][rem % values[i].size()];
+          const std::string& value = values[i][rem % values[i].size()];
+          const auto option = spec.options.find(axes[i].name);
+          if (option == spec.options.end() || option->second != value) inst.id.params[axes[i].name] = value;
           rem /= values[i].size();
         }
         inst.metrics = spec.metrics_for ? spec.metrics_for(inst.id) : spec.metrics;

@@ -29,6 +29,11 @@ struct CaseSpec {
   // Explicit parameter sets (such as GEMM shapes), each combined with every
   // point of the axes; empty means one set with no parameters.
   std::vector<std::map<std::string, std::string>> points;
+  // Options: parameters with a default that stays out of the key, so that a
+  // series measured before the option existed goes on under its key. Set
+  // like an axis (`--set clock=cpu`: kernels/sgemm{clock=cpu,...}); the body
+  // reads one with State::ParamOr and the same default.
+  std::map<std::string, std::string> options;
   std::vector<MetricKind> metrics;  // what each sample reports, in order
   std::function<void(State&)> body;
   // Selected only when its suite is named: multi-rank suites need their

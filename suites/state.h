@@ -55,6 +55,9 @@ class State {
   const BenchmarkId& id() const { return id_; }
   /// The value of parameter `name`; aborts if the case has no such axis.
   const std::string& Param(const std::string& name) const;
+  /// The value of option `name` (CaseSpec::options), `fallback` (its
+  /// default) where the key leaves it out.
+  std::string ParamOr(const std::string& name, const std::string& fallback) const;
   /// Param(name) as an integer; Fail()s the case and returns 0 if it is not one.
   int64_t IntParam(const std::string& name);
 
@@ -76,8 +79,9 @@ class State {
   /// kScalingEfficiency divides by each sample's time.
   void SetReferenceTime(double seconds) { reference_s_ = seconds; }
 
-  /// Times `iteration` with host clocks under the engine's stopping rule.
-  void MeasureHost(const std::function<void()>& iteration);
+  /// Times `iteration` with host clocks under the engine's stopping rule:
+  /// the wall clock, or `clock` (ThreadCpuClock: the thread's CPU time).
+  void MeasureHost(const std::function<void()>& iteration, Clock& clock = SteadyClock());
   /// Runs the engine's sampling loop over a timing strategy of the case's own
   /// (CUDA events, a collective's barrier-bracketed loop): `warmup` is called
   /// untimed, `sample` returns seconds per iteration. Samples are marked with

@@ -18,7 +18,8 @@
 # same way) and a pytest-benchmark test (its work larger in the candidate's
 # copy). slowcmd is a hyperfine case of about 3 s a run, gated with
 # `--case-budget auto`. SGEMM_K picks the ab set's sgemm (512, 1024, 2048;
-# default 512). WITNESS=cpu_time gates the gbench set as a team whose cases
+# default 512), SGEMM_CLOCK=cpu times it by the thread's CPU time
+# (`--set clock=cpu`; unset: the wall clock). WITNESS=cpu_time gates the gbench set as a team whose cases
 # run on one thread and never wait would: the default policy with
 # `real_time` of `gbench/*` advisory on `cpu-*` (docs/existing-benchmarks.md,
 # "Wall time or CPU time"), written to OUT_DIR/policy.yaml.
@@ -49,6 +50,11 @@ elif [ -n "${WITNESS:-}" ]; then
   echo "WITNESS: '$WITNESS' is not cpu_time (unset gates both of Google Benchmark's times)" >&2
   exit 2
 fi
+
+case ${SGEMM_CLOCK:-} in
+  '' | wall | cpu) ;;
+  *) echo "SGEMM_CLOCK: '$SGEMM_CLOCK' is not wall or cpu" >&2; exit 2 ;;
+esac
 
 kinds=${KINDS:-same slow}
 busy=()
@@ -88,10 +94,13 @@ for i in $(seq 1 "$n"); do
     if wants ab; then
       cand=("$agent")
       k=${SGEMM_K:-512}
-      [ "$kind" != same ] && cand+=(--inject-slowdown "kernels/sgemm{k=$k*=$pct")
+      clock=()
+      [ -n "${SGEMM_CLOCK:-}" ] && clock=(--set "clock=$SGEMM_CLOCK")
+      key="sgemm{${SGEMM_CLOCK:+clock=$SGEMM_CLOCK,}k=$k"
+      [ "$kind" != same ] && cand+=(--inject-slowdown "kernels/$key*=$pct")
       start=$(date +%s)
       set +e
-      "$agent" ab --offline --suite kernels --filter "sgemm{k=$k,m=$k,*" --policy "$policy" \
+      "$agent" ab --offline --suite kernels --filter "$key,m=$k,*" "${clock[@]}" --policy "$policy" \
         --baseline "$agent" --candidate "$(printf "'%s' " "${cand[@]}")" --json "$out/ab-$kind-$i.json" \
         >"$out/ab-$kind-$i.log" 2>&1
       rc=$?

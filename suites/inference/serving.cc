@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <ctime>
 #include <deque>
 #include <utility>
 
@@ -295,14 +294,6 @@ std::string Validate(const ServeOptions& o) {
   if (!(o.min_seconds >= 0)) return "min_seconds must not be negative";
   return WithinBounds(o);
 }
-
-double ThreadCpuClock::Now() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9 + slept_;
-}
-
-void ThreadCpuClock::Sleep(double seconds) { slept_ += std::max(0.0, seconds); }
 
 HostServeModel::HostServeModel(transformer::HostModel& model, int slots) : model_(model) { model_.OpenSlots(slots); }
 

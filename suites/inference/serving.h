@@ -90,20 +90,6 @@ class HostServeModel : public ServeModel {
   transformer::HostModel& model_;
 };
 
-/// A clock of the calling thread's CPU time that sleeps by advancing: a
-/// serving run against it is timed by the model's own work, leaving out the
-/// time other processes held the CPU (a shared CI machine) and the time a
-/// sleep overran. One per run; valid while one thread does the work.
-class ThreadCpuClock : public Clock {
- public:
-  double Now() override;
-  void Sleep(double seconds) override;
-  bool SleepsExactly() const override { return true; }
-
- private:
-  double slept_ = 0;
-};
-
 /// Serves requests under `o` (which must Validate) with `model` against
 /// `clock`; waits on the clock while nothing is left to run before the next
 /// arrival. `vocab` bounds the prompts' tokens. Stops, cut short, once

@@ -180,7 +180,7 @@ TEST(ServeGate, AHalvedKvBudgetIsARegressionOfTtftAndAnUnchangedBuildPasses) {
 }
 
 // The server's clock in the planted A/B: its thread's CPU time
-// (suites::inference::ThreadCpuClock, the case's clock=cpu). With two
+// (ThreadCpuClock, the case's clock=cpu). With two
 // users an iteration of the tiny model takes about 35 us, so on the wall
 // clock the p99 TPOT is whatever descheduling the neighbours cause (9-12 ms
 // against a median of 0.045 ms with one core kept busy), which moves by tens
@@ -245,7 +245,7 @@ class PlantedSide : public Side {
     c.seq = o.prompt_max + o.output_max;
     suites::transformer::HostModel model(c, suites::transformer::InitParameters(c, 1));
     suites::inference::HostServeModel host(model, o.max_running);
-    suites::inference::ThreadCpuClock clock;
+    ThreadCpuClock clock;
     WindowSlowdownModel served(host, clock, planted_);
     CaseResult r;
     r.benchmark = PlantId();

@@ -51,6 +51,18 @@ TEST(KernelsHost, SgemmMatchesTheReferenceAndCountsTwoMnk) {
   EXPECT_NEAR(s.values[1], 2.0 * 512 * 512 * 512 / (s.values[0] / 1e3) / 1e9, 1e-9 * s.values[1]);
 }
 
+TEST(KernelsHost, SgemmOnTheCpuClockTimesTheThreadAndAsksForOneThread) {
+  CaseResult r = RunOne("kernels/sgemm{clock=cpu,k=512*", {{"clock", {"cpu"}}});
+  EXPECT_EQ(r.status, CaseStatus::kOk) << r.reason;
+  EXPECT_FALSE(r.samples.empty());
+  CaseResult threads = RunOne("kernels/sgemm{clock=cpu,k=512*", {{"clock", {"cpu"}}, {"threads", {"2"}}});
+  EXPECT_EQ(threads.status, CaseStatus::kFailed);
+  EXPECT_NE(threads.reason.find("set threads=1"), std::string::npos) << threads.reason;
+  CaseResult typo = RunOne("kernels/sgemm{clock=cpus,k=512*", {{"clock", {"cpus"}}});
+  EXPECT_EQ(typo.status, CaseStatus::kFailed);
+  EXPECT_NE(typo.reason.find("clock 'cpus': expected wall or cpu"), std::string::npos) << typo.reason;
+}
+
 TEST(KernelsHost, BadParametersFailTheCase) {
   CaseResult r = RunOne("kernels/copy*", {{"bytes", {"lots"}}});
   EXPECT_EQ(r.status, CaseStatus::kFailed);

@@ -53,6 +53,26 @@ TEST(Registry, OverridesReplaceAxisValues) {
   EXPECT_EQ(Keys(*some), (std::vector<std::string>{"demo/grid{a=1,b=w}", "demo/grid{a=2,b=w}"}));
 }
 
+TEST(Registry, AnOptionStaysOutOfTheKeyAtItsDefaultAndInItWhenSet) {
+  Registry r;
+  r.Add({.suite = "demo",
+         .name = "timed",
+         .axes = {{"n", {"1"}}},
+         .options = {{"clock", "wall"}},
+         .metrics = {MetricKind::kTime},
+         .body = [](State&) {}});
+  auto plain = r.Select({}, {}, {});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(Keys(*plain), (std::vector<std::string>{"demo/timed{n=1}"}));  // the series before the option
+  auto set = r.Select({}, {"*clock=cpu*"}, {{"clock", {"wall", "cpu"}}});
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(Keys(*set), (std::vector<std::string>{"demo/timed{clock=cpu,n=1}"}));
+  State cpu(set->front().id, {MetricKind::kTime}, EngineOptions{}, 0);
+  EXPECT_EQ(cpu.ParamOr("clock", "wall"), "cpu");
+  State wall(plain->front().id, {MetricKind::kTime}, EngineOptions{}, 0);
+  EXPECT_EQ(wall.ParamOr("clock", "wall"), "wall");
+}
+
 TEST(Registry, RefusesUnknownSuitesAndUnusedOverrides) {
   Registry r = TwoCases();
   EXPECT_NE(r.Select({"nope"}, {}, {}).status().message().find("unknown suite 'nope'"), std::string::npos);

@@ -345,7 +345,7 @@ std::vector<std::string> Names(const CaseResult& r) {
 }
 
 TEST(ThreadCpuClock, AdvancesWithTheThreadsWorkAndSleepsWithoutWaiting) {
-  inference::ThreadCpuClock clock;
+  ThreadCpuClock clock;
   const double wall0 = SteadyClock().Now(), t0 = clock.Now();
   clock.Sleep(5.0);
   const double slept = clock.Now() - t0;
