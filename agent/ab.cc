@@ -398,7 +398,7 @@ AbResult RunAb(const std::vector<AbCase>& cases, Side& baseline, Side& candidate
     for (size_t k = 0; k < which.size(); ++k) {
       const AbCase& c = cases[which[k]];
       const CasePair* earlier = first == nullptr ? nullptr : &(*first)[k];
-      const bool last_pass = pass == MeasurePass::kConfirmation || pass == MeasurePass::kConfirmationExtension;
+      const bool last_pass = Confirms(pass);
       const size_t left = (which.size() - k) * (last_pass ? 1 : passes);
       const double budget = MeasurementBudget(options, SecondsSince(job_start), left, earlier, pass);
       log << "  " << c.id.Key() << ": " << PassLabel(pass) << std::flush;

@@ -215,6 +215,11 @@ enum class MeasurePass {
 inline bool Resumes(MeasurePass pass) {
   return pass == MeasurePass::kExtension || pass == MeasurePass::kConfirmationExtension;
 }
+/// Whether `pass` measures a suspected case again (a confirmation, or its
+/// measuring on): the job's last pass.
+inline bool Confirms(MeasurePass pass) {
+  return pass == MeasurePass::kConfirmation || pass == MeasurePass::kConfirmationExtension;
+}
 /// Records the pair's wall time and each side's noise once measuring ends.
 void FinishPair(CasePair* pair, double seconds);
 /// The seconds one measurement may take: two thirds of the case budget

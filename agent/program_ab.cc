@@ -197,7 +197,7 @@ AbResult RunProgramAb(Program& baseline, Program& candidate, const gate::Policy&
     const size_t counted = pass == MeasurePass::kExtension ? job.cases.size() : which.size();
     whole.case_budget_s = options.case_budget_s * static_cast<double>(std::max<size_t>(counted, 1));
     const CasePair* earlier = first == nullptr || first->empty() ? nullptr : &first->front();
-    const bool confirming = pass == MeasurePass::kConfirmation || pass == MeasurePass::kConfirmationExtension;
+    const bool confirming = Confirms(pass);
     const size_t left = confirming ? 1 : passes;
     const double budget = MeasurementBudget(whole, SecondsSince(job_start), left, earlier, pass);
     if (pass == MeasurePass::kConfirmation) log << "  confirming " << which.size() << " case(s):\n" << std::flush;

@@ -34,9 +34,11 @@
 #include "coordinator/evaluate.h"
 #include "coordinator/http_server.h"
 #include "coordinator/maintenance.h"
+#include "coordinator/regressions.h"
 #include "coordinator/server.h"
 #include "coordinator/store.h"
 #include "formats/result_file.h"
+#include "gate/policy.h"
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
 
@@ -409,6 +411,36 @@ void BM_History(benchmark::State& state) {
   ReportPercentiles(state, std::move(times));
 }
 BENCHMARK(BM_History)->Arg(100)->Arg(1000)->Arg(10000)->Iterations(200)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// Regression detection after a run closes (DetectRegressions, what the
+// watcher runs off the ingest path): the newest run of fill/case_0, its
+// series read and searched for changes, on databases whose series are 100
+// or 10 000 runs long (`fill-samples.sh DB ROWS 25`). It reads the newest
+// runs of each series the run reported, so the two should take alike.
+void BM_DetectRegressions(benchmark::State& state) {
+  auto store = FilledStore(state);
+  if (store == nullptr) return;
+  auto newest = store->GetHistory("fill/case_0", "time_ms", "", "main", 1);
+  auto policy = gate::ParsePolicy("version: 1\n", "policy.yaml");
+  if (!newest.ok() || newest->points.empty() || !policy.ok()) {
+    state.SkipWithError("no run of fill/case_0: was the database filled by scripts/fill-samples.sh?");
+    return;
+  }
+  const std::string run = newest->points.back().run_id;
+  std::vector<double> times;
+  for (auto _ : state) {
+    const auto start = Clock::now();
+    auto found = coordinator::DetectRegressions(*store, run, *policy);
+    times.push_back(Seconds(start));
+    state.SetIterationTime(times.back());
+    if (!found.ok()) {
+      state.SkipWithError(std::string(found.status().message()).c_str());
+      return;
+    }
+  }
+  ReportPercentiles(state, std::move(times));
+}
+BENCHMARK(BM_DetectRegressions)->Iterations(100)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 void BM_HistoryHttp(benchmark::State& state) {
   auto store = FilledStore(state);
