@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "suites/builtin.h"
+#include "tests/support/fake_clock.h"
 
 namespace perfgate::suites {
 namespace {
@@ -112,6 +113,21 @@ TEST(Registry, MetricsMayDependOnThePoint) {
   ASSERT_EQ(all->size(), 2u);
   EXPECT_EQ((*all)[0].metrics, std::vector<MetricKind>{MetricKind::kBandwidth});
   EXPECT_EQ((*all)[1].metrics, std::vector<MetricKind>{MetricKind::kTflops});
+}
+
+// A case that times on a clock of its own (sgemm's clock=cpu) gets samples
+// of that clock: each iteration here advances it by exactly 2 ms, and no
+// wall time of the (empty) iteration is in them.
+TEST(State, MeasureHostTimesOnTheClockItIsGiven) {
+  EngineOptions three;
+  three.warmup_runs = 0;
+  three.sample_count = 3;
+  State s(BenchmarkId{"s", "n", {}}, {MetricKind::kTime}, three, 0);
+  testing::FakeClock clock;
+  s.MeasureHost([&] { clock.Advance(0.002); }, clock);
+  CaseResult r = s.TakeResult();
+  ASSERT_EQ(r.samples.size(), 3u) << r.reason;
+  for (const Sample& sample : r.samples) EXPECT_DOUBLE_EQ(sample.values[0], 2.0);  // ms
 }
 
 TEST(State, RoofFractionDividesTheBandwidthByTheRoof) {
