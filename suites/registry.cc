@@ -70,6 +70,16 @@ std::string State::ParamOr(const std::string& name, const std::string& fallback)
   return it == id_.params.end() ? fallback : it->second;
 }
 
+bool State::CpuClock(int64_t threads) {
+  const std::string clock = ParamOr("clock", kWallClock);
+  if (clock != kWallClock && clock != "cpu") {
+    Fail(absl::StrCat("clock '", clock, "': expected wall or cpu"));
+  } else if (clock == "cpu" && threads != 1) {
+    Fail("clock=cpu times the calling thread alone: set threads=1 (BLAS threads would be left out)");
+  }
+  return clock == "cpu";
+}
+
 int64_t State::IntParam(const std::string& name) {
   int64_t v = 0;
   if (!absl::SimpleAtoi(Param(name), &v)) {

@@ -13,6 +13,9 @@
 
 namespace perfgate::suites {
 
+/// The default of a case's `clock` parameter (State::CpuClock): wall time.
+inline constexpr const char* kWallClock = "wall";
+
 /// The quantities a sample can report. Each kind up to kScalingEfficiency is
 /// derived from the sample's time and what the body declared per iteration;
 /// the serving kinds after it are values a serving run reports of itself
@@ -58,6 +61,12 @@ class State {
   /// The value of option `name` (CaseSpec::options), `fallback` (its
   /// default) where the key leaves it out.
   std::string ParamOr(const std::string& name, const std::string& fallback) const;
+  /// Whether the case's `clock` parameter (wall, the default where an
+  /// option leaves it out of the key, or cpu) asks for the calling thread's
+  /// CPU time (ThreadCpuClock). Fail()s the case naming any other value, or
+  /// cpu for work on more than one thread (`threads`), whose other threads'
+  /// time it would leave out.
+  bool CpuClock(int64_t threads);
   /// Param(name) as an integer; Fail()s the case and returns 0 if it is not one.
   int64_t IntParam(const std::string& name);
 

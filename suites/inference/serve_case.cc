@@ -235,19 +235,14 @@ void ServeBody(State& state) {
   if (!transformer::ReadBackend(state, &backend)) return;
   std::optional<ServeOptions> o = ReadOptions(state);
   if (!o) return;
-  const std::string& clock_name = state.Param("clock");
-  if (clock_name != "wall" && clock_name != "cpu") {
-    return state.Fail(absl::StrCat("clock '", clock_name, "': expected wall or cpu"));
-  }
-  if (clock_name == "cpu" && backend.cuda) {
+  const bool cpu_clock = state.CpuClock(backend.threads);
+  if (state.failed()) return;
+  if (cpu_clock && backend.cuda) {
     return state.Fail("clock=cpu times the serving thread alone and a device's work is not in it: use clock=wall");
-  }
-  if (clock_name == "cpu" && backend.threads != 1) {
-    return state.Fail("clock=cpu times the serving thread alone: set threads=1 (BLAS threads would be left out)");
   }
   auto config = transformer::CaseConfig(state.Param("preset"), o->max_running, o->prompt_max + o->output_max);
   if (!config.ok()) return state.Fail(std::string(config.status().message()));
-  if (!backend.cuda) return HostServe(state, *o, backend, *config, start, clock_name == "cpu");
+  if (!backend.cuda) return HostServe(state, *o, backend, *config, start, cpu_clock);
 #if PERFGATE_HAVE_CUDA
   transformer::Conclude(state, CudaServe(state, *o, *config, start));
 #else
@@ -364,7 +359,7 @@ std::map<std::string, std::string> ServePoint(const std::string& backend) {
   const std::map<std::string, std::string> knobs = {
       {"prompt", host ? "16" : "128"}, {"output", host ? "16" : "64"}, {"block_tokens", host ? "8" : "64"},
       {"max_running", host ? "16" : "32"}, {"warmup", host ? "16" : "32"}, {"requests", "300"}, {"min_s", "0"},
-      {"ttft_ms", host ? "20" : "50"}, {"tpot_ms", host ? "2" : "5"}, {"seed", "1"}, {"clock", "wall"}};
+      {"ttft_ms", host ? "20" : "50"}, {"tpot_ms", host ? "2" : "5"}, {"seed", "1"}, {"clock", kWallClock}};
   p.insert(knobs.begin(), knobs.end());
   return p;
 }

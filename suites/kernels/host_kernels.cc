@@ -9,7 +9,6 @@
 #include <cstring>
 #include <memory>
 #include <random>
-#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "suites/kernels/kernels.h"
@@ -90,29 +89,16 @@ void Triad(State& state) {
   }
 }
 
-// sgemm's clock option: `wall` (the default, left out of the key) or `cpu`,
-// the calling thread's CPU time, which leaves out the time other processes
-// held the core on a shared runner. OpenBLAS does the work of one thread on
-// the calling thread, so that time is all of the GEMM's.
-constexpr const char* kWallClock = "wall";
-
-bool CpuClock(State& state, int64_t threads) {
-  const std::string clock = state.ParamOr("clock", kWallClock);
-  if (clock != kWallClock && clock != "cpu") {
-    state.Fail(absl::StrCat("clock '", clock, "': expected wall or cpu"));
-  } else if (clock == "cpu" && threads != 1) {
-    state.Fail("clock=cpu times the calling thread alone: set threads=1 (BLAS threads would be left out)");
-  }
-  return clock == "cpu";
-}
-
+// sgemm's clock is an option (State::CpuClock): `wall`, the default, left
+// out of the key, or `cpu`. OpenBLAS does the work of one thread on the
+// calling thread, so that thread's CPU time is all of the GEMM's.
 void Sgemm(State& state) {
   const int64_t m = state.IntParam("m"), n = state.IntParam("n"), k = state.IntParam("k");
   const int64_t threads = state.IntParam("threads");
   if (state.failed()) return;
   if (m <= 0 || n <= 0 || k <= 0) return state.Fail("m, n and k must be positive");
   if (threads <= 0 || threads > 1024) return state.Fail("threads must be in 1..1024");
-  const bool cpu_clock = CpuClock(state, threads);
+  const bool cpu_clock = state.CpuClock(threads);
   if (state.failed()) return;
   // The thread count is a parameter, not whatever the machine offers: the
   // same key must mean the same work on every runner of a SKU.

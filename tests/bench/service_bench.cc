@@ -415,8 +415,8 @@ BENCHMARK(BM_History)->Arg(100)->Arg(1000)->Arg(10000)->Iterations(200)->UseManu
 // Regression detection after a run closes (DetectRegressions, what the
 // watcher runs off the ingest path): the newest run of fill/case_0, its
 // series read and searched for changes, on databases whose series are 100
-// or 10 000 runs long (`fill-samples.sh DB ROWS 25`). It reads the newest
-// runs of each series the run reported, so the two should take alike.
+// to 100 000 runs long (`fill-samples.sh DB ROWS 25`). It reads the newest
+// runs of each series the run reported, so all should take alike.
 void BM_DetectRegressions(benchmark::State& state) {
   auto store = FilledStore(state);
   if (store == nullptr) return;
