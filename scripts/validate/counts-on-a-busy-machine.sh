@@ -8,7 +8,12 @@
 # SUBJECT=own, perfgate's own host case instead (kernels/triad of 4 MiB,
 # `ab --baseline/--candidate`), 1 % more work by `--inject-work`. Prints
 # one line per trial (exit code, counted change, seconds) and the range of
-# the A/A changes. Usage: [SUBJECT=own] counts-on-a-busy-machine.sh [N] [OUT_DIR]
+# the A/A changes. BUSY sets how many busy processes run beside (default 1);
+# SETS the candidates (default "same plus1"; plusP does P % more work, as
+# plus10 or plus7.5); WITNESSES=both times the cases as well and gates them
+# with the default policy (deploy/policy/default.yaml), as `ab --count`
+# without --count-only does (default: counts only).
+# Usage: [SUBJECT=own] [BUSY=2] [SETS=...] [WITNESSES=both] counts-on-a-busy-machine.sh [N] [OUT_DIR]
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${PERFGATE_BUILD_DIR:-$root/build}
@@ -19,32 +24,47 @@ agent="$build/agent/perfgate-agent"
 subject=${SUBJECT:-gbench}
 bench="$build/tests/work_bench_0 --benchmark_repetitions={samples} --benchmark_min_time=0.05 --benchmark_out={out}"
 
-(while :; do :; done) &
-busy=$!
-trap 'kill $busy 2>/dev/null || true' EXIT
+sets=${SETS:-same plus1}
+for set in $sets; do
+  [[ "$set" == same || "$set" =~ ^plus[0-9]+(\.[0-9]+)?$ ]] || { echo "SETS: '$set' is not same or plusP" >&2; exit 2; }
+done
+witness=(--count-only)
+case ${WITNESSES:-counts} in
+  counts) ;;
+  both) witness=(--policy "$root/deploy/policy/default.yaml") ;;
+  *) echo "WITNESSES: '$WITNESSES' is not counts or both" >&2; exit 2 ;;
+esac
+
+busy=()
+for _ in $(seq 1 "${BUSY:-1}"); do
+  (while :; do :; done) &
+  busy+=($!)
+done
+trap 'kill "${busy[@]}" 2>/dev/null || true' EXIT
 
 echo "ASLR (kernel.randomize_va_space): $(cat /proc/sys/kernel/randomize_va_space)"
-for set in same plus1; do
-  for i in $(seq 1 "$n"); do
+for i in $(seq 1 "$n"); do
+  for set in $sets; do
+    pct=${set#plus}
     pad=$(head -c $((RANDOM % 8192 + 1)) /dev/zero | tr '\0' x)
     if [ "$subject" = own ]; then
       base=(--baseline "$agent" --filter 'kernels/triad*' --set bytes=4194304)
-      if [ "$set" = same ]; then cand="env PERFGATE_PADDING=$pad $agent"; else cand="$agent --inject-work kernels/triad*=1"; fi
+      if [ "$set" = same ]; then cand="env PERFGATE_PADDING=$pad $agent"; else cand="$agent --inject-work kernels/triad*=$pct"; fi
       sides=("${base[@]}" --candidate "$cand")
     else
-      if [ "$set" = same ]; then cand="env PERFGATE_PADDING=$pad $bench"; else cand="env PERFGATE_WORK_SLOWDOWN=1 $bench"; fi
+      if [ "$set" = same ]; then cand="env PERFGATE_PADDING=$pad $bench"; else cand="env PERFGATE_WORK_SLOWDOWN=$pct $bench"; fi
       sides=(--baseline-cmd "$bench" --candidate-cmd "$cand")
     fi
     start=$(date +%s.%N)
     rc=0
-    "$agent" ab --offline "${sides[@]}" --count instructions --count-only \
+    "$agent" ab --offline "${sides[@]}" --count instructions "${witness[@]}" \
       --json "$out/$set-$i.json" >"$out/$set-$i.log" 2>&1 || rc=$?
     secs=$(echo "$(date +%s.%N) - $start" | bc)
     change=$(python3 -c "import json,sys; v=[x for x in json.load(open(sys.argv[1]))['verdicts'] if x['metric']=='instructions'][0]; print('%+.4f %%' % (v['change']*100))" "$out/$set-$i.json")
     printf '%s %2d exit %d change %s %.1f s\n' "$set" "$i" "$rc" "$change" "$secs"
   done
 done | tee "$out/trials.txt"
-for set in same plus1; do
-  awk -v s="$set" '$1 == s { n++; if ($4 == 0) p++; if ($4 == 1) r++; c = $6 + 0; if (n == 1 || c < lo) lo = c; if (n == 1 || c > hi) hi = c; if ($8 > t) t = $8 }
-    END { printf "%s: %d trials, %d pass, %d regression, change %+.4f %% to %+.4f %%, longest %.1f s\n", s, n, p, r, lo, hi, t }' "$out/trials.txt"
+for set in $sets; do
+  awk -v s="$set" '$1 == s { n++; if ($4 == 0) p++; if ($4 == 1) r++; if ($4 == 3) u++; c = $6 + 0; if (n == 1 || c < lo) lo = c; if (n == 1 || c > hi) hi = c; if ($8 > t) t = $8 }
+    END { printf "%s: %d trials, %d pass, %d regression, %d inconclusive, change %+.4f %% to %+.4f %%, longest %.1f s\n", s, n, p, r, u, lo, hi, t }' "$out/trials.txt"
 done

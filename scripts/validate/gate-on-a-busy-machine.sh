@@ -19,7 +19,8 @@
 # copy). slowcmd is a hyperfine case of about 3 s a run, gated with
 # `--case-budget auto`. SGEMM_K picks the ab set's sgemm (512, 1024, 2048;
 # default 512), SGEMM_CLOCK=cpu times it by the thread's CPU time
-# (`--set clock=cpu`; unset: the wall clock). WITNESS=cpu_time gates the gbench set as a team whose cases
+# (`--set clock=cpu`; unset: the wall clock), AB_BUDGET its case budget
+# (`--case-budget`: seconds or auto; default 60). WITNESS=cpu_time gates the gbench set as a team whose cases
 # run on one thread and never wait would: the default policy with
 # `real_time` of `gbench/*` advisory on `cpu-*` (docs/existing-benchmarks.md,
 # "Wall time or CPU time"), written to OUT_DIR/policy.yaml.
@@ -50,6 +51,9 @@ elif [ -n "${WITNESS:-}" ]; then
   echo "WITNESS: '$WITNESS' is not cpu_time (unset gates both of Google Benchmark's times)" >&2
   exit 2
 fi
+
+ab_budget=${AB_BUDGET:-60}
+[[ "$ab_budget" == auto || "$ab_budget" =~ ^[0-9]+$ ]] || { echo "AB_BUDGET: '$ab_budget' is not seconds or auto" >&2; exit 2; }
 
 case ${SGEMM_CLOCK:-} in
   '' | wall | cpu) ;;
@@ -100,7 +104,7 @@ for i in $(seq 1 "$n"); do
       [ "$kind" != same ] && cand+=(--inject-slowdown "kernels/$key*=$pct")
       start=$(date +%s)
       set +e
-      "$agent" ab --offline --suite kernels --filter "$key,m=$k,*" "${clock[@]}" --policy "$policy" \
+      "$agent" ab --offline --suite kernels --filter "$key,m=$k,*" "${clock[@]}" --policy "$policy" --case-budget "$ab_budget" \
         --baseline "$agent" --candidate "$(printf "'%s' " "${cand[@]}")" --json "$out/ab-$kind-$i.json" \
         >"$out/ab-$kind-$i.log" 2>&1
       rc=$?
