@@ -1,9 +1,9 @@
 // `perfgate bisect` (docs/bisect.md): the loop from a regression, or a
 // good..bad range, to the commit that carries it. Every probe and the
-// outcome are stored through the coordinator's HTTP API as they happen, and
-// the next step is computed from the stored probes alone (bisect.h), so
-// `--resume ID` goes on where an interrupted bisection stood and `--status
-// ID` shows it.
+// outcome are stored through the coordinator's HTTP API as they happen
+// (the messages of proto/perfgate/v1/bisection.proto), and the next step is
+// computed from the stored probes alone (bisect.h), so `--resume ID` goes on
+// where an interrupted bisection stood and `--status ID` shows it.
 #include <iostream>
 #include <optional>
 
@@ -15,6 +15,8 @@
 #include "cli/commands.h"
 #include "common/bisection_state.h"
 #include "common/status_macros.h"
+#include "perfgate/v1/bisection.pb.h"
+#include "wire/bisection_convert.h"
 
 namespace perfgate::cli {
 namespace {
@@ -23,9 +25,18 @@ using Json = nlohmann::json;
 
 double Num(const Json& v) { return v.is_number() ? v.get<double>() : 0; }
 
+// A relative change as "+1.2 %", "?" when not measured.
+std::string Percent(bool measured, double v) { return SignedPercent(measured ? Json(v) : Json(nullptr)); }
+
 // The state of a stored bisection as the coordinator sent it; nullopt when
 // it names none.
-std::optional<BisectionState> StateOf(const Json& b) { return ParseBisectionState(b.value("state", "")); }
+std::optional<BisectionState> StateOf(const v1::Bisection& b) { return wire::FromProto(b.state()); }
+
+// A probe's verdict by its name ("carries"), "?" for none.
+std::string VerdictName(v1::ProbeVerdict v) {
+  const std::optional<ProbeVerdict> verdict = wire::FromProto(v);
+  return verdict ? std::string(ToString(*verdict)) : "?";
+}
 
 // A stored bisection as the loop needs it.
 struct Job {
@@ -36,62 +47,61 @@ struct Job {
   std::vector<Probe> probes;
 };
 
-Probe ProbeOf(const Json& p) {
+Probe ProbeOf(const v1::BisectionProbe& p) {
   Probe probe;
-  probe.commit = p.value("commit", "");
-  probe.attempt = p.value("attempt", 1u);
+  probe.commit = p.commit();
+  probe.attempt = p.attempt();
   ProbeMeasurement& m = probe.measurement;
-  m.ok = ParseProbeVerdict(p.value("verdict", "")) != ProbeVerdict::kFailed && p["change"].is_number() &&
-         p["ci"][0].is_number();
-  m.change = Num(p["change"]);
-  m.ci_low = Num(p["ci"][0]);
-  m.ci_high = Num(p["ci"][1]);
-  m.p_value = Num(p["p_value"]);
-  m.rounds = p.value("rounds", 0u);
-  m.note = p.value("note", "");
+  m.ok = p.verdict() != v1::PROBE_VERDICT_FAILED && p.has_change() && p.has_ci();
+  m.change = p.has_change() ? p.change() : 0;
+  m.ci_low = p.ci().low();
+  m.ci_high = p.ci().high();
+  m.p_value = p.has_p_value() ? p.p_value() : 0;
+  m.rounds = p.rounds();
+  m.note = p.note();
   return probe;
 }
 
 // `agent_flag`: --agent, which a resumed bisection runs instead of the stored agent.
-absl::StatusOr<Job> JobOf(const Json& b, const std::string& agent_flag) {
+absl::StatusOr<Job> JobOf(const v1::Bisection& b, const std::string& agent_flag) {
   Job job;
-  job.id = b.value("id", int64_t{0});
-  job.plan.good = b.value("good", "");
-  job.plan.commits = b.value("commits", std::vector<std::string>{});
-  const Json& s = b["settings"];
+  job.id = b.id();
+  job.plan.good = b.good();
+  job.plan.commits.assign(b.commits().begin(), b.commits().end());
+  const v1::BisectSettings& s = b.settings();
   PERFGATE_ASSIGN_OR_RETURN(job.settings, StoredSettings(s, agent_flag));
-  job.plan.endpoint_threshold = s.value("endpoint_threshold", 0.05);
-  job.plan.max_attempts = s.value("max_attempts", 3u);
-  job.plan.probes_per_round = s.value("probes_per_round", 1u);
-  job.benchmark = b.value("benchmark", "");
-  job.metric = b.value("metric", "");
-  for (const Json& p : b["probes"]) job.probes.push_back(ProbeOf(p));
+  // Each stored with the job since bisections were first stored; 0 (unset) is the flag's default.
+  job.plan.endpoint_threshold = s.endpoint_threshold() > 0 ? s.endpoint_threshold() : 0.05;
+  job.plan.max_attempts = s.max_attempts() > 0 ? s.max_attempts() : 3;
+  job.plan.probes_per_round = s.probes_per_round() > 0 ? s.probes_per_round() : 1;
+  job.benchmark = b.benchmark();
+  job.metric = b.metric();
+  for (const v1::BisectionProbe& p : b.probes()) job.probes.push_back(ProbeOf(p));
   return job;
 }
 
-void PrintBisection(const Json& b) {
-  std::cout << "bisection " << b["id"] << (b["regression_id"].is_number() ? absl::StrCat(" of regression ", b["regression_id"].get<int64_t>()) : "")
-            << ": " << b.value("state", "") << "\n  good " << ShortId(b.value("good", "")) << ", bad "
-            << ShortId(b.value("bad", "")) << ", " << b["commits"].size() << " first-parent commits; case "
-            << b.value("benchmark", "") << " " << b.value("metric", "") << "; regression "
-            << SignedPercent(b["regression_size"]) << "\n";
+void PrintBisection(const v1::Bisection& b) {
+  const std::optional<BisectionState> state = StateOf(b);
+  std::cout << "bisection " << b.id() << (b.regression_id() > 0 ? absl::StrCat(" of regression ", b.regression_id()) : "")
+            << ": " << (state ? ToString(*state) : "?") << "\n  good " << ShortId(b.good()) << ", bad "
+            << ShortId(b.bad()) << ", " << b.commits_size() << " first-parent commits; case " << b.benchmark() << " "
+            << b.metric() << "; regression " << Percent(b.has_regression_size(), b.regression_size()) << "\n";
   std::cout << absl::StrFormat("  %-4s %-12s %-7s %-9s %-28s %-9s %s\n", "step", "commit", "attempt", "verdict",
                                "change [95 % interval]", "threshold", "rounds");
   int step = 0;
-  for (const Json& p : b["probes"]) {
-    const std::string change = p["change"].is_number()
-                                   ? absl::StrFormat("%s [%s, %s]", SignedPercent(p["change"]), SignedPercent(p["ci"][0]),
-                                                     SignedPercent(p["ci"][1]))
-                                   : p.value("note", "");
-    std::cout << absl::StrFormat("  %-4d %-12s %-7d %-9s %-28s %-9s %d\n", ++step, ShortId(p.value("commit", "")),
-                                 p.value("attempt", 0), p.value("verdict", ""), change,
-                                 SignedPercent(p["threshold"]), p.value("rounds", 0));
+  for (const v1::BisectionProbe& p : b.probes()) {
+    const std::string change = p.has_change() && p.has_ci()
+                                   ? absl::StrFormat("%s [%s, %s]", Percent(true, p.change()),
+                                                     Percent(true, p.ci().low()), Percent(true, p.ci().high()))
+                                   : p.note();
+    std::cout << absl::StrFormat("  %-4d %-12s %-7d %-9s %-28s %-9s %d\n", ++step, ShortId(p.commit()), p.attempt(),
+                                 VerdictName(p.verdict()), change, Percent(true, p.threshold()), p.rounds());
   }
-  if (!b.value("summary", "").empty()) std::cout << "  " << b.value("summary", "") << "\n";
+  if (!b.summary().empty()) std::cout << "  " << b.summary() << "\n";
 }
 
 // What a new bisection starts from: the regression's range and case, or the flags'.
-absl::StatusOr<Json> NewJob(const Config& c) {
+absl::StatusOr<v1::Bisection> NewJob(const Config& c) {
   const client::HttpClientOptions o = HttpOptions(c);
   std::string good = c.good, bad = c.bad, benchmark = c.bisect_case, metric = c.bisect_metric;
   double endpoint = c.bisect_min_change_pct / 100;
@@ -116,19 +126,27 @@ absl::StatusOr<Json> NewJob(const Config& c) {
   if (!c.bisect.images) {
     PERFGATE_ASSIGN_OR_RETURN(range, PlanRange(c.bisect.repo, good, bad));
   }
-  Json settings = ToJson(c.bisect);
-  settings["endpoint_threshold"] = endpoint;
-  settings["max_attempts"] = c.bisect_attempts;
-  settings["probes_per_round"] = c.bisect_per_round;
-  Json body = {{"good", range.good}, {"bad", range.bad}, {"commits", range.commits}, {"settings", settings},
-               {"benchmark", benchmark}, {"metric", metric}, {"by", c.by}};
-  if (c.regression_id != 0) body["regression_id"] = c.regression_id;
-  return client::HttpPost(o, "/api/v1/bisections", body);
+  v1::CreateBisectionRequest body;
+  *body.mutable_settings() = ToMessage(c.bisect);
+  body.mutable_settings()->set_endpoint_threshold(endpoint);
+  body.mutable_settings()->set_max_attempts(c.bisect_attempts);
+  body.mutable_settings()->set_probes_per_round(c.bisect_per_round);
+  body.set_good(range.good);
+  body.set_bad(range.bad);
+  for (const std::string& commit : range.commits) body.add_commits(commit);
+  body.set_benchmark(benchmark);
+  body.set_metric(metric);
+  body.set_by(c.by);
+  body.set_regression_id(c.regression_id);
+  v1::Bisection stored;
+  PERFGATE_RETURN_IF_ERROR(client::HttpPostMessage(o, "/api/v1/bisections", body, &stored));
+  return stored;
 }
 
 // The tasks of one round; a commit whose build fails gets a failed probe
 // instead. Without the good endpoint's build nothing can be measured: an error.
-absl::StatusOr<std::vector<ProbeTask>> TasksOf(const Job& job, const BisectStep& step, std::vector<Json>* failed) {
+absl::StatusOr<std::vector<ProbeTask>> TasksOf(const Job& job, const BisectStep& step,
+                                                std::vector<v1::BisectionProbe>* failed) {
   std::vector<ProbeTask> tasks;
   auto good = BuildOf(job.settings, job.plan.good, std::cout);
   if (!good.ok()) {
@@ -138,8 +156,12 @@ absl::StatusOr<std::vector<ProbeTask>> TasksOf(const Job& job, const BisectStep&
     ProbeTask t{step.commits[i], step.attempts[i], *good, "", step.threshold, job.benchmark, job.metric, job.plan.good};
     auto build = BuildOf(job.settings, t.commit, std::cout);
     if (!build.ok()) {
-      failed->push_back({{"commit", t.commit}, {"attempt", t.attempt}, {"verdict", ToString(ProbeVerdict::kFailed)},
-                         {"threshold", t.threshold}, {"note", std::string(build.status().message())}});
+      v1::BisectionProbe& p = failed->emplace_back();
+      p.set_commit(t.commit);
+      p.set_attempt(t.attempt);
+      p.set_verdict(v1::PROBE_VERDICT_FAILED);
+      p.set_threshold(t.threshold);
+      p.set_note(std::string(build.status().message()));
       continue;
     }
     t.build = *build;
@@ -148,67 +170,76 @@ absl::StatusOr<std::vector<ProbeTask>> TasksOf(const Job& job, const BisectStep&
   return tasks;
 }
 
-Json ProbeJson(const ProbeTask& t, const ProbeMeasurement& m) {
-  Json p = {{"commit", t.commit},       {"attempt", t.attempt},   {"verdict", ToString(Judge(m, t.threshold))},
-            {"threshold", t.threshold}, {"rounds", m.rounds},     {"note", m.note},
-            {"benchmark", m.benchmark}, {"metric", m.metric}};
+v1::BisectionProbe ProbeMessage(const ProbeTask& t, const ProbeMeasurement& m) {
+  v1::BisectionProbe p;
+  p.set_commit(t.commit);
+  p.set_attempt(t.attempt);
+  p.set_verdict(wire::ToProto(Judge(m, t.threshold)));
+  p.set_threshold(t.threshold);
+  p.set_rounds(m.rounds);
+  p.set_note(m.note);
+  p.set_benchmark(m.benchmark);
+  p.set_metric(m.metric);
   if (m.ok) {
-    p["change"] = m.change;
-    p["ci"] = {m.ci_low, m.ci_high};
-    p["p_value"] = m.p_value;
+    p.set_change(m.change);
+    p.mutable_ci()->set_low(m.ci_low);
+    p.mutable_ci()->set_high(m.ci_high);
+    p.set_p_value(m.p_value);
   }
   return p;
 }
 
 // Measures one round and stores its probes; the bisection as it now stands.
-absl::StatusOr<Json> MeasureRound(const Config& c, Job& job, const BisectStep& step) {
+absl::StatusOr<v1::Bisection> MeasureRound(const Config& c, Job& job, const BisectStep& step) {
   const client::HttpClientOptions o = HttpOptions(c);
-  std::vector<Json> probes;
+  std::vector<v1::BisectionProbe> probes;
   PERFGATE_ASSIGN_OR_RETURN(const std::vector<ProbeTask> tasks, TasksOf(job, step, &probes));
   if (!tasks.empty()) {
     PERFGATE_ASSIGN_OR_RETURN(const std::vector<ProbeMeasurement> ms, MeasureProbes(job.settings, tasks, std::cout));
-    for (size_t i = 0; i < tasks.size(); ++i) probes.push_back(ProbeJson(tasks[i], ms[i]));
+    for (size_t i = 0; i < tasks.size(); ++i) probes.push_back(ProbeMessage(tasks[i], ms[i]));
   }
-  Json stored;
-  for (const Json& p : probes) {
-    PERFGATE_ASSIGN_OR_RETURN(stored, client::HttpPost(o, absl::StrCat("/api/v1/bisections/", job.id, "/probes"), p));
-    std::cout << absl::StrFormat("  %s (attempt %d): %s", ShortId(p["commit"]), p["attempt"].get<int>(),
-                                 p["verdict"].get<std::string>())
-              << (p.contains("change") ? absl::StrCat(" ", SignedPercent(p["change"]), " [", SignedPercent(p["ci"][0]), ", ",
-                                                      SignedPercent(p["ci"][1]), "], carries from ",
-                                                      SignedPercent(p["threshold"]))
-                                       : absl::StrCat(": ", p["note"].get<std::string>()))
+  v1::Bisection stored;
+  for (const v1::BisectionProbe& p : probes) {
+    PERFGATE_RETURN_IF_ERROR(
+        client::HttpPostMessage(o, absl::StrCat("/api/v1/bisections/", job.id, "/probes"), p, &stored));
+    std::cout << absl::StrFormat("  %s (attempt %d): %s", ShortId(p.commit()), p.attempt(), VerdictName(p.verdict()))
+              << (p.has_change() ? absl::StrCat(" ", Percent(true, p.change()), " [", Percent(true, p.ci().low()), ", ",
+                                                Percent(true, p.ci().high()), "], carries from ",
+                                                Percent(true, p.threshold()))
+                                 : absl::StrCat(": ", p.note()))
               << "\n" << std::flush;
   }
   return stored;
 }
 
-Json OutcomeJson(const BisectStep& step) {
-  Json out = {{"summary", step.summary}};
-  if (step.regression_size > 0) out["regression_size"] = step.regression_size;
+v1::BisectionOutcome OutcomeMessage(const BisectStep& step) {
+  v1::BisectionOutcome out;
+  out.set_summary(step.summary);
+  if (step.regression_size > 0) out.set_regression_size(step.regression_size);
   switch (step.kind) {
     case BisectStep::Kind::kCulprit: {
       const ProbeMeasurement& m = step.culprit_measurement;
-      out["state"] = ToString(BisectionState::kCulprit);
-      out["culprit"] = step.culprit;
-      out["change"] = m.change;
-      out["ci"] = {m.ci_low, m.ci_high};
-      out["triage_note"] = absl::StrFormat("culprit %s (%+.1f %% [%+.1f, %+.1f])", ShortId(step.culprit),
-                                           100 * m.change, 100 * m.ci_low, 100 * m.ci_high);
+      out.set_state(v1::BISECTION_STATE_CULPRIT);
+      out.set_culprit(step.culprit);
+      out.set_change(m.change);
+      out.mutable_ci()->set_low(m.ci_low);
+      out.mutable_ci()->set_high(m.ci_high);
+      out.set_triage_note(absl::StrFormat("culprit %s (%+.1f %% [%+.1f, %+.1f])", ShortId(step.culprit),
+                                          100 * m.change, 100 * m.ci_low, 100 * m.ci_high));
       break;
     }
     case BisectStep::Kind::kRange:
-      out["state"] = ToString(BisectionState::kRange);
-      out["range_good"] = step.range_good;
-      out["range_bad"] = step.range_bad;
+      out.set_state(v1::BISECTION_STATE_RANGE);
+      out.set_range_good(step.range_good);
+      out.set_range_bad(step.range_bad);
       break;
     default:
-      out["state"] = ToString(BisectionState::kNoCulprit);
+      out.set_state(v1::BISECTION_STATE_NO_CULPRIT);
   }
   return out;
 }
 
-int ExitOf(const Json& b) {
+int ExitOf(const v1::Bisection& b) {
   const std::optional<BisectionState> state = StateOf(b);
   if (!state || *state == BisectionState::kRunning) return kExitError;
   return *state == BisectionState::kRange ? kExitInconclusive : kExitPass;
@@ -224,7 +255,7 @@ absl::StatusOr<BisectStep> StepOf(Job& job) {
 }
 
 // Measures round after round until the bisection ends; stored all along.
-int Bisect(const Config& c, Json b) {
+int Bisect(const Config& c, v1::Bisection b) {
   const client::HttpClientOptions o = HttpOptions(c);
   while (StateOf(b) == BisectionState::kRunning) {
     auto job = JobOf(b, c.bisect.agent);
@@ -233,9 +264,11 @@ int Bisect(const Config& c, Json b) {
     if (!next_step.ok()) return HttpError(next_step.status(), "bisect");
     const BisectStep& step = *next_step;
     if (step.kind != BisectStep::Kind::kMeasure) {
-      auto done = client::HttpPost(o, absl::StrCat("/api/v1/bisections/", job->id, "/finish"), OutcomeJson(step));
-      if (!done.ok()) return HttpError(done.status(), "bisect: storing the outcome");
-      b = *done;
+      v1::Bisection done;
+      const absl::Status stored =
+          client::HttpPostMessage(o, absl::StrCat("/api/v1/bisections/", job->id, "/finish"), OutcomeMessage(step), &done);
+      if (!stored.ok()) return HttpError(stored, "bisect: storing the outcome");
+      b = std::move(done);
       break;
     }
     std::cout << "round: " << step.commits.size() << " probe(s), carrying from "
@@ -246,7 +279,7 @@ int Bisect(const Config& c, Json b) {
                 << "perfgate: the probes so far are stored: perfgate bisect --resume " << job->id << "\n";
       return kExitError;
     }
-    b = *next;
+    b = std::move(*next);
   }
   std::cout << "\n";
   PrintBisection(b);
@@ -259,21 +292,23 @@ int BisectCommand(const Config& c) {
   const client::HttpClientOptions o = HttpOptions(c);
   if (c.bisect_status != 0 || c.bisect_resume != 0) {
     const int64_t id = c.bisect_status != 0 ? c.bisect_status : c.bisect_resume;
-    auto b = client::HttpGet(o, absl::StrCat("/api/v1/bisections/", id));
-    if (!b.ok()) return HttpError(b.status(), "bisect");
-    if (c.bisect_status != 0) {
-      PrintBisection(*b);
-      return ExitOf(*b) == kExitError ? kExitPass : ExitOf(*b);
+    v1::Bisection b;
+    if (absl::Status s = client::HttpGetMessage(o, absl::StrCat("/api/v1/bisections/", id), &b); !s.ok()) {
+      return HttpError(s, "bisect");
     }
-    std::cout << "resuming bisection " << id << " from its " << (*b)["probes"].size() << " stored probe(s)\n";
-    return Bisect(c, *b);
+    if (c.bisect_status != 0) {
+      PrintBisection(b);
+      return ExitOf(b) == kExitError ? kExitPass : ExitOf(b);
+    }
+    std::cout << "resuming bisection " << id << " from its " << b.probes_size() << " stored probe(s)\n";
+    return Bisect(c, std::move(b));
   }
   auto b = NewJob(c);
   if (!b.ok()) return HttpError(b.status(), "bisect");
-  std::cout << "bisection " << (*b)["id"] << ": " << (*b)["commits"].size() << " first-parent commits from "
-            << ShortId((*b)["good"].get<std::string>()) << " (good) to " << ShortId((*b)["bad"].get<std::string>())
-            << " (bad); resume with: perfgate bisect --resume " << (*b)["id"] << "\n" << std::flush;
-  return Bisect(c, *b);
+  std::cout << "bisection " << b->id() << ": " << b->commits_size() << " first-parent commits from "
+            << ShortId(b->good()) << " (good) to " << ShortId(b->bad())
+            << " (bad); resume with: perfgate bisect --resume " << b->id() << "\n" << std::flush;
+  return Bisect(c, std::move(*b));
 }
 
 }  // namespace perfgate::cli

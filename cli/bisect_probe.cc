@@ -20,6 +20,7 @@
 #include "common/placeholders.h"
 #include "common/process.h"
 #include "common/status_macros.h"
+#include "nlohmann/json.hpp"
 #include "report/gate_report.h"
 
 namespace perfgate::cli {
@@ -172,35 +173,43 @@ absl::Status RunSlurmRound(const BisectSettings& s, const std::string& round, si
 
 }  // namespace
 
-Json ToJson(const BisectSettings& s) {
-  return {{"repo", s.repo},         {"build", s.build},         {"artifact", s.artifact},
-          {"command", s.command},   {"agent", s.agent},         {"ab_args", s.ab_args},
-          {"work_dir", s.work_dir}, {"case_budget_s", s.case_budget_s}, {"max_rounds", s.max_rounds},
-          {"build_timeout_s", s.build_timeout_s}, {"slurm", s.slurm}, {"sbatch_args", s.sbatch_args},
-          {"into_merges", s.into_merges}, {"images", s.images}, {"count", s.count}};
+v1::BisectSettings ToMessage(const BisectSettings& s) {
+  v1::BisectSettings m;
+  m.set_repo(s.repo);
+  m.set_build(s.build);
+  m.set_artifact(s.artifact);
+  m.set_command(s.command);
+  m.set_agent(s.agent);
+  for (const std::string& a : s.ab_args) m.add_ab_args(a);
+  m.set_work_dir(s.work_dir);
+  m.set_case_budget_s(s.case_budget_s);
+  m.set_max_rounds(s.max_rounds);
+  m.set_build_timeout_s(s.build_timeout_s);
+  m.set_slurm(s.slurm);
+  for (const std::string& a : s.sbatch_args) m.add_sbatch_args(a);
+  m.set_into_merges(s.into_merges);
+  m.set_images(s.images);
+  m.set_count(s.count);
+  return m;
 }
 
-absl::StatusOr<BisectSettings> SettingsFromJson(const Json& j) {
+BisectSettings SettingsOf(const v1::BisectSettings& m) {
   BisectSettings s;
-  try {
-    s.repo = j.at("repo").get<std::string>();
-    s.build = j.at("build").get<std::string>();
-    s.artifact = j.at("artifact").get<std::string>();
-    s.command = j.at("command").get<std::string>();
-    s.agent = j.at("agent").get<std::string>();
-    s.ab_args = j.at("ab_args").get<std::vector<std::string>>();
-    s.work_dir = j.at("work_dir").get<std::string>();
-    s.case_budget_s = j.at("case_budget_s").get<double>();
-    s.max_rounds = j.at("max_rounds").get<unsigned>();
-    s.build_timeout_s = j.at("build_timeout_s").get<double>();
-    s.slurm = j.at("slurm").get<bool>();
-    s.sbatch_args = j.at("sbatch_args").get<std::vector<std::string>>();
-    s.into_merges = j.value("into_merges", false);  // absent in bisections stored before it
-    s.images = j.value("images", false);
-    s.count = j.value("count", false);
-  } catch (const Json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("the stored settings are incomplete: ", e.what()));
-  }
+  s.repo = m.repo();
+  s.build = m.build();
+  s.artifact = m.artifact();
+  s.command = m.command();
+  s.agent = m.agent();
+  s.ab_args.assign(m.ab_args().begin(), m.ab_args().end());
+  s.work_dir = m.work_dir();
+  s.case_budget_s = m.case_budget_s();
+  s.max_rounds = m.max_rounds();
+  s.build_timeout_s = m.build_timeout_s();
+  s.slurm = m.slurm();
+  s.sbatch_args.assign(m.sbatch_args().begin(), m.sbatch_args().end());
+  s.into_merges = m.into_merges();
+  s.images = m.images();
+  s.count = m.count();
   return s;
 }
 
@@ -308,8 +317,11 @@ absl::StatusOr<std::string> ResolveAgent(const std::string& flag, const std::str
       "in PATH; build it (target perfgate-agent) and name it with --agent PATH"));
 }
 
-absl::StatusOr<BisectSettings> StoredSettings(const Json& stored, const std::string& agent_flag) {
-  PERFGATE_ASSIGN_OR_RETURN(BisectSettings s, SettingsFromJson(stored));
+absl::StatusOr<BisectSettings> StoredSettings(const v1::BisectSettings& stored, const std::string& agent_flag) {
+  BisectSettings s = SettingsOf(stored);
+  if (s.command.empty() || !(s.case_budget_s > 0)) {
+    return absl::InvalidArgumentError("the stored settings are incomplete: no command or case budget");
+  }
   if (!agent_flag.empty()) {
     PERFGATE_ASSIGN_OR_RETURN(s.agent, ResolveAgent(agent_flag, SelfExe()));
   }

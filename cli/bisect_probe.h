@@ -14,7 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "cli/bisect.h"
-#include "nlohmann/json.hpp"
+#include "perfgate/v1/bisection.pb.h"
 
 namespace perfgate::cli {
 
@@ -47,9 +47,10 @@ struct BisectSettings {
   bool count = false;
 };
 
-nlohmann::json ToJson(const BisectSettings& s);
-/// INVALID_ARGUMENT naming the field that is wrong.
-absl::StatusOr<BisectSettings> SettingsFromJson(const nlohmann::json& j);
+/// The settings as stored with the job (proto/perfgate/v1/bisection.proto),
+/// and back.
+v1::BisectSettings ToMessage(const BisectSettings& s);
+BisectSettings SettingsOf(const v1::BisectSettings& m);
 
 /// The perfgate-agent a bisection runs, as a path: `flag` (--agent) when
 /// given, a bare name looked up in PATH; else the perfgate-agent beside
@@ -60,7 +61,8 @@ absl::StatusOr<std::string> ResolveAgent(const std::string& flag, const std::str
 /// The settings a stored bisection measures with when it goes on: the
 /// stored ones, with the agent of --agent (`agent_flag`, resolved by
 /// ResolveAgent) in place of the stored one when given.
-absl::StatusOr<BisectSettings> StoredSettings(const nlohmann::json& stored, const std::string& agent_flag);
+/// INVALID_ARGUMENT when they lack the command or the case budget.
+absl::StatusOr<BisectSettings> StoredSettings(const v1::BisectSettings& stored, const std::string& agent_flag);
 
 /// This program's own binary (/proc/self/exe); empty when unreadable.
 std::string SelfExe();

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "common/tls_context.h"
+#include "wire/api_json.h"
 
 namespace perfgate::client {
 namespace {
@@ -118,7 +119,8 @@ class NoSigpipe {
   bool was_pending_ = false;
 };
 
-absl::StatusOr<nlohmann::json> Answer(const HttpClientOptions& o, const httplib::Result& res) {
+// The text of a 200 answer; an unreachable API or the error it answered otherwise.
+absl::StatusOr<std::string> AnswerText(const HttpClientOptions& o, const httplib::Result& res) {
   if (!res) {
     const std::string tls_error = LastTlsError();
     if (res.error() == httplib::Error::SSLConnection || !tls_error.empty()) {
@@ -132,15 +134,29 @@ absl::StatusOr<nlohmann::json> Answer(const HttpClientOptions& o, const httplib:
                                                o.tls.enabled ? "" : " (is it started with --http-listen? over HTTPS, "
                                                                     "give --tls-ca)"));
   }
-  nlohmann::json body = nlohmann::json::parse(res->body, nullptr, false);
   if (res->status != 200) {
+    const nlohmann::json body = nlohmann::json::parse(res->body, nullptr, false);
     const std::string message = body.is_object() && body.contains("error") && body["error"].is_string()
                                     ? body["error"].get<std::string>()
                                     : res->body;
     return absl::Status(FromHttp(res->status), message);
   }
+  return res->body;
+}
+
+absl::StatusOr<nlohmann::json> Answer(const HttpClientOptions& o, const httplib::Result& res) {
+  PERFGATE_ASSIGN_OR_RETURN(const std::string text, AnswerText(o, res));
+  nlohmann::json body = nlohmann::json::parse(text, nullptr, false);
   if (body.is_discarded()) return absl::InternalError("the coordinator answered something that is not JSON");
   return body;
+}
+
+absl::Status AnswerMessage(const HttpClientOptions& o, const httplib::Result& res, google::protobuf::Message* answer) {
+  PERFGATE_ASSIGN_OR_RETURN(const std::string text, AnswerText(o, res));
+  if (absl::Status s = wire::FromApiJson(text, answer, answer->GetDescriptor()->name()); !s.ok()) {
+    return absl::InternalError(absl::StrCat("the coordinator's answer is not what this perfgate reads: ", s.message()));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -158,6 +174,22 @@ absl::StatusOr<nlohmann::json> HttpPost(const HttpClientOptions& options, const 
   PERFGATE_RETURN_IF_ERROR(c);
   NoSigpipe quiet;
   return Answer(options, (*c)->Post(path.c_str(), body.dump(), "application/json"));
+}
+
+absl::Status HttpGetMessage(const HttpClientOptions& options, const std::string& path,
+                            google::protobuf::Message* answer) {
+  auto c = Connect(options);
+  PERFGATE_RETURN_IF_ERROR(c);
+  NoSigpipe quiet;
+  return AnswerMessage(options, (*c)->Get(path.c_str()), answer);
+}
+
+absl::Status HttpPostMessage(const HttpClientOptions& options, const std::string& path,
+                             const google::protobuf::Message& body, google::protobuf::Message* answer) {
+  auto c = Connect(options);
+  PERFGATE_RETURN_IF_ERROR(c);
+  NoSigpipe quiet;
+  return AnswerMessage(options, (*c)->Post(path.c_str(), wire::ToApiJson(body), "application/json"), answer);
 }
 
 std::string UrlEncode(const std::string& value) { return httplib::detail::encode_query_param(value); }

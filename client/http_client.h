@@ -1,14 +1,15 @@
 // The client of the coordinator's HTTP API (docs/dashboard.md): JSON in and
 // out over cpp-httplib, plain or HTTPS (the gRPC client's TLS options: its
 // CA, its client certificate, its server name), the caller's bearer token on
-// every call, one deadline a call. `perfgate regressions` and `perfgate
-// triage` use it.
+// every call, one deadline a call. `perfgate regressions`, `perfgate
+// triage` and `perfgate bisect` use it.
 #pragma once
 
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "client/coordinator_client.h"
+#include "google/protobuf/message.h"
 #include "nlohmann/json.hpp"
 
 namespace perfgate::client {
@@ -28,6 +29,14 @@ absl::StatusOr<nlohmann::json> HttpGet(const HttpClientOptions& options, const s
 /// POST body to path.
 absl::StatusOr<nlohmann::json> HttpPost(const HttpClientOptions& options, const std::string& path,
                                         const nlohmann::json& body);
+/// GET path into `answer`, a resource whose message is in proto/ (read
+/// from the API's JSON, wire/api_json.h); the errors of HttpGet, and
+/// INTERNAL when the answer is not that message.
+absl::Status HttpGetMessage(const HttpClientOptions& options, const std::string& path,
+                            google::protobuf::Message* answer);
+/// POST `body` in the API's JSON to path, its answer into `answer`.
+absl::Status HttpPostMessage(const HttpClientOptions& options, const std::string& path,
+                             const google::protobuf::Message& body, google::protobuf::Message* answer);
 /// A query string component, percent-encoded.
 std::string UrlEncode(const std::string& value);
 

@@ -12,6 +12,7 @@
 #include "common/row_limits.h"
 #include "common/status_macros.h"
 #include "common/time_text.h"
+#include "coordinator/bisection_messages.h"
 #include "coordinator/error_mapping.h"
 #include "coordinator/evaluate.h"
 #include "coordinator/fleet.h"
@@ -19,6 +20,7 @@
 #include "coordinator/http_server.h"
 #include "coordinator/metrics.h"
 #include "coordinator/notification_events.h"
+#include "wire/api_json.h"
 
 namespace perfgate::coordinator {
 namespace {
@@ -30,14 +32,24 @@ using Json = nlohmann::json;
 // (a 50 kB series took 200 ms to compress on the CI machine).
 constexpr char kJson[] = "application/json; charset=utf-8";
 
-void Reply(httplib::Response& res, const absl::StatusOr<Json>& body, const char* what) {
+void ReplyError(httplib::Response& res, const absl::Status& status, const char* what) {
+  res.status = ToHttpStatus(status, what);
+  if (status.code() == absl::StatusCode::kUnauthenticated) res.set_header("WWW-Authenticate", "Bearer");
+  res.set_content(Json{{"error", std::string(status.message())}}.dump(), kJson);
+}
+
+// An answer's text: a resource with a message in proto/ in the API's JSON
+// (wire/api_json.h), the others as their routes build them.
+std::string Text(const Json& body) { return body.dump(); }
+std::string Text(const google::protobuf::Message& body) { return wire::ToApiJson(body); }
+
+template <typename T>
+void Reply(httplib::Response& res, const absl::StatusOr<T>& body, const char* what) {
   if (body.ok()) {
-    res.set_content(body->dump(), kJson);
+    res.set_content(Text(*body), kJson);
     return;
   }
-  res.status = ToHttpStatus(body.status(), what);
-  if (body.status().code() == absl::StatusCode::kUnauthenticated) res.set_header("WWW-Authenticate", "Bearer");
-  res.set_content(Json{{"error", std::string(body.status().message())}}.dump(), kJson);
+  ReplyError(res, body.status(), what);
 }
 
 // A read route whose handler returns the JSON (or an error) to answer
@@ -48,7 +60,7 @@ void Get(httplib::Server& server, const Authenticator& auth, const std::string& 
   const Authenticator* a = &auth;
   server.Get(pattern, [a, handler, what](const httplib::Request& req, httplib::Response& res) {
     res.set_header("Cache-Control", "no-store");
-    if (auto s = AuthorizeRequest(*a, req, Action::kRead); !s.ok()) return Reply(res, s, what);
+    if (auto s = AuthorizeRequest(*a, req, Action::kRead); !s.ok()) return ReplyError(res, s, what);
     Reply(res, handler(req), what);
   });
 }
@@ -299,56 +311,36 @@ absl::StatusOr<Json> TriageRoute(Store& store, const Authenticator& auth, const 
   return ToJson(*r);
 }
 
-// A write of `perfgate bisect`: the caller may triage, the body is JSON.
-absl::StatusOr<Json> BisectionBody(const Authenticator& auth, const httplib::Request& req) {
+// A write of `perfgate bisect` (bisection_messages.h): the caller may
+// triage, the body is the message's JSON; the answer is the bisection.
+absl::StatusOr<v1::Bisection> BisectionWrite(Store& store, const Authenticator& auth, const httplib::Request& req,
+                                             const std::string& what) {
   PERFGATE_RETURN_IF_ERROR(AuthorizeRequest(auth, req, Action::kTriage));
   PERFGATE_RETURN_IF_ERROR(CheckJsonBody(req));
-  Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-  if (!body.is_object()) return absl::InvalidArgumentError("body: not a JSON object");
-  return body;
-}
-
-absl::StatusOr<Json> BisectionWrite(Store& store, const Authenticator& auth, const httplib::Request& req,
-                                    const std::string& what) {
-  auto body = BisectionBody(auth, req);
-  PERFGATE_RETURN_IF_ERROR(body);
   if (what == "create") {
-    auto b = BisectionFromJson(*body);
-    PERFGATE_RETURN_IF_ERROR(b);
-    auto stored = store.CreateBisection(*b);
-    PERFGATE_RETURN_IF_ERROR(stored);
-    return ToJson(*stored);
+    PERFGATE_ASSIGN_OR_RETURN(const store::Bisection b, BisectionFromBody(req.body));
+    PERFGATE_ASSIGN_OR_RETURN(const store::Bisection stored, store.CreateBisection(b));
+    return ToMessage(stored);
   }
-  auto id = PositiveId(req.matches[1], "bisection");
-  PERFGATE_RETURN_IF_ERROR(id);
+  PERFGATE_ASSIGN_OR_RETURN(const int64_t id, PositiveId(req.matches[1], "bisection"));
   if (what == "probe") {
-    auto probe = ProbeFromJson(*body);
-    PERFGATE_RETURN_IF_ERROR(probe);
-    auto b = store.AddBisectionProbe(*id, *probe);
-    PERFGATE_RETURN_IF_ERROR(b);
-    return ToJson(*b);
+    PERFGATE_ASSIGN_OR_RETURN(const store::BisectionProbe probe, ProbeFromBody(req.body));
+    PERFGATE_ASSIGN_OR_RETURN(const store::Bisection b, store.AddBisectionProbe(id, probe));
+    return ToMessage(b);
   }
-  auto outcome = OutcomeFromJson(*body);
-  PERFGATE_RETURN_IF_ERROR(outcome);
-  auto b = store.FinishBisection(*id, *outcome, "perfgate bisect", BisectionFinished);
-  PERFGATE_RETURN_IF_ERROR(b);
-  return ToJson(*b);
+  PERFGATE_ASSIGN_OR_RETURN(const store::BisectionOutcome outcome, OutcomeFromBody(req.body));
+  PERFGATE_ASSIGN_OR_RETURN(const store::Bisection b, store.FinishBisection(id, outcome, "perfgate bisect", BisectionFinished));
+  return ToMessage(b);
 }
 
-absl::StatusOr<Json> Bisections(Store& store, const httplib::Request& req) {
-  auto limit = Limit(req, kBisectionRows);
-  PERFGATE_RETURN_IF_ERROR(limit);
+absl::StatusOr<v1::ListBisectionsResponse> Bisections(Store& store, const httplib::Request& req) {
+  PERFGATE_ASSIGN_OR_RETURN(const uint32_t limit, Limit(req, kBisectionRows));
   int64_t regression = 0;
   if (const std::string r = Param(req, "regression"); !r.empty()) {
-    auto id = RegressionId(r);
-    PERFGATE_RETURN_IF_ERROR(id);
-    regression = *id;
+    PERFGATE_ASSIGN_OR_RETURN(regression, RegressionId(r));
   }
-  auto list = store.ListBisections(regression, *limit);
-  PERFGATE_RETURN_IF_ERROR(list);
-  Json out = Json::array();
-  for (const Bisection& b : *list) out.push_back(ToJson(b));
-  return Json{{"bisections", out}};
+  PERFGATE_ASSIGN_OR_RETURN(const std::vector<store::Bisection> list, store.ListBisections(regression, limit));
+  return ToMessage(list);
 }
 
 void RegisterBisections(httplib::Server& server, ApiStores stores, const Authenticator& auth) {
@@ -359,7 +351,11 @@ void RegisterBisections(httplib::Server& server, ApiStores stores, const Authent
       [s](const httplib::Request& r) { return Bisections(*s, r); });
   // From the primary: a bisection resumed reads what it has just written.
   Get(server, auth, R"(/api/v1/bisections/([^/]+))", "http bisection",
-      OneById("bisection", [w](int64_t id) { return w->GetBisection(id); }));
+      [w](const httplib::Request& r) -> absl::StatusOr<v1::Bisection> {
+        PERFGATE_ASSIGN_OR_RETURN(const int64_t id, PositiveId(r.matches[1], "bisection"));
+        PERFGATE_ASSIGN_OR_RETURN(const store::Bisection b, w->GetBisection(id));
+        return ToMessage(b);
+      });
   const std::pair<const char*, const char*> writes[] = {{"/api/v1/bisections", "create"},
                                                         {R"(/api/v1/bisections/([^/]+)/probes)", "probe"},
                                                         {R"(/api/v1/bisections/([^/]+)/finish)", "finish"}};
@@ -414,14 +410,14 @@ void RegisterApi(httplib::Server& server, ApiStores stores, const Authenticator&
   // A stored gate report is answered as stored: the JSON `perfgate gate --json` shows.
   server.Get(R"(/api/v1/reports/([^/]+))", [s, a](const httplib::Request& r, httplib::Response& res) {
     res.set_header("Cache-Control", "no-store");
-    if (auto st = AuthorizeRequest(*a, r, Action::kRead); !st.ok()) return Reply(res, st, "http report");
+    if (auto st = AuthorizeRequest(*a, r, Action::kRead); !st.ok()) return ReplyError(res, st, "http report");
     int64_t id = 0;
     if (!absl::SimpleAtoi(std::string(r.matches[1]), &id) || id <= 0) {
-      return Reply(res, absl::InvalidArgumentError(absl::StrCat("'", std::string(r.matches[1]),
+      return ReplyError(res, absl::InvalidArgumentError(absl::StrCat("'", std::string(r.matches[1]),
                                                                 "' is not a report id")), "http report");
     }
     auto json = s->GetGateReport(id);
-    if (!json.ok()) return Reply(res, json.status(), "http report");
+    if (!json.ok()) return ReplyError(res, json.status(), "http report");
     res.set_content(*json, kJson);
   });
   server.Post(R"(/api/v1/regressions/([^/]+)/triage)",

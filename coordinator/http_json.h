@@ -18,9 +18,6 @@
 
 namespace perfgate::coordinator {
 
-using store::Bisection;
-using store::BisectionOutcome;
-using store::BisectionProbe;
 using store::Catalog;
 using store::Sweep;
 using store::Verdict;
@@ -30,20 +27,6 @@ nlohmann::json ToJson(const MetricSummary& summary);
 nlohmann::json ToJson(const Verdict& verdict);
 nlohmann::json ToJson(const Regression& regression);
 nlohmann::json ToJson(const Catalog& catalog);
-/// A bisection with its plan, settings, outcome and probes.
-nlohmann::json ToJson(const Bisection& bisection);
-/// A new bisection from its POST body: good, bad, commits (non-empty, the
-/// last being bad), settings (an object), and optionally regression_id,
-/// benchmark, metric, by. INVALID_ARGUMENT naming the field that is wrong.
-absl::StatusOr<Bisection> BisectionFromJson(const nlohmann::json& body);
-/// A probe from its POST body: commit, attempt >= 1, verdict, threshold,
-/// and optionally benchmark, metric, change, ci ([low, high]), p_value,
-/// rounds, note.
-absl::StatusOr<BisectionProbe> ProbeFromJson(const nlohmann::json& body);
-/// How a bisection ended, from its POST body: state (culprit, no_culprit,
-/// range), summary, and culprit (required for 'culprit'), change, ci,
-/// regression_size, range_good, range_bad, triage_note.
-absl::StatusOr<BisectionOutcome> OutcomeFromJson(const nlohmann::json& body);
 nlohmann::json ToJson(const Sweep& sweep);
 nlohmann::json ToJson(const gate::FleetReport& report);
 /// A delivery of the notification outbox, never its endpoint's secret.

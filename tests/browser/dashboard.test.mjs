@@ -171,10 +171,13 @@ try {
   const job = await api('bisections', { good: 'g0', bad: facts.step_commit, commits: ['c1', facts.step_commit],
                                         regression_id: regId, by: 'browser-test' });
   const probe = { benchmark: facts.step_case, metric: 'time', attempt: 1, rounds: 6, threshold: 0.05, p_value: 0.001 };
-  await api(`bisections/${job.id}/probes`, { ...probe, commit: 'c1', verdict: 'clean', change: 0.001, ci: [-0.01, 0.012] });
-  await api(`bisections/${job.id}/probes`, { ...probe, commit: facts.step_commit, verdict: 'carries', change: 0.2, ci: [0.17, 0.23] });
-  await api(`bisections/${job.id}/finish`, { state: 'culprit', culprit: facts.step_commit, change: 0.2, ci: [0.17, 0.23],
-                                             summary: `culprit ${facts.step_commit}` });
+  // The messages of proto/perfgate/v1/bisection.proto in protobuf's JSON mapping.
+  await api(`bisections/${job.id}/probes`, { ...probe, commit: 'c1', verdict: 'PROBE_VERDICT_CLEAN', change: 0.001,
+                                             ci: { low: -0.01, high: 0.012 } });
+  await api(`bisections/${job.id}/probes`, { ...probe, commit: facts.step_commit, verdict: 'PROBE_VERDICT_CARRIES',
+                                             change: 0.2, ci: { low: 0.17, high: 0.23 } });
+  await api(`bisections/${job.id}/finish`, { state: 'BISECTION_STATE_CULPRIT', culprit: facts.step_commit, change: 0.2,
+                                             ci: { low: 0.17, high: 0.23 }, summary: `culprit ${facts.step_commit}` });
   timings.bisection = await open(`#/regressions?id=${regId}`);
   await page.waitForSelector('[data-testid=bisections] section[data-state=culprit]', { timeout: 10000 });
   const steps = await page.$$eval('[data-testid=bisections] tr[data-verdict]', (rows) => rows.map((r) => r.dataset.verdict));

@@ -20,6 +20,7 @@
 #include "common/file_io.h"
 #include "report/gate_report.h"
 #include "tests/support/processes.h"
+#include "wire/api_json.h"
 
 namespace perfgate::cli {
 namespace {
@@ -341,12 +342,21 @@ TEST(BisectAgent, AResumedBisectionRunsTheAgentOfTheFlagInsteadOfTheStoredOne) {
   ASSERT_TRUE(dir.ok()) << dir.status();
   BisectSettings first;
   first.agent = "/old/build/perfgate-agent";
-  const nlohmann::json stored = ToJson(first);
+  first.command = "{artifact}/bench";
+  const v1::BisectSettings stored = ToMessage(first);
   EXPECT_EQ(StoredSettings(stored, "").value_or(BisectSettings{}).agent, "/old/build/perfgate-agent");
   const std::string fresh = dir->Join("perfgate-agent");
   WriteExecutable(fresh);
   EXPECT_EQ(StoredSettings(stored, fresh).value_or(BisectSettings{}).agent, fresh);
   EXPECT_FALSE(StoredSettings(stored, dir->Join("missing")).ok());
+  EXPECT_FALSE(StoredSettings(v1::BisectSettings(), "").ok()) << "settings without a command cannot measure";
+}
+
+// The settings as a stored bisection gives them back: through the API's JSON.
+BisectSettings AsStored(const BisectSettings& s) {
+  v1::BisectSettings m;
+  EXPECT_TRUE(wire::FromApiJson(wire::ToApiJson(ToMessage(s)), &m, "settings").ok());
+  return SettingsOf(m);
 }
 
 const std::string kGoodImage = "registry.example.com/stack@sha256:" + std::string(64, 'a');
@@ -432,7 +442,7 @@ TEST(BisectImages, TheTemplatesNameTheImageAndNoBuildIsTaken) {
   };
   EXPECT_EQ(side("--baseline-cmd"), JoinCommand({"podman", "run", "--rm", kGoodImage, "/bench"}));
   EXPECT_EQ(side("--candidate-cmd"), JoinCommand({"podman", "run", "--rm", kBadImage, "/bench"}));
-  EXPECT_TRUE(SettingsFromJson(ToJson(s))->images);
+  EXPECT_TRUE(AsStored(s).images);
   // Counted probes: ab counts instructions alone, and a stored bisection
   // keeps the choice when it resumes.
   EXPECT_EQ(std::find(argv.begin(), argv.end(), "--count"), argv.end());
@@ -443,7 +453,7 @@ TEST(BisectImages, TheTemplatesNameTheImageAndNoBuildIsTaken) {
   ASSERT_LT(count + 2, counted.end());
   EXPECT_EQ(*(count + 1), "instructions");
   EXPECT_EQ(*(count + 2), "--count-only");
-  EXPECT_TRUE(SettingsFromJson(ToJson(s))->count);
+  EXPECT_TRUE(AsStored(s).count);
 }
 
 TEST(BisectImages, TheUpgradeIsTheCulpritWithItsEffectOrThereIsNone) {

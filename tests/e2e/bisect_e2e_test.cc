@@ -35,7 +35,7 @@ TEST_F(BisectEndToEnd, InterruptedBisectionOfARegressionResumesAndWritesTheCulpr
   (*child)->Wait(std::chrono::seconds(30));
   const int64_t id = BisectionId((*child)->Output());
   ASSERT_GT(id, 0) << (*child)->Output();
-  const size_t stored = GetJson("/api/v1/bisections/" + std::to_string(id))["probes"].size();
+  const size_t stored = GetBisection(id).probes_size();
   ASSERT_GE(stored, 1u);
 
   // The resumed bisection runs the agent --agent names, not the stored one:
@@ -60,23 +60,23 @@ TEST_F(BisectEndToEnd, InterruptedBisectionOfARegressionResumesAndWritesTheCulpr
   EXPECT_EQ(git_status->output, "") << "the bisection left files in the work tree";
   EXPECT_TRUE(std::filesystem::is_directory(dir_->Join("slow") + "/.git/perfgate-bisect/builds"));
 
-  const Json b = GetJson("/api/v1/bisections/" + std::to_string(id));
-  EXPECT_EQ(b["state"], "culprit") << b.dump(2);
-  EXPECT_EQ(b["culprit"], culprit) << b.dump(2);
-  EXPECT_GT(b["change"].get<double>(), 0.075);
-  EXPECT_GT(b["ci"][0].get<double>(), 0);
+  const v1::Bisection b = GetBisection(id);
+  EXPECT_EQ(b.state(), v1::BISECTION_STATE_CULPRIT) << b.DebugString();
+  EXPECT_EQ(b.culprit(), culprit) << b.DebugString();
+  EXPECT_GT(b.change(), 0.075);
+  EXPECT_GT(b.ci().low(), 0);
   // The bad endpoint was measured once: the resumed run went on from it.
   unsigned bad_probes = 0;
-  for (const Json& p : b["probes"]) bad_probes += p["commit"] == commits.back() && p["attempt"] == 1;
-  EXPECT_EQ(bad_probes, 1u) << b.dump(2);
+  for (const v1::BisectionProbe& p : b.probes()) bad_probes += p.commit() == commits.back() && p.attempt() == 1;
+  EXPECT_EQ(bad_probes, 1u) << b.DebugString();
   // Each commit just before a carrying one that the search measured is clean or the good endpoint.
-  for (const Json& p : b["probes"]) {
-    const auto at = std::find(commits.begin(), commits.end(), p["commit"].get<std::string>()) - commits.begin();
-    if (p["verdict"] == "carries") {
-      EXPECT_GE(at, kCulpritCommit - 1) << p.dump();
+  for (const v1::BisectionProbe& p : b.probes()) {
+    const auto at = std::find(commits.begin(), commits.end(), p.commit()) - commits.begin();
+    if (p.verdict() == v1::PROBE_VERDICT_CARRIES) {
+      EXPECT_GE(at, kCulpritCommit - 1) << p.DebugString();
     }
-    if (p["verdict"] == "clean") {
-      EXPECT_LT(at, kCulpritCommit - 1) << p.dump();
+    if (p.verdict() == v1::PROBE_VERDICT_CLEAN) {
+      EXPECT_LT(at, kCulpritCommit - 1) << p.DebugString();
     }
   }
 
@@ -85,7 +85,7 @@ TEST_F(BisectEndToEnd, InterruptedBisectionOfARegressionResumesAndWritesTheCulpr
   ASSERT_FALSE(events.empty());
   EXPECT_EQ(events.back()["note"].get<std::string>().rfind("culprit " + culprit.substr(0, 12) + " (+", 0), 0u)
       << events.dump(2);
-  EXPECT_EQ(b["regression_id"], regression);
+  EXPECT_EQ(b.regression_id(), regression);
 
   auto status = RunCommand({Bin("cli/perfgate"), "--token-file", token_file_, "bisect", "--http", Http(),
                             "--status", std::to_string(id)});
@@ -102,13 +102,13 @@ TEST_F(BisectEndToEnd, TheSameHistoryWithoutTheSlowdownEndsWithNoCulprit) {
   EXPECT_EQ(r->exit_code, 0) << r->output;
   const int64_t id = BisectionId(r->output);
   ASSERT_GT(id, 0);
-  const Json b = GetJson("/api/v1/bisections/" + std::to_string(id));
-  EXPECT_EQ(b["state"], "no_culprit") << b.dump(2);
-  EXPECT_EQ(b["culprit"], "");
-  EXPECT_NE(b["summary"].get<std::string>().find("no culprit"), std::string::npos);
+  const v1::Bisection b = GetBisection(id);
+  EXPECT_EQ(b.state(), v1::BISECTION_STATE_NO_CULPRIT) << b.DebugString();
+  EXPECT_EQ(b.culprit(), "");
+  EXPECT_NE(b.summary().find("no culprit"), std::string::npos);
   // Each probe's rounds, as ab's JSON report gave them (0 when none were read).
-  ASSERT_FALSE(b["probes"].empty()) << b.dump(2);
-  for (const Json& p : b["probes"]) EXPECT_GT(p["rounds"].get<int>(), 0) << p.dump();
+  ASSERT_FALSE(b.probes().empty()) << b.DebugString();
+  for (const v1::BisectionProbe& p : b.probes()) EXPECT_GT(p.rounds(), 0u) << p.DebugString();
   for (const std::string& c : commits) {
     EXPECT_EQ(r->output.find("culprit " + c.substr(0, 12)), std::string::npos) << r->output;
   }
@@ -127,16 +127,17 @@ TEST_F(BisectEndToEnd, ACommitAddingTwoPercentWorkIsNamedFromInstructionCounts) 
   EXPECT_EQ(r->exit_code, 0) << r->output;
   const int64_t id = BisectionId(r->output);
   ASSERT_GT(id, 0) << r->output;
-  const Json b = GetJson("/api/v1/bisections/" + std::to_string(id));
-  EXPECT_EQ(b["state"], "culprit") << b.dump(2);
-  EXPECT_EQ(b["culprit"], commits[kCulpritCommit - 1]) << b.dump(2);
-  EXPECT_EQ(b["metric"], "instructions") << b.dump(2);
+  const v1::Bisection b = GetBisection(id);
+  EXPECT_EQ(b.state(), v1::BISECTION_STATE_CULPRIT) << b.DebugString();
+  EXPECT_EQ(b.culprit(), commits[kCulpritCommit - 1]) << b.DebugString();
+  EXPECT_EQ(b.metric(), "instructions") << b.DebugString();
   // 2 % more iterations of the loop: 2 % more instructions, to a tenth of that.
-  EXPECT_NEAR(b["change"].get<double>(), 0.02, 0.002) << b.dump(2);
-  for (const Json& p : b["probes"]) {
-    EXPECT_EQ(p["attempt"], 1) << "a count needed a second measurement: " << p.dump();
-    const auto at = std::find(commits.begin(), commits.end(), p["commit"].get<std::string>()) - commits.begin();
-    EXPECT_EQ(p["verdict"], at >= kCulpritCommit - 1 ? "carries" : "clean") << p.dump();
+  EXPECT_NEAR(b.change(), 0.02, 0.002) << b.DebugString();
+  for (const v1::BisectionProbe& p : b.probes()) {
+    EXPECT_EQ(p.attempt(), 1u) << "a count needed a second measurement: " << p.DebugString();
+    const auto at = std::find(commits.begin(), commits.end(), p.commit()) - commits.begin();
+    EXPECT_EQ(p.verdict(), at >= kCulpritCommit - 1 ? v1::PROBE_VERDICT_CARRIES : v1::PROBE_VERDICT_CLEAN)
+        << p.DebugString();
   }
 }
 

@@ -17,9 +17,11 @@
 #include "common/identity.h"
 #include "coordinator/notification_events.h"
 #include "coordinator/store.h"
+#include "perfgate/v1/bisection.pb.h"
 #include "tests/e2e/dashboard_seed.h"
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
+#include "wire/api_json.h"
 
 namespace perfgate {
 
@@ -146,6 +148,15 @@ class BisectEndToEnd : public testing::DashboardCoordinatorTest {
   }
 
   std::string Http() const { return "127.0.0.1:" + std::to_string(coordinator_.http_port); }
+
+  /// GET /api/v1/bisections/ID, read as its message (the API's JSON).
+  v1::Bisection GetBisection(int64_t id) const {
+    v1::Bisection b;
+    const absl::Status read =
+        wire::FromApiJson(GetJson("/api/v1/bisections/" + std::to_string(id)).dump(), &b, "bisection");
+    EXPECT_TRUE(read.ok()) << read;
+    return b;
+  }
 
   static int64_t BisectionId(const std::string& output) {
     std::smatch m;

@@ -25,9 +25,9 @@ TEST_F(BisectEndToEnd, EachRoundRunsAsAnSbatchArrayOnTheSlurmCluster) {
   EXPECT_EQ(r->exit_code, 0) << r->output << (*cluster)->LogTails();
   EXPECT_NE(r->output.find("sbatch array of 1 probe(s)"), std::string::npos);  // the bad endpoint
   EXPECT_NE(r->output.find("sbatch array of 3 probe(s)"), std::string::npos);
-  const Json b = GetJson("/api/v1/bisections/" + std::to_string(BisectionId(r->output)));
-  EXPECT_EQ(b["state"], "culprit") << b.dump(2);
-  EXPECT_EQ(b["culprit"], commits[kCulpritCommit - 1]) << b.dump(2);
+  const v1::Bisection b = GetBisection(BisectionId(r->output));
+  EXPECT_EQ(b.state(), v1::BISECTION_STATE_CULPRIT) << b.DebugString();
+  EXPECT_EQ(b.culprit(), commits[kCulpritCommit - 1]) << b.DebugString();
 }
 
 }  // namespace
