@@ -35,12 +35,9 @@ case ${WITNESSES:-counts} in
   *) echo "WITNESSES: '$WITNESSES' is not counts or both" >&2; exit 2 ;;
 esac
 
-busy=()
-for _ in $(seq 1 "${BUSY:-1}"); do
-  (while :; do :; done) &
-  busy+=($!)
-done
-trap 'kill "${busy[@]}" 2>/dev/null || true' EXIT
+# shellcheck source=busy-loops.sh
+. "$root/scripts/validate/busy-loops.sh"
+start_busy "${BUSY:-1}"
 
 echo "ASLR (kernel.randomize_va_space): $(cat /proc/sys/kernel/randomize_va_space)"
 for i in $(seq 1 "$n"); do

@@ -61,12 +61,9 @@ case ${SGEMM_CLOCK:-} in
 esac
 
 kinds=${KINDS:-same slow}
-busy=()
-for _ in $(seq 1 "${BUSY:-1}"); do
-  (while :; do :; done) &
-  busy+=($!)
-done
-trap 'kill "${busy[@]}" 2>/dev/null || true' EXIT
+# shellcheck source=busy-loops.sh
+. "$root/scripts/validate/busy-loops.sh"
+start_busy "${BUSY:-1}"
 percent() { case $1 in same) echo 0 ;; slow) echo 10 ;; edge) echo 7.5 ;; esac; }
 
 g++ -O2 -std=c++17 "$root/scripts/validate/work_bench.cc" -o "$out/work_bench" -lbenchmark -lpthread
