@@ -10,8 +10,10 @@ std::string ToApiJson(const google::protobuf::Message& message) {
   options.always_print_primitive_fields = true;
   options.preserve_proto_field_names = true;
   std::string out;
-  // Printing a message it built cannot fail but for a string that is not
-  // UTF-8, which the writers of every field refuse before they store it.
+  // protobuf's printer does not fail on a message it can print: a string
+  // field that is not UTF-8 (the coordinator checks every field it stores;
+  // a probe's note may quote a program's output) is printed without its
+  // bad bytes, with an error logged. "{}" only if that ever changes.
   if (!google::protobuf::util::MessageToJsonString(message, &out, options).ok()) return "{}";
   return out;
 }
