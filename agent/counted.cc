@@ -231,10 +231,25 @@ absl::StatusOr<CaseResult> CountedProgram::Count(const std::string& name) {
 
 BenchmarkId CountedProgram::IdOf(const std::string& name) const { return {"gbench", name, {}}; }
 
+namespace {
+
+// The worker's arguments with its per-case time limit (`--timeout`, the
+// timed run's) raised to the counted process's own: under callgrind a case
+// runs tens of times slower, and a limit sized for its timed run would stop
+// it before it has counted a sample.
+std::vector<std::string> WithCountedTimeout(std::vector<std::string> args, double timeout_s) {
+  if (auto t = std::find(args.begin(), args.end(), "--timeout"); t != args.end() && t + 1 != args.end()) {
+    *(t + 1) = absl::StrCat(timeout_s);
+  }
+  return args;
+}
+
+}  // namespace
+
 CountedAgent::CountedAgent(std::vector<std::string> argv, std::vector<std::string> extra_args,
                            std::vector<BenchmarkId> cases, unsigned samples, CountOptions options)
     : argv_(std::move(argv)),
-      extra_args_(std::move(extra_args)),
+      extra_args_(WithCountedTimeout(std::move(extra_args), options.timeout_s)),
       cases_(std::move(cases)),
       samples_(samples),
       options_(std::move(options)) {}

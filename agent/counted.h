@@ -108,6 +108,8 @@ class CountedProgram final : public Counter {
 /// the samples launch, profiled from cuProfilerStart to cuProfilerStop. With
 /// CountTool::kHardware, no tool (`sample --counted-hw`): the process counts
 /// its own samples with the CPU's counters and prints them as its metrics.
+/// A `--timeout` of extra_args (the timed run's per-case limit) is raised
+/// to options.timeout_s, the counted process's own limit.
 class CountedAgent final : public Counter {
  public:
   CountedAgent(std::vector<std::string> argv, std::vector<std::string> extra_args, std::vector<BenchmarkId> cases,

@@ -40,14 +40,9 @@ absl::Status CountRunCases(const AgentConfig& config, const std::vector<suites::
   options.ncu = config.ncu;
   options.timeout_s = kCountedTimeoutS;
   options.work_dir = dir.path();
-  // The case's time limit is the timed run's; under callgrind a case runs
-  // tens of times slower, so the counted process gets a limit of its own.
-  std::vector<std::string> worker = SampleWorkerArgs(config);
-  if (auto t = std::find(worker.begin(), worker.end(), "--timeout"); t != worker.end() && t + 1 != worker.end()) {
-    *(t + 1) = absl::StrCat(kCountedTimeoutS);
-  }
-  // A few samples average the engine's own clock reads out of the count.
-  CountedAgent counter(program, worker, listed, 3, options);
+  // A few samples average the engine's own clock reads out of the count; the
+  // counted process gets a time limit of its own (CountedAgent).
+  CountedAgent counter(program, SampleWorkerArgs(config), listed, 3, options);
   const size_t timed = done->size();
   log << "\ncounting the measured cases by " << counter.ToolName() << ", one process each\n" << std::flush;
   for (size_t i = 0; i < timed; ++i) {

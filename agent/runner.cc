@@ -130,8 +130,8 @@ CaseResult RunCase(const suites::CaseInstance& instance, const RunnerOptions& op
     state.Fail("the case threw a non-standard exception");
   }
   if (state.work_fraction() > 0 && state.added_work().empty() && !state.failed() && !state.skipped()) {
-    state.Fail(absl::StrCat("--inject-work: ", key, " cannot add to its own work (the host kernels/copy and "
-                            "kernels/triad can); use --inject-slowdown for a slowdown sized by time"));
+    state.Fail(absl::StrCat("--inject-work: ", key, " cannot add to its own work (the host kernels/copy, "
+                            "kernels/triad and kernels/sgemm can); use --inject-slowdown for a slowdown sized by time"));
   }
   CaseResult r = state.TakeResult();
   if (fraction > 0) absl::StrAppend(&r.reason, r.reason.empty() ? "" : "; ", "injected slowdown ", fraction * 100, " %");

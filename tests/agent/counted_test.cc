@@ -80,13 +80,15 @@ class NcuNode {
                  "    *) break ;;\n  esac\ndone\nexec \"$@\"\n");
     Write("agent", "#!/bin/sh\necho \"$@\" > '" + dir_.Join("args") + "'\ncat '" + data + "sample_result.json'\n");
   }
-  CountedAgent Agent(CountTool tool = CountTool::kNcu) const {
+  CountedAgent Agent(CountTool tool = CountTool::kNcu, std::vector<std::string> worker = {"--suite", "kernels"},
+                     double timeout_s = 600) const {
     CountOptions o;
     o.tool = tool;
     o.ncu = dir_.Join("ncu");
     o.work_dir = dir_.path();
+    o.timeout_s = timeout_s;
     const BenchmarkId id{"kernels", "sgemm", {{"k", "32"}, {"m", "32"}, {"n", "32"}, {"threads", "1"}}};
-    return CountedAgent({dir_.Join("agent")}, {"--suite", "kernels"}, {id}, 3, o);
+    return CountedAgent({dir_.Join("agent")}, std::move(worker), {id}, 3, o);
   }
   std::string Args() const {
     std::ifstream in(dir_.Join("args"));
@@ -161,6 +163,20 @@ TEST(CountedAgent, WithHardwareCountersTheSampleCountsItselfUnderNoTool) {
   EXPECT_EQ(CountToolOf("hw"), CountTool::kHardware);
   EXPECT_EQ(CountToolOf("gpu"), CountTool::kNcu);
   EXPECT_EQ(CountToolOf("cache"), CountTool::kCallgrind);
+}
+
+// The worker's per-case limit is the timed run's (15 s by default); a case
+// counted under a tool runs tens of times slower, so the counted process
+// asks for its own limit instead, or a case of a second a sample never
+// finishes its count.
+TEST(CountedAgent, TheCountedSampleGetsTheCountedProcesssTimeLimitNotTheTimedRuns) {
+  NcuNode node("sgemm_raw.csv");
+  CountedAgent agent = node.Agent(CountTool::kHardware, {"--suite", "kernels", "--timeout", "15"}, 240);
+  auto counted = agent.Count(kCase);
+  ASSERT_TRUE(counted.ok()) << counted.status();
+  const std::string args = node.Args();
+  EXPECT_NE(args.find("--suite kernels --timeout 240"), std::string::npos) << args;
+  EXPECT_EQ(args.find("--timeout 15"), std::string::npos) << args;
 }
 
 }  // namespace

@@ -51,6 +51,23 @@ TEST(KernelsHost, SgemmMatchesTheReferenceAndCountsTwoMnk) {
   EXPECT_NEAR(s.values[1], 2.0 * 512 * 512 * 512 / (s.values[0] / 1e3) / 1e9, 1e-9 * s.values[1]);
 }
 
+// --inject-work lengthens the inner dimension (the counts grow with it) while
+// the flops stay those of the nominal k, and the product still verifies.
+TEST(KernelsHost, SgemmWithAddedWorkRunsALongerKAndCountsTheNominalFlops) {
+  auto cases = BuiltinRegistry().Select({"kernels"}, {"kernels/sgemm{k=512*"}, {});
+  ASSERT_TRUE(cases.ok());
+  ASSERT_EQ(cases->size(), 1u);
+  State state(cases->front().id, cases->front().metrics, Quick(), 0);
+  state.set_work_fraction(0.1);
+  cases->front().spec->body(state);
+  EXPECT_EQ(state.added_work(), "injected work +10 % (51 more of the inner dimension k than its 512)");
+  CaseResult r = state.TakeResult();
+  ASSERT_EQ(r.status, CaseStatus::kOk) << r.reason;
+  ASSERT_FALSE(r.samples.empty());
+  const Sample& s = r.samples.front();
+  EXPECT_NEAR(s.values[1], 2.0 * 512 * 512 * 512 / (s.values[0] / 1e3) / 1e9, 1e-9 * s.values[1]);
+}
+
 TEST(KernelsHost, SgemmOnTheCpuClockTimesTheThreadAndAsksForOneThread) {
   CaseResult r = RunOne("kernels/sgemm{clock=cpu,k=512*", {{"clock", {"cpu"}}});
   EXPECT_EQ(r.status, CaseStatus::kOk) << r.reason;
