@@ -16,17 +16,11 @@
 #include "common/bisection_state.h"
 #include "common/status_macros.h"
 #include "perfgate/v1/bisection.pb.h"
-#include "wire/bisection_convert.h"
+#include "perfgate/v1/regression.pb.h"
+#include "wire/api_convert.h"
 
 namespace perfgate::cli {
 namespace {
-
-using Json = nlohmann::json;
-
-double Num(const Json& v) { return v.is_number() ? v.get<double>() : 0; }
-
-// A relative change as "+1.2 %", "?" when not measured.
-std::string Percent(bool measured, double v) { return SignedPercent(measured ? Json(v) : Json(nullptr)); }
 
 // The state of a stored bisection as the coordinator sent it; nullopt when
 // it names none.
@@ -85,17 +79,17 @@ void PrintBisection(const v1::Bisection& b) {
   std::cout << "bisection " << b.id() << (b.regression_id() > 0 ? absl::StrCat(" of regression ", b.regression_id()) : "")
             << ": " << (state ? ToString(*state) : "?") << "\n  good " << ShortId(b.good()) << ", bad "
             << ShortId(b.bad()) << ", " << b.commits_size() << " first-parent commits; case " << b.benchmark() << " "
-            << b.metric() << "; regression " << Percent(b.has_regression_size(), b.regression_size()) << "\n";
+            << b.metric() << "; regression " << SignedPercent(b.has_regression_size(), b.regression_size()) << "\n";
   std::cout << absl::StrFormat("  %-4s %-12s %-7s %-9s %-28s %-9s %s\n", "step", "commit", "attempt", "verdict",
                                "change [95 % interval]", "threshold", "rounds");
   int step = 0;
   for (const v1::BisectionProbe& p : b.probes()) {
     const std::string change = p.has_change() && p.has_ci()
-                                   ? absl::StrFormat("%s [%s, %s]", Percent(true, p.change()),
-                                                     Percent(true, p.ci().low()), Percent(true, p.ci().high()))
+                                   ? absl::StrFormat("%s [%s, %s]", SignedPercent(true, p.change()),
+                                                     SignedPercent(true, p.ci().low()), SignedPercent(true, p.ci().high()))
                                    : p.note();
     std::cout << absl::StrFormat("  %-4d %-12s %-7d %-9s %-28s %-9s %d\n", ++step, ShortId(p.commit()), p.attempt(),
-                                 VerdictName(p.verdict()), change, Percent(true, p.threshold()), p.rounds());
+                                 VerdictName(p.verdict()), change, SignedPercent(true, p.threshold()), p.rounds());
   }
   if (!b.summary().empty()) std::cout << "  " << b.summary() << "\n";
 }
@@ -106,18 +100,19 @@ absl::StatusOr<v1::Bisection> NewJob(const Config& c) {
   std::string good = c.good, bad = c.bad, benchmark = c.bisect_case, metric = c.bisect_metric;
   double endpoint = c.bisect_min_change_pct / 100;
   if (c.regression_id != 0) {
-    PERFGATE_ASSIGN_OR_RETURN(const Json r, client::HttpGet(o, absl::StrCat("/api/v1/regressions/", c.regression_id)));
-    good = r.value("good_commit", "");
-    bad = r.value("bad_commit", "");
+    v1::Regression r;
+    PERFGATE_RETURN_IF_ERROR(client::HttpGetMessage(o, absl::StrCat("/api/v1/regressions/", c.regression_id), &r));
+    good = r.good_commit();
+    bad = r.bad_commit();
     if (good.empty()) {
       return absl::FailedPreconditionError(absl::StrCat("regression ", c.regression_id,
                                                         " has no good commit; bisect with --good and --bad"));
     }
     if (benchmark.empty()) {
-      benchmark = r.value("benchmark", "");
-      metric = r.value("metric", "");
+      benchmark = r.benchmark();
+      metric = r.metric();
     }
-    if (Num(r["change"]) > 0) endpoint = Num(r["change"]) / 2;
+    if (r.has_change() && r.change() > 0) endpoint = r.change() / 2;
   }
   // Counted probes judge instructions: of the regressed case, of --case, or
   // of the case that grew most at bad (a timed --metric is refused).
@@ -203,9 +198,9 @@ absl::StatusOr<v1::Bisection> MeasureRound(const Config& c, Job& job, const Bise
     PERFGATE_RETURN_IF_ERROR(
         client::HttpPostMessage(o, absl::StrCat("/api/v1/bisections/", job.id, "/probes"), p, &stored));
     std::cout << absl::StrFormat("  %s (attempt %d): %s", ShortId(p.commit()), p.attempt(), VerdictName(p.verdict()))
-              << (p.has_change() ? absl::StrCat(" ", Percent(true, p.change()), " [", Percent(true, p.ci().low()), ", ",
-                                                Percent(true, p.ci().high()), "], carries from ",
-                                                Percent(true, p.threshold()))
+              << (p.has_change() ? absl::StrCat(" ", SignedPercent(true, p.change()), " [", SignedPercent(true, p.ci().low()), ", ",
+                                                SignedPercent(true, p.ci().high()), "], carries from ",
+                                                SignedPercent(true, p.threshold()))
                                  : absl::StrCat(": ", p.note()))
               << "\n" << std::flush;
   }

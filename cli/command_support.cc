@@ -47,8 +47,8 @@ int HttpError(const absl::Status& s, const char* what) {
   return kExitError;
 }
 
-std::string SignedPercent(const nlohmann::json& v) {
-  return v.is_number() ? absl::StrFormat("%+.1f %%", 100 * v.get<double>()) : std::string("?");
+std::string SignedPercent(bool measured, double v) {
+  return measured ? absl::StrFormat("%+.1f %%", 100 * v) : std::string("?");
 }
 
 }  // namespace perfgate::cli

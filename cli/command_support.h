@@ -5,7 +5,6 @@
 
 #include <string>
 
-#include <nlohmann/json.hpp>
 
 #include "absl/status/status.h"
 #include "cli/config.h"
@@ -41,7 +40,7 @@ int BadAnswer(const absl::Status& s, const char* call);
 bool WriteFile(const std::string& path, const std::string& text);
 
 /// A fraction of the coordinator's answer as a signed percent ("+12.3 %"),
-/// "?" where it is not a number.
-std::string SignedPercent(const nlohmann::json& v);
+/// "?" where it was not measured (an unset field).
+std::string SignedPercent(bool measured, double v);
 
 }  // namespace perfgate::cli

@@ -17,6 +17,7 @@
 #include "cli/command_support.h"
 #include "client/tls_options.h"
 #include "common/parse_errors.h"
+#include "common/regression_state.h"
 #include "common/row_limits.h"
 #include "common/status_macros.h"
 #include "common/time_text.h"
@@ -337,11 +338,23 @@ CLI::App* AddExport(CLI::App& app, Config& c) {
   return sub;
 }
 
+// A regression state's name (common/regression_state.h), checked before
+// anything is asked of the coordinator.
+CLI::Validator RegressionStateName() {
+  return CLI::Validator(
+      [](std::string& name) -> std::string {
+        if (ParseRegressionState(name)) return "";
+        return "'" + name + "' is not one of new, acknowledged, investigating, fixed, accepted, invalid";
+      },
+      "STATE");
+}
+
 CLI::App* AddRegressions(CLI::App& app, Config& c) {
   CLI::App* sub = app.add_subcommand("regressions", "List regressions found on tracked branches");
   sub->add_option("--http", c.http, "The coordinator's HTTP address (its --http-listen); HTTPS with --tls or --tls-ca")
       ->envname("PERFGATE_HTTP")->capture_default_str();
-  sub->add_option("--state", c.state, "Only this state: new, acknowledged, investigating, fixed, accepted, invalid");
+  sub->add_option("--state", c.state, "Only this state: new, acknowledged, investigating, fixed, accepted, invalid")
+      ->check(RegressionStateName());
   sub->add_option("--branch", c.branch, "Only this branch");
   sub->add_option("--sku", c.sku, "Only this SKU");
   AddLimit(*sub, c.limit, kRegressionRows);
@@ -351,7 +364,8 @@ CLI::App* AddRegressions(CLI::App& app, Config& c) {
 CLI::App* AddTriage(CLI::App& app, Config& c) {
   CLI::App* sub = app.add_subcommand("triage", "Change a regression's state, with a note");
   sub->add_option("id", c.regression_id, "Regression id (perfgate regressions prints it)")->required();
-  sub->add_option("--state", c.state, "acknowledged, investigating, fixed, accepted or invalid")->required();
+  sub->add_option("--state", c.state, "acknowledged, investigating, fixed, accepted or invalid")
+      ->required()->check(RegressionStateName());
   sub->add_option("--note", c.note, "Why")->required();
   sub->add_option("--commit", c.commit, "The fixing commit (with --state fixed)");
   sub->add_option("--by", c.by, "Who (default: $USER, else the login name)")->envname("USER");

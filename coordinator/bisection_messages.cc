@@ -6,19 +6,14 @@
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "wire/api_json.h"
-#include "wire/bisection_convert.h"
+#include "wire/api_convert.h"
 #include "wire/convert.h"
 
 namespace perfgate::coordinator {
 namespace {
 
 using store::kNotMeasured;
-
-// A measured value into an `optional double` field: unset when not measured.
-template <typename Set>
-void SetMeasured(double v, Set set) {
-  if (std::isfinite(v)) set(v);
-}
+using wire::SetMeasured;
 
 // A value a body may leave out (not measured): NaN then; when sent, finite.
 absl::StatusOr<double> Measured(bool sent, double value, const char* name) {

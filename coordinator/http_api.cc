@@ -20,6 +20,7 @@
 #include "coordinator/http_server.h"
 #include "coordinator/metrics.h"
 #include "coordinator/notification_events.h"
+#include "coordinator/regression_messages.h"
 #include "wire/api_json.h"
 
 namespace perfgate::coordinator {
@@ -241,20 +242,14 @@ absl::StatusOr<Json> Sweeps(Store& store, const httplib::Request& req) {
   return Json{{"sweeps", out}};
 }
 
-absl::StatusOr<Json> Regressions(Store& store, const httplib::Request& req) {
-  auto limit = Limit(req, kRegressionRows);
-  PERFGATE_RETURN_IF_ERROR(limit);
-  RegressionFilter f{std::nullopt, Param(req, "branch"), Param(req, "sku"), Param(req, "benchmark"), *limit};
+absl::StatusOr<v1::ListRegressionsResponse> Regressions(Store& store, const httplib::Request& req) {
+  PERFGATE_ASSIGN_OR_RETURN(const uint32_t limit, Limit(req, kRegressionRows));
+  RegressionFilter f{std::nullopt, Param(req, "branch"), Param(req, "sku"), Param(req, "benchmark"), limit};
   if (const std::string state = Param(req, "state"); !state.empty()) {
-    auto parsed = RegressionStateOf("state", state);
-    PERFGATE_RETURN_IF_ERROR(parsed);
-    f.state = *parsed;
+    PERFGATE_ASSIGN_OR_RETURN(f.state, RegressionStateOf("state", state));
   }
-  auto list = ListRegressions(store, f);
-  PERFGATE_RETURN_IF_ERROR(list);
-  Json out = Json::array();
-  for (const Regression& r : *list) out.push_back(ToJson(r));
-  return Json{{"regressions", out}};
+  PERFGATE_ASSIGN_OR_RETURN(const std::vector<Regression> list, ListRegressions(store, f));
+  return ToMessage(list);
 }
 
 // The id of a stored record (`what`: "regression", "bisection") from a path or a parameter.
@@ -268,47 +263,21 @@ absl::StatusOr<int64_t> PositiveId(const std::string& text, const char* what) {
 
 absl::StatusOr<int64_t> RegressionId(const std::string& text) { return PositiveId(text, "regression"); }
 
-// A read route answering the record `fetch` finds by the id in its path.
-template <typename Fetch>
-auto OneById(const char* what, Fetch fetch) {
-  return [what, fetch](const httplib::Request& r) -> absl::StatusOr<Json> {
-    auto id = PositiveId(r.matches[1], what);
-    PERFGATE_RETURN_IF_ERROR(id);
-    auto record = fetch(*id);
-    PERFGATE_RETURN_IF_ERROR(record);
-    return ToJson(*record);
-  };
+absl::StatusOr<v1::Regression> OneRegression(Store& store, const httplib::Request& req) {
+  PERFGATE_ASSIGN_OR_RETURN(const int64_t id, RegressionId(req.matches[1]));
+  PERFGATE_ASSIGN_OR_RETURN(const Regression r, store.GetRegression(id));
+  return ToMessage(r);
 }
 
-absl::StatusOr<Json> TriageRoute(Store& store, const Authenticator& auth, const httplib::Request& req) {
+// A triage move (regression_messages.h): the caller may triage, the body is
+// the message's JSON; the answer is the regression as it now is.
+absl::StatusOr<v1::Regression> TriageRoute(Store& store, const Authenticator& auth, const httplib::Request& req) {
   PERFGATE_RETURN_IF_ERROR(AuthorizeRequest(auth, req, Action::kTriage));
   PERFGATE_RETURN_IF_ERROR(CheckJsonBody(req));
-  auto id = RegressionId(req.matches[1]);
-  PERFGATE_RETURN_IF_ERROR(id);
-  const Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-  if (!body.is_object()) return absl::InvalidArgumentError("body: not a JSON object");
-  TriageChange change;
-  change.id = *id;
-  std::string state;
-  for (const auto& [key, value] : body.items()) {
-    std::string* field = key == "state"    ? &state
-                         : key == "note"   ? &change.note
-                         : key == "by"     ? &change.actor
-                         : key == "commit" ? &change.commit
-                                           : nullptr;
-    if (field == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("body: unknown field '", key, "' (expected state, note, by, commit)"));
-    }
-    if (!value.is_string()) return absl::InvalidArgumentError(absl::StrCat(key, ": must be a string"));
-    *field = value.get<std::string>();
-  }
-  auto parsed = RegressionStateOf("state", state);
-  PERFGATE_RETURN_IF_ERROR(parsed);
-  change.state = *parsed;
-  auto r = Triage(store, change);
-  PERFGATE_RETURN_IF_ERROR(r);
-  return ToJson(*r);
+  PERFGATE_ASSIGN_OR_RETURN(const int64_t id, RegressionId(req.matches[1]));
+  PERFGATE_ASSIGN_OR_RETURN(const TriageChange change, TriageFromBody(id, req.body));
+  PERFGATE_ASSIGN_OR_RETURN(const Regression r, Triage(store, change));
+  return ToMessage(r);
 }
 
 // A write of `perfgate bisect` (bisection_messages.h): the caller may
@@ -388,7 +357,7 @@ void RegisterApi(httplib::Server& server, ApiStores stores, const Authenticator&
   Get(server, auth, "/api/v1/regressions", "http regressions",
       [s](const httplib::Request& r) { return Regressions(*s, r); });
   Get(server, auth, R"(/api/v1/regressions/([^/]+))", "http regression",
-      OneById("regression", [s](int64_t id) { return s->GetRegression(id); }));
+      [s](const httplib::Request& r) { return OneRegression(*s, r); });
   Get(server, auth, "/api/v1/notifications/outbox", "http outbox",
       [w](const httplib::Request& r) -> absl::StatusOr<Json> {
         auto limit = Limit(r, kDeliveryRows);

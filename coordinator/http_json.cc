@@ -8,9 +8,10 @@
 #include "absl/strings/str_cat.h"
 #include "common/json_number.h"
 #include "common/stats.h"
-#include "coordinator/notification_events.h"
+#include "coordinator/regression_messages.h"
 #include "gate/history_changes.h"
 #include "gate/inference.h"
+#include "wire/api_json.h"
 
 namespace perfgate::coordinator {
 namespace {
@@ -51,18 +52,6 @@ Json ToJson(const MetricSummary& s) {
 Json ToJson(const Verdict& v) {
   return {{"report_id", v.report_id}, {"outcome", v.outcome}, {"baseline_branch", v.baseline_branch},
           {"created_at", Seconds(v.created_at)}};
-}
-
-Json ToJson(const Regression& r) {
-  Json events = Json::array();
-  for (const RegressionEvent& e : r.events) {
-    Json event = RegressionEventJson(e);
-    event["at"] = Seconds(e.at);
-    events.push_back(std::move(event));
-  }
-  Json j = RegressionJson(r);
-  j["events"] = std::move(events);
-  return j;
 }
 
 Json ToJson(const Catalog& c) {
@@ -130,7 +119,8 @@ Json SeriesJson(const Series& series, const std::vector<Regression>& regressions
                        {"p_value", NumberOrNull(c.p_value)}});
   }
   Json regs = Json::array();
-  for (const Regression& r : regressions) regs.push_back(ToJson(r));
+  // The regressions as the regression routes answer them (one dialect).
+  for (const Regression& r : regressions) regs.push_back(Json::parse(wire::ToApiJson(ToMessage(r))));
   return {{"unit", series.unit}, {"direction", ToString(series.direction)}, {"runs", series.points.size()},
           {"points", points}, {"changes", changes}, {"regressions", regs}};
 }

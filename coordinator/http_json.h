@@ -25,7 +25,6 @@ using store::Verdict;
 nlohmann::json ToJson(const RunRecord& run);
 nlohmann::json ToJson(const MetricSummary& summary);
 nlohmann::json ToJson(const Verdict& verdict);
-nlohmann::json ToJson(const Regression& regression);
 nlohmann::json ToJson(const Catalog& catalog);
 nlohmann::json ToJson(const Sweep& sweep);
 nlohmann::json ToJson(const gate::FleetReport& report);
@@ -33,7 +32,8 @@ nlohmann::json ToJson(const gate::FleetReport& report);
 nlohmann::json ToJson(const store::OutboxEntry& entry);
 /// A series with the change points found in its valid runs; each change
 /// names the point (index into points), commit and run where the new level
-/// begins. `regressions` are the stored ones of the series. With max_points
+/// begins. `regressions` are the stored ones of the series, each as the
+/// regression routes answer it (v1::Regression in the API's JSON). With max_points
 /// > 0, a longer series is drawn in groups of runs (GroupPoints, each change
 /// the first run of its group): each point then says how many runs it
 /// stands for (`runs`) and its first run's commit and time.

@@ -27,9 +27,9 @@ std::optional<store::NotificationEvent> BisectionFinished(const store::FinishedB
 /// its outcome is a regression; nothing otherwise.
 store::NotifyWith<store::StoredReport> GateFailed(const gate::GateResult& result);
 
-/// The regression without its events as JSON, the one form the HTTP API
-/// answers and webhooks carry: times in seconds since the epoch, a value
-/// that is not finite null.
+/// The regression without its events as webhooks carry it (the HTTP API
+/// answers v1::Regression instead, regression_messages.h): times in seconds
+/// since the epoch, a value that is not finite null.
 nlohmann::json RegressionJson(const store::Regression& r);
 /// One triage event as JSON (from, to, by, note, commit): `from` is "" for
 /// the detection that made the regression.

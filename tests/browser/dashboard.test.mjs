@@ -155,6 +155,10 @@ try {
   await page.fill(`${form} input[name=by]`, 'browser-test');
   await page.click(`${form} button[type=submit]`);
   await page.waitForSelector('[data-testid=regression][data-state=acknowledged]', { timeout: 10000 });
+  // Its history reads the API's states by their short names, the detection first.
+  const events = await page.textContent('[data-testid=regression] .events');
+  assert.match(events, /∅ → new/);
+  assert.match(events, /browser-test: new → acknowledged — triaged from the page/);
   await shot('regressions');
 
   // A bisection of it, stored through the API as `perfgate bisect` stores

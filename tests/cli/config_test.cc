@@ -63,6 +63,21 @@ TEST_F(ConfigTest, AnUnknownGateModeExits2NamingIt) {
   EXPECT_THAT(p.err, HasSubstr("'sideways'"));
 }
 
+// A state is checked before anything is asked of the coordinator: the
+// coordinator answers states by their enum names, and a typo must be named
+// in the words the user typed.
+TEST_F(ConfigTest, ARegressionStateWithATypoExits2NamingItAndTheStates) {
+  const Parsed p = Parse({"triage", "7", "--state", "fixd", "--note", "why", "--by", "me"});
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_THAT(p.err, HasSubstr("'fixd' is not one of new, acknowledged, investigating, fixed, accepted, invalid"));
+  const Parsed list = Parse({"regressions", "--state", "open"});
+  EXPECT_EQ(list.exit_code, 2);
+  EXPECT_THAT(list.err, HasSubstr("'open' is not one of new"));
+  const Parsed ok = Parse({"triage", "7", "--state", "fixed", "--note", "why", "--by", "me", "--commit", "c1"});
+  EXPECT_FALSE(ok.exit_code.has_value()) << ok.err;
+  EXPECT_EQ(ok.config.state, "fixed");
+}
+
 TEST_F(ConfigTest, HistoryTakesFromAndToAsSecondsOrRfc3339) {
   const Parsed p = Parse({"history", "--benchmark", "s/c", "--metric", "time", "--from", "1764295200",
                           "--to", "28/11/2025 03:00"});

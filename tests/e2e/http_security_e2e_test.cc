@@ -89,7 +89,7 @@ class HttpSecurityEndToEnd : public testing::PostgresDirTest {
   httplib::Result Triage(int64_t id, const std::string& token, const std::string& type = "application/json") {
     httplib::Client c("127.0.0.1", port_);
     c.set_bearer_token_auth(token);
-    const Json body = {{"state", "acknowledged"}, {"note", "seen"}, {"by", "alice"}};
+    const Json body = {{"state", "REGRESSION_STATE_ACKNOWLEDGED"}, {"note", "seen"}, {"by", "alice"}};
     return c.Post(("/api/v1/regressions/" + std::to_string(id) + "/triage").c_str(), body.dump(), type.c_str());
   }
 

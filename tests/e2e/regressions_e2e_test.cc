@@ -10,9 +10,11 @@
 #include <pqxx/pqxx>
 
 #include "absl/strings/str_format.h"
+#include "perfgate/v1/regression.pb.h"
 #include "tests/e2e/dashboard_seed.h"
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
+#include "wire/api_json.h"
 
 namespace perfgate {
 namespace {
@@ -42,22 +44,43 @@ class RegressionsEndToEnd : public testing::DashboardCoordinatorTest {
                      body.dump(), "application/json");
   }
 
+  // A listing as the API answers it: v1::ListRegressionsResponse in the API's JSON.
+  v1::ListRegressionsResponse List(const std::string& path) const {
+    v1::ListRegressionsResponse list;
+    const absl::Status s = wire::FromApiJson(GetJson(path).dump(), &list, "regressions");
+    EXPECT_TRUE(s.ok()) << s;
+    return list;
+  }
+
   testing::Seeded seeded_;
 };
 
 TEST_F(RegressionsEndToEnd, PlantedStepIsOneRegressionAtItsCommitAndTheFlatSeriesHasNone) {
-  const Json list = GetJson("/api/v1/regressions")["regressions"];
-  ASSERT_EQ(list.size(), 1u) << list.dump(2);
-  const Json& r = list[0];
-  EXPECT_EQ(r["benchmark"], testing::kStepCase);
-  EXPECT_EQ(r["metric"], "time");
-  EXPECT_EQ(r["sku"], testing::kSku);
-  EXPECT_EQ(r["branch"], "main");
-  EXPECT_EQ(r["bad_commit"], testing::kStepCommit);
-  EXPECT_EQ(r["good_commit"], "c19");
-  EXPECT_EQ(r["first_bad_run_id"], seeded_.main_runs[20]);
-  EXPECT_NEAR(r["change"].get<double>(), 0.08, 0.02);
-  EXPECT_EQ(r["state"], "new");
+  const v1::ListRegressionsResponse list = List("/api/v1/regressions");
+  ASSERT_EQ(list.regressions_size(), 1) << list.DebugString();
+  const v1::Regression& r = list.regressions(0);
+  EXPECT_EQ(r.benchmark(), testing::kStepCase);
+  EXPECT_EQ(r.metric(), "time");
+  EXPECT_EQ(r.sku(), testing::kSku);
+  EXPECT_EQ(r.branch(), "main");
+  EXPECT_EQ(r.bad_commit(), testing::kStepCommit);
+  EXPECT_EQ(r.good_commit(), "c19");
+  EXPECT_EQ(r.first_bad_run_id(), seeded_.main_runs[20]);
+  ASSERT_TRUE(r.has_change());
+  EXPECT_NEAR(r.change(), 0.08, 0.02);
+  EXPECT_EQ(r.state(), v1::REGRESSION_STATE_NEW);
+  // Its one event is the detection: from no state to new.
+  ASSERT_EQ(r.events_size(), 1);
+  EXPECT_EQ(r.events(0).from(), v1::REGRESSION_STATE_UNSPECIFIED);
+  EXPECT_EQ(r.events(0).to(), v1::REGRESSION_STATE_NEW);
+  EXPECT_GT(r.detected_at().seconds(), 0);
+  // The series answers the same message for its regressions.
+  const Json series = GetJson(std::string("/api/v1/series?metric=time&branch=main&benchmark=") +
+                              httplib::detail::encode_query_param(testing::kStepCase));
+  ASSERT_EQ(series["regressions"].size(), 1u);
+  v1::Regression embedded;
+  ASSERT_TRUE(wire::FromApiJson(series["regressions"][0].dump(), &embedded, "series").ok());
+  EXPECT_EQ(embedded.SerializeAsString(), r.SerializeAsString());
   // The services counted what they did: 46 runs of two cases, each sent
   // whole in one batch (client::RunUpload packs a run's cases together).
   httplib::Client http("127.0.0.1", coordinator_.http_port);
@@ -70,8 +93,9 @@ TEST_F(RegressionsEndToEnd, PlantedStepIsOneRegressionAtItsCommitAndTheFlatSerie
   EXPECT_NE(metrics->body.find("perfgate_regressions_detected_total 1\n"), std::string::npos);
   EXPECT_NE(metrics->body.find("perfgate_open_runs 0\n"), std::string::npos);
   // The flat case's 45 runs of main gave none.
-  EXPECT_TRUE(GetJson(std::string("/api/v1/regressions?benchmark=") +
-                      httplib::detail::encode_query_param(testing::kFlatCase))["regressions"].empty());
+  EXPECT_EQ(List(std::string("/api/v1/regressions?benchmark=") + httplib::detail::encode_query_param(testing::kFlatCase))
+                .regressions_size(),
+            0);
 }
 
 TEST_F(RegressionsEndToEnd, TheSeriesAnswersTheRunsFinishedWithinFromAndTo) {
@@ -121,28 +145,44 @@ TEST_F(RegressionsEndToEnd, TheSeriesAnswersTheRunsFinishedWithinFromAndTo) {
 }
 
 TEST_F(RegressionsEndToEnd, TriageNeedsTheTokenAndKeepsWhoWhenAndWhy) {
-  const int64_t id = GetJson("/api/v1/regressions")["regressions"][0]["id"].get<int64_t>();
-  const Json ack = {{"state", "acknowledged"}, {"note", "looking at NCCL 2.21"}, {"by", "alice"}};
+  const int64_t id = List("/api/v1/regressions").regressions(0).id();
+  const Json ack = {{"state", "REGRESSION_STATE_ACKNOWLEDGED"}, {"note", "looking at NCCL 2.21"}, {"by", "alice"}};
   auto res = Triage(id, ack, "");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 401) << res->body;
   res = Triage(id, ack, "wrong-token");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 401) << res->body;
-  res = Triage(id, {{"state", "fixd"}, {"note", "x"}, {"by", "alice"}}, kToken);
-  ASSERT_TRUE(res);
-  EXPECT_EQ(res->status, 400);
-  EXPECT_NE(res->body.find("fixd"), std::string::npos) << res->body;
-  res = Triage(id, {{"state", "fixed"}, {"note", "reverted"}, {"by", "alice"}}, kToken);
-  ASSERT_TRUE(res);
-  EXPECT_EQ(res->status, 400) << "fixed without a commit: " << res->body;
+  // Refused with 400, naming what is wrong: a state no regression has, a
+  // field the message lacks, a move back to new, fixed without its commit.
+  const std::pair<Json, std::string> refusals[] = {
+      {{{"state", "fixd"}, {"note", "x"}, {"by", "alice"}}, "fixd"},
+      {{{"state", "REGRESSION_STATE_FIXED"}, {"note", "x"}, {"by", "alice"}, {"comit", "c41"}}, "comit"},
+      {{{"state", "REGRESSION_STATE_NEW"}, {"note", "x"}, {"by", "alice"}}, "new only when detected"},
+      {{{"state", "REGRESSION_STATE_FIXED"}, {"note", "reverted"}, {"by", "alice"}}, "commit:"}};
+  for (const auto& [body, named] : refusals) {
+    res = Triage(id, body, kToken);
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 400) << body.dump();
+    EXPECT_NE(res->body.find(named), std::string::npos) << res->body;
+  }
   res = Triage(id, ack, kToken);
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 200) << res->body;
-  res = Triage(id, {{"state", "fixed"}, {"note", "reverted the ring change"}, {"by", "bob"}, {"commit", "c41"}},
+  res = Triage(id,
+               {{"state", "REGRESSION_STATE_FIXED"}, {"note", "reverted the ring change"}, {"by", "bob"},
+                {"commit", "c41"}},
                kToken);
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 200) << res->body;
+  // The answer is the regression as it now is, with every move.
+  v1::Regression fixed;
+  ASSERT_TRUE(wire::FromApiJson(res->body, &fixed, "triage").ok()) << res->body;
+  EXPECT_EQ(fixed.state(), v1::REGRESSION_STATE_FIXED);
+  EXPECT_EQ(fixed.fixed_by_commit(), "c41");
+  ASSERT_EQ(fixed.events_size(), 3);
+  EXPECT_EQ(fixed.events(2).from(), v1::REGRESSION_STATE_ACKNOWLEDGED);
+  EXPECT_EQ(fixed.events(2).by(), "bob");
 
   // The CLI lists it and makes the last change, with the same token.
   const std::string http = "127.0.0.1:" + std::to_string(coordinator_.http_port);

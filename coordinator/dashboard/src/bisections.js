@@ -5,11 +5,7 @@
 // mapping: enums by their names, a value not measured absent, times as
 // RFC 3339 text.
 import { get } from './api.js';
-import { h, pct, short, table } from './dom.js';
-
-// An enum's name without its prefix, in lower case: 'PROBE_VERDICT_CLEAN' -> 'clean'.
-const word = (name, prefix) => (name || '').replace(prefix, '').toLowerCase();
-const stamp = (text) => (text ? text.replace('T', ' ').slice(0, 19) : '');
+import { h, pct, short, stamp, table, word } from './dom.js';
 
 function steps(b) {
   const rows = (b.probes || []).map((p, i) => {

@@ -16,6 +16,10 @@ export function h(tag, attrs = {}, ...children) {
 
 export const short = (commit) => (commit || '').slice(0, 10);
 export const when = (secs) => (secs ? new Date(secs * 1000).toISOString().replace('T', ' ').slice(0, 19) : '');
+// A message's time (RFC 3339 text in protobuf's JSON mapping) as `when` writes seconds.
+export const stamp = (text) => (text ? text.replace('T', ' ').slice(0, 19) : '');
+// A message enum's name without its prefix, in lower case: 'PROBE_VERDICT_CLEAN' -> 'clean'.
+export const word = (name, prefix) => (name || '').replace(prefix, '').toLowerCase();
 export function pct(x) {
   if (x === null || x === undefined || !isFinite(x)) return '';
   return `${x > 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;

@@ -9,6 +9,7 @@
 import { get } from './api.js';
 import { h, link, num, pct, select, short, table, when } from './dom.js';
 import { navigate } from './nav.js';
+import { stateOf } from './regressions.js';
 
 const POINTS = 1000;
 
@@ -131,6 +132,6 @@ export async function renderSeries(root, params) {
     : h('p', { class: 'muted' }, 'None found in the valid runs.'));
   if (s.regressions.length) {
     root.append(h('h2', {}, 'Regressions of this series'), h('ul', {}, s.regressions.map((r) => h('li', {},
-      h('a', { href: link('regressions', { id: r.id }) }, `#${r.id}`), ` ${short(r.bad_commit)} ${pct(r.change)} on ${r.sku}/${r.branch}: `, h('span', { class: `state ${r.state}` }, r.state)))));
+      h('a', { href: link('regressions', { id: r.id }) }, `#${r.id}`), ` ${short(r.bad_commit)} ${pct(r.change)} on ${r.sku}/${r.branch}: `, h('span', { class: `state ${stateOf(r)}` }, stateOf(r))))));
   }
 }

@@ -1,8 +1,8 @@
-// A bisection's enums on the wire: each of the domain's names is the
-// message enum's name without its prefix, in the same order, so a state or
-// verdict never changes meaning between the coordinator and `perfgate
-// bisect`; and the API's JSON of a message refuses what the message lacks.
-#include "wire/bisection_convert.h"
+// The API's enums on the wire: each of the domain's names is the message
+// enum's name without its prefix, in the same order, so a state or verdict
+// never changes meaning between the coordinator, `perfgate` and the
+// dashboard; and the API's JSON of a message refuses what the message lacks.
+#include "wire/api_convert.h"
 
 #include <gtest/gtest.h>
 
@@ -29,13 +29,15 @@ void ExpectSameNames(const std::string_view (&names)[N], const std::string& pref
   EXPECT_FALSE(FromProto(static_cast<Message>(N + 1)).has_value()) << "a number no value has";
 }
 
-TEST(BisectionConvert, TheDomainsNamesAreTheMessagesInTheSameOrder) {
+TEST(ApiConvert, TheDomainsNamesAreTheMessagesInTheSameOrder) {
   ExpectSameNames<BisectionState, v1::BisectionState>(kBisectionStateNames, "BISECTION_STATE_",
                                                       v1::BisectionState_descriptor());
   ExpectSameNames<ProbeVerdict, v1::ProbeVerdict>(kProbeVerdictNames, "PROBE_VERDICT_", v1::ProbeVerdict_descriptor());
+  ExpectSameNames<RegressionState, v1::RegressionState>(kRegressionStateNames, "REGRESSION_STATE_",
+                                                        v1::RegressionState_descriptor());
 }
 
-TEST(BisectionConvert, AnIntervalNotMeasuredIsNoInterval) {
+TEST(ApiConvert, AnIntervalNotMeasuredIsNoInterval) {
   EXPECT_TRUE(IntervalOf(0.1, 0.2).has_value());
   EXPECT_FALSE(IntervalOf(NAN, 0.2).has_value());
   EXPECT_FALSE(IntervalOf(0.1, INFINITY).has_value());

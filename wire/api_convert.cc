@@ -1,4 +1,4 @@
-#include "wire/bisection_convert.h"
+#include "wire/api_convert.h"
 
 #include <cmath>
 #include <iterator>
@@ -27,6 +27,14 @@ v1::ProbeVerdict ToProto(ProbeVerdict verdict) { return static_cast<v1::ProbeVer
 
 std::optional<ProbeVerdict> FromProto(v1::ProbeVerdict verdict) {
   return Back<ProbeVerdict>(verdict, static_cast<int>(std::size(kProbeVerdictNames)));
+}
+
+v1::RegressionState ToProto(RegressionState state) {
+  return static_cast<v1::RegressionState>(static_cast<int>(state) + 1);
+}
+
+std::optional<RegressionState> FromProto(v1::RegressionState state) {
+  return Back<RegressionState>(state, static_cast<int>(std::size(kRegressionStateNames)));
 }
 
 std::optional<v1::ChangeInterval> IntervalOf(double low, double high) {
