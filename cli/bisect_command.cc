@@ -22,6 +22,14 @@
 namespace perfgate::cli {
 namespace {
 
+// A measured fraction as a signed percent ("+1.2 %").
+std::string Pct(double v) { return SignedPercent(true, v); }
+
+// A probe's change and its interval: "+1.2 % [+0.4 %, +2.0 %]".
+std::string ChangeAndInterval(const v1::BisectionProbe& p) {
+  return absl::StrFormat("%s [%s, %s]", Pct(p.change()), Pct(p.ci().low()), Pct(p.ci().high()));
+}
+
 // The state of a stored bisection as the coordinator sent it; nullopt when
 // it names none.
 std::optional<BisectionState> StateOf(const v1::Bisection& b) { return wire::FromProto(b.state()); }
@@ -84,12 +92,9 @@ void PrintBisection(const v1::Bisection& b) {
                                "change [95 % interval]", "threshold", "rounds");
   int step = 0;
   for (const v1::BisectionProbe& p : b.probes()) {
-    const std::string change = p.has_change() && p.has_ci()
-                                   ? absl::StrFormat("%s [%s, %s]", SignedPercent(true, p.change()),
-                                                     SignedPercent(true, p.ci().low()), SignedPercent(true, p.ci().high()))
-                                   : p.note();
+    const std::string change = p.has_change() && p.has_ci() ? ChangeAndInterval(p) : p.note();
     std::cout << absl::StrFormat("  %-4d %-12s %-7d %-9s %-28s %-9s %d\n", ++step, ShortId(p.commit()), p.attempt(),
-                                 VerdictName(p.verdict()), change, SignedPercent(true, p.threshold()), p.rounds());
+                                 VerdictName(p.verdict()), change, Pct(p.threshold()), p.rounds());
   }
   if (!b.summary().empty()) std::cout << "  " << b.summary() << "\n";
 }
@@ -198,9 +203,7 @@ absl::StatusOr<v1::Bisection> MeasureRound(const Config& c, Job& job, const Bise
     PERFGATE_RETURN_IF_ERROR(
         client::HttpPostMessage(o, absl::StrCat("/api/v1/bisections/", job.id, "/probes"), p, &stored));
     std::cout << absl::StrFormat("  %s (attempt %d): %s", ShortId(p.commit()), p.attempt(), VerdictName(p.verdict()))
-              << (p.has_change() ? absl::StrCat(" ", SignedPercent(true, p.change()), " [", SignedPercent(true, p.ci().low()), ", ",
-                                                SignedPercent(true, p.ci().high()), "], carries from ",
-                                                SignedPercent(true, p.threshold()))
+              << (p.has_change() ? absl::StrCat(" ", ChangeAndInterval(p), ", carries from ", Pct(p.threshold()))
                                  : absl::StrCat(": ", p.note()))
               << "\n" << std::flush;
   }
