@@ -25,21 +25,6 @@ namespace perfgate::agent {
 
 const char* ToString(AbRole role) { return role == AbRole::kBaseline ? "baseline" : "candidate"; }
 
-const char* ToString(StopReason reason) {
-  switch (reason) {
-    case StopReason::kNone: return "";
-    case StopReason::kDecided: return "decided";
-    case StopReason::kRounds: return "rounds";
-    case StopReason::kBudget: return "budget";
-    case StopReason::kMaxRounds: return "max_rounds";
-    case StopReason::kOverBudget: return "over_budget";
-    case StopReason::kFailed: return "failed";
-    case StopReason::kError: return "error";
-    case StopReason::kCounted: return "counted";
-  }
-  return "";
-}
-
 std::vector<AbRole> BlockOrder(unsigned round, uint64_t seed) {
   if ((suites::SplitMix64(seed + suites::kGoldenGamma * round) & 1) == 0) {
     return {AbRole::kBaseline, AbRole::kCandidate};

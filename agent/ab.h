@@ -20,6 +20,7 @@
 #include "common/run_types.h"
 #include "gate/gate.h"
 #include "gate/policy.h"
+#include "gate/report.h"
 
 namespace perfgate::agent {
 
@@ -28,21 +29,8 @@ enum class AbRole { kBaseline, kCandidate };
 /// "baseline" or "candidate".
 const char* ToString(AbRole role);
 
-/// Why measuring a pair stopped. kNone: it has not (yet).
-enum class StopReason {
-  kNone,
-  kDecided,     // the stop rule decided every gating metric
-  kRounds,      // the fixed number of rounds (--rounds) ran
-  kBudget,      // another round would not fit the case budget
-  kMaxRounds,   // --max-rounds ran
-  kOverBudget,  // min_rounds could not fit the budget at the first round's pace
-  kFailed,      // a side failed or skipped the case
-  kError,       // a side stopped working for every case
-  kCounted,     // counted, not timed in rounds
-};
-/// The name output shows: "decided", "rounds", "budget", "max_rounds",
-/// "over_budget", "failed", "error", "counted"; "" for kNone.
-const char* ToString(StopReason reason);
+/// Why measuring a pair stopped (gate/report.h).
+using gate::StopReason;
 
 /// The order of the two blocks of round `round` (0-based) of a case whose
 /// order is drawn from `seed`: a coin per round (SplitMix64 of seed and

@@ -20,6 +20,7 @@
 #include "gate/counts.h"
 #include "gate/report.h"
 #include "report/gate_report.h"
+#include "wire/gate_convert.h"
 
 namespace perfgate::agent {
 namespace {
@@ -128,7 +129,7 @@ gate::GateReport ReportOf(const SideRuns& runs, const gate::Policy& policy, cons
     report.baseline_image_digests = {base};
   }
   report.result = ab.gate;
-  for (const CasePair& p : ab.pairs) report.case_rounds.push_back({p.key, p.rounds, ToString(p.stopped)});
+  for (const CasePair& p : ab.pairs) report.case_rounds.push_back({p.key, p.rounds, p.stopped});
   return report;
 }
 
@@ -185,7 +186,8 @@ int Report(const AgentConfig& config, const ProbeResult& probe, AbResult ab) {
   const SideRuns runs = RunsOf(config, probe, ab);
   const gate::GateReport report = ReportOf(runs, config.policy, ab);
   std::cout << "\n" << report::RenderTable(report, "perfgate-agent ab");
-  if (auto s = report::WriteReportFiles(report, config.markdown_file, config.junit_file, config.json_file);
+  if (auto s = report::WriteReportFiles(report, config.markdown_file, config.junit_file, config.json_file,
+                                          wire::GateReportJson);
       !s.ok()) {
     return Fail(s, "cannot write the report");
   }

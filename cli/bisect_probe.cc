@@ -20,12 +20,11 @@
 #include "common/placeholders.h"
 #include "common/process.h"
 #include "common/status_macros.h"
-#include "nlohmann/json.hpp"
-#include "report/gate_report.h"
+#include "gate/report.h"
+#include "wire/gate_convert.h"
 
 namespace perfgate::cli {
 namespace fs = std::filesystem;
-using Json = nlohmann::json;
 
 namespace {
 
@@ -418,14 +417,18 @@ ProbeMeasurement ReadProbeReport(const std::string& report, const ProbeTask& t) 
   ProbeMeasurement m;
   m.benchmark = t.benchmark;
   m.metric = t.metric;
-  const Json j = Json::parse(ReadText(report), nullptr, /*allow_exceptions=*/false);
-  const std::optional<std::vector<gate::MetricVerdict>> verdicts = report::VerdictsInJson(j);
-  if (!verdicts) {
+  const std::string text = ReadText(report);
+  if (text.empty()) {
     m.note = absl::StrCat("no report at ", report);
     return m;
   }
+  const absl::StatusOr<gate::GateReport> read = wire::GateReportFromJson(text, report);
+  if (!read.ok()) {
+    m.note = std::string(read.status().message());
+    return m;
+  }
   const gate::MetricVerdict* best = nullptr;
-  for (const gate::MetricVerdict& v : *verdicts) {
+  for (const gate::MetricVerdict& v : read->result.verdicts) {
     if (!std::isfinite(v.change)) continue;
     if (!t.benchmark.empty() && (v.benchmark != t.benchmark || v.metric != t.metric)) continue;
     if (best == nullptr || v.change > best->change) best = &v;
@@ -444,7 +447,9 @@ ProbeMeasurement ReadProbeReport(const std::string& report, const ProbeTask& t) 
   m.benchmark = v.benchmark;
   m.metric = v.metric;
   m.note = m.ok ? v.note : "the report has no interval for the case";
-  m.rounds = report::RoundsInJson(j, m.benchmark).value_or(0);
+  for (const gate::CaseRounds& c : read->case_rounds) {
+    if (c.benchmark == m.benchmark) m.rounds = c.rounds;
+  }
   return m;
 }
 

@@ -60,7 +60,8 @@ void PrintDifferences(const std::vector<std::string>& keys, std::ostream& out) {
 // Prints the report as `perfgate gate` does, under its own name, and returns its exit code.
 int Print(const CompareOptions& o, const gate::GateReport& report, std::ostream& out, std::ostream& err) {
   out << report::RenderTable(report, "perfgate compare");
-  absl::Status written = report::WriteReportFiles(report, o.markdown_file, o.junit_file, o.json_file);
+  absl::Status written = report::WriteReportFiles(report, o.markdown_file, o.junit_file, o.json_file,
+                                                         wire::GateReportJson);
   if (written.ok()) written = report::WritePullRequestFiles(report, o.pr);
   if (!written.ok()) {
     err << "perfgate: " << written.message() << "\n";

@@ -21,7 +21,8 @@ int ShowReport(const v1::GateReport& sent, const Config& c, const char* call, bo
     std::cout << "report " << report->report_id << " stored; `perfgate report "
               << report->report_id << "` shows it again\n";
   }
-  absl::Status written = report::WriteReportFiles(*report, c.markdown_file, c.junit_file, c.json_file);
+  absl::Status written = report::WriteReportFiles(*report, c.markdown_file, c.junit_file, c.json_file,
+                                                         wire::GateReportJson);
   if (written.ok()) written = report::WritePullRequestFiles(*report, c.pr);
   if (!written.ok()) {
     std::cerr << "perfgate: " << written.message() << "\n";

@@ -53,7 +53,10 @@ v1::BisectionProbe ProbeMessage(const store::BisectionProbe& p) {
   return m;
 }
 
-void SetOutcome(const store::BisectionOutcome& o, v1::Bisection& m) {
+// The outcome's fields of `m`, a v1::Bisection or a v1::BisectionOutcome
+// (the same names in both).
+template <typename Message>
+void SetOutcome(const store::BisectionOutcome& o, Message& m) {
   SetMeasured(o.regression_size, [&](double v) { m.set_regression_size(v); });
   m.set_culprit(o.culprit);
   SetMeasured(o.change, [&](double v) { m.set_change(v); });
@@ -64,6 +67,14 @@ void SetOutcome(const store::BisectionOutcome& o, v1::Bisection& m) {
 }
 
 }  // namespace
+
+v1::BisectionOutcome ToMessage(const store::BisectionOutcome& o) {
+  v1::BisectionOutcome m;
+  m.set_state(wire::ToProto(o.state));
+  SetOutcome(o, m);
+  m.set_triage_note(o.triage_note);
+  return m;
+}
 
 absl::StatusOr<v1::Bisection> ToMessage(const store::Bisection& b) {
   v1::Bisection m;

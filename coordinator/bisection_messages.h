@@ -16,6 +16,8 @@ namespace perfgate::coordinator {
 /// A stored bisection as the API answers it: its plan, settings, outcome
 /// and probes. INTERNAL when its stored plan or settings cannot be read.
 absl::StatusOr<v1::Bisection> ToMessage(const store::Bisection& bisection);
+/// How a bisection ended (its state, culprit or range, change, summary).
+v1::BisectionOutcome ToMessage(const store::BisectionOutcome& outcome);
 /// Stored bisections (without their probes), newest first.
 absl::StatusOr<v1::ListBisectionsResponse> ToMessage(const std::vector<store::Bisection>& list);
 

@@ -21,6 +21,7 @@
 #include "coordinator/metrics.h"
 #include "coordinator/notification_events.h"
 #include "coordinator/regression_messages.h"
+#include "coordinator/report_messages.h"
 #include "wire/api_json.h"
 
 namespace perfgate::coordinator {
@@ -376,19 +377,12 @@ void RegisterApi(httplib::Server& server, ApiStores stores, const Authenticator&
         for (const store::OutboxEntry& e : *entries) out.push_back(ToJson(e));
         return Json{{"outbox", out}};
       });
-  // A stored gate report is answered as stored: the JSON `perfgate gate --json` shows.
-  server.Get(R"(/api/v1/reports/([^/]+))", [s, a](const httplib::Request& r, httplib::Response& res) {
-    res.set_header("Cache-Control", "no-store");
-    if (auto st = AuthorizeRequest(*a, r, Action::kRead); !st.ok()) return ReplyError(res, st, "http report");
-    int64_t id = 0;
-    if (!absl::SimpleAtoi(std::string(r.matches[1]), &id) || id <= 0) {
-      return ReplyError(res, absl::InvalidArgumentError(absl::StrCat("'", std::string(r.matches[1]),
-                                                                "' is not a report id")), "http report");
-    }
-    auto json = s->GetGateReport(id);
-    if (!json.ok()) return ReplyError(res, json.status(), "http report");
-    res.set_content(*json, kJson);
-  });
+  // A stored gate report, in the API's JSON as `perfgate gate --json` writes it.
+  Get(server, auth, R"(/api/v1/reports/([^/]+))", "http report",
+      [s](const httplib::Request& r) -> absl::StatusOr<v1::GateReport> {
+        PERFGATE_ASSIGN_OR_RETURN(const int64_t id, PositiveId(r.matches[1], "report"));
+        return StoredReport(*s, id);
+      });
   server.Post(R"(/api/v1/regressions/([^/]+)/triage)",
               [w, a](const httplib::Request& r, httplib::Response& res) {
                 Reply(res, TriageRoute(*w, *a, r), "http triage");

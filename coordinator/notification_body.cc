@@ -6,12 +6,19 @@
 #include <openssl/hmac.h>
 
 #include <cmath>
+#include <optional>
+#include <vector>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/regression_state.h"
+#include "common/status_macros.h"
 #include "nlohmann/json.hpp"
+#include "perfgate/v1/notification.pb.h"
+#include "wire/api_convert.h"
+#include "wire/api_json.h"
 
 namespace perfgate::coordinator {
 namespace {
@@ -20,67 +27,86 @@ using Json = nlohmann::json;
 
 std::string Short(const std::string& commit) { return commit.substr(0, 12); }
 
-// A number of the payload; NaN when absent or null (a value that was not finite).
-double Num(const Json& object, const char* key) {
-  const auto it = object.find(key);
-  return it != object.end() && it->is_number() ? it->get<double>() : std::nan("");
+std::string Percent(bool measured, double change) {
+  return measured ? absl::StrFormat("%+.1f %%", change * 100) : std::string("(change unknown)");
 }
 
-std::string Percent(double change) {
-  return std::isfinite(change) ? absl::StrFormat("%+.1f %%", change * 100) : std::string("(change unknown)");
+// A triage state's short name ("acknowledged"); "" for UNSPECIFIED (the detection).
+std::string StateName(v1::RegressionState state) {
+  const std::optional<RegressionState> s = wire::FromProto(state);
+  return s ? std::string(ToString(*s)) : std::string();
 }
 
-std::string RegressionLine(const Json& p) {
-  const Json& r = p["regression"];
-  const std::string series =
-      absl::StrCat(r.value("benchmark", ""), " ", r.value("metric", ""), " on ", p.value("branch", ""), " / ",
-                   p.value("sku", ""));
-  if (p.value("type", "") == "regression.triage") {
-    const Json t = p.value("triage", Json::object());
-    std::string line = absl::StrCat("Regression #", r.value("id", int64_t{0}), " (", series, "): ",
-                                     t.value("from", ""), " → ", t.value("to", ""), " by ", t.value("by", ""));
-    if (!t.value("commit", "").empty()) absl::StrAppend(&line, ", fixed by ", Short(t.value("commit", "")));
-    if (!t.value("note", "").empty()) absl::StrAppend(&line, ": ", t.value("note", ""));
+std::string RegressionLine(const v1::NotificationEvent& e) {
+  const v1::Regression& r = e.regression();
+  const std::string series = absl::StrCat(r.benchmark(), " ", r.metric(), " on ", e.branch(), " / ", e.sku());
+  if (e.type() == "regression.triage") {
+    const v1::TriageEvent& t = e.triage();
+    std::string line = absl::StrCat("Regression #", r.id(), " (", series, "): ", StateName(t.from()), " → ",
+                                    StateName(t.to()), " by ", t.by());
+    if (!t.commit().empty()) absl::StrAppend(&line, ", fixed by ", Short(t.commit()));
+    if (!t.note().empty()) absl::StrAppend(&line, ": ", t.note());
     return line;
   }
-  return absl::StrCat("New regression #", r.value("id", int64_t{0}), ": ", series, " ",
-                      Percent(Num(r, "change")), " worse (",
-                      absl::StrFormat("%.4g → %.4g %s", Num(r, "median_before"), Num(r, "median_after"),
-                                      r.value("unit", "")),
-                      "), between ", Short(r.value("good_commit", "")), " and ", Short(r.value("bad_commit", "")));
+  const auto number = [](bool has, double v) { return has ? v : std::nan(""); };
+  return absl::StrCat("New regression #", r.id(), ": ", series, " ", Percent(r.has_change(), r.change()), " worse (",
+                      absl::StrFormat("%.4g → %.4g %s", number(r.has_median_before(), r.median_before()),
+                                      number(r.has_median_after(), r.median_after()), r.unit()),
+                      "), between ", Short(r.good_commit()), " and ", Short(r.bad_commit()));
 }
 
-std::string GateLine(const Json& p) {
-  const Json& g = p["gate"];
+std::string GateLine(const v1::NotificationEvent& e) {
+  const v1::GateFailure& g = e.gate();
   std::vector<std::string> failed;
-  for (const Json& v : g.value("failed", Json::array())) {
-    failed.push_back(absl::StrCat(v.value("benchmark", ""), " ", v.value("metric", ""), " ",
-                                  Percent(Num(v, "change"))));
+  for (const v1::FailedMetric& v : g.failed()) {
+    failed.push_back(absl::StrCat(v.benchmark(), " ", v.metric(), " ", Percent(v.has_change(), v.change())));
   }
-  std::string line = absl::StrCat("Gate failed on ", p.value("branch", ""), " / ", p.value("sku", ""), " at ",
-                                  Short(g.value("candidate_commit", "")), " against ",
-                                  g.value("baseline_branch", ""));
+  std::string line = absl::StrCat("Gate failed on ", e.branch(), " / ", e.sku(), " at ", Short(g.candidate_commit()),
+                                  " against ", g.baseline_branch());
   if (!failed.empty()) absl::StrAppend(&line, ": ", absl::StrJoin(failed, "; "));
   return line;
 }
 
-std::string SlackText(const Json& p, const std::string& link) {
-  const std::string type = p.value("type", "");
+std::string SlackText(const v1::NotificationEvent& e, const std::string& link) {
   std::string line;
-  if (type.rfind("regression.", 0) == 0 && p.contains("regression")) {
-    line = RegressionLine(p);
-  } else if (type == "gate.failed" && p.contains("gate")) {
-    line = GateLine(p);
-  } else if (type == "bisection.finished" && p.contains("bisection")) {
-    const Json& b = p["bisection"];
-    line = absl::StrCat("Bisection #", b.value("id", int64_t{0}), " on ", p.value("branch", ""), " / ",
-                        p.value("sku", ""), " ended: ", b.value("summary", ""));
-  } else {
-    line = absl::StrCat(type, " on ", p.value("branch", ""), " / ", p.value("sku", ""), ": ",
-                        p.value("summary", ""));
+  switch (e.subject_case()) {
+    case v1::NotificationEvent::kRegression: line = RegressionLine(e); break;
+    case v1::NotificationEvent::kGate: line = GateLine(e); break;
+    case v1::NotificationEvent::kBisection:
+      line = absl::StrCat("Bisection #", e.bisection().id(), " on ", e.branch(), " / ", e.sku(),
+                          " ended: ", e.bisection().outcome().summary());
+      break;
+    default: line = absl::StrCat(e.type(), " on ", e.branch(), " / ", e.sku()); break;
   }
   if (!link.empty()) absl::StrAppend(&line, " <", link, "|open in perfgate>");
   return line;
+}
+
+// The dashboard's address of `path` under `public_url`; "" when either is unset.
+std::string Link(const std::string& public_url, const std::string& path) {
+  if (public_url.empty() || path.empty()) return "";
+  std::string base = public_url;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  return base + path;
+}
+
+// A payload queued before payloads were messages (version 1, hand-written
+// JSON): json delivers it as stored with the key and link added; slack
+// names its event, branch and SKU.
+absl::StatusOr<std::string> LegacyBody(const std::string& format, Json p, const std::string& idempotency_key,
+                                       const std::string& public_url) {
+  const std::string path = p.contains("dashboard_path") && p["dashboard_path"].is_string()
+                               ? p["dashboard_path"].get<std::string>() : std::string();
+  const std::string link = Link(public_url, path);
+  if (format == "json") {
+    p["idempotency_key"] = idempotency_key;
+    if (!link.empty()) p["dashboard_url"] = link;
+    return p.dump(-1, ' ', false, Json::error_handler_t::replace);
+  }
+  const auto text = [&p](const char* key) { return p.contains(key) && p[key].is_string() ? p[key].get<std::string>() : ""; };
+  std::string line = absl::StrCat(text("type"), " on ", text("branch"), " / ", text("sku"));
+  if (!link.empty()) absl::StrAppend(&line, " <", link, "|open in perfgate>");
+  return Json{{"text", line}}.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 }  // namespace
@@ -102,37 +128,23 @@ bool SignatureMatches(const std::string& secret, int64_t timestamp, const std::s
          CRYPTO_memcmp(expected.data(), signature.data(), expected.size()) == 0;
 }
 
-namespace {
-
-// RenderBody, which may throw nlohmann's exceptions on a payload of the wrong shape.
-absl::StatusOr<std::string> RenderChecked(const std::string& format, const std::string& payload,
-                                          const std::string& idempotency_key, const std::string& public_url) {
-  Json p = Json::parse(payload, nullptr, /*allow_exceptions=*/false);
-  if (!p.is_object()) return absl::InvalidArgumentError("the stored notification is not a JSON object");
-  std::string link;
-  if (!public_url.empty() && p.contains("dashboard_path") && p["dashboard_path"].is_string()) {
-    std::string base = public_url;
-    while (!base.empty() && base.back() == '/') base.pop_back();
-    link = base + p["dashboard_path"].get<std::string>();
-  }
-  if (format == "json") {
-    p["idempotency_key"] = idempotency_key;
-    if (!link.empty()) p["dashboard_url"] = link;
-    return p.dump();
-  }
-  if (format == "slack") return Json{{"text", SlackText(p, link)}}.dump();
-  return absl::InvalidArgumentError(absl::StrCat("unknown webhook format '", format, "' (json or slack)"));
-}
-
-}  // namespace
-
 absl::StatusOr<std::string> RenderBody(const std::string& format, const std::string& payload,
                                        const std::string& idempotency_key, const std::string& public_url) {
-  try {
-    return RenderChecked(format, payload, idempotency_key, public_url);
-  } catch (const nlohmann::json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("the stored notification has a field of a wrong type: ", e.what()));
+  if (format != "json" && format != "slack") {
+    return absl::InvalidArgumentError(absl::StrCat("unknown webhook format '", format, "' (json or slack)"));
   }
+  // A payload of version 1 may parse as the message too (its names are
+  // mostly the message's): its lack of `version` tells it apart.
+  if (const Json p = Json::parse(payload, nullptr, /*allow_exceptions=*/false); p.is_object() && !p.contains("version")) {
+    return LegacyBody(format, p, idempotency_key, public_url);
+  }
+  v1::NotificationEvent e;
+  PERFGATE_RETURN_IF_ERROR(wire::FromApiJson(payload, &e, "the stored notification"));
+  const std::string link = Link(public_url, e.dashboard_path());
+  if (format == "slack") return Json{{"text", SlackText(e, link)}}.dump(-1, ' ', false, Json::error_handler_t::replace);
+  e.set_idempotency_key(idempotency_key);
+  e.set_dashboard_url(link);
+  return wire::ToApiJson(e);
 }
 
 }  // namespace perfgate::coordinator

@@ -1,6 +1,6 @@
 // What one webhook delivery carries (docs/notifications.md): the body in
-// the endpoint's format (the event's generic JSON, or a Slack-compatible
-// message), and the headers that let a receiver check it: a timestamp, an
+// the endpoint's format (the event's message in the API's JSON, or a
+// Slack-compatible message), and the headers that let a receiver check it: a timestamp, an
 // HMAC-SHA256 signature of timestamp and body with the endpoint's secret,
 // and an idempotency key that stays the same on every retry.
 #pragma once
@@ -25,10 +25,14 @@ bool SignatureMatches(const std::string& secret, int64_t timestamp, const std::s
                       const std::string& signature);
 
 /// The body sent to an endpoint of `format` (json or slack) for an outbox
-/// payload: json is the payload with "idempotency_key" and, when
-/// `public_url` is set, "dashboard_url" added; slack is {"text": ...}, one
-/// line a person reads, with the dashboard link. INVALID_ARGUMENT for a
-/// payload that is not a JSON object or an unknown format.
+/// payload (v1::NotificationEvent in the API's JSON): json is the message
+/// with `idempotency_key` and, when `public_url` is set, `dashboard_url`
+/// set; slack is {"text": ...}, one line a person reads, with the
+/// dashboard link. A payload queued by a release before payloads were
+/// messages (no `version`) goes out as it was stored (json, with the two
+/// keys added) or as a line naming its event, branch and SKU (slack).
+/// INVALID_ARGUMENT for a payload that is neither, naming the field, or an
+/// unknown format.
 absl::StatusOr<std::string> RenderBody(const std::string& format, const std::string& payload,
                                        const std::string& idempotency_key, const std::string& public_url);
 

@@ -1,28 +1,44 @@
 #include "coordinator/notification_events.h"
 
-#include <chrono>
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "common/json_number.h"
+#include "coordinator/bisection_messages.h"
+#include "coordinator/regression_messages.h"
+#include "perfgate/v1/notification.pb.h"
+#include "wire/api_convert.h"
+#include "wire/api_json.h"
 #include "wire/gate_convert.h"
 
 namespace perfgate::coordinator {
 namespace {
 
-using Json = nlohmann::json;
 using store::NotificationEvent;
 
-Json Seconds(TimePoint t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
+v1::NotificationEvent Event(const char* type, const std::string& branch, const std::string& sku,
+                            std::string dashboard_path) {
+  v1::NotificationEvent e;
+  e.set_version(kNotificationVersion);
+  e.set_type(type);
+  e.set_branch(branch);
+  e.set_sku(sku);
+  e.set_dashboard_path(std::move(dashboard_path));
+  return e;
+}
+
+// What the outbox keeps: the event's type, branch and SKU for the
+// endpoints' filters, and the message in the API's JSON as the payload.
+NotificationEvent Queued(const v1::NotificationEvent& e) { return {e.type(), e.branch(), e.sku(), wire::ToApiJson(e)}; }
+
+std::string RegressionPath(int64_t id) { return absl::StrCat("/#/regressions?id=", id); }
 
 NotificationEvent RegressionNotification(const store::Regression& r, const store::RegressionEvent* triage) {
-  Json body = {{"type", triage == nullptr ? "regression.new" : "regression.triage"},
-               {"branch", r.branch},
-               {"sku", r.sku},
-               {"regression", RegressionJson(r)},
-               {"dashboard_path", absl::StrCat("/#/regressions?id=", r.id)}};
-  if (triage != nullptr) body["triage"] = RegressionEventJson(*triage);
-  return {body["type"].get<std::string>(), r.branch, r.sku, body.dump()};
+  v1::NotificationEvent e =
+      Event(triage == nullptr ? "regression.new" : "regression.triage", r.branch, r.sku, RegressionPath(r.id));
+  *e.mutable_regression() = ToMessage(r);
+  e.mutable_regression()->clear_events();
+  if (triage != nullptr) *e.mutable_triage() = ToMessage(*triage);
+  return Queued(e);
 }
 
 }  // namespace
@@ -37,77 +53,35 @@ std::optional<NotificationEvent> RegressionTriaged(const store::Regression& r) {
 }
 
 std::optional<NotificationEvent> BisectionFinished(const store::FinishedBisection& b) {
-  const store::BisectionOutcome& o = b.outcome;
-  const int64_t regression_id = b.regression_id;
-  Json body = {{"type", "bisection.finished"},
-               {"branch", b.branch},
-               {"sku", b.sku},
-               {"bisection",
-                {{"id", b.id},
-                 {"state", ToString(o.state)},
-                 {"culprit", o.culprit},
-                 {"change", NumberOrNull(o.change)},
-                 {"ci", Json::array({NumberOrNull(o.ci_low), NumberOrNull(o.ci_high)})},
-                 {"range", Json::array({o.range_good, o.range_bad})},
-                 {"summary", o.summary}}},
-               {"regression_id", regression_id == 0 ? Json(nullptr) : Json(regression_id)},
-               {"dashboard_path", regression_id == 0 ? Json(nullptr)
-                                                     : Json(absl::StrCat("/#/regressions?id=", regression_id))}};
-  return NotificationEvent{"bisection.finished", b.branch, b.sku, body.dump()};
+  v1::NotificationEvent e =
+      Event("bisection.finished", b.branch, b.sku, b.regression_id == 0 ? "" : RegressionPath(b.regression_id));
+  v1::FinishedBisection* m = e.mutable_bisection();
+  m->set_id(b.id);
+  if (b.regression_id != 0) m->set_regression_id(b.regression_id);
+  *m->mutable_outcome() = ToMessage(b.outcome);
+  return Queued(e);
 }
 
 store::NotifyWith<store::StoredReport> GateFailed(const gate::GateResult& result) {
   if (result.outcome != gate::Outcome::kRegression) return {};
   return [&result](const store::StoredReport& report) -> std::optional<NotificationEvent> {
-    Json failed = Json::array();
+    v1::NotificationEvent e =
+        Event("gate.failed", report.branch, report.sku, absl::StrCat("/#/report/", report.id));
+    v1::GateFailure* g = e.mutable_gate();
+    g->set_report_id(report.id);
+    g->set_candidate_commit(report.commit);
+    g->set_baseline_branch(report.baseline_branch);
+    g->set_summary(result.summary);
     for (const gate::MetricVerdict& v : result.verdicts) {
       if (!v.gating || !gate::Fails(v.verdict)) continue;
-      failed.push_back({{"benchmark", v.benchmark},
-                        {"metric", v.metric},
-                        {"verdict", wire::VerdictName(v.verdict)},
-                        {"change", NumberOrNull(v.change)}});
+      v1::FailedMetric* f = g->add_failed();
+      f->set_benchmark(v.benchmark);
+      f->set_metric(v.metric);
+      f->set_verdict(wire::ToProto(v.verdict));
+      wire::SetMeasured(v.change, [&](double c) { f->set_change(c); });
     }
-    Json body = {{"type", "gate.failed"},
-                 {"branch", report.branch},
-                 {"sku", report.sku},
-                 {"gate",
-                  {{"report_id", report.id},
-                   {"candidate_commit", report.commit},
-                   {"baseline_branch", report.baseline_branch},
-                   {"summary", result.summary},
-                   {"failed", std::move(failed)}}},
-                 {"dashboard_path", absl::StrCat("/#/report/", report.id)}};
-    return NotificationEvent{"gate.failed", report.branch, report.sku, body.dump()};
+    return Queued(e);
   };
-}
-
-Json RegressionJson(const store::Regression& r) {
-  return {{"id", r.id},
-          {"benchmark", r.benchmark},
-          {"metric", r.metric},
-          {"sku", r.sku},
-          {"branch", r.branch},
-          {"unit", r.unit},
-          {"direction", ToString(r.direction)},
-          {"good_commit", r.good_commit},
-          {"bad_commit", r.bad_commit},
-          {"first_bad_run_id", r.first_bad_run_id},
-          {"median_before", NumberOrNull(r.median_before)},
-          {"median_after", NumberOrNull(r.median_after)},
-          {"change", NumberOrNull(r.change)},
-          {"p_value", NumberOrNull(r.p_value)},
-          {"state", ToString(r.state)},
-          {"fixed_by_commit", r.fixed_by_commit},
-          {"detected_at", Seconds(r.detected_at)},
-          {"updated_at", Seconds(r.updated_at)}};
-}
-
-Json RegressionEventJson(const store::RegressionEvent& e) {
-  return {{"from", e.from_state ? ToString(*e.from_state) : ""},
-          {"to", ToString(e.to_state)},
-          {"by", e.actor},
-          {"note", e.note},
-          {"commit", e.commit}};
 }
 
 }  // namespace perfgate::coordinator

@@ -8,11 +8,10 @@
 #include "wire/convert.h"
 
 namespace perfgate::coordinator {
-namespace {
 
 using wire::SetMeasured;
 
-v1::TriageEvent EventMessage(const store::RegressionEvent& e) {
+v1::TriageEvent ToMessage(const store::RegressionEvent& e) {
   v1::TriageEvent m;
   if (e.from_state) m.set_from(wire::ToProto(*e.from_state));
   m.set_to(wire::ToProto(e.to_state));
@@ -22,8 +21,6 @@ v1::TriageEvent EventMessage(const store::RegressionEvent& e) {
   wire::ToProto(e.at, m.mutable_at());
   return m;
 }
-
-}  // namespace
 
 v1::Regression ToMessage(const store::Regression& r) {
   v1::Regression m;
@@ -45,7 +42,7 @@ v1::Regression ToMessage(const store::Regression& r) {
   m.set_fixed_by_commit(r.fixed_by_commit);
   wire::ToProto(r.detected_at, m.mutable_detected_at());
   wire::ToProto(r.updated_at, m.mutable_updated_at());
-  for (const store::RegressionEvent& e : r.events) *m.add_events() = EventMessage(e);
+  for (const store::RegressionEvent& e : r.events) *m.add_events() = ToMessage(e);
   return m;
 }
 

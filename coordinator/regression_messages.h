@@ -13,6 +13,8 @@
 
 namespace perfgate::coordinator {
 
+/// One triage move: `from` UNSPECIFIED for the detection that made the regression.
+v1::TriageEvent ToMessage(const store::RegressionEvent& event);
 /// A stored regression with its triage events, as the API answers it; a
 /// value the store holds as not finite is an unset field.
 v1::Regression ToMessage(const store::Regression& regression);

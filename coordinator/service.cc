@@ -1,7 +1,6 @@
 #include "coordinator/service.h"
 
 #include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/util/json_util.h>
 
 #include <chrono>
 #include <cmath>
@@ -16,6 +15,7 @@
 #include "coordinator/fleet.h"
 #include "coordinator/metrics.h"
 #include "coordinator/notification_events.h"
+#include "coordinator/report_messages.h"
 #include "gate/fleet.h"
 #include "gate/history_changes.h"
 #include "wire/convert.h"
@@ -193,14 +193,8 @@ grpc::Status GateService::Evaluate(grpc::ServerContext* ctx, const v1::EvaluateR
   for (const std::string& d : images.baselines) resp->add_baseline_image_digests(d);
   wire::ToProto(ev->result, ev->policy.fdr, resp);
 
-  std::string json;
-  google::protobuf::util::JsonPrintOptions options;
-  options.always_print_primitive_fields = true;
-  if (!google::protobuf::util::MessageToJsonString(*resp, &json, options).ok()) {
-    return ToGrpc(absl::InternalError("cannot encode the gate report as JSON"), "Evaluate");
-  }
-  auto id = store_.SaveGateReport(resp->candidate_run_id(), resp->baseline_branch(), ev->result.outcome, json,
-                                 GateFailed(ev->result));
+  auto id = store_.SaveGateReport(resp->candidate_run_id(), resp->baseline_branch(), ev->result.outcome,
+                                 StoredReportJson(*resp), GateFailed(ev->result));
   if (!id.ok()) return ToGrpc(id.status(), "Evaluate");
   DefaultMetrics().GateOutcome(gate::ToString(ev->result.outcome));
   resp->set_report_id(*id);
@@ -210,20 +204,9 @@ grpc::Status GateService::Evaluate(grpc::ServerContext* ctx, const v1::EvaluateR
 grpc::Status GateService::GetReport(grpc::ServerContext* ctx, const v1::GetReportRequest* req,
                                     v1::GateReport* resp) {
   PERFGATE_RETURN_IF_ERROR(auth_.CheckRead(ctx));
-  if (req->report_id() <= 0) {
-    return Invalid(absl::StrCat("report_id: ", req->report_id(),
-                                " is not a report id; ids are positive and printed by `perfgate gate`"));
-  }
-  auto json = store_.GetGateReport(req->report_id());
-  if (!json.ok()) return ToGrpc(json.status(), "GetReport");
-  google::protobuf::util::JsonParseOptions options;
-  options.ignore_unknown_fields = true;  // a report stored by a newer coordinator
-  if (!google::protobuf::util::JsonStringToMessage(*json, resp, options).ok()) {
-    return ToGrpc(absl::InternalError(absl::StrCat("stored report ", req->report_id(),
-                                                    " cannot be decoded")),
-                  "GetReport");
-  }
-  resp->set_report_id(req->report_id());
+  auto report = StoredReport(store_, req->report_id());
+  if (!report.ok()) return ToGrpc(report.status(), "GetReport");
+  *resp = *std::move(report);
   return grpc::Status::OK;
 }
 

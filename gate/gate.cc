@@ -19,6 +19,7 @@
 #include "gate/inference.h"
 #include "gate/counts.h"
 #include "gate/gate_internal.h"
+#include "gate/report.h"
 
 namespace perfgate::gate {
 namespace internal {
@@ -381,6 +382,21 @@ const char* ToString(Outcome o) {
       return "inconclusive";
   }
   return "pass";
+}
+
+const char* ToString(StopReason reason) {
+  switch (reason) {
+    case StopReason::kNone: return "";
+    case StopReason::kDecided: return "decided";
+    case StopReason::kRounds: return "rounds";
+    case StopReason::kBudget: return "budget";
+    case StopReason::kMaxRounds: return "max_rounds";
+    case StopReason::kOverBudget: return "over_budget";
+    case StopReason::kFailed: return "failed";
+    case StopReason::kError: return "error";
+    case StopReason::kCounted: return "counted";
+  }
+  return "";
 }
 
 bool Fails(Verdict v) {

@@ -14,15 +14,30 @@
 
 namespace perfgate::gate {
 
-/// One gate's report.
-/// How many rounds an A/B measurement gave one case, and why it stopped
-/// (the measurer's name for it: "decided", "budget", ...).
+/// Why measuring one case of an A/B stopped. kNone: it has not (yet).
+enum class StopReason {
+  kNone,
+  kDecided,     // the stop rule decided every gating metric
+  kRounds,      // the fixed number of rounds (--rounds) ran
+  kBudget,      // another round would not fit the case budget
+  kMaxRounds,   // --max-rounds ran
+  kOverBudget,  // min_rounds could not fit the budget at the first round's pace
+  kFailed,      // a side failed or skipped the case
+  kError,       // a side stopped working for every case
+  kCounted,     // counted, not timed in rounds
+};
+/// The name output shows: "decided", "rounds", "budget", "max_rounds",
+/// "over_budget", "failed", "error", "counted"; "" for kNone.
+const char* ToString(StopReason reason);
+
+/// How many rounds an A/B measurement gave one case, and why it stopped.
 struct CaseRounds {
   std::string benchmark;  // the case's key, as the verdicts name it
   unsigned rounds = 0;
-  std::string stopped;
+  StopReason stopped = StopReason::kNone;
 };
 
+/// One gate's report.
 struct GateReport {
   int64_t report_id = 0;         // id under which the coordinator stored it; 0 when not stored
   std::string candidate_run_id;  // the run (or, offline, the files) under test

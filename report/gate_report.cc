@@ -12,9 +12,10 @@ namespace perfgate::report {
 std::string VerdictName(gate::Verdict verdict) { return gate::ToString(verdict); }
 
 absl::Status WriteReportFiles(const gate::GateReport& report, const std::string& markdown_file,
-                              const std::string& junit_file, const std::string& json_file) {
+                              const std::string& junit_file, const std::string& json_file,
+                              GateReportRenderer render_json) {
   const std::pair<const std::string*, GateReportRenderer> files[] = {
-      {&markdown_file, RenderMarkdown}, {&junit_file, RenderJUnit}, {&json_file, RenderJson}};
+      {&markdown_file, RenderMarkdown}, {&junit_file, RenderJUnit}, {&json_file, render_json}};
   for (const auto& [path, render] : files) {
     if (path->empty()) continue;
     std::ofstream out(*path);

@@ -1,18 +1,15 @@
 // Report writers for a gate: one gate::GateReport (from the coordinator,
 // the agent's `ab` or the offline `perfgate compare`), rendered for a
-// terminal, a pull-request comment, a CI test view (JUnit) or a program
-// (JSON), one file per format (table_report.cc, markdown_report.cc,
-// junit_report.cc, json_report.cc), each a GateReportRenderer; for a pull
+// terminal, a pull-request comment or a CI test view (JUnit), one file per
+// format (table_report.cc, markdown_report.cc, junit_report.cc), each a
+// GateReportRenderer (a program's JSON is the schema's, wire/gate_convert.h); for a pull
 // request, a comment and a GitHub Checks payload that link to the stored
 // report (pr_comment_report.cc, checks_report.cc). They only format: every number and verdict comes from the report,
 // in the order the gate sorted it (worst first).
 #pragma once
 
-#include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "absl/status/status.h"
 #include "gate/gate.h"
@@ -46,21 +43,6 @@ std::string RenderMarkdown(const gate::GateReport& report);
 /// report is XML-escaped.
 std::string RenderJUnit(const gate::GateReport& report);
 
-/// The report as a JSON object (pretty-printed); NaN and infinite numbers
-/// become null, enums their lower-case names.
-/// An A/B report's case_rounds are its "cases": [{"benchmark", "rounds",
-/// "stopped"}], left out when there are none.
-std::string RenderJson(const gate::GateReport& report);
-
-/// The verdicts of a JSON report (RenderJson) as far as it wrote them back:
-/// benchmark, metric, change, its interval, p-value and note (a null number
-/// NaN; every other field its default); nullopt when it is no report.
-std::optional<std::vector<gate::MetricVerdict>> VerdictsInJson(const nlohmann::json& report);
-
-/// The rounds a JSON report (RenderJson) gives case `benchmark`; nullopt
-/// when it gives none (not an A/B report, or one written before reports
-/// carried rounds).
-std::optional<unsigned> RoundsInJson(const nlohmann::json& report, const std::string& benchmark);
 
 /// The process exit code for the report (common/exit_codes.h): kExitPass,
 /// kExitRegression (a regression, a floor missed, a metric missing, or
@@ -70,10 +52,12 @@ std::optional<unsigned> RoundsInJson(const nlohmann::json& report, const std::st
 int ExitCode(const gate::GateReport& report);
 
 /// Writes the report as Markdown, JUnit XML and JSON to each of the paths
-/// that is set (an empty path is skipped). The error names the file that
-/// could not be written.
+/// that is set (an empty path is skipped). The JSON is the schema's
+/// (v1::GateReport), which report/ does not link: `render_json` is
+/// wire::GateReportJson. The error names the file that could not be written.
 absl::Status WriteReportFiles(const gate::GateReport& report, const std::string& markdown_file,
-                              const std::string& junit_file, const std::string& json_file);
+                              const std::string& junit_file, const std::string& json_file,
+                              GateReportRenderer render_json);
 
 /// A format of a gate report that links to where a person sees it whole
 /// (`report_url`; "" when there is no such page).

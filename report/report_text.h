@@ -1,5 +1,5 @@
 // What the formats of a gate report (table_report.cc, markdown_report.cc,
-// junit_report.cc, json_report.cc) share: how a verdict counts, how numbers
+// junit_report.cc) share: how a verdict counts, how numbers
 // are written, the verdict line and header line, and the table's columns.
 // Internal to report/.
 #pragma once

@@ -5,8 +5,9 @@
 
 namespace perfgate::wire {
 
-std::string ToApiJson(const google::protobuf::Message& message) {
+std::string ToApiJson(const google::protobuf::Message& message, bool indented) {
   google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = indented;
   options.always_print_primitive_fields = true;
   options.preserve_proto_field_names = true;
   std::string out;

@@ -16,8 +16,9 @@
 
 namespace perfgate::wire {
 
-/// `message` in the API's JSON.
-std::string ToApiJson(const google::protobuf::Message& message);
+/// `message` in the API's JSON: on one line, or `indented` (a file a person
+/// may read: two spaces a level, as protobuf's printer lays it out).
+std::string ToApiJson(const google::protobuf::Message& message, bool indented = false);
 
 /// Reads the API's JSON `text` into `message` (cleared first). A field the
 /// message does not have is refused, not ignored: INVALID_ARGUMENT naming

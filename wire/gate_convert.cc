@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "wire/api_json.h"
 #include "wire/convert.h"
 
 namespace perfgate::wire {
@@ -97,7 +98,22 @@ gate::Outcome OutcomeFromProto(v1::GateOutcome o, const std::vector<gate::Metric
   return failed ? gate::Outcome::kRegression : gate::Outcome::kPass;
 }
 
+// gate::StopReason and v1::AbStop list the same reasons in the same order,
+// kNone as AB_STOP_UNSPECIFIED (a test holds the names together).
+absl::Status CaseRoundsFromProto(const v1::GateReport& report, gate::GateReport* out) {
+  for (int i = 0; i < report.case_rounds_size(); ++i) {
+    const v1::CaseRounds& c = report.case_rounds(i);
+    if (!v1::AbStop_IsValid(c.stopped()) || c.stopped() > v1::AB_STOP_COUNTED) {
+      return Unknown(absl::StrCat("case_rounds[", i, "].stopped"), c.stopped());
+    }
+    out->case_rounds.push_back({c.benchmark(), c.rounds(), static_cast<gate::StopReason>(c.stopped())});
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+v1::AbStop ToProto(gate::StopReason r) { return static_cast<v1::AbStop>(static_cast<int>(r)); }
 
 v1::Verdict ToProto(gate::Verdict v) {
   using gate::Verdict;
@@ -187,6 +203,12 @@ void ToProto(const gate::GateReport& report, v1::GateReport* out) {
   out->set_candidate_image_digest(report.candidate_image_digest);
   for (const std::string& d : report.baseline_image_digests) out->add_baseline_image_digests(d);
   ToProto(report.result, report.fdr, out);
+  for (const gate::CaseRounds& c : report.case_rounds) {
+    v1::CaseRounds* m = out->add_case_rounds();
+    m->set_benchmark(c.benchmark);
+    m->set_rounds(c.rounds);
+    m->set_stopped(ToProto(c.stopped));
+  }
 }
 
 absl::StatusOr<gate::GateReport> FromProto(const v1::GateReport& report) {
@@ -211,7 +233,22 @@ absl::StatusOr<gate::GateReport> FromProto(const v1::GateReport& report) {
   result.outcome = OutcomeFromProto(report.outcome(), result.verdicts);
   result.summary = report.summary();
   result.invalid_reasons.assign(report.invalid_reasons().begin(), report.invalid_reasons().end());
+  PERFGATE_RETURN_IF_ERROR(CaseRoundsFromProto(report, &out));
   return out;
+}
+
+std::string GateReportJson(const gate::GateReport& report) {
+  v1::GateReport message;
+  ToProto(report, &message);
+  return ToApiJson(message, /*indented=*/true);
+}
+
+absl::StatusOr<gate::GateReport> GateReportFromJson(std::string_view text, std::string_view what) {
+  v1::GateReport message;
+  PERFGATE_RETURN_IF_ERROR(FromApiJson(text, &message, what));
+  auto report = FromProto(message);
+  if (!report.ok()) return absl::InvalidArgumentError(absl::StrCat(std::string(what), ": ", std::string(report.status().message())));
+  return report;
 }
 
 }  // namespace perfgate::wire

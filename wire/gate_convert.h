@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "gate/gate.h"
@@ -19,6 +20,7 @@ std::string VerdictName(gate::Verdict v);
 v1::TestMethod ToProto(gate::Method m);
 v1::GateOutcome ToProto(gate::Outcome o);
 v1::GateMode ToProto(gate::Mode m);
+v1::AbStop ToProto(gate::StopReason r);
 
 /// Fills the verdicts, outcome, summary, mode, fdr and invalid reasons of
 /// `out` from `result`; run ids, branch and commit are the caller's.
@@ -34,5 +36,16 @@ void ToProto(const gate::GateReport& report, v1::GateReport* out);
 /// as history. An unknown verdict, method or direction is an error naming
 /// the field ("verdicts[2].verdict").
 absl::StatusOr<gate::GateReport> FromProto(const v1::GateReport& report);
+
+/// The report as the `--json` files of `perfgate gate`, `perfgate compare`
+/// and `perfgate-agent ab` write it and the HTTP API answers it: v1::GateReport
+/// in the API's JSON (wire/api_json.h), indented. A number the
+/// gate could not compute (no baseline, no test) is "NaN", as protobuf's
+/// JSON mapping writes a double that is not a number.
+std::string GateReportJson(const gate::GateReport& report);
+
+/// A report in that JSON, read back (FromApiJson, then FromProto); errors
+/// name `what` (the file) and the field.
+absl::StatusOr<gate::GateReport> GateReportFromJson(std::string_view text, std::string_view what);
 
 }  // namespace perfgate::wire

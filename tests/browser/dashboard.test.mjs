@@ -130,6 +130,11 @@ try {
   timings.report = await open(`#/report/${facts.report_id}`);
   assert.ok((await page.textContent('[data-testid=report-summary]')).length > 0);
   assert.ok((await page.$$('[data-testid=verdicts] tbody tr')).length >= 1);
+  assert.equal((await page.textContent('[data-testid=report-candidate]')).trim(), facts.pr_run, 'the candidate run');
+  const verdictCells = await page.$$eval('[data-testid=verdicts] tbody tr', (trs) =>
+    trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent.trim())));
+  assert.ok(verdictCells.some((cells) => cells[0] === facts.step_case && cells[2] !== '' && cells[6] !== ''),
+    `the stepped case with its baseline and verdict: ${JSON.stringify(verdictCells)}`);
   await shot('report');
 
   // Regressions: the one planted, triaged from the page.

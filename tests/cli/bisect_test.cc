@@ -18,9 +18,10 @@
 #include "cli/bisect_probe.h"
 #include "common/command_line.h"
 #include "common/file_io.h"
-#include "report/gate_report.h"
+#include "gate/report.h"
 #include "tests/support/processes.h"
 #include "wire/api_json.h"
+#include "wire/gate_convert.h"
 
 namespace perfgate::cli {
 namespace {
@@ -374,8 +375,11 @@ std::string AbReportJson(unsigned rounds) {
   v.change_ci_high = 0.12;
   v.p_value = 0.001;
   report.result.verdicts = {v};
-  if (rounds > 0) report.case_rounds = {{"suite/other", 3, "decided"}, {"suite/case", rounds, "budget"}};
-  return report::RenderJson(report);
+  if (rounds > 0) {
+    report.case_rounds = {{"suite/other", 3, gate::StopReason::kDecided},
+                          {"suite/case", rounds, gate::StopReason::kBudget}};
+  }
+  return wire::GateReportJson(report);
 }
 
 TEST(BisectProbeReport, TakesTheRoundsOfTheJudgedCaseFromTheReport) {
@@ -399,6 +403,12 @@ TEST(BisectProbeReport, TakesTheRoundsOfTheJudgedCaseFromTheReport) {
   m = ReadProbeReport(path, task);
   EXPECT_TRUE(m.ok) << m.note;
   EXPECT_EQ(m.rounds, 0u);
+  // What is no report (here the JSON of an agent before the schema) is named, never half-read.
+  ASSERT_TRUE(WriteFileAtomically(path, R"({"verdicts": [{"benchmark": "suite/case", "change_ci": [0.1, 0.2]}]})").ok());
+  m = ReadProbeReport(path, task);
+  EXPECT_FALSE(m.ok);
+  EXPECT_NE(m.note.find(path), std::string::npos) << m.note;
+  EXPECT_NE(m.note.find("change_ci"), std::string::npos) << m.note;
 }
 
 TEST(BisectImages, AcceptsOnlyNameAtSha256WithSixtyFourHexDigits) {

@@ -18,6 +18,8 @@
 #include "common/exit_codes.h"
 #include "formats/calibration_file.h"
 #include "common/identity.h"
+#include "gate/report.h"
+#include "tests/support/gate_reports.h"
 #include "tests/support/processes.h"
 
 namespace perfgate::cli {
@@ -340,15 +342,12 @@ TEST(Compare, OneFileASideIsJudgedWithACalibrationOfTheNode) {
   const std::string json_path = dir.Join("report.json");
   const Outcome run = RunCalibratedCompare(a, b, WriteCalibration(dir, Meta("node-1")), json_path);
   EXPECT_EQ(run.code, 1) << run.out << run.err;
-  std::ifstream in(json_path);
-  const json report = json::parse(in);
-  std::map<std::string, std::pair<std::string, std::string>> by_case;  // method, verdict
-  for (const json& v : report.at("verdicts")) {
-    by_case[v.at("benchmark").get<std::string>()] = {v.at("method").get<std::string>(),
-                                                     v.at("verdict").get<std::string>()};
-  }
-  EXPECT_EQ(by_case["kernels/copy{bytes=4096}"], std::make_pair(std::string("calibrated"), std::string("regression")));
-  EXPECT_EQ(by_case["kernels/triad{bytes=4096}"], std::make_pair(std::string("calibrated"), std::string("pass")));
+  auto report = perfgate::testing::ReadGateReport(json_path);
+  ASSERT_TRUE(report.ok()) << report.status();
+  std::map<std::string, std::pair<gate::Method, gate::Verdict>> by_case;  // method, verdict
+  for (const gate::MetricVerdict& v : report->result.verdicts) by_case[v.benchmark] = {v.method, v.verdict};
+  EXPECT_EQ(by_case["kernels/copy{bytes=4096}"], std::make_pair(gate::Method::kCalibrated, gate::Verdict::kRegression));
+  EXPECT_EQ(by_case["kernels/triad{bytes=4096}"], std::make_pair(gate::Method::kCalibrated, gate::Verdict::kPass));
 }
 
 TEST(Compare, ACalibrationOfAnotherEnvironmentOrStaleIsNotUsedAndTheNoteSaysWhy) {

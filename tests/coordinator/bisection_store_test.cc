@@ -11,7 +11,9 @@
 #include "common/identity.h"
 #include "coordinator/bisection_messages.h"
 #include "coordinator/notification_events.h"
+#include "nlohmann/json.hpp"
 #include "tests/coordinator/migrated_store_test.h"
+#include "perfgate/v1/notification.pb.h"
 #include "wire/api_json.h"
 
 namespace perfgate::coordinator {
@@ -107,10 +109,11 @@ TEST_F(BisectionStoreTest, StoresTheJobItsProbesAndItsCulpritInTheRegressionsTri
   ASSERT_EQ(outbox->size(), 1u) << "written with the outcome, for the endpoint of the regression's branch";
   EXPECT_EQ(outbox->front().endpoint, "main-hook");
   EXPECT_EQ(outbox->front().event_type, "bisection.finished");
-  const auto event = nlohmann::json::parse(outbox->front().payload);
-  EXPECT_EQ(event["bisection"]["culprit"], "c20");
-  EXPECT_EQ(event["regression_id"], regression);
-  EXPECT_DOUBLE_EQ(event["bisection"]["ci"][1].get<double>(), 0.17);
+  v1::NotificationEvent event;
+  ASSERT_TRUE(wire::FromApiJson(outbox->front().payload, &event, "payload").ok()) << outbox->front().payload;
+  EXPECT_EQ(event.bisection().outcome().culprit(), "c20");
+  EXPECT_EQ(event.bisection().regression_id(), regression);
+  EXPECT_DOUBLE_EQ(event.bisection().outcome().ci().high(), 0.17);
   EXPECT_EQ(done->outcome.culprit, "c20");
   auto r = store_->GetRegression(regression);
   ASSERT_TRUE(r.ok());

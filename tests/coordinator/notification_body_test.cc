@@ -1,11 +1,15 @@
 // Webhook bodies and signatures without a database: the HMAC agrees with an
-// independent implementation, the bodies carry what a receiver needs in
-// each format, and endpoints that could never be delivered to are refused.
+// independent implementation, the events the domain words from what the
+// store hands it carry what a receiver needs in each format, and endpoints
+// that could never be delivered to are refused.
 #include <gtest/gtest.h>
 
 #include "coordinator/notification_body.h"
+#include "coordinator/notification_events.h"
 #include "coordinator/notifier.h"
 #include "nlohmann/json.hpp"
+#include "perfgate/v1/notification.pb.h"
+#include "wire/api_json.h"
 
 namespace perfgate::coordinator {
 namespace {
@@ -23,25 +27,73 @@ TEST(NotificationBody, SignatureIsHmacSha256OfTimestampDotBody) {
   EXPECT_FALSE(SignatureMatches("Jefe", 1700000000, "what do ya want for nothing?", sig.substr(1)));
 }
 
-const char kRegression[] = R"({"type":"regression.new","branch":"main","sku":"h100-sxm5-80gb",
-  "regression":{"id":7,"benchmark":"kernels/gemm{n=8192}","metric":"tflops","unit":"TFLOP/s","change":0.08,
-  "median_before":700,"median_after":644,"good_commit":"aaaaaaaaaaaaaaaa","bad_commit":"bbbbbbbbbbbbbbbb"},
-  "dashboard_path":"/#/regressions?id=7"})";
+// The regression of the examples, as the store hands it to the domain.
+store::Regression Regression7() {
+  store::Regression r;
+  r.id = 7;
+  r.benchmark = "kernels/gemm{n=8192}";
+  r.metric = "tflops";
+  r.unit = "TFLOP/s";
+  r.direction = Direction::kHigherIsBetter;
+  r.change = 0.08;
+  r.median_before = 700;
+  r.median_after = 644;
+  r.good_commit = "aaaaaaaaaaaaaaaa";
+  r.bad_commit = "bbbbbbbbbbbbbbbb";
+  r.branch = "main";
+  r.sku = "h100-sxm5-80gb";
+  return r;
+}
 
-TEST(NotificationBody, JsonIsTheEventWithItsKeyAndLink) {
-  auto body = RenderBody("json", kRegression, "key-1", "https://perf.example.com/");
+std::string Payload(const std::optional<store::NotificationEvent>& e) {
+  EXPECT_TRUE(e.has_value());
+  return e ? e->payload : "";
+}
+
+// The failing gate of the examples: one gating regression and one missing metric.
+std::string GatePayload() {
+  gate::GateResult result;
+  result.outcome = gate::Outcome::kRegression;
+  result.summary = "1 of 3 metrics regressed";
+  gate::MetricVerdict slower;
+  slower.benchmark = "b1";
+  slower.metric = "ms";
+  slower.change = 0.2;
+  slower.verdict = gate::Verdict::kRegression;
+  gate::MetricVerdict gone = slower;
+  gone.benchmark = "gone";
+  gone.change = gate::MetricVerdict::kNaN;
+  gone.verdict = gate::Verdict::kMissing;
+  gate::MetricVerdict advisory = slower;
+  advisory.gating = false;
+  result.verdicts = {slower, gone, advisory};
+  const store::StoredReport report{.id = 31, .branch = "pr-12", .sku = "h100", .commit = "cccccccccccccccc",
+                                   .baseline_branch = "main"};
+  return Payload(GateFailed(result)(report));
+}
+
+TEST(NotificationBody, JsonIsTheEventMessageWithItsKeyAndLink) {
+  auto body = RenderBody("json", Payload(RegressionFound(Regression7())), "key-1", "https://perf.example.com/");
   ASSERT_TRUE(body.ok()) << body.status();
+  v1::NotificationEvent e;
+  ASSERT_TRUE(wire::FromApiJson(*body, &e, "body").ok()) << *body;  // the message, no field beside it
+  EXPECT_EQ(e.version(), kNotificationVersion);
+  EXPECT_EQ(e.type(), "regression.new");
+  EXPECT_EQ(e.regression().id(), 7);
+  EXPECT_DOUBLE_EQ(e.regression().change(), 0.08);
+  EXPECT_EQ(e.idempotency_key(), "key-1");
+  EXPECT_EQ(e.dashboard_url(), "https://perf.example.com/#/regressions?id=7");
   const json j = json::parse(*body);
-  EXPECT_EQ(j["regression"]["id"], 7);
-  EXPECT_EQ(j["idempotency_key"], "key-1");
-  EXPECT_EQ(j["dashboard_url"], "https://perf.example.com/#/regressions?id=7");
+  EXPECT_EQ(j["regression"]["id"], "7");  // the API's JSON: 64-bit integers as strings
+  EXPECT_EQ(j["regression"]["direction"], "HIGHER_IS_BETTER");
   // Without a public URL there is no link, and the same input gives the same bytes.
-  EXPECT_FALSE(json::parse(*RenderBody("json", kRegression, "key-1", "")).contains("dashboard_url"));
-  EXPECT_EQ(*RenderBody("json", kRegression, "k", ""), *RenderBody("json", kRegression, "k", ""));
+  const std::string payload = Payload(RegressionFound(Regression7()));
+  EXPECT_EQ(json::parse(*RenderBody("json", payload, "key-1", ""))["dashboard_url"], "");
+  EXPECT_EQ(*RenderBody("json", payload, "k", ""), *RenderBody("json", payload, "k", ""));
 }
 
 TEST(NotificationBody, SlackIsOneLineAPersonReads) {
-  auto body = RenderBody("slack", kRegression, "key-1", "https://perf.example.com");
+  auto body = RenderBody("slack", Payload(RegressionFound(Regression7())), "key-1", "https://perf.example.com");
   ASSERT_TRUE(body.ok()) << body.status();
   const std::string text = json::parse(*body)["text"];
   EXPECT_NE(text.find("New regression #7: kernels/gemm{n=8192} tflops on main / h100-sxm5-80gb +8.0 % worse"),
@@ -50,31 +102,67 @@ TEST(NotificationBody, SlackIsOneLineAPersonReads) {
   EXPECT_NE(text.find("between aaaaaaaaaaaa and bbbbbbbbbbbb"), std::string::npos) << text;
   EXPECT_NE(text.find("<https://perf.example.com/#/regressions?id=7|open in perfgate>"), std::string::npos) << text;
 
-  const char gate[] = R"({"type":"gate.failed","branch":"pr-12","sku":"h100",
-    "gate":{"candidate_commit":"cccccccccccccccc","baseline_branch":"main",
-    "failed":[{"benchmark":"b1","metric":"ms","change":0.2}]}})";
-  const std::string g = json::parse(*RenderBody("slack", gate, "k", ""))["text"];
-  EXPECT_EQ(g, "Gate failed on pr-12 / h100 at cccccccccccc against main: b1 ms +20.0 %");
+  store::Regression moved = Regression7();
+  moved.events.push_back({RegressionState::kNew, RegressionState::kFixed, "ana", "reverted", "dddddddddddddddd"});
+  const std::string t = json::parse(*RenderBody("slack", Payload(RegressionTriaged(moved)), "k", ""))["text"];
+  EXPECT_EQ(t, "Regression #7 (kernels/gemm{n=8192} tflops on main / h100-sxm5-80gb): new → fixed by ana, "
+               "fixed by dddddddddddd: reverted");
 
-  const char bisection[] = R"js({"type":"bisection.finished","branch":"main","sku":"h100",
-    "bisection":{"id":4,"summary":"culprit c11 (+14.8 % [+13.2, +16.4])"}})js";
-  const std::string b = json::parse(*RenderBody("slack", bisection, "k", ""))["text"];
-  EXPECT_EQ(b, "Bisection #4 on main / h100 ended: culprit c11 (+14.8 % [+13.2, +16.4])");
+  // Only gating failures are listed; a change that could not be computed says so.
+  const std::string g = json::parse(*RenderBody("slack", GatePayload(), "k", ""))["text"];
+  EXPECT_EQ(g, "Gate failed on pr-12 / h100 at cccccccccccc against main: b1 ms +20.0 %; gone ms (change unknown)");
+
+  store::FinishedBisection b{.id = 4, .regression_id = 0, .branch = "main", .sku = "h100"};
+  b.outcome.state = BisectionState::kCulprit;
+  b.outcome.culprit = "c11";
+  b.outcome.summary = "culprit c11 (+14.8 % [+13.2, +16.4])";
+  const std::string bisected = Payload(BisectionFinished(b));
+  EXPECT_EQ(json::parse(*RenderBody("slack", bisected, "k", ""))["text"],
+            "Bisection #4 on main / h100 ended: culprit c11 (+14.8 % [+13.2, +16.4])");
+  v1::NotificationEvent e;
+  ASSERT_TRUE(wire::FromApiJson(bisected, &e, "payload").ok()) << bisected;
+  EXPECT_EQ(e.bisection().outcome().state(), v1::BISECTION_STATE_CULPRIT);
+  EXPECT_FALSE(e.bisection().has_regression_id());  // an explicit range: no regression, no page
+  EXPECT_EQ(e.dashboard_path(), "");
 }
 
-TEST(NotificationBody, UnknownNumbersAndFieldsOfAWrongTypeNeverThrow) {
-  const char gate[] = R"({"type":"gate.failed","branch":"b","sku":"s",
-    "gate":{"candidate_commit":"c","baseline_branch":"main","failed":[{"benchmark":"gone","metric":"ms","change":null}]}})";
-  const std::string g = json::parse(*RenderBody("slack", gate, "k", ""))["text"];
-  EXPECT_EQ(g, "Gate failed on b / s at c against main: gone ms (change unknown)");
-  const char odd[] = R"({"type":"regression.new","branch":7,"regression":{"id":"x","benchmark":[]}})";
-  EXPECT_TRUE(absl::IsInvalidArgument(RenderBody("slack", odd, "k", "").status()));
+TEST(NotificationBody, TheFailedGatesMetricsAreMessagesWithTheirVerdicts) {
+  v1::NotificationEvent e;
+  const std::string payload = GatePayload();
+  ASSERT_TRUE(wire::FromApiJson(payload, &e, "payload").ok()) << payload;
+  EXPECT_EQ(e.type(), "gate.failed");
+  EXPECT_EQ(e.dashboard_path(), "/#/report/31");
+  ASSERT_EQ(e.gate().failed_size(), 2);
+  EXPECT_EQ(e.gate().failed(0).verdict(), v1::VERDICT_REGRESSION);
+  EXPECT_EQ(e.gate().failed(1).verdict(), v1::VERDICT_MISSING);
+  EXPECT_FALSE(e.gate().failed(1).has_change());  // not computed: absent, never NaN
+  EXPECT_EQ(json::parse(payload)["gate"]["failed"][1].count("change"), 0u);
+}
+
+// Rows queued by a release before payloads were messages are still delivered.
+const char kVersionOne[] = R"({"type":"regression.new","branch":"main","sku":"h100-sxm5-80gb",
+  "regression":{"id":7,"benchmark":"kernels/gemm{n=8192}","metric":"tflops","change":0.08},
+  "dashboard_path":"/#/regressions?id=7"})";
+
+TEST(NotificationBody, APayloadOfVersionOneGoesOutAsItWasStored) {
+  const json j = json::parse(*RenderBody("json", kVersionOne, "key-1", "https://perf.example.com"));
+  EXPECT_EQ(j["regression"]["id"], 7);
+  EXPECT_EQ(j["idempotency_key"], "key-1");
+  EXPECT_EQ(j["dashboard_url"], "https://perf.example.com/#/regressions?id=7");
+  EXPECT_EQ(json::parse(*RenderBody("slack", kVersionOne, "k", "https://perf.example.com"))["text"],
+            "regression.new on main / h100-sxm5-80gb <https://perf.example.com/#/regressions?id=7|open in perfgate>");
 }
 
 TEST(NotificationBody, BadPayloadsAndFormatsAreRefused) {
   EXPECT_TRUE(absl::IsInvalidArgument(RenderBody("json", "[1]", "k", "").status()));
   EXPECT_TRUE(absl::IsInvalidArgument(RenderBody("json", "{", "k", "").status()));
-  EXPECT_TRUE(absl::IsInvalidArgument(RenderBody("teams", kRegression, "k", "").status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(RenderBody("teams", kVersionOne, "k", "").status()));
+  // A payload that says it is a message is read as one: a field of the wrong type or unknown is named.
+  const absl::Status odd = RenderBody("slack", R"({"version":2,"type":"regression.new","branch":7})", "k", "").status();
+  EXPECT_TRUE(absl::IsInvalidArgument(odd));
+  EXPECT_NE(odd.message().find("branch"), std::string::npos) << odd.message();
+  const absl::Status unknown = RenderBody("json", R"({"version":2,"mystery":1})", "k", "").status();
+  EXPECT_NE(unknown.message().find("mystery"), std::string::npos) << unknown.message();
 }
 
 TEST(Notifier, BackoffDoublesUpToItsCap) {

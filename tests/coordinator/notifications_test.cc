@@ -18,10 +18,12 @@
 #include "coordinator/notifier.h"
 #include "gate/gate.h"
 #include "nlohmann/json.hpp"
+#include "perfgate/v1/notification.pb.h"
 #include "tests/coordinator/migrated_store_test.h"
 #include "tests/coordinator/webhook_receiver.h"
 #include "tests/support/processes.h"
 #include "tests/support/tls.h"
+#include "wire/api_json.h"
 
 namespace perfgate::coordinator {
 namespace {
@@ -144,13 +146,15 @@ TEST_F(NotificationsTest, EventsAndTheirDeliveriesCommitTogetherForTheEndpointsT
   EXPECT_EQ(got["triage-only"], (S{"regression.triage"}));
   EXPECT_EQ(keys.size(), 9u);  // one key per delivery
 
-  json triage;
+  v1::NotificationEvent triage;
   for (const store::OutboxEntry& e : Outbox()) {
-    if (e.event_type == "regression.triage") triage = json::parse(e.payload);
+    if (e.event_type == "regression.triage") {
+      ASSERT_TRUE(wire::FromApiJson(e.payload, &triage, "payload").ok()) << e.payload;
+    }
   }
-  EXPECT_EQ(triage.value("type", ""), "regression.triage");
-  EXPECT_EQ(triage["triage"].value("to", ""), "acknowledged");
-  EXPECT_EQ(triage["triage"].value("by", ""), "alice");
+  EXPECT_EQ(triage.type(), "regression.triage");
+  EXPECT_EQ(triage.triage().to(), v1::REGRESSION_STATE_ACKNOWLEDGED);
+  EXPECT_EQ(triage.triage().by(), "alice");
 
   ASSERT_TRUE(store_->RemoveEndpoint("all").ok());
   EXPECT_EQ(Outbox().size(), 5u);
@@ -205,17 +209,19 @@ TEST_F(NotificationsTest, ReceiverDownForAWhileGetsEveryEventOnceWithValidSignat
     EXPECT_TRUE(SignatureMatches(kSecret, d.timestamp, d.body, d.signature)) << d.body;
     EXPECT_FALSE(SignatureMatches("another secret of enough length", d.timestamp, d.body, d.signature));
     EXPECT_EQ(d.event, "gate.failed");
-    const json body = json::parse(d.body);
-    EXPECT_EQ(body.value("idempotency_key", ""), d.idempotency_key);
-    const json& failed = body["gate"]["failed"];
-    ASSERT_EQ(failed.size(), 2u) << d.body;  // the gating failures only
-    EXPECT_EQ(failed[0].value("benchmark", ""), "kernels/sgemm{m=512}");
-    EXPECT_EQ(failed[0]["change"], 0.12);
-    EXPECT_EQ(failed[0].value("verdict", ""), "VERDICT_REGRESSION");  // the report's JSON name
-    EXPECT_EQ(failed[1].value("benchmark", ""), "kernels/gone{m=1}");
-    EXPECT_EQ(failed[1].value("verdict", ""), "VERDICT_MISSING");
-    EXPECT_EQ(body["gate"].value("summary", ""), "1 regression");
-    EXPECT_TRUE(failed[1]["change"].is_null());
+    v1::NotificationEvent body;
+    ASSERT_TRUE(wire::FromApiJson(d.body, &body, "body").ok()) << d.body;  // the message, nothing beside it
+    EXPECT_EQ(body.version(), kNotificationVersion);
+    EXPECT_EQ(body.idempotency_key(), d.idempotency_key);
+    const auto& failed = body.gate().failed();
+    ASSERT_EQ(failed.size(), 2) << d.body;  // the gating failures only
+    EXPECT_EQ(failed[0].benchmark(), "kernels/sgemm{m=512}");
+    EXPECT_DOUBLE_EQ(failed[0].change(), 0.12);
+    EXPECT_EQ(failed[0].verdict(), v1::VERDICT_REGRESSION);
+    EXPECT_EQ(failed[1].benchmark(), "kernels/gone{m=1}");
+    EXPECT_EQ(failed[1].verdict(), v1::VERDICT_MISSING);
+    EXPECT_EQ(body.gate().summary(), "1 regression");
+    EXPECT_FALSE(failed[1].has_change());
     ++seen[d.idempotency_key];
   }
   std::set<std::string> received;

@@ -8,7 +8,8 @@
 #include "common/identity.h"
 #include "coordinator/notification_events.h"
 #include "coordinator/store/memory_regressions.h"
-#include "nlohmann/json.hpp"
+#include "perfgate/v1/notification.pb.h"
+#include "wire/api_json.h"
 
 namespace perfgate::coordinator {
 namespace {
@@ -69,11 +70,12 @@ TEST_F(TriageRules, AnAcceptedMoveIsRecordedAndAnnouncedWithWhoAndWhy) {
   ASSERT_EQ(sent.size(), 2u);
   EXPECT_EQ(sent[0].type, "regression.new");
   EXPECT_EQ(sent[1].type, "regression.triage");
-  const auto body = nlohmann::json::parse(sent[1].payload);
-  EXPECT_EQ(body["triage"]["from"], "new");
-  EXPECT_EQ(body["triage"]["to"], "investigating");
-  EXPECT_EQ(body["triage"]["by"], "ann");
-  EXPECT_EQ(body["regression"]["state"], "investigating");
+  v1::NotificationEvent body;
+  ASSERT_TRUE(wire::FromApiJson(sent[1].payload, &body, "payload").ok()) << sent[1].payload;
+  EXPECT_EQ(body.triage().from(), v1::REGRESSION_STATE_NEW);
+  EXPECT_EQ(body.triage().to(), v1::REGRESSION_STATE_INVESTIGATING);
+  EXPECT_EQ(body.triage().by(), "ann");
+  EXPECT_EQ(body.regression().state(), v1::REGRESSION_STATE_INVESTIGATING);
 }
 
 TEST_F(TriageRules, ListingRefusesALimitAboveAThousand) {

@@ -3,13 +3,14 @@
 // host case), once with a known slowdown injected into the candidate side
 // and once with two identical sides (A/A).
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <memory>
 
+#include "gate/report.h"
+#include "tests/support/gate_reports.h"
 #include "tests/support/processes.h"
 
 namespace perfgate {
@@ -64,9 +65,10 @@ class AbEndToEnd : public ::testing::Test {
     return *r;
   }
 
-  nlohmann::json Report() {
-    std::ifstream in(report_json());
-    return nlohmann::json::parse(in);
+  gate::GateReport Report() {
+    auto report = testing::ReadGateReport(report_json());
+    EXPECT_TRUE(report.ok()) << report.status();
+    return report.ok() ? *std::move(report) : gate::GateReport{};
   }
 
   std::string report_json() const { return dir_->Join("report.json"); }
@@ -79,38 +81,39 @@ TEST_F(AbEndToEnd, CatchesAFiftyPercentSlowdownInjectedIntoTheCandidateSide) {
   const CommandResult r =
       Ab(Bin("agent/perfgate-agent") + " --inject-slowdown '" + kSlowedCases + "=50'");
   ASSERT_EQ(r.exit_code, 1) << r.output;
-  const nlohmann::json report = Report();
-  EXPECT_EQ(report.at("mode"), "ab");
-  EXPECT_EQ(report.at("candidate_branch"), "topic");
+  const gate::GateReport report = Report();
+  EXPECT_EQ(report.result.mode, gate::Mode::kAb);
+  EXPECT_EQ(report.candidate_branch, "topic");
   unsigned regressions = 0;
-  for (const auto& v : report.at("verdicts")) {
-    const std::string key = v.at("benchmark");
+  for (const gate::MetricVerdict& v : report.result.verdicts) {
+    const std::string& key = v.benchmark;
     ASSERT_EQ(key.rfind("kernels/sgemm{k=512,m=512,", 0), 0u) << key;
-    if (v.at("verdict") != "regression") continue;
+    if (v.verdict != gate::Verdict::kRegression) continue;
     ++regressions;
-    const double change = v.at("change");
     // 50 % more time is a third less throughput. A busy neighbour slows the
     // injected spin too (+117 % measured with one core kept busy), so the
     // upper bound only catches a unit or sign error.
-    EXPECT_GT(change, 0.2) << key << " " << v.at("metric");
-    EXPECT_LT(change, 4.0) << key << " " << v.at("metric");
-    EXPECT_NE(v.at("note").get<std::string>().find("confirmed by a second interleaved measurement"),
-              std::string::npos)
-        << v.at("note");
+    EXPECT_GT(v.change, 0.2) << key << " " << v.metric;
+    EXPECT_LT(v.change, 4.0) << key << " " << v.metric;
+    EXPECT_NE(v.note.find("confirmed by a second interleaved measurement"), std::string::npos) << v.note;
   }
   EXPECT_GT(regressions, 0u);
+  // The rounds of the case and why they stopped, as the report carries them.
+  ASSERT_EQ(report.case_rounds.size(), 1u);
+  EXPECT_EQ(report.case_rounds[0].benchmark, report.result.verdicts[0].benchmark);
+  EXPECT_GE(report.case_rounds[0].rounds, 1u);
+  EXPECT_NE(report.case_rounds[0].stopped, gate::StopReason::kNone);
 }
 
 TEST_F(AbEndToEnd, PassesTwoIdenticalSides) {
   const CommandResult r = Ab(Bin("agent/perfgate-agent"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const nlohmann::json report = Report();
-  ASSERT_EQ(report.at("verdicts").size(), 2u);  // time and throughput
-  for (const auto& v : report.at("verdicts")) {
-    EXPECT_NE(v.at("verdict"), "regression") << v.at("benchmark") << " " << v.at("metric");
-    EXPECT_NE(v.at("verdict"), "missing") << v.at("benchmark") << " " << v.at("metric");
-    EXPECT_NE(v.at("note").get<std::string>().find("processes a side, paired by round"), std::string::npos)
-        << v.at("note");
+  const gate::GateReport report = Report();
+  ASSERT_EQ(report.result.verdicts.size(), 2u);  // time and throughput
+  for (const gate::MetricVerdict& v : report.result.verdicts) {
+    EXPECT_NE(v.verdict, gate::Verdict::kRegression) << v.benchmark << " " << v.metric;
+    EXPECT_NE(v.verdict, gate::Verdict::kMissing) << v.benchmark << " " << v.metric;
+    EXPECT_NE(v.note.find("processes a side, paired by round"), std::string::npos) << v.note;
   }
 }
 

@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "gate/report.h"
 #include "tests/support/coordinator.h"
+#include "tests/support/gate_reports.h"
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
 
@@ -117,16 +119,17 @@ TEST_F(CalibrationEndToEnd, ACalibratedNodeJudgesOneRunAgainstOneAndCatchesAnInj
   const CommandResult gate = Run({Bin("cli/perfgate"), "--coordinator", address_, "gate", "--run", candidate,
                                   "--baseline-branch", "main", "--policy", policy_, "--json", json_path});
   EXPECT_EQ(gate.exit_code, 1) << gate.output;
-  auto report = testing::ReadFile(json_path);
+  auto report = testing::ReadGateReport(json_path);
   ASSERT_TRUE(report.ok()) << report.status();
-  const nlohmann::json j = nlohmann::json::parse(*report);
-  ASSERT_FALSE(j.at("verdicts").empty()) << gate.output;
-  for (const auto& v : j.at("verdicts")) {
+  ASSERT_FALSE(report->result.verdicts.empty()) << gate.output;
+  for (const gate::MetricVerdict& v : report->result.verdicts) {
+    const std::string what = v.benchmark + " " + v.metric + " (" + gate::ToString(v.verdict) + ", " +
+                             gate::ToString(v.method) + "): " + v.note;
     // One baseline run: only the calibration can show how far runs move.
-    EXPECT_EQ(v.at("method"), "calibrated") << v.dump();
-    EXPECT_EQ(v.at("baseline_runs"), 1) << v.dump();
-    if (v.at("benchmark").get<std::string>().rfind("kernels/sgemm{k=512,m=512,", 0) == 0) {
-      EXPECT_EQ(v.at("verdict"), "regression") << v.dump();
+    EXPECT_EQ(v.method, gate::Method::kCalibrated) << what;
+    EXPECT_EQ(v.baseline_runs, 1u) << what;
+    if (v.benchmark.rfind("kernels/sgemm{k=512,m=512,", 0) == 0) {
+      EXPECT_EQ(v.verdict, gate::Verdict::kRegression) << what;
     }
   }
 }

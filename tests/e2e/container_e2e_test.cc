@@ -10,7 +10,6 @@
 // (docs/containers.md, "Testing"); the base comes from
 // scripts/container-base.sh, cached between runs.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,9 +19,14 @@
 #include <memory>
 #include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "gate/report.h"
+#include "tests/support/gate_reports.h"
 #include "tests/support/podman.h"
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
@@ -284,17 +288,18 @@ TEST_F(Containers, HistoryGateWithMatchImageDigestUsesOnlyRunsOfThatImage) {
     CommandResult gate = Cli({"gate", "--run", candidate, "--baseline-branch", "main", "--policy", policy,
                               "--json", json});
     EXPECT_NE(gate.exit_code, 2) << gate.output;
-    std::ifstream in(json);
-    const nlohmann::json report = nlohmann::json::parse(in, nullptr, false);
+    auto report = testing::ReadGateReport(json);
     std::set<std::string> ids;
-    if (report.is_discarded()) return ids;
-    for (const auto& id : report.at("baseline_run_ids")) ids.insert(id.get<std::string>());
+    EXPECT_TRUE(report.ok()) << report.status();
+    if (!report.ok()) return ids;
+    ids.insert(report->baseline_run_ids.begin(), report->baseline_run_ids.end());
     // The report names the images on both sides.
-    EXPECT_EQ(report.at("candidate_image_digest"), same_digest);
-    std::set<std::string> digests;
-    for (const auto& d : report.at("baseline_image_digests")) digests.insert(d.get<std::string>());
+    EXPECT_EQ(report->candidate_image_digest, same_digest);
+    const std::set<std::string> digests(report->baseline_image_digests.begin(), report->baseline_image_digests.end());
     EXPECT_EQ(digests.count(same_digest), 1u);
-    EXPECT_EQ(digests.count(other_digest), ids.count(other)) << report.dump(2);
+    EXPECT_EQ(digests.count(other_digest), ids.count(other))
+        << "baseline runs " << absl::StrJoin(report->baseline_run_ids, ", ") << "; baseline images "
+        << absl::StrJoin(report->baseline_image_digests, ", ");
     return ids;
   };
   // Matching on the image: the other image's run is left out.
@@ -346,9 +351,10 @@ class ImageAb : public Containers {
                 "--branch", "topic", "--commit", "c0ffee05"},
                std::chrono::minutes(4));
   }
-  nlohmann::json Report() {
-    std::ifstream in(json());
-    return nlohmann::json::parse(in);
+  gate::GateReport Report() {
+    auto report = testing::ReadGateReport(json());
+    EXPECT_TRUE(report.ok()) << report.status();
+    return report.ok() ? *std::move(report) : gate::GateReport{};
   }
   std::string json() const { return shared->dir->Join("ab.json"); }
 };
@@ -356,23 +362,23 @@ class ImageAb : public Containers {
 TEST_F(ImageAb, SameImageOnBothSidesPasses) {
   CommandResult r = Ab(shared->agent_image, shared->agent_image);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  for (const auto& v : Report().at("verdicts")) {
-    EXPECT_NE(v.at("verdict"), "regression") << v.at("benchmark") << " " << v.at("metric");
-    EXPECT_NE(v.at("verdict"), "missing") << v.at("benchmark") << " " << v.at("metric");
+  for (const gate::MetricVerdict& v : Report().result.verdicts) {
+    EXPECT_NE(v.verdict, gate::Verdict::kRegression) << v.benchmark << " " << v.metric;
+    EXPECT_NE(v.verdict, gate::Verdict::kMissing) << v.benchmark << " " << v.metric;
   }
 }
 
 TEST_F(ImageAb, ImageWithASlowerAgentFailsAndEachSideRecordsItsDigest) {
   CommandResult r = Ab(shared->agent_image, shared->slow_agent_image);
   ASSERT_EQ(r.exit_code, 1) << r.output;
-  const nlohmann::json report = Report();
+  const gate::GateReport report = Report();
   unsigned regressions = 0;
-  for (const auto& v : report.at("verdicts")) {
-    if (v.at("verdict").get<std::string>() == "regression") ++regressions;
+  for (const gate::MetricVerdict& v : report.result.verdicts) {
+    if (v.verdict == gate::Verdict::kRegression) ++regressions;
   }
-  EXPECT_GT(regressions, 0u) << report.dump(2);
-  EXPECT_EQ(report.at("candidate_image_digest"), DigestOf(shared->slow_agent_image));
-  EXPECT_EQ(report.at("baseline_image_digests"), nlohmann::json::array({DigestOf(shared->agent_image)}));
+  EXPECT_GT(regressions, 0u) << report.result.summary;
+  EXPECT_EQ(report.candidate_image_digest, DigestOf(shared->slow_agent_image));
+  EXPECT_EQ(report.baseline_image_digests, std::vector<std::string>{DigestOf(shared->agent_image)});
   EXPECT_NE(r.output.find("; image " + DigestOf(shared->slow_agent_image) + " vs baseline image " +
                           DigestOf(shared->agent_image)),
             std::string::npos);

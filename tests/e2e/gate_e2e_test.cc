@@ -2,15 +2,20 @@
 // binary on a loopback port, the agent binary measuring the kernels host
 // suite, and the perfgate CLI's gate verdict.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <regex>
 #include <set>
+#include <string>
+#include <utility>
 
+#include "gate/report.h"
 #include "tests/support/coordinator.h"
+#include "tests/support/gate_reports.h"
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
 
@@ -119,16 +124,23 @@ class GateEndToEnd : public testing::PostgresDirTest {
   int agent_runs_ = 0;
 };
 
-// Verdicts by benchmark key from the gate's JSON report; advisory verdicts
-// (which never fail a gate) are prefixed "advisory:".
-std::map<std::string, std::set<std::string>> VerdictsByBenchmark(const std::string& json_path) {
-  std::ifstream in(json_path);
-  nlohmann::json report = nlohmann::json::parse(in);
-  std::map<std::string, std::set<std::string>> out;
-  for (const auto& v : report.at("verdicts")) {
-    const std::string verdict = v.at("verdict").get<std::string>();
-    out[v.at("benchmark").get<std::string>()].insert(v.at("gating").get<bool>() ? verdict
-                                                                               : "advisory:" + verdict);
+// The gate's JSON report at `json_path`.
+gate::GateReport ReadReport(const std::string& json_path) {
+  auto report = testing::ReadGateReport(json_path);
+  EXPECT_TRUE(report.ok()) << report.status();
+  return report.ok() ? *std::move(report) : gate::GateReport{};
+}
+
+// A verdict of the gate's report and whether it gates: an advisory verdict
+// (gating false) never fails a gate.
+using Kind = std::pair<gate::Verdict, bool>;
+Kind Gating(gate::Verdict v) { return {v, true}; }
+
+// Verdicts by benchmark key from the gate's JSON report.
+std::map<std::string, std::set<Kind>> VerdictsByBenchmark(const std::string& json_path) {
+  std::map<std::string, std::set<Kind>> out;
+  for (const gate::MetricVerdict& v : ReadReport(json_path).result.verdicts) {
+    out[v.benchmark].insert({v.verdict, v.gating});
   }
   return out;
 }
@@ -156,9 +168,9 @@ TEST_F(GateEndToEnd, CatchesAnInjectedSlowdownOnExactlyThatCaseAndPassesACleanCa
   auto first = VerdictsByBenchmark(first_json);
   ASSERT_EQ(first.size(), 4u) << first_gate.output;
   for (const auto& [benchmark, kinds] : first) {
-    EXPECT_EQ(kinds.count("regression"), 0u) << benchmark << "\n" << first_gate.output;
+    EXPECT_EQ(kinds.count(Gating(gate::Verdict::kRegression)), 0u) << benchmark << "\n" << first_gate.output;
     if (benchmark.rfind("kernels/sgemm{k=512,", 0) == 0) {
-      EXPECT_EQ(kinds, std::set<std::string>{"unconfirmed"}) << first_gate.output;
+      EXPECT_EQ(kinds, std::set<Kind>{Gating(gate::Verdict::kUnconfirmed)}) << first_gate.output;
     }
   }
 
@@ -172,8 +184,7 @@ TEST_F(GateEndToEnd, CatchesAnInjectedSlowdownOnExactlyThatCaseAndPassesACleanCa
   EXPECT_EQ(slow_gate.exit_code, 1) << slow_gate.output;
   EXPECT_NE(slow_gate.output.find("REGRESSION"), std::string::npos) << slow_gate.output;
   {
-    std::ifstream in(slow_json);
-    const std::string summary = nlohmann::json::parse(in).at("summary").get<std::string>();
+    const std::string summary = ReadReport(slow_json).result.summary;
     EXPECT_NE(summary.find("judged over 2 runs (also " + slow_run + ")"), std::string::npos) << summary;
   }
   auto verdicts = VerdictsByBenchmark(slow_json);
@@ -181,9 +192,9 @@ TEST_F(GateEndToEnd, CatchesAnInjectedSlowdownOnExactlyThatCaseAndPassesACleanCa
   for (const auto& [benchmark, kinds] : verdicts) {
     if (benchmark.rfind("kernels/sgemm{k=512,", 0) == 0) {
       // Both of its metrics (time and throughput) regressed.
-      EXPECT_EQ(kinds, std::set<std::string>{"regression"}) << slow_gate.output;
+      EXPECT_EQ(kinds, std::set<Kind>{Gating(gate::Verdict::kRegression)}) << slow_gate.output;
     } else {
-      EXPECT_EQ(kinds.count("regression"), 0u) << benchmark << "\n" << slow_gate.output;
+      EXPECT_EQ(kinds.count(Gating(gate::Verdict::kRegression)), 0u) << benchmark << "\n" << slow_gate.output;
     }
   }
 
@@ -198,8 +209,8 @@ TEST_F(GateEndToEnd, CatchesAnInjectedSlowdownOnExactlyThatCaseAndPassesACleanCa
   auto clean_verdicts = VerdictsByBenchmark(dir_->Join("clean.json"));
   EXPECT_EQ(clean_verdicts.size(), 4u) << clean_gate.output;
   for (const auto& [benchmark, kinds] : clean_verdicts) {
-    EXPECT_EQ(kinds.count("regression"), 0u) << benchmark << "\n" << clean_gate.output;
-    EXPECT_EQ(kinds.count("no_baseline"), 0u) << benchmark << "\n" << clean_gate.output;
+    EXPECT_EQ(kinds.count(Gating(gate::Verdict::kRegression)), 0u) << benchmark << "\n" << clean_gate.output;
+    EXPECT_EQ(kinds.count(Gating(gate::Verdict::kNoBaseline)), 0u) << benchmark << "\n" << clean_gate.output;
   }
   // The JUnit and Markdown reports were written beside the terminal table.
   auto junit = testing::ReadFile(dir_->Join("junit.xml"));
@@ -231,31 +242,29 @@ TEST_F(GateEndToEnd, CountsStoredBesideTimeCatchAddedWorkInOneRunAndPassAnUnchan
     std::ifstream(id_file) >> id;
     return id;
   };
-  auto instructions = [&](const std::string& json) {
-    std::ifstream in(json);
-    const nlohmann::json report = nlohmann::json::parse(in);
-    for (const auto& v : report.at("verdicts")) {
-      if (v.at("metric") == "instructions") return v;
+  auto instructions = [&](const std::string& json) -> gate::MetricVerdict {
+    for (const gate::MetricVerdict& v : ReadReport(json).result.verdicts) {
+      if (v.metric == "instructions") return v;
     }
     ADD_FAILURE() << "no instructions verdict in " << json;
-    return nlohmann::json::object();
+    return {};
   };
   for (const char* commit : {"cbase1", "cbase2"}) ASSERT_FALSE(counted("main", commit, {}).empty());
 
   CommandResult more = Gate(counted("pr-3", "cmore", {"--inject-work", "kernels/triad*=1"}),
                             dir_->Join("more.json"));
   EXPECT_EQ(more.exit_code, 1) << more.output;
-  const nlohmann::json grew = instructions(dir_->Join("more.json"));
-  EXPECT_EQ(grew.value("verdict", ""), "regression") << grew.dump();
-  EXPECT_EQ(grew.value("method", ""), "count") << grew.dump();
+  const gate::MetricVerdict grew = instructions(dir_->Join("more.json"));
+  EXPECT_EQ(grew.verdict, gate::Verdict::kRegression) << gate::ToString(grew.verdict) << ": " << grew.note;
+  EXPECT_EQ(grew.method, gate::Method::kCount) << gate::ToString(grew.method) << ": " << grew.note;
   // The loop's 1 %, to within the engine's own instructions per sample.
-  EXPECT_NEAR(grew.value("change", 0.0), 0.01, 0.0005) << grew.dump();
+  EXPECT_NEAR(grew.change, 0.01, 0.0005) << grew.note;
 
   CommandResult same = Gate(counted("pr-4", "csame", {}), dir_->Join("same.json"));
   EXPECT_TRUE(same.exit_code == 0 || same.exit_code == 3) << same.output;
-  const nlohmann::json held = instructions(dir_->Join("same.json"));
-  EXPECT_EQ(held.value("verdict", ""), "pass") << held.dump();
-  EXPECT_LT(std::abs(held.value("change", 1.0)), 0.0025) << held.dump();
+  const gate::MetricVerdict held = instructions(dir_->Join("same.json"));
+  EXPECT_EQ(held.verdict, gate::Verdict::kPass) << gate::ToString(held.verdict) << ": " << held.note;
+  EXPECT_LT(std::abs(held.change), 0.0025) << held.note;
 }
 
 TEST_F(GateEndToEnd, GateWithoutBaselineRunsSaysSo) {
@@ -271,8 +280,10 @@ TEST_F(GateEndToEnd, GateWithoutBaselineRunsSaysSo) {
   auto verdicts = VerdictsByBenchmark(json);
   EXPECT_EQ(verdicts.size(), 4u) << gate.output;
   for (const auto& [benchmark, kinds] : verdicts) {
-    for (const std::string& kind : kinds) {
-      EXPECT_TRUE(kind == "no_baseline" || kind == "advisory:no_baseline") << benchmark << ": " << kind;
+    for (const auto& [verdict, gating] : kinds) {
+      // Gating or advisory alike.
+      EXPECT_EQ(verdict, gate::Verdict::kNoBaseline)
+          << benchmark << ": " << (gating ? "" : "advisory ") << gate::ToString(verdict);
     }
   }
 }
@@ -409,21 +420,20 @@ TEST_F(GateEndToEnd, AbJobStreamsBothSidesAndTheCoordinatorGatesThePair) {
                           json});
   ASSERT_TRUE(gate.ok()) << gate.status();
   EXPECT_NE(gate->exit_code, 2) << gate->output;
-  auto report = testing::ReadFile(json);
+  auto report = testing::ReadGateReport(json);
   ASSERT_TRUE(report.ok()) << report.status();
-  const nlohmann::json j = nlohmann::json::parse(*report);
-  EXPECT_EQ(j.at("mode"), "ab");
-  ASSERT_EQ(j.at("baseline_run_ids").size(), 1u);
-  EXPECT_EQ(j.at("baseline_run_ids")[0], baseline);
-  EXPECT_EQ(j.at("candidate_branch"), "pr-ab");
+  EXPECT_EQ(report->result.mode, gate::Mode::kAb);
+  ASSERT_EQ(report->baseline_run_ids.size(), 1u);
+  EXPECT_EQ(report->baseline_run_ids[0], baseline);
+  EXPECT_EQ(report->candidate_branch, "pr-ab");
   // Three cases (k=512 at three shapes), two metrics each, 9 samples a side
   // in 3 blocks, which the coordinator tests as processes paired by round
   // (the runs say so).
-  ASSERT_EQ(j.at("verdicts").size(), 6u) << gate->output;
-  for (const auto& v : j.at("verdicts")) {
-    EXPECT_EQ(v.at("candidate_samples"), 9) << v.dump();
-    EXPECT_NE(v.at("note").get<std::string>().find("3 processes a side, paired by round"), std::string::npos)
-        << v.dump();
+  ASSERT_EQ(report->result.verdicts.size(), 6u) << gate->output;
+  for (const gate::MetricVerdict& v : report->result.verdicts) {
+    EXPECT_EQ(v.candidate_samples, 9u) << v.benchmark << " " << v.metric << ": " << v.note;
+    EXPECT_NE(v.note.find("3 processes a side, paired by round"), std::string::npos)
+        << v.benchmark << " " << v.metric << ": " << v.note;
   }
 }
 

@@ -7,8 +7,8 @@
 // docs/existing-benchmarks.md; here the slowdown is large enough to be
 // certain on a shared machine.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -18,7 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "gate/report.h"
 #include "tests/support/coordinator.h"
+#include "tests/support/gate_reports.h"
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
 
@@ -69,32 +71,33 @@ class ProgramAbEndToEnd : public ::testing::Test {
     return *r;
   }
 
-  nlohmann::json Report() {
-    std::ifstream in(report_json());
-    return nlohmann::json::parse(in);
+  gate::GateReport Report() {
+    auto report = testing::ReadGateReport(report_json());
+    EXPECT_TRUE(report.ok()) << report.status();
+    return report.ok() ? *std::move(report) : gate::GateReport{};
   }
 
   // Every gating verdict of the report is a regression of more than
   // `at_least`, and there is one.
   void ExpectRegressions(double at_least) {
-    const nlohmann::json report = Report();
+    const gate::GateReport report = Report();
     unsigned regressions = 0;
-    for (const auto& v : report.at("verdicts")) {
-      if (!v.at("gating").get<bool>()) continue;
-      EXPECT_EQ(v.at("verdict"), "regression") << v.at("benchmark") << " " << v.at("metric") << ": " << v.at("note");
-      EXPECT_GT(v.at("change").get<double>(), at_least) << v.at("benchmark") << " " << v.at("metric");
+    for (const gate::MetricVerdict& v : report.result.verdicts) {
+      if (!v.gating) continue;
+      EXPECT_EQ(v.verdict, gate::Verdict::kRegression) << v.benchmark << " " << v.metric << ": " << v.note;
+      EXPECT_GT(v.change, at_least) << v.benchmark << " " << v.metric;
       ++regressions;
     }
     EXPECT_GT(regressions, 0u);
   }
 
   void ExpectNoRegression() {
-    const nlohmann::json report = Report();
-    ASSERT_FALSE(report.at("verdicts").empty());
-    for (const auto& v : report.at("verdicts")) {
-      EXPECT_NE(v.at("verdict"), "regression") << v.at("benchmark") << " " << v.at("metric");
-      EXPECT_NE(v.at("verdict"), "missing") << v.at("benchmark") << " " << v.at("metric");
-      EXPECT_NE(v.at("note").get<std::string>().find("paired by round"), std::string::npos) << v.at("note");
+    const gate::GateReport report = Report();
+    ASSERT_FALSE(report.result.verdicts.empty());
+    for (const gate::MetricVerdict& v : report.result.verdicts) {
+      EXPECT_NE(v.verdict, gate::Verdict::kRegression) << v.benchmark << " " << v.metric;
+      EXPECT_NE(v.verdict, gate::Verdict::kMissing) << v.benchmark << " " << v.metric;
+      EXPECT_NE(v.note.find("paired by round"), std::string::npos) << v.note;
     }
   }
 
@@ -113,13 +116,13 @@ class ProgramAbEndToEnd : public ::testing::Test {
   }
 
   // The report's verdict of `metric` (the first, one case a report here).
-  nlohmann::json VerdictOf(const std::string& metric) {
-    const nlohmann::json report = Report();
-    for (const auto& v : report.at("verdicts")) {
-      if (v.at("metric") == metric) return v;
+  gate::MetricVerdict VerdictOf(const std::string& metric) {
+    const gate::GateReport report = Report();
+    for (const gate::MetricVerdict& v : report.result.verdicts) {
+      if (v.metric == metric) return v;
     }
     ADD_FAILURE() << "no verdict of " << metric;
-    return nlohmann::json::object();
+    return {};
   }
 
   std::unique_ptr<TempDir> dir_;
@@ -136,8 +139,9 @@ TEST_F(ProgramAbEndToEnd, CatchesAGoogleBenchmarkBuildThirtyPercentSlower) {
   const CommandResult r = Ab(GbenchCommand("tests/work_bench_0"), GbenchCommand("tests/work_bench_30"));
   ASSERT_EQ(r.exit_code, 1) << r.output;
   ExpectRegressions(0.15);
-  const nlohmann::json report = Report();
-  EXPECT_EQ(report.at("verdicts").at(0).at("benchmark"), "gbench/BM_Work{a0=200000}");
+  const gate::GateReport report = Report();
+  ASSERT_FALSE(report.result.verdicts.empty());
+  EXPECT_EQ(report.result.verdicts.at(0).benchmark, "gbench/BM_Work{a0=200000}");
 }
 
 TEST_F(ProgramAbEndToEnd, PassesAGoogleBenchmarkBuildAgainstItself) {
@@ -179,17 +183,21 @@ TEST_F(ProgramAbEndToEnd, AProgramOfSecondsARunAsksForTheBudgetItNeedsAndAutoTak
                            Bin("tests/spin_0") + " 250000000'";
   CommandResult r = Ab(slow, slow, "4");
   ASSERT_EQ(r.exit_code, 0) << r.output;  // the test's policy passes what it cannot judge
-  nlohmann::json v = Report().at("verdicts").at(0);
-  EXPECT_EQ(v.at("verdict"), "undecided") << v.at("note");
-  EXPECT_NE(v.at("note").get<std::string>().find("Rerun with --case-budget "), std::string::npos) << v.at("note");
+  gate::GateReport report = Report();
+  ASSERT_FALSE(report.result.verdicts.empty());
+  gate::MetricVerdict v = report.result.verdicts.at(0);
+  EXPECT_EQ(v.verdict, gate::Verdict::kUndecided) << v.note;
+  EXPECT_NE(v.note.find("Rerun with --case-budget "), std::string::npos) << v.note;
   EXPECT_NE(r.output.find("1 samples a case a block"), std::string::npos) << r.output;
 
   r = Ab(slow, slow, "auto");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  v = Report().at("verdicts").at(0);
-  const std::string note = v.at("note").get<std::string>();
-  EXPECT_NE(v.at("verdict"), "regression") << note;
-  EXPECT_TRUE(v.at("change_ci").at(0).is_number() && v.at("change_ci").at(1).is_number()) << note;
+  report = Report();
+  ASSERT_FALSE(report.result.verdicts.empty());
+  v = report.result.verdicts.at(0);
+  const std::string note = v.note;
+  EXPECT_NE(v.verdict, gate::Verdict::kRegression) << note;
+  EXPECT_TRUE(std::isfinite(v.change_ci_low) && std::isfinite(v.change_ci_high)) << note;
   EXPECT_EQ(note.find("not judged"), std::string::npos) << note;
   EXPECT_EQ(note.find("Rerun with --case-budget"), std::string::npos) << note;
   std::smatch m;
@@ -266,7 +274,7 @@ TEST_F(ProgramAbEndToEnd, ASideThatWritesNothingIsAnErrorNamingTheSideAndItsComm
   EXPECT_NE(r.output.find("candidate side, round 1: '" + candidate + "' exited with 0 but wrote no result (an empty file)"),
             std::string::npos)
       << r.output;
-  EXPECT_NE(Report().at("summary").get<std::string>().find("Measuring stopped early"), std::string::npos);
+  EXPECT_NE(Report().result.summary.find("Measuring stopped early"), std::string::npos);
 }
 
 TEST_F(ProgramAbEndToEnd, AProgramThatCannotStartIsAnErrorBeforeAnyBlockWithNoVerdict) {
@@ -305,35 +313,35 @@ TEST_F(ProgramAbStoredEndToEnd, BothSidesAreStoredAndTheCoordinatorJudgesThePair
                           "--mode", "ab", "--baseline-run", m[1].str(), "--policy", policy, "--json", json});
   ASSERT_TRUE(gate.ok()) << gate.status();
   EXPECT_EQ(gate->exit_code, 1) << gate->output;
-  auto report = testing::ReadFile(json);
+  auto report = testing::ReadGateReport(json);
   ASSERT_TRUE(report.ok()) << report.status();
-  const nlohmann::json j = nlohmann::json::parse(*report);
   // real_time and cpu_time, and the count stored with each side as a
   // further part of the case.
-  ASSERT_EQ(j.at("verdicts").size(), 3u) << gate->output;
+  ASSERT_EQ(report->result.verdicts.size(), 3u) << gate->output;
   // Each metric as the job judged it (a busy machine may leave real_time
   // too noisy; then it is so in both).
-  auto job = testing::ReadFile(dir_->Join("job.json"));
-  ASSERT_TRUE(job.ok()) << job.status();
-  std::map<std::string, std::string> judged;
-  const nlohmann::json job_report = nlohmann::json::parse(*job);
-  for (const auto& v : job_report.at("verdicts")) {
-    judged[v.at("metric").get<std::string>()] = v.at("verdict").get<std::string>();
-  }
+  auto job_report = testing::ReadGateReport(dir_->Join("job.json"));
+  ASSERT_TRUE(job_report.ok()) << job_report.status();
+  std::map<std::string, gate::Verdict> judged;
+  for (const gate::MetricVerdict& v : job_report->result.verdicts) judged[v.metric] = v.verdict;
   unsigned regressions = 0;
-  for (const auto& v : j.at("verdicts")) {
-    EXPECT_EQ(v.at("benchmark"), "gbench/BM_Work{a0=200000}");
-    EXPECT_EQ(v.at("verdict").get<std::string>(), judged[v.at("metric").get<std::string>()]) << v.dump();
-    regressions += v.at("verdict") == "regression";
-    if (v.at("metric") == "instructions") {
-      EXPECT_EQ(v.at("method"), "count") << v.dump();
-      EXPECT_EQ(v.at("verdict"), "regression") << v.dump();  // 30 % more work, counted
-      EXPECT_EQ(v.at("candidate_samples"), 1) << v.dump();
+  for (const gate::MetricVerdict& v : report->result.verdicts) {
+    const std::string what = v.metric + " (" + gate::ToString(v.verdict) + "): " + v.note;
+    EXPECT_EQ(v.benchmark, "gbench/BM_Work{a0=200000}");
+    const auto job_verdict = judged.find(v.metric);
+    EXPECT_TRUE(job_verdict != judged.end()) << "the job judged no " << what;
+    if (job_verdict != judged.end()) {
+      EXPECT_EQ(v.verdict, job_verdict->second) << what << "; the job: " << gate::ToString(job_verdict->second);
+    }
+    regressions += v.verdict == gate::Verdict::kRegression;
+    if (v.metric == "instructions") {
+      EXPECT_EQ(v.method, gate::Method::kCount) << what;
+      EXPECT_EQ(v.verdict, gate::Verdict::kRegression) << what;  // 30 % more work, counted
+      EXPECT_EQ(v.candidate_samples, 1u) << what;
       continue;
     }
-    EXPECT_EQ(v.at("candidate_samples"), 40) << v.dump();
-    EXPECT_NE(v.at("note").get<std::string>().find("8 processes a side, paired by round"), std::string::npos)
-        << v.dump();
+    EXPECT_EQ(v.candidate_samples, 40u) << what;
+    EXPECT_NE(v.note.find("8 processes a side, paired by round"), std::string::npos) << what;
   }
   EXPECT_GT(regressions, 0u);
   auto shown = RunCommand({Bin("cli/perfgate"), "--coordinator", started->address, "run", m[2].str()});
@@ -363,11 +371,11 @@ TEST_F(ProgramAbEndToEnd, PassesABuildAgainstItselfWithAnotherEnvironmentSize) {
                Gbench("tests/work_bench_0", "PERFGATE_PADDING=" + std::string(3000, 'x')), "--count", "instructions",
                "--count-only"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const nlohmann::json v = VerdictOf("instructions");
-  EXPECT_EQ(v.at("verdict"), "pass") << v.at("note");
-  EXPECT_EQ(v.at("method"), "count");
-  EXPECT_EQ(v.at("unit"), "instr/iter");
-  EXPECT_LT(std::abs(v.at("change").get<double>()), 0.001) << v.at("note");
+  const gate::MetricVerdict v = VerdictOf("instructions");
+  EXPECT_EQ(v.verdict, gate::Verdict::kPass) << v.note;
+  EXPECT_EQ(v.method, gate::Method::kCount);
+  EXPECT_EQ(v.unit, "instr/iter");
+  EXPECT_LT(std::abs(v.change), 0.001) << v.note;
 }
 
 TEST_F(ProgramAbEndToEnd, CatchesOnePercentMoreWorkWithOneProcessASide) {
@@ -375,10 +383,10 @@ TEST_F(ProgramAbEndToEnd, CatchesOnePercentMoreWorkWithOneProcessASide) {
       AgentAb({"--baseline-cmd", Gbench("tests/work_bench_0"), "--candidate-cmd",
                Gbench("tests/work_bench_0", "PERFGATE_WORK_SLOWDOWN=1"), "--count", "instructions", "--count-only"});
   ASSERT_EQ(r.exit_code, 1) << r.output;
-  const nlohmann::json v = VerdictOf("instructions");
-  EXPECT_EQ(v.at("verdict"), "regression") << v.at("note");
-  EXPECT_GT(v.at("change").get<double>(), 0.008);
-  EXPECT_LT(v.at("change").get<double>(), 0.013);
+  const gate::MetricVerdict v = VerdictOf("instructions");
+  EXPECT_EQ(v.verdict, gate::Verdict::kRegression) << v.note;
+  EXPECT_GT(v.change, 0.008);
+  EXPECT_LT(v.change, 0.013);
 }
 
 TEST_F(ProgramAbEndToEnd, ReportsTimeAndCountSideBySideWithWhatTheirAgreementMeans) {
@@ -386,14 +394,14 @@ TEST_F(ProgramAbEndToEnd, ReportsTimeAndCountSideBySideWithWhatTheirAgreementMea
       AgentAb({"--baseline-cmd", Gbench("tests/work_bench_0"), "--candidate-cmd", Gbench("tests/work_bench_30"),
                "--count", "cache", "--rounds", "3", "--block-samples", "3", "--no-confirm"});
   ASSERT_EQ(r.exit_code, 1) << r.output;
-  const nlohmann::json count = VerdictOf("instructions");
-  EXPECT_EQ(count.at("verdict"), "regression");
-  EXPECT_GT(count.at("change").get<double>(), 0.25);
-  EXPECT_EQ(VerdictOf("sim_l1_misses").at("method"), "count");
-  EXPECT_EQ(VerdictOf("sim_branch_mispredicts").at("method"), "count");
-  const nlohmann::json time = VerdictOf("cpu_time");
-  EXPECT_NE(time.at("method"), "count");
-  const std::string note = time.at("note");
+  const gate::MetricVerdict count = VerdictOf("instructions");
+  EXPECT_EQ(count.verdict, gate::Verdict::kRegression);
+  EXPECT_GT(count.change, 0.25);
+  EXPECT_EQ(VerdictOf("sim_l1_misses").method, gate::Method::kCount);
+  EXPECT_EQ(VerdictOf("sim_branch_mispredicts").method, gate::Method::kCount);
+  const gate::MetricVerdict time = VerdictOf("cpu_time");
+  EXPECT_NE(time.method, gate::Method::kCount);
+  const std::string note = time.note;
   // 30 % more work is either decided in three rounds (both witnesses) or
   // not yet on a busy machine (the counts alone): either way the note says
   // what the counts say.
@@ -414,16 +422,16 @@ TEST_F(ProgramAbEndToEnd, CountsPerfgatesOwnHostCaseAlikeOnBothSidesOfOneBuild) 
   for (const std::string& a : OwnCase()) args.push_back(a);
   const CommandResult r = AgentAb(args);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const nlohmann::json v = VerdictOf("instructions");
-  EXPECT_EQ(v.at("benchmark"), "kernels/sgemm{k=32,m=32,n=32,threads=1}");
-  EXPECT_EQ(v.at("verdict"), "pass") << v.at("note");
+  const gate::MetricVerdict v = VerdictOf("instructions");
+  EXPECT_EQ(v.benchmark, "kernels/sgemm{k=32,m=32,n=32,threads=1}");
+  EXPECT_EQ(v.verdict, gate::Verdict::kPass) << v.note;
   // Two processes of one build counted 17 692 and 17 711 instructions an
   // iteration once (+0.107 %): a few tens move with where the process put
   // its buffers. Within the count tolerance, never near it.
-  EXPECT_LT(std::abs(v.at("change").get<double>()), 0.0025) << v.at("note");
+  EXPECT_LT(std::abs(v.change), 0.0025) << v.note;
   // The samples' multiply-adds (16 a vector instruction at most), not the process's millions.
-  EXPECT_GT(v.at("baseline_median").get<double>(), 32 * 32 * 32 / 16);
-  EXPECT_LT(v.at("baseline_median").get<double>(), 1e6);
+  EXPECT_GT(v.baseline_median, 32 * 32 * 32 / 16);
+  EXPECT_LT(v.baseline_median, 1e6);
 }
 
 TEST_F(ProgramAbEndToEnd, CatchesWorkAddedToPerfgatesOwnHostCaseByItsCount) {
@@ -432,7 +440,7 @@ TEST_F(ProgramAbEndToEnd, CatchesWorkAddedToPerfgatesOwnHostCaseByItsCount) {
   for (const std::string& a : OwnCase()) args.push_back(a);
   const CommandResult r = AgentAb(args);
   ASSERT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_EQ(VerdictOf("instructions").at("verdict"), "regression");
+  EXPECT_EQ(VerdictOf("instructions").verdict, gate::Verdict::kRegression);
 }
 
 // The CPU's own counters (--count hw): where the machine exposes them, one
@@ -449,10 +457,10 @@ TEST_F(ProgramAbEndToEnd, CountsOwnHostCaseByHardwareCountersOrSaysWhyNotBeforeM
     return;
   }
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const nlohmann::json v = VerdictOf("hw_instructions");
-  EXPECT_EQ(v.at("verdict"), "pass") << v.at("note");
-  EXPECT_EQ(v.at("method"), "count");
-  EXPECT_GT(v.at("baseline_median").get<double>(), 32 * 32 * 32 / 16);
+  const gate::MetricVerdict v = VerdictOf("hw_instructions");
+  EXPECT_EQ(v.verdict, gate::Verdict::kPass) << v.note;
+  EXPECT_EQ(v.method, gate::Method::kCount);
+  EXPECT_GT(v.baseline_median, 32 * 32 * 32 / 16);
 }
 
 TEST_F(ProgramAbEndToEnd, RefusesHardwareCountsOfAProgramSide) {

@@ -27,7 +27,6 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 #include <regex>
 #include <sstream>
@@ -36,8 +35,10 @@
 #include <vector>
 
 #include "common/exit_codes.h"
+#include "gate/report.h"
 #include "tests/e2e/stored_runs.h"
 #include "tests/support/coordinator.h"
+#include "tests/support/gate_reports.h"
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
 
@@ -147,18 +148,17 @@ class SoakTest : public testing::PostgresDirTest {
                                   run_id, "--baseline-branch", "main", "--policy", policy, "--json", json});
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_TRUE(r->exit_code == kExitPass || r->exit_code == kExitInconclusive) << r->output;
-    auto text = testing::ReadFile(json);
-    ASSERT_TRUE(text.ok()) << text.status() << r->output;
-    const nlohmann::json report = nlohmann::json::parse(*text, nullptr, false);
-    ASSERT_TRUE(report.is_object()) << *text;
-    EXPECT_NE(report.value("outcome", ""), "fail") << r->output;
-    ASSERT_TRUE(report["verdicts"].is_array() && !report["verdicts"].empty()) << *text;
+    auto report = testing::ReadGateReport(json);
+    ASSERT_TRUE(report.ok()) << report.status() << r->output;
+    EXPECT_NE(report->result.outcome, gate::Outcome::kRegression) << r->output;
+    ASSERT_FALSE(report->result.verdicts.empty()) << r->output;
     int passes = 0;
-    for (const auto& v : report["verdicts"]) {
-      EXPECT_TRUE(v.value("gating", false)) << v.dump();
-      EXPECT_GT(v.value("baseline_runs", 0), 0) << v.dump();
-      EXPECT_NE(v.value("verdict", ""), "regression") << v.dump();
-      passes += v.value("verdict", "") == "pass";
+    for (const gate::MetricVerdict& v : report->result.verdicts) {
+      const std::string what = v.benchmark + " " + v.metric + " (" + gate::ToString(v.verdict) + "): " + v.note;
+      EXPECT_TRUE(v.gating) << what;
+      EXPECT_GT(v.baseline_runs, 0u) << what;
+      EXPECT_NE(v.verdict, gate::Verdict::kRegression) << what;
+      passes += v.verdict == gate::Verdict::kPass;
     }
     EXPECT_GT(passes, 0) << r->output;
   }

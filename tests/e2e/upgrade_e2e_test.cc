@@ -11,13 +11,16 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
+#include <optional>
 #include <pqxx/pqxx>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/exit_codes.h"
+#include "gate/report.h"
 #include "tests/support/coordinator.h"
+#include "tests/support/gate_reports.h"
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
 
@@ -92,6 +95,9 @@ int64_t Count(const std::string& conninfo, const std::string& query) {
   return txn.exec1(query)[0].as<int64_t>();
 }
 
+// A gate's exit code and its verdict on kSlowedCase (none when the report has none).
+using GateOutcome = std::pair<int, std::optional<gate::Verdict>>;
+
 class UpgradeTest : public testing::PostgresDirTest {
  protected:
   void SetUp() override {
@@ -103,24 +109,25 @@ class UpgradeTest : public testing::PostgresDirTest {
 
   // Serves `conninfo` and gates the pull-request branch's run against main;
   // the gate's exit code and its verdict on kSlowedCase.
-  std::pair<int, std::string> Gate(const std::string& conninfo, const std::string& branch) {
+  GateOutcome Gate(const std::string& conninfo, const std::string& branch) {
     auto coordinator = testing::StartCoordinator(conninfo, dir_->Join("coordinator-" + branch + ".log"));
     EXPECT_TRUE(coordinator.ok()) << coordinator.status();
-    if (!coordinator.ok()) return {-1, ""};
+    if (!coordinator.ok()) return {-1, std::nullopt};
     const std::string json = dir_->Join("gate-" + branch + ".json");
     auto r = RunCommand({Bin("cli/perfgate"), "--coordinator", coordinator->address, "gate", "--run",
                          RunOfBranch(conninfo, branch), "--baseline-branch", "main", "--policy", policy_, "--json",
                          json});
     EXPECT_TRUE(r.ok()) << r.status();
-    if (!r.ok()) return {-1, ""};
-    std::ifstream in(json);
-    const nlohmann::json report = nlohmann::json::parse(in, nullptr, false);
-    std::string verdict;
-    for (const auto& v : report.is_object() ? report.value("verdicts", nlohmann::json::array())
-                                            : nlohmann::json::array()) {
-      if (v.value("benchmark", "") == kSlowedCase) verdict = v.value("verdict", "");
+    if (!r.ok()) return {-1, std::nullopt};
+    auto report = testing::ReadGateReport(json);
+    std::optional<gate::Verdict> verdict;
+    if (report.ok()) {
+      for (const gate::MetricVerdict& v : report->result.verdicts) {
+        if (v.benchmark == kSlowedCase) verdict = v.verdict;
+      }
     }
-    EXPECT_FALSE(verdict.empty()) << r->output << "\n" << coordinator->process->OutputTail();
+    EXPECT_TRUE(verdict.has_value()) << (report.ok() ? "" : report.status().ToString() + "\n") << r->output << "\n"
+                                     << coordinator->process->OutputTail();
     return {r->exit_code, verdict};
   }
 
@@ -147,8 +154,8 @@ TEST_F(UpgradeTest, HistoryStoredUnderThePreviousSchemaIsMigratedAndGatedAgainst
   EXPECT_EQ(Count(ConnInfo(), "SELECT count(*) FROM runs WHERE branch = 'main' AND status = 'complete'"), 12);
   EXPECT_EQ(Count(ConnInfo(), "SELECT count(*) FROM samples"),
             Count(ConnInfo(), "SELECT sum(sample_count) FROM batches"));
-  EXPECT_EQ(Gate(ConnInfo(), kSlowBranch), std::make_pair(kExitRegression, std::string("regression")));
-  EXPECT_EQ(Gate(ConnInfo(), kCleanBranch), std::make_pair(kExitPass, std::string("pass")));
+  EXPECT_EQ(Gate(ConnInfo(), kSlowBranch), GateOutcome(kExitRegression, gate::Verdict::kRegression));
+  EXPECT_EQ(Gate(ConnInfo(), kCleanBranch), GateOutcome(kExitPass, gate::Verdict::kPass));
 }
 
 TEST_F(UpgradeTest, ABackupRestoredIntoANewServerGatesAsTheOriginal) {
@@ -168,8 +175,8 @@ TEST_F(UpgradeTest, ABackupRestoredIntoANewServerGatesAsTheOriginal) {
     const std::string q = std::string("SELECT count(*) FROM ") + table;
     EXPECT_EQ(Count(restored, q), Count(ConnInfo(), q)) << table;
   }
-  EXPECT_EQ(Gate(restored, kSlowBranch), std::make_pair(kExitRegression, std::string("regression")));
-  EXPECT_EQ(Gate(restored, kCleanBranch), std::make_pair(kExitPass, std::string("pass")));
+  EXPECT_EQ(Gate(restored, kSlowBranch), GateOutcome(kExitRegression, gate::Verdict::kRegression));
+  EXPECT_EQ(Gate(restored, kCleanBranch), GateOutcome(kExitPass, gate::Verdict::kPass));
 }
 
 TEST_F(UpgradeTest, ACoordinatorOlderThanTheSchemaRefusesToStartAndTouchesNothing) {
