@@ -217,7 +217,8 @@ std::map<std::string, std::string> RunEnvironment(client::CoordinatorClient& coo
                                                   const std::string& run_id) {
   auto detail = coordinator.GetRun(run_id);
   if (!detail.ok()) return {};
-  return wire::FromProto(detail->environment().fields());
+  const auto& fields = detail->environment().fields();
+  return {fields.begin(), fields.end()};
 }
 
 int CompareRuns(const CompareOptions& o, std::ostream& out, std::ostream& err) {

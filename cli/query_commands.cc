@@ -3,11 +3,13 @@
 // `fleet` (the outlier nodes of one sweep).
 #include <ctime>
 #include <iostream>
+#include <map>
 #include <string>
 
 #include "absl/strings/str_format.h"
 #include "cli/command_support.h"
 #include "cli/commands.h"
+#include "wire/api_json.h"
 #include "wire/convert.h"
 #include "wire/query_convert.h"
 #include "report/fleet.h"
@@ -56,9 +58,9 @@ int RunCommand(const Config& c) {
   std::cout << "run " << r.run_id() << "\n  branch " << r.branch() << " commit " << r.commit()
             << "\n  sku " << r.sku() << " node " << r.node() << "\n  status "
             << v1::RunStatus_Name(r.status()) << ", " << r.samples() << " samples\n";
-  for (const v1::TextEntry& e : resp->environment().fields()) {
-    std::cout << "  " << e.key() << ": " << e.value() << "\n";
-  }
+  const std::map<std::string, std::string> fields(resp->environment().fields().begin(),
+                                                  resp->environment().fields().end());
+  for (const auto& [key, value] : fields) std::cout << "  " << key << ": " << value << "\n";
   std::cout << absl::StrFormat("\n%-44s %-11s %12s %-8s %7s %5s %4s  %s\n", "benchmark", "metric", "median",
                                "unit", "noise", "n", "thr", "case");
   for (const auto& m : resp->summaries()) {
@@ -84,7 +86,10 @@ int HistoryCommand(const Config& c) {
   auto history = wire::FromProto(*resp);
   if (!history.ok()) return BadAnswer(history.status(), "history");
   std::cout << report::RenderHistory(*history, c.benchmark, c.metric);
-  return WriteFile(c.json_file, report::RenderHistoryJson(*history, c.benchmark, c.metric)) ? 0 : kExitError;
+  // The answer as received: the HTTP API's JSON of the same message (an older coordinator's lacks the names).
+  resp->set_benchmark(c.benchmark);
+  resp->set_metric(c.metric);
+  return WriteFile(c.json_file, wire::ToApiJson(*resp, /*indented=*/true)) ? 0 : kExitError;
 }
 
 int FleetCommand(const Config& c) {
@@ -100,7 +105,9 @@ int FleetCommand(const Config& c) {
   auto fleet = wire::FromProto(*resp);
   if (!fleet.ok()) return BadAnswer(fleet.status(), "fleet");
   std::cout << report::RenderFleet(*fleet, c.sku, c.sweep);
-  if (!WriteFile(c.json_file, report::RenderFleetJson(*fleet, c.sku, c.sweep))) return kExitError;
+  resp->set_sku(c.sku);
+  resp->set_sweep(c.sweep);
+  if (!WriteFile(c.json_file, wire::ToApiJson(*resp, /*indented=*/true))) return kExitError;
   return report::FleetExitCode(*fleet);
 }
 

@@ -12,16 +12,18 @@
 #include "common/row_limits.h"
 #include "common/status_macros.h"
 #include "common/time_text.h"
+#include "coordinator/api_messages.h"
 #include "coordinator/bisection_messages.h"
 #include "coordinator/error_mapping.h"
 #include "coordinator/evaluate.h"
 #include "coordinator/fleet.h"
-#include "coordinator/http_json.h"
 #include "coordinator/http_server.h"
 #include "coordinator/metrics.h"
 #include "coordinator/notification_events.h"
+#include "coordinator/query_messages.h"
 #include "coordinator/regression_messages.h"
 #include "coordinator/report_messages.h"
+#include "nlohmann/json.hpp"
 #include "wire/api_json.h"
 
 namespace perfgate::coordinator {
@@ -40,9 +42,7 @@ void ReplyError(httplib::Response& res, const absl::Status& status, const char* 
   res.set_content(Json{{"error", std::string(status.message())}}.dump(), kJson);
 }
 
-// An answer's text: a resource with a message in proto/ in the API's JSON
-// (wire/api_json.h), the others as their routes build them.
-std::string Text(const Json& body) { return body.dump(); }
+// An answer's text: its message in the API's JSON (wire/api_json.h).
 std::string Text(const google::protobuf::Message& body) { return wire::ToApiJson(body); }
 
 template <typename T>
@@ -82,7 +82,7 @@ absl::StatusOr<uint32_t> Limit(const httplib::Request& req, const RowLimit& rows
   return v;
 }
 
-// `points`: how many points a series is drawn in at most (SeriesJson); 0,
+// `points`: how many points a series is drawn in at most (SeriesMessage); 0,
 // every run its own point, when absent.
 absl::StatusOr<size_t> PointsParam(const httplib::Request& req) {
   const std::string text = Param(req, "points");
@@ -111,56 +111,17 @@ absl::StatusOr<std::string> RunIdParam(const std::string& name, const std::strin
   return value;
 }
 
-// "data_as_of" of a run view: set when a standby serves the reads.
-absl::Status AddDataAsOf(Store& store, Json& view) {
-  auto lag = store.StandbyLag();
-  PERFGATE_RETURN_IF_ERROR(lag);
-  view["data_as_of"] = DataAsOfJson(*lag);
-  return absl::OkStatus();
+absl::StatusOr<v1::ListRunsResponse> Runs(Store& store, const httplib::Request& req) {
+  PERFGATE_ASSIGN_OR_RETURN(const uint32_t limit, Limit(req, kRunRows));
+  return RunsAnswer(store, Param(req, "branch"), Param(req, "sku"), limit);
 }
 
-absl::StatusOr<Json> Runs(Store& store, const httplib::Request& req) {
-  auto limit = Limit(req, kRunRows);
-  PERFGATE_RETURN_IF_ERROR(limit);
-  auto runs = store.ListRuns(Param(req, "branch"), Param(req, "sku"), *limit);
-  PERFGATE_RETURN_IF_ERROR(runs);
-  std::vector<std::string> ids;
-  for (const RunRecord& r : *runs) ids.push_back(r.meta.run_id);
-  auto verdicts = store.GateVerdicts(ids);
-  PERFGATE_RETURN_IF_ERROR(verdicts);
-  Json out = Json::array();
-  for (const RunRecord& r : *runs) {
-    Json j = ToJson(r);
-    auto it = verdicts->find(r.meta.run_id);
-    j["verdict"] = it == verdicts->end() ? Json(nullptr) : ToJson(it->second.front());
-    out.push_back(std::move(j));
-  }
-  Json view{{"runs", out}};
-  PERFGATE_RETURN_IF_ERROR(AddDataAsOf(store, view));
-  return view;
+absl::StatusOr<v1::RunDetail> Run(Store& store, const httplib::Request& req) {
+  PERFGATE_ASSIGN_OR_RETURN(const std::string id, RunIdParam("run", req.matches[1]));
+  return RunAnswer(store, id);
 }
 
-absl::StatusOr<Json> Run(Store& store, const httplib::Request& req) {
-  auto id = RunIdParam("run", req.matches[1]);
-  PERFGATE_RETURN_IF_ERROR(id);
-  auto run = store.GetRun(*id);
-  PERFGATE_RETURN_IF_ERROR(run);
-  auto sums = store.GetSummaries(*id);
-  PERFGATE_RETURN_IF_ERROR(sums);
-  auto verdicts = store.GateVerdicts({run->meta.run_id});
-  PERFGATE_RETURN_IF_ERROR(verdicts);
-  Json j = ToJson(*run);
-  j["environment"] = {{"sku", run->meta.environment.sku}, {"hash", run->meta.environment.Hash()},
-                      {"fields", run->meta.environment.fields}};
-  j["summaries"] = Json::array();
-  for (const MetricSummary& s : *sums) j["summaries"].push_back(ToJson(s));
-  j["reports"] = Json::array();
-  for (const Verdict& v : (*verdicts)[run->meta.run_id]) j["reports"].push_back(ToJson(v));
-  PERFGATE_RETURN_IF_ERROR(AddDataAsOf(store, j));
-  return j;
-}
-
-absl::StatusOr<Json> SeriesRoute(Store& store, const httplib::Request& req) {
+absl::StatusOr<v1::SeriesResponse> SeriesRoute(Store& store, const httplib::Request& req) {
   auto limit = Limit(req, kSeriesPointRows);
   PERFGATE_RETURN_IF_ERROR(limit);
   auto points = PointsParam(req);
@@ -182,36 +143,16 @@ absl::StatusOr<Json> SeriesRoute(Store& store, const httplib::Request& req) {
   for (Regression& r : *listed) {
     if (r.metric == q.metric) regressions.push_back(std::move(r));
   }
-  return SeriesJson(*series, regressions, *points);
+  return SeriesMessage(*series, regressions, *points);
 }
 
-absl::StatusOr<Json> Compare(Store& store, const httplib::Request& req) {
-  auto base_id = RunIdParam("base", Param(req, "base"));
-  PERFGATE_RETURN_IF_ERROR(base_id);
-  auto cand_id = RunIdParam("cand", Param(req, "cand"));
-  PERFGATE_RETURN_IF_ERROR(cand_id);
-  auto base = store.GetRun(*base_id);
-  PERFGATE_RETURN_IF_ERROR(base);
-  auto cand = store.GetRun(*cand_id);
-  PERFGATE_RETURN_IF_ERROR(cand);
-  // Each run's summaries are read once: the rows show them, the estimate
-  // judges them.
-  auto base_data = LoadRunData(store, *base);
-  PERFGATE_RETURN_IF_ERROR(base_data);
-  auto cand_data = LoadRunData(store, *cand);
-  PERFGATE_RETURN_IF_ERROR(cand_data);
-  auto summaries = [](const gate::RunData& d) {
-    std::vector<MetricSummary> out;
-    for (const gate::MetricData& m : d.metrics) out.push_back(m.summary);
-    return out;
-  };
-  const std::vector<MetricSummary> base_sums = summaries(*base_data), cand_sums = summaries(*cand_data);
-  const std::vector<gate::MetricVerdict> changes =
-      EstimateChanges(*std::move(base_data), *std::move(cand_data), cand->meta.environment.sku);
-  return CompareJson(*base, base_sums, *cand, cand_sums, changes);
+absl::StatusOr<v1::CompareResponse> Compare(Store& store, const httplib::Request& req) {
+  PERFGATE_ASSIGN_OR_RETURN(const std::string base, RunIdParam("base", Param(req, "base")));
+  PERFGATE_ASSIGN_OR_RETURN(const std::string cand, RunIdParam("cand", Param(req, "cand")));
+  return CompareAnswer(store, base, cand);
 }
 
-absl::StatusOr<Json> Fleet(Store& store, const httplib::Request& req) {
+absl::StatusOr<v1::FleetResponse> Fleet(Store& store, const httplib::Request& req) {
   const std::string sku = Param(req, "sku"), sweep = Param(req, "sweep");
   if (sku.empty()) return absl::InvalidArgumentError("sku: must not be empty");
   if (sweep.empty()) return absl::InvalidArgumentError("sweep: must not be empty");
@@ -223,24 +164,13 @@ absl::StatusOr<Json> Fleet(Store& store, const httplib::Request& req) {
   }
   options.benchmark_glob = Param(req, "benchmark");
   options.metric = Param(req, "metric");
-  auto fleet = LoadFleet(store, sku, sweep);
-  PERFGATE_RETURN_IF_ERROR(fleet);
-  Json j = ToJson(gate::FindFleetOutliers(*fleet, options));
-  j["sku"] = sku;
-  j["sweep"] = sweep;
-  j["runs"] = Json::array();
-  for (const gate::FleetRun& r : *fleet) {
-    j["runs"].push_back({{"node", r.node}, {"run_id", r.run_id}, {"fields", r.fields}});
-  }
-  return j;
+  return FleetAnswer(store, sku, sweep, options);
 }
 
-absl::StatusOr<Json> Sweeps(Store& store, const httplib::Request& req) {
+absl::StatusOr<v1::ListSweepsResponse> Sweeps(Store& store, const httplib::Request& req) {
   auto sweeps = store.ListSweeps(Param(req, "sku"));
   PERFGATE_RETURN_IF_ERROR(sweeps);
-  Json out = Json::array();
-  for (const Sweep& s : *sweeps) out.push_back(ToJson(s));
-  return Json{{"sweeps", out}};
+  return ToMessage(*sweeps);
 }
 
 absl::StatusOr<v1::ListRegressionsResponse> Regressions(Store& store, const httplib::Request& req) {
@@ -347,11 +277,11 @@ void RegisterApi(httplib::Server& server, ApiStores stores, const Authenticator&
   Get(server, auth, R"(/api/v1/runs/([^/]+))", "http run", [s](const httplib::Request& r) { return Run(*s, r); });
   Get(server, auth, "/api/v1/series", "http series",
       [s](const httplib::Request& r) { return SeriesRoute(*s, r); });
-  Get(server, auth, "/api/v1/catalog", "http catalog", [s](const httplib::Request&) -> absl::StatusOr<Json> {
-    auto c = s->GetCatalog();
-    PERFGATE_RETURN_IF_ERROR(c);
-    return ToJson(*c);
-  });
+  Get(server, auth, "/api/v1/catalog", "http catalog",
+      [s](const httplib::Request&) -> absl::StatusOr<v1::CatalogResponse> {
+        PERFGATE_ASSIGN_OR_RETURN(const store::Catalog c, s->GetCatalog());
+        return ToMessage(c);
+      });
   Get(server, auth, "/api/v1/compare", "http compare", [s](const httplib::Request& r) { return Compare(*s, r); });
   Get(server, auth, "/api/v1/sweeps", "http sweeps", [s](const httplib::Request& r) { return Sweeps(*s, r); });
   Get(server, auth, "/api/v1/fleet", "http fleet", [s](const httplib::Request& r) { return Fleet(*s, r); });
@@ -360,7 +290,7 @@ void RegisterApi(httplib::Server& server, ApiStores stores, const Authenticator&
   Get(server, auth, R"(/api/v1/regressions/([^/]+))", "http regression",
       [s](const httplib::Request& r) { return OneRegression(*s, r); });
   Get(server, auth, "/api/v1/notifications/outbox", "http outbox",
-      [w](const httplib::Request& r) -> absl::StatusOr<Json> {
+      [w](const httplib::Request& r) -> absl::StatusOr<v1::ListOutboxResponse> {
         auto limit = Limit(r, kDeliveryRows);
         PERFGATE_RETURN_IF_ERROR(limit);
         store::OutboxFilter filter{Param(r, "endpoint"), std::nullopt, *limit};
@@ -373,9 +303,7 @@ void RegisterApi(httplib::Server& server, ApiStores stores, const Authenticator&
         }
         auto entries = w->ListOutbox(filter);
         PERFGATE_RETURN_IF_ERROR(entries);
-        Json out = Json::array();
-        for (const store::OutboxEntry& e : *entries) out.push_back(ToJson(e));
-        return Json{{"outbox", out}};
+        return ToMessage(*entries);
       });
   // A stored gate report, in the API's JSON as `perfgate gate --json` writes it.
   Get(server, auth, R"(/api/v1/reports/([^/]+))", "http report",

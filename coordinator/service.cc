@@ -12,9 +12,9 @@
 #include "common/row_limits.h"
 #include "common/status_macros.h"
 #include "coordinator/evaluate.h"
-#include "coordinator/fleet.h"
 #include "coordinator/metrics.h"
 #include "coordinator/notification_events.h"
+#include "coordinator/query_messages.h"
 #include "coordinator/report_messages.h"
 #include "gate/fleet.h"
 #include "gate/history_changes.h"
@@ -34,23 +34,6 @@ grpc::Status Invalid(const std::string& message) {
 // gRPC clients refuse replies over 4 MiB unless told otherwise; a list stops
 // short of it, every field of every entry counted.
 constexpr size_t kMaxReplyBytes = (4 << 20) - (64 << 10);
-
-void ToProto(const RunRecord& r, v1::RunInfo* out) {
-  out->set_run_id(r.meta.run_id);
-  out->set_agent_name(r.meta.agent_name);
-  out->set_sku(r.meta.environment.sku);
-  out->set_repo(r.meta.repo);
-  out->set_branch(r.meta.branch);
-  out->set_commit(r.meta.commit);
-  out->set_trigger(wire::ToProto(r.meta.trigger));
-  out->set_node(r.meta.node);
-  out->set_status(wire::ToProto(r.status));
-  wire::ToProto(r.meta.started_at, out->mutable_started_at());
-  if (r.finished_at) wire::ToProto(*r.finished_at, out->mutable_finished_at());
-  out->set_samples(r.samples);
-  for (const auto& [k, v] : r.meta.details) (*out->mutable_details())[k] = v;
-  for (const std::string& reason : r.invalid_reasons) out->add_invalid_reasons(reason);
-}
 
 }  // namespace
 
@@ -216,12 +199,11 @@ grpc::Status QueryService::ListRuns(grpc::ServerContext* ctx, const v1::ListRuns
   if (auto s = wire::ValidateListRuns(*req); !s.ok()) return ToGrpc(s, "ListRuns");
   auto limit = RowsFor(kRunRows, req->limit());
   if (!limit.ok()) return ToGrpc(limit.status(), "ListRuns");
-  auto runs = store_.ListRuns(req->branch(), req->sku(), *limit);
-  if (!runs.ok()) return ToGrpc(runs.status(), "ListRuns");
+  auto answer = RunsAnswer(store_, req->branch(), req->sku(), *limit);
+  if (!answer.ok()) return ToGrpc(answer.status(), "ListRuns");
+  if (answer->has_data_as_of()) *resp->mutable_data_as_of() = answer->data_as_of();
   size_t bytes = 0;
-  for (const RunRecord& r : *runs) {
-    v1::RunInfo info;
-    ToProto(r, &info);
+  for (v1::RunInfo& info : *answer->mutable_runs()) {
     const size_t size = info.ByteSizeLong();
     // The entry's tag and length prefix too.
     bytes += 1 + google::protobuf::io::CodedOutputStream::VarintSize64(size) + size;
@@ -239,29 +221,9 @@ grpc::Status QueryService::GetRun(grpc::ServerContext* ctx, const v1::GetRunRequ
   PERFGATE_RETURN_IF_ERROR(auth_.CheckRead(ctx));
   if (auto s = wire::ValidateGetRun(*req); !s.ok()) return ToGrpc(s, "GetRun");
   if (!IsUuid(req->run_id())) return Invalid("run_id: '" + req->run_id() + "' is not a UUID");
-  auto run = store_.GetRun(req->run_id());
-  if (!run.ok()) return ToGrpc(run.status(), "GetRun");
-  ToProto(*run, resp->mutable_run());
-  wire::ToProto(run->meta.environment, resp->mutable_environment());
-  auto sums = store_.GetSummaries(req->run_id());
-  if (!sums.ok()) return ToGrpc(sums.status(), "GetRun");
-  for (const MetricSummary& m : *sums) {
-    v1::MetricSummary* out = resp->add_summaries();
-    out->set_benchmark(m.benchmark);
-    out->set_metric(m.metric);
-    out->set_unit(m.unit);
-    out->set_direction(wire::ToProto(m.direction));
-    out->set_n(m.n);
-    out->set_n_throttled(m.n_throttled);
-    out->set_median(m.median);
-    out->set_mean(m.mean);
-    out->set_stdev(m.stdev);
-    out->set_min(m.min);
-    out->set_max(m.max);
-    out->set_noise(m.noise);
-    out->set_status(wire::ToProto(m.status));
-    out->set_reason(m.reason);
-  }
+  auto answer = RunAnswer(store_, req->run_id());
+  if (!answer.ok()) return ToGrpc(answer.status(), "GetRun");
+  *resp = *std::move(answer);
   return grpc::Status::OK;
 }
 
@@ -284,6 +246,8 @@ grpc::Status QueryService::History(grpc::ServerContext* ctx, const v1::HistoryRe
   history.changes = gate::FindHistoryChanges(*series);
   history.series = *std::move(series);
   wire::ToProto(history, resp);
+  resp->set_benchmark(req->benchmark());
+  resp->set_metric(req->metric());
   return grpc::Status::OK;
 }
 
@@ -300,9 +264,9 @@ grpc::Status QueryService::Fleet(grpc::ServerContext* ctx, const v1::FleetReques
   if (!(options.k > 0) || !std::isfinite(options.k)) return Invalid("k: must be a positive number of MADs");
   options.benchmark_glob = req->benchmark();
   options.metric = req->metric();
-  auto fleet = LoadFleet(store_, req->sku(), req->sweep());
-  if (!fleet.ok()) return ToGrpc(fleet.status(), "Fleet");
-  wire::ToProto(gate::FindFleetOutliers(*fleet, options), resp);
+  auto answer = FleetAnswer(store_, req->sku(), req->sweep(), options);
+  if (!answer.ok()) return ToGrpc(answer.status(), "Fleet");
+  *resp = *std::move(answer);
   return grpc::Status::OK;
 }
 

@@ -1,11 +1,9 @@
 #include "report/fleet.h"
 
 #include <cmath>
-#include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "common/json_number.h"
 
 namespace perfgate::report {
 namespace {
@@ -55,36 +53,6 @@ std::string RenderFleet(const gate::FleetReport& fleet, const std::string& sku, 
                                           n.run_id));
   }
   return out;
-}
-
-std::string RenderFleetJson(const gate::FleetReport& fleet, const std::string& sku, const std::string& sweep) {
-  nlohmann::json outliers = nlohmann::json::array();
-  for (const gate::FleetOutlier& o : fleet.outliers) {
-    nlohmann::json fields = nlohmann::json::array();
-    for (const gate::FieldDifference& d : o.differing_fields) {
-      fields.push_back({{"name", d.name}, {"node_value", d.node_value}, {"majority_value", d.majority_value}});
-    }
-    outliers.push_back({{"node", o.node},
-                        {"run_id", o.run_id},
-                        {"benchmark", o.benchmark},
-                        {"metric", o.metric},
-                        {"unit", o.unit},
-                        {"direction", perfgate::ToString(o.direction)},
-                        {"node_median", NumberOrNull(o.node_median)},
-                        {"fleet_median", NumberOrNull(o.fleet_median)},
-                        {"mad", NumberOrNull(o.mad)},
-                        {"deviation", NumberOrNull(o.deviation)},
-                        {"side", gate::ToString(o.side)},
-                        {"nodes", o.nodes},
-                        {"differing_fields", fields}});
-  }
-  nlohmann::json nodes = nlohmann::json::array();
-  for (const gate::FleetNode& n : fleet.node_summary) {
-    nodes.push_back({{"node", n.node}, {"run_id", n.run_id}, {"worse", n.worse}, {"better", n.better}});
-  }
-  const nlohmann::json root = {{"sku", sku},       {"sweep", sweep},       {"k", NumberOrNull(fleet.k)},
-                               {"nodes", fleet.nodes}, {"outliers", outliers}, {"node_summary", nodes}};
-  return root.dump(2) + "\n";
 }
 
 int FleetExitCode(const gate::FleetReport& fleet) { return fleet.AnyWorse() ? 1 : 0; }

@@ -14,9 +14,6 @@ namespace perfgate::report {
 /// line per node with its outlier counts. Ends with a newline.
 std::string RenderFleet(const gate::FleetReport& fleet, const std::string& sku, const std::string& sweep);
 
-/// The same as a pretty-printed JSON object; NaN and infinite numbers as null.
-std::string RenderFleetJson(const gate::FleetReport& fleet, const std::string& sku, const std::string& sweep);
-
 /// The command's exit status for a comparison: 1 when some node is an
 /// outlier on the worse side, else 0.
 int FleetExitCode(const gate::FleetReport& fleet);

@@ -3,11 +3,9 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
-#include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "common/json_number.h"
 
 namespace perfgate::report {
 namespace {
@@ -64,40 +62,6 @@ std::string RenderHistory(const HistoryReport& history, const std::string& bench
                     absl::StrFormat(", p %.3g\n", c.p_value));
   }
   return out;
-}
-
-std::string RenderHistoryJson(const HistoryReport& history, const std::string& benchmark,
-                              const std::string& metric) {
-  const HistorySeries& series = history.series;
-  nlohmann::json points = nlohmann::json::array();
-  for (const HistoryPoint& p : series.points) {
-    points.push_back({{"run_id", p.run_id},
-                      {"commit", p.commit},
-                      {"branch", p.branch},
-                      {"node", p.node},
-                      {"finished_at", Time(p.finished_at, "%Y-%m-%dT%H:%M:%SZ")},
-                      {"median", NumberOrNull(p.median)},
-                      {"n", p.n}});
-  }
-  nlohmann::json changes = nlohmann::json::array();
-  for (const HistoryChange& c : history.changes) {
-    const bool known = c.index < series.points.size();
-    changes.push_back({{"index", c.index},
-                       {"commit", known ? series.points[c.index].commit : std::string()},
-                       {"run_id", known ? series.points[c.index].run_id : std::string()},
-                       {"median_before", NumberOrNull(c.median_before)},
-                       {"median_after", NumberOrNull(c.median_after)},
-                       {"change", NumberOrNull(c.change)},
-                       {"statistic", NumberOrNull(c.statistic)},
-                       {"p_value", NumberOrNull(c.p_value)}});
-  }
-  const nlohmann::json root = {{"benchmark", benchmark},
-                               {"metric", metric},
-                               {"unit", series.unit},
-                               {"direction", perfgate::ToString(series.direction)},
-                               {"points", points},
-                               {"change_points", changes}};
-  return root.dump(2) + "\n";
 }
 
 }  // namespace perfgate::report

@@ -1,5 +1,5 @@
 // `perfgate history`: a metric's series of run medians and the change points
-// found in it, for a terminal or as JSON for a program.
+// found in it, for a terminal (`--json` writes the answer, v1::HistoryResponse).
 #pragma once
 
 #include <string>
@@ -14,10 +14,5 @@ namespace perfgate::report {
 /// Ends with a newline.
 std::string RenderHistory(const HistoryReport& history, const std::string& benchmark,
                           const std::string& metric);
-
-/// The series and its change points as a pretty-printed JSON object; times as
-/// UTC "YYYY-MM-DDTHH:MM:SSZ", NaN and infinite numbers as null.
-std::string RenderHistoryJson(const HistoryReport& history, const std::string& benchmark,
-                              const std::string& metric);
 
 }  // namespace perfgate::report

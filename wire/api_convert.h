@@ -33,6 +33,11 @@ template <typename Set>
 void SetMeasured(double v, Set set) {
   if (std::isfinite(v)) set(v);
 }
+/// The same for the setter of field `set` of `m`: SetMeasured(v, &v1::CompareRow::set_change, &row).
+template <typename Message>
+void SetMeasured(double v, void (Message::*set)(double), Message* m) {
+  if (std::isfinite(v)) (m->*set)(v);
+}
 
 /// A change's interval; nullopt when either end is not finite (not measured).
 std::optional<v1::ChangeInterval> IntervalOf(double low, double high);

@@ -91,6 +91,28 @@ absl::StatusOr<HistoryReport> FromProto(const v1::HistoryResponse& history) {
   return out;
 }
 
+void ToProto(const MetricSummary& m, v1::MetricSummary* out) {
+  out->set_benchmark(m.benchmark);
+  out->set_metric(m.metric);
+  out->set_unit(m.unit);
+  out->set_direction(ToProto(m.direction));
+  out->set_n(m.n);
+  out->set_n_throttled(m.n_throttled);
+  out->set_median(m.median);
+  out->set_mean(m.mean);
+  out->set_stdev(m.stdev);
+  out->set_min(m.min);
+  out->set_max(m.max);
+  out->set_noise(m.noise);
+  out->set_status(ToProto(m.status));
+  out->set_reason(m.reason);
+  out->set_mad(m.mad);
+  out->set_p5(m.p5);
+  out->set_p95(m.p95);
+  out->set_median_ci_low(m.median_ci_low);
+  out->set_median_ci_high(m.median_ci_high);
+}
+
 void ToProto(const gate::FleetReport& fleet, v1::FleetResponse* out) {
   out->set_nodes(fleet.nodes);
   out->set_k(fleet.k);

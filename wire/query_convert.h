@@ -6,6 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/history.h"
+#include "common/run_types.h"
 #include "gate/fleet.h"
 #include "perfgate/v1/query.pb.h"
 
@@ -19,6 +20,10 @@ void ToProto(const HistoryReport& history, v1::HistoryResponse* out);
 /// lower-is-better, or a change point whose index is not a point of the
 /// series, is an error naming the field.
 absl::StatusOr<HistoryReport> FromProto(const v1::HistoryResponse& history);
+
+/// Fills every field of `out` from one metric's summary of a run (a
+/// statistic of no sample is NaN).
+void ToProto(const MetricSummary& summary, v1::MetricSummary* out);
 
 /// Fills `out` from `fleet`.
 void ToProto(const gate::FleetReport& fleet, v1::FleetResponse* out);

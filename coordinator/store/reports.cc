@@ -49,6 +49,19 @@ absl::StatusOr<std::string> ReportRepository::GetGateReport(int64_t report_id) {
       });
 }
 
+namespace {
+
+// The outcome column holds gate::ToString's names (SaveGateReport); a name
+// of no outcome, which no release wrote, reads as inconclusive.
+gate::Outcome OutcomeOfColumn(const std::string& name) {
+  for (gate::Outcome o : {gate::Outcome::kPass, gate::Outcome::kRegression}) {
+    if (name == gate::ToString(o)) return o;
+  }
+  return gate::Outcome::kInconclusive;
+}
+
+}  // namespace
+
 absl::StatusOr<std::map<std::string, std::vector<Verdict>>> ReportRepository::GateVerdicts(
     const std::vector<std::string>& run_ids) {
   std::map<std::string, std::vector<Verdict>> out;
@@ -63,7 +76,7 @@ absl::StatusOr<std::map<std::string, std::vector<Verdict>>> ReportRepository::Ga
              Json(run_ids).dump())) {
       Verdict v;
       v.report_id = row[1].as<int64_t>();
-      v.outcome = row[2].as<std::string>();
+      v.outcome = OutcomeOfColumn(row[2].as<std::string>());
       v.baseline_branch = row[3].as<std::string>();
       v.created_at = FromMicros(row[4].as<int64_t>());
       out[row[0].as<std::string>()].push_back(std::move(v));

@@ -18,7 +18,7 @@ namespace perfgate::coordinator::store {
 /// A gate report of a run, without its body.
 struct Verdict {
   int64_t report_id = 0;
-  std::string outcome;
+  gate::Outcome outcome = gate::Outcome::kPass;
   std::string baseline_branch;
   TimePoint created_at{};
 };

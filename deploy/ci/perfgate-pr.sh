@@ -63,7 +63,7 @@ gate() {
 run=$(measure "$@") || exit 2
 rc=0
 gate "$run" "$out/summary-first.md" || rc=$?
-if [[ $rc -eq 3 ]] && grep -q '"verdict": "unconfirmed"' "$out/report.json"; then
+if [[ $rc -eq 3 ]] && grep -q '"VERDICT_UNCONFIRMED"' "$out/report.json"; then
   echo "perfgate-pr: a regression is unconfirmed; measuring this commit once more" >&2
   run=$(measure "$@") || exit 2
   rc=0

@@ -1,13 +1,14 @@
 // A long series drawn in a bounded number of points (coordinator/series.h,
-// the HTTP API's `points`): groups of consecutive runs, each change point
-// the first run of its group, nothing counted twice or lost.
+// the HTTP API's `points`, as api_messages.h answers it): groups of
+// consecutive runs, each change point the first run of its group, nothing
+// counted twice or lost.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 #include <vector>
 
-#include "coordinator/http_json.h"
+#include "coordinator/api_messages.h"
 #include "coordinator/series.h"
 
 namespace perfgate::coordinator {
@@ -69,52 +70,62 @@ Series LongSeries(size_t runs, size_t shift) {
   return s;
 }
 
-TEST(SeriesJson, ALongSeriesIsDrawnInGroupsThatKeepItsChangeAndItsSums) {
+TEST(SeriesMessage, ALongSeriesIsDrawnInGroupsThatKeepItsChangeAndItsSums) {
   const Series series = LongSeries(10000, 6001);
-  const nlohmann::json j = SeriesJson(series, {}, 1000);
-  EXPECT_EQ(j["runs"], 10000);
-  const nlohmann::json& points = j["points"];
-  ASSERT_LE(points.size(), 1001u);
-  ASSERT_GE(points.size(), 990u);
+  const v1::SeriesResponse m = SeriesMessage(series, {}, 1000);
+  EXPECT_EQ(m.runs(), 10000u);
+  const auto& points = m.points();
+  ASSERT_LE(points.size(), 1001);
+  ASSERT_GE(points.size(), 990);
   size_t runs = 0, samples = 0, throttled = 0;
-  for (const nlohmann::json& p : points) {
-    runs += p["runs"].get<size_t>();
-    samples += p["n"].get<size_t>();
-    throttled += p["n_throttled"].get<size_t>();
+  for (const v1::SeriesPoint& p : points) {
+    runs += p.runs();
+    samples += p.n();
+    throttled += p.n_throttled();
   }
   EXPECT_EQ(runs, 10000u);
   EXPECT_EQ(samples, 100000u);
   EXPECT_EQ(throttled, 100u);
   // The group holding the invalid run stays valid, its median that of its
   // valid runs; its band the widest of theirs.
-  size_t with_20 = 0;
-  for (size_t seen = points[0]["runs"].get<size_t>(); seen <= 20; seen += points[with_20]["runs"].get<size_t>()) {
-    ++with_20;
-  }
-  const nlohmann::json& group = points[with_20];
-  EXPECT_GT(group["runs"].get<size_t>(), 1u);
-  EXPECT_TRUE(group["invalid_reasons"].empty());
-  EXPECT_LT(group["median"].get<double>(), 101.0);
-  EXPECT_NEAR(group["p5"].get<double>(), 98.0, 1e-9);
+  int with_20 = 0;
+  for (size_t seen = points[0].runs(); seen <= 20; seen += points[with_20].runs()) ++with_20;
+  const v1::SeriesPoint& group = points[with_20];
+  EXPECT_GT(group.runs(), 1u);
+  EXPECT_TRUE(group.invalid_reasons().empty());
+  EXPECT_LT(group.median(), 101.0);
+  EXPECT_NEAR(group.p5(), 98.0, 1e-9);
   // The change is found at its run, and that run begins a point.
-  ASSERT_EQ(j["changes"].size(), 1u);
-  const nlohmann::json& change = j["changes"][0];
-  EXPECT_EQ(change["commit"], "c6001");
-  const nlohmann::json& at = points[change["index"].get<size_t>()];
-  EXPECT_EQ(at["first_commit"], "c6001");
-  EXPECT_GT(at["median"].get<double>(), 103.9);
-  EXPECT_LT(points[change["index"].get<size_t>() - 1]["median"].get<double>(), 100.1);
+  ASSERT_EQ(m.changes_size(), 1);
+  const v1::SeriesChange& change = m.changes(0);
+  EXPECT_EQ(change.commit(), "c6001");
+  const v1::SeriesPoint& at = points[static_cast<int>(change.index())];
+  EXPECT_EQ(at.first_commit(), "c6001");
+  EXPECT_GT(at.median(), 103.9);
+  EXPECT_LT(points[static_cast<int>(change.index()) - 1].median(), 100.1);
 }
 
-TEST(SeriesJson, WithoutALimitEveryRunIsItsOwnPoint) {
+TEST(SeriesMessage, WithoutALimitEveryRunIsItsOwnPoint) {
   const Series series = LongSeries(300, 150);
-  const nlohmann::json j = SeriesJson(series, {});
-  ASSERT_EQ(j["points"].size(), 300u);
-  EXPECT_EQ(j["points"][20]["median"], 500.0);
-  EXPECT_EQ(j["points"][20]["invalid_reasons"][0], "clocks throttled");
-  EXPECT_EQ(j["points"][20]["runs"], 1);
-  ASSERT_EQ(j["changes"].size(), 1u);
-  EXPECT_EQ(j["changes"][0]["index"], 150);
+  const v1::SeriesResponse m = SeriesMessage(series, {});
+  ASSERT_EQ(m.points_size(), 300);
+  EXPECT_EQ(m.points(20).median(), 500.0);
+  EXPECT_EQ(m.points(20).invalid_reasons(0), "clocks throttled");
+  EXPECT_EQ(m.points(20).runs(), 1u);
+  EXPECT_EQ(m.points(20).t().seconds(), 1020);
+  ASSERT_EQ(m.changes_size(), 1);
+  EXPECT_EQ(m.changes(0).index(), 150u);
+}
+
+TEST(SeriesMessage, AValueNotMeasuredIsAbsentNotNaN) {
+  Series series = LongSeries(30, 15);
+  series.points[3].p5 = std::nan("");  // a run closed before p5 was stored
+  series.points[3].p95 = std::nan("");
+  const v1::SeriesResponse m = SeriesMessage(series, {});
+  EXPECT_FALSE(m.points(3).has_p5());
+  EXPECT_FALSE(m.points(3).has_p95());
+  EXPECT_TRUE(m.points(3).has_median());
+  EXPECT_TRUE(m.points(4).has_p5());
 }
 
 }  // namespace

@@ -50,7 +50,14 @@ TEST_F(ServiceTest, ABatchIsAcknowledgedAndAResendIsAcknowledgedAsDuplicate) {
   ASSERT_TRUE(query_->GetRun(Context().get(), get, &detail).ok());
   ASSERT_EQ(detail.summaries_size(), 1);
   EXPECT_EQ(detail.summaries(0).median(), 2.0);
+  // Every statistic the store keeps, as the HTTP API answers the same message.
+  EXPECT_DOUBLE_EQ(detail.summaries(0).p5(), 1.1);
+  EXPECT_DOUBLE_EQ(detail.summaries(0).p95(), 2.9);
+  EXPECT_DOUBLE_EQ(detail.summaries(0).mad(), 1.0);
+  EXPECT_LE(detail.summaries(0).median_ci_low(), 2.0);
   EXPECT_EQ(detail.run().status(), v1::RUN_COMPLETE);
+  EXPECT_EQ(detail.reports_size(), 0);  // never gated
+  EXPECT_FALSE(detail.has_data_as_of());  // the primary answered
 }
 
 TEST_F(ServiceTest, DetailsAndInvalidReasonsTravelFromOpenAndCloseToGetRun) {
@@ -95,6 +102,9 @@ TEST_F(ServiceTest, DetailsAndInvalidReasonsTravelFromOpenAndCloseToGetRun) {
   EXPECT_EQ(detail.run().details().size(), 2u);
   EXPECT_EQ(detail.run().details().at("gpu0.serial"), "1654922001234");
   EXPECT_EQ(detail.run().details().at("slurm_array_task_id"), "7");
+  EXPECT_EQ(detail.environment().sku(), "h100-sxm5-80gb");
+  EXPECT_EQ(detail.environment().fields().at("nvidia_driver"), "570.124.06");
+  EXPECT_EQ(detail.environment().hash(), meta.environment.Hash());
 }
 
 TEST_F(ServiceTest, ANaNSampleIsRefusedNamingTheFieldAndNothingIsStored) {

@@ -27,6 +27,9 @@
 #include "tests/support/processes.h"
 #include "tests/support/raw_http.h"
 #include "tests/support/tls.h"
+#include "perfgate/v1/api.pb.h"
+#include "perfgate/v1/query.pb.h"
+#include "wire/api_json.h"
 
 namespace perfgate {
 namespace {
@@ -176,7 +179,11 @@ TEST_F(HttpSecurityEndToEnd, RoutesNeedTheRoleTheyReadOrWriteWithAndReadsUseTheR
   // Reads with role read (and gate), through the read-only database role.
   auto runs = Get("/api/v1/runs", "Bearer " + Token(reader));
   ASSERT_EQ(runs->status, 200) << runs->body;
-  EXPECT_EQ(Json::parse(runs->body)["runs"][0]["id"], run_id) << runs->body;
+  v1::ListRunsResponse runs_answer;
+  ASSERT_TRUE(wire::FromApiJson(runs->body, &runs_answer, "runs").ok()) << runs->body;
+  ASSERT_GE(runs_answer.runs_size(), 1) << runs->body;
+  EXPECT_EQ(runs_answer.runs(0).run_id(), run_id) << runs->body;
+  EXPECT_FALSE(runs_answer.has_data_as_of()) << "the primary answered";
   EXPECT_EQ(Get("/api/v1/runs/" + run_id, "Bearer " + Token(ci))->status, 200);
   auto report = Get("/api/v1/reports/424242", "Bearer " + Token(reader));
   EXPECT_EQ(report->status, 404) << report->body;
@@ -259,22 +266,27 @@ TEST_F(HttpSecurityEndToEnd, TheOutboxShowsTheReadRoleNoWebhookUrlSecretOrAnswer
   ASSERT_NO_FATAL_FAILURE(
       Start({"--require-credentials", "--notify-interval", "0.05", "--notify-max-attempts", "1"}, "http"));
   std::string answer;
+  v1::ListOutboxResponse outbox;
   ASSERT_TRUE(coordinator::WaitUntil([&] {
     const auto res = Get("/api/v1/notifications/outbox", "Bearer " + Token(reader));
     answer = res ? res->body : "";
-    return res && res->status == 200 && answer.find(R"("state":"failed")") != std::string::npos;
+    return res && res->status == 200 && wire::FromApiJson(answer, &outbox, "outbox").ok() &&
+           outbox.outbox_size() == 1 && outbox.outbox(0).state() == v1::DELIVERY_STATE_FAILED;
   }, std::chrono::seconds(30))) << answer;
-  const Json entry = Json::parse(answer)["outbox"][0];
-  EXPECT_EQ(entry["endpoint"], "team-kernels");
+  const v1::OutboxEntry& entry = outbox.outbox(0);
+  EXPECT_EQ(entry.endpoint(), "team-kernels");
+  EXPECT_EQ(entry.payload().fields().at("type").string_value(), "gate.failed");  // the payload as stored
   const auto failed = Get("/api/v1/notifications/outbox?state=failed", "Bearer " + Token(reader));
   ASSERT_TRUE(failed && failed->status == 200);
-  EXPECT_EQ(Json::parse(failed->body)["outbox"].size(), 1u);
+  v1::ListOutboxResponse only_failed;
+  ASSERT_TRUE(wire::FromApiJson(failed->body, &only_failed, "outbox").ok()) << failed->body;
+  EXPECT_EQ(only_failed.outbox_size(), 1);
   const auto typo = Get("/api/v1/notifications/outbox?state=faild", "Bearer " + Token(reader));
   ASSERT_TRUE(typo);
   EXPECT_EQ(typo->status, 400) << typo->body;
   EXPECT_NE(typo->body.find("state: 'faild' is not one of pending, delivered, failed"), std::string::npos)
       << typo->body;
-  EXPECT_EQ(entry["last_error"], "endpoint 'team-kernels': HTTP 500 Internal Server Error");
+  EXPECT_EQ(entry.last_error(), "endpoint 'team-kernels': HTTP 500 Internal Server Error");
   for (const std::string& secret :
        {std::string("s3cr3tpath"), std::string("/services/"), std::to_string(receiver.port()),
         std::string("internal-answer-body"), std::string("signing-secret")}) {

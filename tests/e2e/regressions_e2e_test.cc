@@ -6,10 +6,11 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 #include <pqxx/pqxx>
 
 #include "absl/strings/str_format.h"
+#include "perfgate/v1/api.pb.h"
+#include "perfgate/v1/query.pb.h"
 #include "perfgate/v1/regression.pb.h"
 #include "tests/e2e/dashboard_seed.h"
 #include "tests/support/postgres.h"
@@ -44,12 +45,16 @@ class RegressionsEndToEnd : public testing::DashboardCoordinatorTest {
                      body.dump(), "application/json");
   }
 
-  // A listing as the API answers it: v1::ListRegressionsResponse in the API's JSON.
-  v1::ListRegressionsResponse List(const std::string& path) const {
-    v1::ListRegressionsResponse list;
-    const absl::Status s = wire::FromApiJson(GetJson(path).dump(), &list, "regressions");
+  // An answer of the API as its message (`M`, in the API's JSON).
+  template <typename M>
+  M Answer(const std::string& path) const {
+    M message;
+    const absl::Status s = wire::FromApiJson(GetJson(path).dump(), &message, path);
     EXPECT_TRUE(s.ok()) << s;
-    return list;
+    return message;
+  }
+  v1::ListRegressionsResponse List(const std::string& path) const {
+    return Answer<v1::ListRegressionsResponse>(path);
   }
 
   testing::Seeded seeded_;
@@ -75,12 +80,10 @@ TEST_F(RegressionsEndToEnd, PlantedStepIsOneRegressionAtItsCommitAndTheFlatSerie
   EXPECT_EQ(r.events(0).to(), v1::REGRESSION_STATE_NEW);
   EXPECT_GT(r.detected_at().seconds(), 0);
   // The series answers the same message for its regressions.
-  const Json series = GetJson(std::string("/api/v1/series?metric=time&branch=main&benchmark=") +
-                              httplib::detail::encode_query_param(testing::kStepCase));
-  ASSERT_EQ(series["regressions"].size(), 1u);
-  v1::Regression embedded;
-  ASSERT_TRUE(wire::FromApiJson(series["regressions"][0].dump(), &embedded, "series").ok());
-  EXPECT_EQ(embedded.SerializeAsString(), r.SerializeAsString());
+  const auto series = Answer<v1::SeriesResponse>(std::string("/api/v1/series?metric=time&branch=main&benchmark=") +
+                                                 httplib::detail::encode_query_param(testing::kStepCase));
+  ASSERT_EQ(series.regressions_size(), 1);
+  EXPECT_EQ(series.regressions(0).SerializeAsString(), r.SerializeAsString());
   // The services counted what they did: 46 runs of two cases, each sent
   // whole in one batch (client::RunUpload packs a run's cases together).
   httplib::Client http("127.0.0.1", coordinator_.http_port);
@@ -101,15 +104,18 @@ TEST_F(RegressionsEndToEnd, PlantedStepIsOneRegressionAtItsCommitAndTheFlatSerie
 TEST_F(RegressionsEndToEnd, TheSeriesAnswersTheRunsFinishedWithinFromAndTo) {
   const std::string path = std::string("/api/v1/series?metric=time&branch=main&limit=5000&benchmark=") +
                            httplib::detail::encode_query_param(testing::kStepCase);
-  const Json all = GetJson(path)["points"];
-  ASSERT_GE(all.size(), 30u);
+  const auto all = Answer<v1::SeriesResponse>(path).points();
+  ASSERT_GE(all.size(), 30);
   // [t of the 10th point, t of the 20th): points 10 to 19, written back as
-  // the seconds the answer gave, and once as RFC 3339 for `to`.
-  auto at = [&](size_t i) { return absl::StrFormat("%.6f", all[i]["t"].get<double>()); };
-  const Json range = GetJson(path + "&from=" + at(10) + "&to=" + at(20))["points"];
-  ASSERT_EQ(range.size(), 10u) << range.dump(2);
-  for (size_t i = 0; i < range.size(); ++i) EXPECT_EQ(range[i]["run_id"], all[10 + i]["run_id"]);
-  EXPECT_EQ(GetJson(path + "&from=" + at(10))["points"].size(), all.size() - 10);
+  // seconds since the epoch, as the dashboard writes a range into its URL.
+  auto at = [&](int i) {
+    const google::protobuf::Timestamp& t = all[i].t();
+    return absl::StrFormat("%d.%06d", t.seconds(), t.nanos() / 1000);
+  };
+  const auto range = Answer<v1::SeriesResponse>(path + "&from=" + at(10) + "&to=" + at(20)).points();
+  ASSERT_EQ(range.size(), 10);
+  for (int i = 0; i < range.size(); ++i) EXPECT_EQ(range[i].run_id(), all[10 + i].run_id());
+  EXPECT_EQ(Answer<v1::SeriesResponse>(path + "&from=" + at(10)).points_size(), all.size() - 10);
 
   httplib::Client http("127.0.0.1", coordinator_.http_port);
   http.set_bearer_token_auth(kToken);
@@ -138,10 +144,14 @@ TEST_F(RegressionsEndToEnd, TheSeriesAnswersTheRunsFinishedWithinFromAndTo) {
                                   "--to", at(20), "--json", json});
   ASSERT_TRUE(cli.ok()) << cli.status();
   ASSERT_EQ(cli->exit_code, 0) << cli->output;
-  std::ifstream in(json);
-  const Json history = Json::parse(in);
-  ASSERT_EQ(history["points"].size(), 10u) << history.dump(2);
-  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(history["points"][i]["run_id"], all[10 + i]["run_id"]);
+  // Its --json is the answer's message, in the API's JSON.
+  auto text = testing::ReadFile(json);
+  ASSERT_TRUE(text.ok()) << text.status();
+  v1::HistoryResponse history;
+  ASSERT_TRUE(wire::FromApiJson(*text, &history, json).ok()) << *text;
+  EXPECT_EQ(history.benchmark(), testing::kStepCase);
+  ASSERT_EQ(history.points_size(), 10) << *text;
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(history.points(i).run_id(), all[10 + i].run_id());
 }
 
 TEST_F(RegressionsEndToEnd, TriageNeedsTheTokenAndKeepsWhoWhenAndWhy) {

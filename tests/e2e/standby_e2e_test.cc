@@ -11,7 +11,6 @@
 
 #include <chrono>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 #include <regex>
 #include <string>
@@ -22,6 +21,8 @@
 #include "tests/e2e/stored_runs.h"
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
+#include "perfgate/v1/query.pb.h"
+#include "wire/api_json.h"
 
 namespace perfgate {
 namespace {
@@ -142,9 +143,10 @@ TEST_F(StandbyTest, ReadsComeFromTheStandbyAndSayHowFreshTheyAre) {
     http.set_bearer_token_auth(kToken);
     auto res = http.Get("/api/v1/runs");
     ASSERT_TRUE(res);
-    const nlohmann::json view = nlohmann::json::parse(res->body, nullptr, false);
-    ASSERT_TRUE(view.is_object()) << res->body;
-    EXPECT_TRUE(view["data_as_of"].is_number()) << res->body;
+    v1::ListRunsResponse view;
+    ASSERT_TRUE(wire::FromApiJson(res->body, &view, "runs").ok()) << res->body;
+    EXPECT_TRUE(view.has_data_as_of()) << res->body;
+    EXPECT_GT(view.data_as_of().seconds(), 0) << res->body;
   }
 
   // The standby stops replaying: a run stored now is on the primary only,

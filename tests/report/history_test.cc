@@ -2,7 +2,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <string>
@@ -59,18 +58,6 @@ TEST(History, WithoutChangePointsPrintsOnlyTheSeries) {
   const std::string text = RenderHistory(h, "kernels/copy", "time");
   EXPECT_THAT(text, ::testing::Not(HasSubstr("change point")));
   EXPECT_THAT(text, HasSubstr("c0mmit7abcde"));
-}
-
-TEST(History, JsonHoldsTheSeriesAndTheChangePoints) {
-  const auto doc = nlohmann::json::parse(RenderHistoryJson(ShiftedHistory(), "kernels/copy", "time"));
-  EXPECT_EQ(doc["unit"], "ms");
-  EXPECT_EQ(doc["direction"], "lower_is_better");
-  ASSERT_EQ(doc["points"].size(), 8u);
-  EXPECT_EQ(doc["points"][4]["finished_at"], "2026-09-25T14:13:20Z");
-  ASSERT_EQ(doc["change_points"].size(), 1u);
-  EXPECT_EQ(doc["change_points"][0]["index"], 4);
-  EXPECT_EQ(doc["change_points"][0]["run_id"], "run-4");
-  EXPECT_DOUBLE_EQ(doc["change_points"][0]["p_value"].get<double>(), 0.005);
 }
 
 }  // namespace

@@ -20,6 +20,9 @@ export const when = (secs) => (secs ? new Date(secs * 1000).toISOString().replac
 export const stamp = (text) => (text ? text.replace('T', ' ').slice(0, 19) : '');
 // A message enum's name without its prefix, in lower case: 'PROBE_VERDICT_CLEAN' -> 'clean'.
 export const word = (name, prefix) => (name || '').replace(prefix, '').toLowerCase();
+// A message's double as a number to draw or compute with; null where it is
+// not one (protobuf's JSON mapping writes a double that is not a number as "NaN").
+export const measured = (x) => (typeof x === 'number' && isFinite(x) ? x : null);
 export function pct(x) {
   if (x === null || x === undefined || !isFinite(x)) return '';
   return `${x > 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;

@@ -1,7 +1,8 @@
 // One sweep of a SKU across nodes: the outlier nodes, metric by metric, with
-// the environment fields in which each differs from the fleet's majority.
+// the environment fields in which each differs from the fleet's majority
+// (ListSweepsResponse of api.proto, FleetResponse of query.proto).
 import { get } from './api.js';
-import { h, link, num, table, when } from './dom.js';
+import { h, link, num, stamp, table } from './dom.js';
 import { navigate } from './nav.js';
 
 export async function renderFleet(root, params) {
@@ -10,7 +11,7 @@ export async function renderFleet(root, params) {
   root.append(h('h1', {}, 'Fleet'));
   const list = sweeps.map((s) => h('tr', {},
     h('td', {}, h('a', { href: link('fleet', { sku: s.sku, sweep: s.sweep }) }, s.sweep)), h('td', {}, s.sku),
-    h('td', { class: 'num' }, s.nodes), h('td', { class: 'num' }, s.runs), h('td', {}, when(s.finished_at))));
+    h('td', { class: 'num' }, s.nodes), h('td', { class: 'num' }, s.runs), h('td', {}, stamp(s.finished_at))));
   if (!sku || !sweep) {
     root.append(sweeps.length ? table(['sweep', 'SKU', 'nodes', 'runs', 'finished'], list, { 'data-testid': 'sweeps' })
       : h('p', { class: 'muted' }, 'No sweep with runs on three or more nodes yet.'));

@@ -5,24 +5,28 @@
 // of more runs than POINTS comes drawn in groups of runs (the API's
 // `points`; the URL's `points` sets another bound), each change point
 // beginning a group; dragging over it asks for that range run by run
-// (`from`, `to`).
+// (`from`, `to`). The answer is SeriesResponse of api.proto.
 import { get } from './api.js';
-import { h, link, num, pct, select, short, table, when } from './dom.js';
+import { h, link, num, pct, select, short, table, when, word } from './dom.js';
 import { navigate } from './nav.js';
 import { stateOf } from './regressions.js';
 
 const POINTS = 1000;
 
+// A message's time (RFC 3339) as seconds since the epoch, as uPlot's time axis and the URL take it.
+const secs = (text) => Date.parse(text) / 1000;
+
 function plotData(points, byTime) {
-  const xs = points.map((p, i) => (byTime ? p.t : i));
+  const xs = points.map((p, i) => (byTime ? secs(p.t) : i));
   const valid = (p) => p.invalid_reasons.length === 0;
+  const median = (p) => p.median ?? null;
   return [
     xs,
-    points.map((p) => (valid(p) ? p.median : null)),
-    points.map((p) => (valid(p) ? p.p5 : null)),
-    points.map((p) => (valid(p) ? p.p95 : null)),
-    points.map((p) => (valid(p) ? null : p.median)),
-    points.map((p) => (valid(p) && p.n_throttled > 0 ? p.median : null)),
+    points.map((p) => (valid(p) ? median(p) : null)),
+    points.map((p) => (valid(p) ? p.p5 ?? null : null)),
+    points.map((p) => (valid(p) ? p.p95 ?? null : null)),
+    points.map((p) => (valid(p) ? null : median(p))),
+    points.map((p) => (valid(p) && Number(p.n_throttled) > 0 ? median(p) : null)),
   ];
 }
 
@@ -58,7 +62,7 @@ function zoomToRuns(s, xs, go) {
     const inside = xs.map((x, i) => [x, i]).filter(([x]) => x >= lo && x <= hi).map(([, i]) => i);
     if (!inside.length) return;
     const first = s.points[inside[0]], last = s.points[inside[inside.length - 1]];
-    go({ from: String(first.t_first), to: String(last.t + 0.001) });
+    go({ from: String(secs(first.t_first)), to: String(secs(last.t) + 0.001) });
   };
 }
 
@@ -114,19 +118,20 @@ export async function renderSeries(root, params) {
   const plotEl = h('div', { 'data-testid': 'plot', 'data-points': s.points.length,
     'data-valid-points': s.points.filter((x) => x.invalid_reasons.length === 0).length });
   const grouped = s.runs > s.points.length;
+  const direction = word(s.direction, '').replaceAll('_', ' ');
   const range = p.from || p.to
     ? [' Showing the runs finished from ', when(Number(p.from)), ' to ', when(Number(p.to)), ' (', h('a', { href: '#', 'data-testid': 'whole-series', onclick: (e) => { e.preventDefault(); go({ from: '', to: '' }); } }, 'whole series'), ').']
     : [];
   root.append(h('p', { class: 'legend-note', 'data-testid': 'series-note' }, grouped
-    ? `${s.runs} runs drawn as ${s.points.length} points, ${s.direction.replaceAll('_', ' ')}: each point the median of a group of runs, its band from their lowest p5 to their highest p95, each change point the first run of its group; hollow: every run of the group invalid for gating; purple: throttled samples. Drag over a range to see it run by run, double click to reset.`
-    : `${s.points.length} runs, ${s.direction.replaceAll('_', ' ')}; band: p5–p95 of each run; hollow: invalid for gating (left out of change points); purple: runs with throttled samples. Drag to zoom, double click to reset.`, ...range), plotEl);
+    ? `${s.runs} runs drawn as ${s.points.length} points, ${direction}: each point the median of a group of runs, its band from their lowest p5 to their highest p95, each change point the first run of its group; hollow: every run of the group invalid for gating; purple: throttled samples. Drag over a range to see it run by run, double click to reset.`
+    : `${s.points.length} runs, ${direction}; band: p5–p95 of each run; hollow: invalid for gating (left out of change points); purple: runs with throttled samples. Drag to zoom, double click to reset.`, ...range), plotEl);
   // Kept on window for the browser tests and for a look from the console.
   window.perfgateSeries = s;
   window.perfgatePlot = drawPlot(plotEl, data, s, byTime, go);
   const changes = s.changes.map((c) => h('tr', { 'data-testid': 'change-point', 'data-commit': c.commit },
     h('td', { class: 'mono' }, c.commit), h('td', {}, h('a', { href: link(`run/${c.run_id}`) }, 'first run')),
     h('td', { class: 'num' }, num(c.median_before)), h('td', { class: 'num' }, num(c.median_after)),
-    h('td', { class: `num ${c.change > 0 ? 'worse' : 'better'}` }, pct(c.change)), h('td', { class: 'num' }, c.p_value.toFixed(3))));
+    h('td', { class: `num ${c.change > 0 ? 'worse' : 'better'}` }, pct(c.change)), h('td', { class: 'num' }, c.p_value === undefined ? '' : c.p_value.toFixed(3))));
   root.append(h('h2', {}, 'Change points'), changes.length
     ? table(['first commit of the new level', '', 'before', 'after', 'change', 'p'], changes, { 'data-testid': 'changes' })
     : h('p', { class: 'muted' }, 'None found in the valid runs.'));

@@ -3,7 +3,7 @@
 // percentiles (run medians) on a log rate axis, the knee marked where the
 // run drew one (inference/serve_knee). Energy per output token is shown only
 // where the case reported it; a host case has no device counter.
-import { h } from './dom.js';
+import { h, measured } from './dom.js';
 
 // "inference/serve{a=1,rate=2,...}" -> [key without rate, rate]
 function splitRate(benchmark) {
@@ -25,7 +25,7 @@ export function servingSweeps(summaries) {
     if (!sweeps.has(key)) sweeps.set(key, { rates: new Set(), byMetric: {}, knee: null, energy: false });
     const sw = sweeps.get(key);
     sw.rates.add(rate);
-    (sw.byMetric[s.metric] ||= {})[rate] = s.median;
+    (sw.byMetric[s.metric] ||= {})[rate] = measured(s.median);
     if (s.metric === 'energy_per_token') sw.energy = true;
   }
   for (const s of summaries) {
@@ -33,7 +33,7 @@ export function servingSweeps(summaries) {
     if (!m || s.metric !== 'knee_rate') continue;
     // The knee's key is the sweep's with rates=A+B+... and objective=pXX added.
     const key = m[1].replace(/(^|,)rates=[\d.+]+/, '').replace(/(^|,)objective=[^,]*/, '').replace(/^,/, '');
-    if (sweeps.has(key)) sweeps.get(key).knee = s.median;
+    if (sweeps.has(key)) sweeps.get(key).knee = measured(s.median);
   }
   return [...sweeps.entries()].filter(([, sw]) => sw.rates.size >= 2);
 }
