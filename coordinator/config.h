@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "common/tls_files.h"
-#include "coordinator/auth.h"
-#include "coordinator/http_admission.h"
-#include "coordinator/maintenance.h"
-#include "coordinator/notifier.h"
-#include "coordinator/server.h"
+#include "coordinator/api/auth.h"
+#include "coordinator/api/http_admission.h"
+#include "coordinator/domain/maintenance.h"
+#include "coordinator/domain/notifier.h"
+#include "coordinator/api/server.h"
 
 namespace perfgate::coordinator {
 

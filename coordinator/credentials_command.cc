@@ -8,7 +8,7 @@
 
 #include "common/exit_codes.h"
 #include "coordinator/commands.h"
-#include "coordinator/credentials.h"
+#include "coordinator/domain/credentials.h"
 
 namespace perfgate::coordinator {
 namespace {

@@ -4,7 +4,7 @@
 #include "absl/time/time.h"
 #include "common/exit_codes.h"
 #include "coordinator/commands.h"
-#include "coordinator/maintenance.h"
+#include "coordinator/domain/maintenance.h"
 
 namespace perfgate::coordinator {
 

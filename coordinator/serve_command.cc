@@ -11,12 +11,12 @@
 #include "common/exit_codes.h"
 #include "common/status_macros.h"
 #include "coordinator/commands.h"
-#include "coordinator/expiry.h"
-#include "coordinator/http_server.h"
-#include "coordinator/maintenance.h"
-#include "coordinator/notifier.h"
-#include "coordinator/regression_watcher.h"
-#include "coordinator/server.h"
+#include "coordinator/domain/expiry.h"
+#include "coordinator/api/http_server.h"
+#include "coordinator/domain/maintenance.h"
+#include "coordinator/domain/notifier.h"
+#include "coordinator/domain/regression_watcher.h"
+#include "coordinator/api/server.h"
 #include "gate/policy.h"
 
 namespace perfgate::coordinator {

@@ -7,7 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "common/exit_codes.h"
 #include "coordinator/commands.h"
-#include "coordinator/webhook_url.h"
+#include "coordinator/domain/webhook_url.h"
 
 namespace perfgate::coordinator {
 namespace {

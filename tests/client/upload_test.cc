@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "common/identity.h"
-#include "coordinator/credentials.h"
-#include "coordinator/server.h"
+#include "coordinator/domain/credentials.h"
+#include "coordinator/api/server.h"
 #include "tests/coordinator/migrated_store_test.h"
 #include "tests/support/processes.h"
 #include "wire/validate.h"

@@ -1,11 +1,11 @@
 // Tokens, roles and the per-caller bound on gate evaluations, without a
 // server or a database.
-#include "coordinator/auth.h"
+#include "coordinator/api/auth.h"
 
 #include <gtest/gtest.h>
 
 #include "absl/strings/escaping.h"
-#include "coordinator/credentials.h"
+#include "coordinator/domain/credentials.h"
 
 namespace perfgate::coordinator {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "absl/strings/ascii.h"
 #include "common/identity.h"
-#include "coordinator/bisection_messages.h"
-#include "coordinator/notification_events.h"
+#include "coordinator/domain/bisection_messages.h"
+#include "coordinator/domain/notification_events.h"
 #include "nlohmann/json.hpp"
 #include "tests/coordinator/migrated_store_test.h"
 #include "perfgate/v1/notification.pb.h"

@@ -1,7 +1,7 @@
 // Credentials in a real PostgreSQL: issued with a token shown once and
 // stored as the SHA-256 of its secret, found again, refused when wrong or
 // revoked.
-#include "coordinator/credentials.h"
+#include "coordinator/domain/credentials.h"
 
 #include <gtest/gtest.h>
 

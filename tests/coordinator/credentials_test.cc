@@ -1,6 +1,6 @@
 // Issuing, finding and revoking tokens (coordinator/credentials.h) on the
 // in-memory repository: the domain's rules without a database.
-#include "coordinator/credentials.h"
+#include "coordinator/domain/credentials.h"
 
 #include <gtest/gtest.h>
 

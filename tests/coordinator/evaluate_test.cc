@@ -1,6 +1,6 @@
 // Choosing a gate's baseline from stored runs: branch, SKU, environment
 // fields named by the policy, the merge-base's ancestry, same node first.
-#include "coordinator/evaluate.h"
+#include "coordinator/domain/evaluate.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "common/identity.h"
-#include "coordinator/evaluate.h"
-#include "coordinator/regressions.h"
+#include "coordinator/domain/evaluate.h"
+#include "coordinator/domain/regressions.h"
 #include "coordinator/store/memory_gate_source.h"
 #include "coordinator/store/memory_regressions.h"
 #include "tests/coordinator/run_spec.h"

@@ -9,9 +9,9 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
-#include "coordinator/http_admission.h"
-#include "coordinator/http_server.h"
-#include "coordinator/metrics.h"
+#include "coordinator/api/http_admission.h"
+#include "coordinator/api/http_server.h"
+#include "coordinator/domain/metrics.h"
 
 namespace perfgate::coordinator {
 namespace {

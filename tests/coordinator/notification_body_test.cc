@@ -4,9 +4,9 @@
 // that could never be delivered to are refused.
 #include <gtest/gtest.h>
 
-#include "coordinator/notification_body.h"
-#include "coordinator/notification_events.h"
-#include "coordinator/notifier.h"
+#include "coordinator/domain/notification_body.h"
+#include "coordinator/domain/notification_events.h"
+#include "coordinator/domain/notifier.h"
 #include "nlohmann/json.hpp"
 #include "perfgate/v1/notification.pb.h"
 #include "wire/api_json.h"

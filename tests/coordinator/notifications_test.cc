@@ -13,9 +13,9 @@
 
 #include "common/identity.h"
 #include "coordinator/migrations.h"
-#include "coordinator/notification_body.h"
-#include "coordinator/notification_events.h"
-#include "coordinator/notifier.h"
+#include "coordinator/domain/notification_body.h"
+#include "coordinator/domain/notification_events.h"
+#include "coordinator/domain/notifier.h"
 #include "gate/gate.h"
 #include "nlohmann/json.hpp"
 #include "perfgate/v1/notification.pb.h"

@@ -1,12 +1,12 @@
 // The triage rules of the coordinator's domain (coordinator/regressions.h)
 // on the in-memory repository: no database, and what a refused change
 // leaves behind is checked in the repository itself.
-#include "coordinator/regressions.h"
+#include "coordinator/domain/regressions.h"
 
 #include <gtest/gtest.h>
 
 #include "common/identity.h"
-#include "coordinator/notification_events.h"
+#include "coordinator/domain/notification_events.h"
 #include "coordinator/store/memory_regressions.h"
 #include "perfgate/v1/notification.pb.h"
 #include "wire/api_json.h"

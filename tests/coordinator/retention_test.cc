@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/identity.h"
-#include "coordinator/notification_events.h"
+#include "coordinator/domain/notification_events.h"
 #include "coordinator/store.h"
 #include "gtest/gtest.h"
 #include "tests/coordinator/migrated_store_test.h"

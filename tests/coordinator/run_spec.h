@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/run_types.h"
-#include "coordinator/evaluate.h"
+#include "coordinator/domain/evaluate.h"
 
 namespace perfgate::coordinator {
 

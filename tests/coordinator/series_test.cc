@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "coordinator/api_messages.h"
-#include "coordinator/series.h"
+#include "coordinator/api/api_messages.h"
+#include "coordinator/domain/series.h"
 
 namespace perfgate::coordinator {
 namespace {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/identity.h"
-#include "coordinator/server.h"
+#include "coordinator/api/server.h"
 #include "perfgate/v1/ingest.grpc.pb.h"
 #include "perfgate/v1/query.grpc.pb.h"
 #include "tests/coordinator/migrated_store_test.h"

@@ -1,6 +1,6 @@
 // The coordinator's services over real gRPC on loopback, in process, against
 // a private PostgreSQL: what a client sees for good and bad requests.
-#include "coordinator/service.h"
+#include "coordinator/api/service.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/identity.h"
-#include "coordinator/server.h"
+#include "coordinator/api/server.h"
 #include "coordinator/store.h"
 #include "wire/convert.h"
 #include "tests/coordinator/service_fixture.h"

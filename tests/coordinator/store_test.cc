@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/identity.h"
 #include "coordinator/migrations.h"
-#include "coordinator/notification_events.h"
+#include "coordinator/domain/notification_events.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"

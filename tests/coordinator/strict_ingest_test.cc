@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/identity.h"
-#include "coordinator/server.h"
+#include "coordinator/api/server.h"
 #include "coordinator/store.h"
 #include "tests/coordinator/migrated_store_test.h"
 #include "wire/convert.h"

@@ -5,7 +5,7 @@
 // (also when IPv6 carries them), and `localhost` is resolved and refused.
 #include <gtest/gtest.h>
 
-#include "coordinator/webhook_url.h"
+#include "coordinator/domain/webhook_url.h"
 
 namespace perfgate::coordinator {
 namespace {

@@ -15,7 +15,7 @@
 #include <regex>
 
 #include "common/identity.h"
-#include "coordinator/notification_events.h"
+#include "coordinator/domain/notification_events.h"
 #include "coordinator/store.h"
 #include "perfgate/v1/bisection.pb.h"
 #include "tests/e2e/dashboard_seed.h"
