@@ -241,7 +241,8 @@ CLI::App* AddAb(CLI::App& app, AgentConfig& c) {
       ->envname("PERFGATE_POLICY");
   ab->add_option("--markdown", c.markdown_file, "Also write the report as Markdown here");
   ab->add_option("--junit", c.junit_file, "Also write the report as JUnit XML here");
-  ab->add_option("--json", c.json_file, "Also write the report as JSON here");
+  ab->add_option("--json", c.json_file,
+                 "Also write the report here (GateReport in protobuf's JSON mapping, with each case's rounds)");
   AddCoordinator(ab, c, "Coordinator address host:port (both sides are sent as runs)");
   ab->add_flag("--offline", c.offline, "Decide locally and send nothing (same as --coordinator none)");
   AddRunIdentity(ab, c, "Branch of the candidate (default: git, else 'local')",

@@ -43,7 +43,7 @@ void AddGlobalOptions(CLI::App& app, Config& c) {
 void AddReportFiles(CLI::App* sub, std::string& markdown, std::string& junit, std::string& json) {
   sub->add_option("--markdown", markdown, "Also write the report as Markdown here");
   sub->add_option("--junit", junit, "Also write the report as JUnit XML here");
-  sub->add_option("--json", json, "Also write the report as JSON here");
+  sub->add_option("--json", json, "Also write the report here (GateReport in protobuf's JSON mapping)");
 }
 
 void AddPullRequestFiles(CLI::App* sub, report::PullRequestFiles& pr) {
@@ -174,7 +174,8 @@ CLI::App* AddHistory(CLI::App& app, Config& c) {
                       "Only runs finished at or after this time: seconds since the epoch or RFC 3339 "
                       "(2026-11-28T02:00:00Z)");
   history->add_option("--to", c.to_text, "Only runs finished before this time (as --from)");
-  history->add_option("--json", c.json_file, "Also write the series and its change points as JSON here");
+  history->add_option("--json", c.json_file,
+                      "Also write the answer here (HistoryResponse in protobuf's JSON mapping)");
   return history;
 }
 
@@ -188,7 +189,7 @@ CLI::App* AddFleet(CLI::App& app, Config& c) {
   fleet->add_option("--metric", c.metric, "Only this metric");
   fleet->add_option("--k", c.k, "Threshold in MADs of the fleet median")
       ->check(CLI::PositiveNumber)->capture_default_str();
-  fleet->add_option("--json", c.json_file, "Also write the outliers as JSON here");
+  fleet->add_option("--json", c.json_file, "Also write the answer here (FleetResponse in protobuf's JSON mapping)");
   return fleet;
 }
 

@@ -1,7 +1,8 @@
 // The /api/v1/ routes of the HTTP server: each checks its caller (auth.h),
 // reads its parameters, asks the store (or the queries beside it), and
-// answers JSON; errors are {"error": "..."} with the HTTP status of the
-// status code (401 for no or a bad credential, 403 for a role that may not).
+// answers a message of proto/perfgate/v1 in the API's JSON; errors are
+// v1::ErrorResponse ({"error": "..."}) with the HTTP status of the status
+// code (401 for no or a bad credential, 403 for a role that may not).
 #include <httplib.h>
 
 #include <optional>
@@ -23,13 +24,11 @@
 #include "coordinator/api/query_messages.h"
 #include "coordinator/domain/regression_messages.h"
 #include "coordinator/api/report_messages.h"
-#include "nlohmann/json.hpp"
 #include "wire/api_json.h"
 
 namespace perfgate::coordinator {
 namespace {
 
-using Json = nlohmann::json;
 
 // With the charset named, cpp-httplib leaves answers uncompressed: its
 // on-the-fly brotli costs more time than it saves on loopback or a LAN
@@ -39,7 +38,9 @@ constexpr char kJson[] = "application/json; charset=utf-8";
 void ReplyError(httplib::Response& res, const absl::Status& status, const char* what) {
   res.status = ToHttpStatus(status, what);
   if (status.code() == absl::StatusCode::kUnauthenticated) res.set_header("WWW-Authenticate", "Bearer");
-  res.set_content(Json{{"error", std::string(status.message())}}.dump(), kJson);
+  v1::ErrorResponse error;
+  error.set_error(std::string(status.message()));
+  res.set_content(wire::ToApiJson(error), kJson);
 }
 
 // An answer's text: its message in the API's JSON (wire/api_json.h).

@@ -22,12 +22,12 @@
 #include <utility>
 #include <variant>
 
-#include <nlohmann/json.hpp>
-
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "perfgate/v1/api.pb.h"
+#include "wire/api_json.h"
 
 namespace perfgate::coordinator {
 namespace {
@@ -222,7 +222,9 @@ httplib::Server::HandlerResponse AnswerRefusal(const httplib::Request& req, http
   if (!refusal) return httplib::Server::HandlerResponse::Unhandled;
   res.status = refusal->status;
   res.set_header("Connection", "close");
-  res.set_content(nlohmann::json{{"error", refusal->message}}.dump(), "application/json; charset=utf-8");
+  v1::ErrorResponse error;
+  error.set_error(refusal->message);
+  res.set_content(wire::ToApiJson(error), "application/json; charset=utf-8");
   return httplib::Server::HandlerResponse::Handled;
 }
 
