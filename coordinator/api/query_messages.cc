@@ -45,11 +45,11 @@ void ToProto(const store::Verdict& v, v1::ReportBrief* out) {
   wire::ToProto(v.created_at, out->mutable_created_at());
 }
 
-// The moment a standby's data is as of; nothing on the primary.
-absl::Status SetDataAsOf(Store& store, google::protobuf::Timestamp* out, bool* set) {
+// `answer`'s data_as_of: the moment a standby's data is as of; unset on the primary.
+template <typename Answer>
+absl::Status SetDataAsOf(Store& store, Answer* answer) {
   PERFGATE_ASSIGN_OR_RETURN(const std::optional<store::ReplicaLag> lag, store.StandbyLag());
-  *set = lag.has_value();
-  if (lag) wire::ToProto(lag->as_of, out);
+  if (lag) wire::ToProto(lag->as_of, answer->mutable_data_as_of());
   return absl::OkStatus();
 }
 
@@ -94,9 +94,7 @@ absl::StatusOr<v1::ListRunsResponse> RunsAnswer(Store& store, const std::string&
       ToProto(it->second.front(), info->mutable_latest_report());
     }
   }
-  bool standby = false;
-  PERFGATE_RETURN_IF_ERROR(SetDataAsOf(store, out.mutable_data_as_of(), &standby));
-  if (!standby) out.clear_data_as_of();
+  PERFGATE_RETURN_IF_ERROR(SetDataAsOf(store, &out));
   return out;
 }
 
@@ -112,9 +110,7 @@ absl::StatusOr<v1::RunDetail> RunAnswer(Store& store, const std::string& run_id)
   env->set_hash(run.meta.environment.Hash());
   for (const MetricSummary& m : sums) wire::ToProto(m, out.add_summaries());
   for (const store::Verdict& v : verdicts[run.meta.run_id]) ToProto(v, out.add_reports());
-  bool standby = false;
-  PERFGATE_RETURN_IF_ERROR(SetDataAsOf(store, out.mutable_data_as_of(), &standby));
-  if (!standby) out.clear_data_as_of();
+  PERFGATE_RETURN_IF_ERROR(SetDataAsOf(store, &out));
   return out;
 }
 

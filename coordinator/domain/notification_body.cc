@@ -14,7 +14,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/regression_state.h"
-#include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "perfgate/v1/notification.pb.h"
 #include "wire/api_convert.h"
@@ -133,13 +132,16 @@ absl::StatusOr<std::string> RenderBody(const std::string& format, const std::str
   if (format != "json" && format != "slack") {
     return absl::InvalidArgumentError(absl::StrCat("unknown webhook format '", format, "' (json or slack)"));
   }
-  // A payload of version 1 may parse as the message too (its names are
-  // mostly the message's): its lack of `version` tells it apart.
-  if (const Json p = Json::parse(payload, nullptr, /*allow_exceptions=*/false); p.is_object() && !p.contains("version")) {
-    return LegacyBody(format, p, idempotency_key, public_url);
-  }
+  // A payload of version 1 has no `version` (it may still parse as the
+  // message: its names are mostly the message's). Only then is it read a
+  // second time, as the JSON it was stored as.
   v1::NotificationEvent e;
-  PERFGATE_RETURN_IF_ERROR(wire::FromApiJson(payload, &e, "the stored notification"));
+  const absl::Status read = wire::FromApiJson(payload, &e, "the stored notification");
+  if (!read.ok() || e.version() == 0) {
+    const Json p = Json::parse(payload, nullptr, /*allow_exceptions=*/false);
+    if (p.is_object() && !p.contains("version")) return LegacyBody(format, p, idempotency_key, public_url);
+    if (!read.ok()) return read;
+  }
   const std::string link = Link(public_url, e.dashboard_path());
   if (format == "slack") return Json{{"text", SlackText(e, link)}}.dump(-1, ' ', false, Json::error_handler_t::replace);
   e.set_idempotency_key(idempotency_key);
