@@ -104,9 +104,9 @@ TEST_F(HistoryStoreTest, BranchAndNodeFiltersKeepTheirOwnNewestPoints) {
 // Runs closed before migration 0014 are points of their series after it:
 // complete runs with samples only, as CloseRun keeps them.
 TEST_F(HistoryStoreTest, Migration14KeepsThePointsOfRunsClosedBeforeIt) {
-  ASSERT_TRUE(server().CreateDatabase("before14").ok());
+  ASSERT_TRUE(server().CreateDatabase(DatabaseName() + "_before14").ok());
   {
-    pqxx::connection c(server().ConnInfo("before14"));
+    pqxx::connection c(server().ConnInfo(DatabaseName() + "_before14"));
     pqxx::work txn(c);
     MigrateUpTo(txn, 13);
     txn.exec("INSERT INTO agents (name) VALUES ('old')");
@@ -124,7 +124,7 @@ TEST_F(HistoryStoreTest, Migration14KeepsThePointsOfRunsClosedBeforeIt) {
              "WHEN 'old1' THEN 7 ELSE 8 END FROM runs r, metrics m");
     txn.commit();
   }
-  auto store = Store::Connect(server().ConnInfo("before14"), 1);
+  auto store = Store::Connect(server().ConnInfo(DatabaseName() + "_before14"), 1);
   ASSERT_TRUE(store.ok()) << store.status();
   ASSERT_TRUE((*store)->Migrate().ok());
   auto h = (*store)->GetHistory(kKey, "algbw", "b200", "main", 10);

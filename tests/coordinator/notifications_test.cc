@@ -344,9 +344,9 @@ TEST_F(NotificationsTest, ANameThatResolvesToAPrivateAddressIsNotPostedToUnlessI
 // withholds them, and the endpoints it finds may not reach private
 // addresses until added again with --allow-private.
 TEST_F(NotificationsTest, Migration13WithholdsErrorsThatQuotedUrlsAndAllowsNoPrivateAddresses) {
-  ASSERT_TRUE(server().CreateDatabase("before13").ok());
+  ASSERT_TRUE(server().CreateDatabase(DatabaseName() + "_before13").ok());
   {
-    pqxx::connection c(server().ConnInfo("before13"));
+    pqxx::connection c(server().ConnInfo(DatabaseName() + "_before13"));
     pqxx::work txn(c);
     txn.exec("CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, "
              "applied_at timestamptz NOT NULL DEFAULT now())");
@@ -364,7 +364,7 @@ TEST_F(NotificationsTest, Migration13WithholdsErrorsThatQuotedUrlsAndAllowsNoPri
              "SELECT id, 'gate.failed', '{}' FROM notification_endpoints");
     txn.commit();
   }
-  auto store = Store::Connect(server().ConnInfo("before13"), 1);
+  auto store = Store::Connect(server().ConnInfo(DatabaseName() + "_before13"), 1);
   ASSERT_TRUE(store.ok()) << store.status();
   ASSERT_TRUE((*store)->Migrate().ok());
   auto outbox = (*store)->ListOutbox({"", std::nullopt, 10});

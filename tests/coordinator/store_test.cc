@@ -107,8 +107,8 @@ class StoreTest : public MigratedStoreTest {
 };
 
 TEST_F(StoreTest, MigrationsApplyOnceAndReapplyingChangesNothing) {
-  ASSERT_TRUE(server().CreateDatabase("fresh").ok());
-  auto store = Store::Connect(server().ConnInfo("fresh"));
+  ASSERT_TRUE(server().CreateDatabase(DatabaseName() + "_fresh").ok());
+  auto store = Store::Connect(server().ConnInfo(DatabaseName() + "_fresh"));
   ASSERT_TRUE(store.ok()) << store.status();
   EXPECT_EQ(*(*store)->SchemaVersion(), 0);
 
@@ -117,26 +117,26 @@ TEST_F(StoreTest, MigrationsApplyOnceAndReapplyingChangesNothing) {
   ASSERT_TRUE((*store)->Migrate().ok());
   EXPECT_EQ(*(*store)->SchemaVersion(), Store::LatestSchemaVersion());
 
-  pqxx::connection c(server().ConnInfo("fresh"));
+  pqxx::connection c(server().ConnInfo(DatabaseName() + "_fresh"));
   pqxx::nontransaction t(c);
   EXPECT_EQ(t.exec("SELECT count(*) FROM schema_migrations")[0][0].as<size_t>(),
             Migrations().size());
 }
 
 TEST_F(StoreTest, ConcurrentMigrationsApplyEachVersionOnce) {
-  ASSERT_TRUE(server().CreateDatabase("raced").ok());
+  ASSERT_TRUE(server().CreateDatabase(DatabaseName() + "_raced").ok());
   std::vector<absl::Status> results(4);
   std::vector<std::thread> threads;
   for (size_t i = 0; i < results.size(); ++i) {
     threads.emplace_back([&, i] {
-      auto store = Store::Connect(server().ConnInfo("raced"), 1);
+      auto store = Store::Connect(server().ConnInfo(DatabaseName() + "_raced"), 1);
       results[i] = store.ok() ? (*store)->Migrate() : store.status();
     });
   }
   for (auto& t : threads) t.join();
   for (const auto& r : results) EXPECT_TRUE(r.ok()) << r;
 
-  pqxx::connection c(server().ConnInfo("raced"));
+  pqxx::connection c(server().ConnInfo(DatabaseName() + "_raced"));
   pqxx::nontransaction t(c);
   EXPECT_EQ(t.exec("SELECT count(*) FROM schema_migrations")[0][0].as<size_t>(),
             Migrations().size());

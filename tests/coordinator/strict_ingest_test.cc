@@ -287,8 +287,8 @@ TEST_F(StrictIngestTest, ACancelledStatementIsUnavailableToRetryNotInternal) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (std::chrono::steady_clock::now() < deadline) {
       pqxx::nontransaction q(c);
-      if (q.exec("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                 "AND query LIKE 'SELECT status FROM runs%FOR UPDATE'")
+      if (q.exec("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
+                 "AND wait_event_type = 'Lock' AND query LIKE 'SELECT status FROM runs%FOR UPDATE'")
               .size() > 0) {
         return;
       }

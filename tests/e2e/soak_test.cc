@@ -1,6 +1,6 @@
 // A soak under faults (label soak): PERFGATE_SOAK_AGENTS agent slots (6
 // unless told) each running `perfgate-agent run` again and again for
-// PERFGATE_SOAK_SECONDS (60 unless told) into two coordinator replicas
+// PERFGATE_SOAK_SECONDS (30 unless told) into two coordinator replicas
 // through one address list. The replicas' --database names the primary and
 // a streaming-replication standby with target_session_attrs=read-write.
 // Replica 0 is killed (SIGKILL) and restarted on its port at a third and at
@@ -200,7 +200,7 @@ double Percentile(const std::string& metrics, const std::string& name, double p)
 }
 
 TEST_F(SoakTest, AgentsStreamIntoTwoReplicasThroughKillsARestartAndAPromotion) {
-  const int seconds = EnvInt("PERFGATE_SOAK_SECONDS", 60), slots = EnvInt("PERFGATE_SOAK_AGENTS", 6);
+  const int seconds = EnvInt("PERFGATE_SOAK_SECONDS", 30), slots = EnvInt("PERFGATE_SOAK_AGENTS", 6);
   ASSERT_NO_FATAL_FAILURE(StartReplica(0, 0));
   ASSERT_NO_FATAL_FAILURE(StartReplica(1, 0));
   address_list_ = replicas_[0].address + "," + replicas_[1].address;

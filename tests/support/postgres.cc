@@ -50,6 +50,11 @@ bool NewerVersion(const std::filesystem::path& a, const std::filesystem::path& b
 
 }  // namespace
 
+std::vector<std::string> TestServerSettings() {
+  return {"listen_addresses=127.0.0.1", "fsync=off",          "synchronous_commit=off", "full_page_writes=off",
+          "shared_buffers=32MB",        "max_connections=60", "lc_messages=C"};
+}
+
 absl::StatusOr<std::string> FindPostgresBinDir() {
   if (const char* env = std::getenv("PERFGATE_POSTGRES_BIN"); env != nullptr && *env != '\0') {
     if (HasServerBinaries(env)) return std::string(env);
@@ -113,7 +118,7 @@ absl::StatusOr<TempDir> ServerWritableTempDir(const std::string& prefix) {
 absl::Status PostgresServer::RunTool(const std::vector<std::string>& argv) const {
   ProcessOptions opts;
   opts.user = user_;
-  opts.working_dir = dir_.path();
+  opts.working_dir = root_;
   opts.env["LC_ALL"] = "C";
   opts.env["PGCONNECT_TIMEOUT"] = "10";
   auto r = RunCommand(argv, opts);
@@ -168,7 +173,7 @@ absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Start(const std:
   if (!from.ok()) return from.status();
   // As the server's user, so that it owns the copy; cp -a keeps the modes
   // PostgreSQL insists on (0700).
-  if (absl::Status s = (*server)->RunTool({"cp", "-a", *from + "/data", (*server)->dir_.Join("data")}); !s.ok()) {
+  if (absl::Status s = (*server)->RunTool({"cp", "-a", *from + "/data", (*server)->Join("data")}); !s.ok()) {
     return s;
   }
   if (absl::Status s = (*server)->LaunchOnFreePort(); !s.ok()) return s;
@@ -180,7 +185,7 @@ absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::StartStandby(con
   auto server = Prepare();
   if (!server.ok()) return server.status();
   // -R: standby.signal and primary_conninfo.
-  if (absl::Status s = primary.BaseBackup((*server)->dir_.Join("data"), {"-R"}); !s.ok()) return s;
+  if (absl::Status s = primary.BaseBackup((*server)->Join("data"), {"-R"}); !s.ok()) return s;
   if (absl::Status s = (*server)->LaunchOnFreePort(); !s.ok()) return s;
   return server;
 }
@@ -198,7 +203,7 @@ absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Restore(const st
                                                                         const std::vector<std::string>& settings) {
   auto server = Prepare();
   if (!server.ok()) return server.status();
-  const std::string data = (*server)->dir_.Join("data");
+  const std::string data = (*server)->Join("data");
   // As the server's user, so that it owns the copy; cp -a keeps the modes
   // PostgreSQL insists on (0700).
   if (absl::Status s = (*server)->RunTool({"cp", "-a", backup, data}); !s.ok()) return s;
@@ -212,7 +217,7 @@ absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Restore(const st
 }
 
 absl::Status PostgresServer::Promote() {
-  return RunTool({bin_dir_ + "/pg_ctl", "promote", "-w", "-t", "60", "-D", dir_.Join("data")});
+  return RunTool({bin_dir_ + "/pg_ctl", "promote", "-w", "-t", "60", "-D", Join("data")});
 }
 
 // Starts the server on `port` (0: a fresh one). UNAVAILABLE when the port was
@@ -224,15 +229,14 @@ absl::Status PostgresServer::Launch(int port) {
     port = *free;
   }
   port_ = port;
-  const std::string log = dir_.Join("server.log");
+  const std::string log = Join("server.log");
   ProcessOptions opts;
   opts.user = user_;
-  opts.working_dir = dir_.path();
+  opts.working_dir = root_;
   opts.env["LC_ALL"] = "C";
-  std::vector<std::string> argv = {bin_dir_ + "/postgres", "-D", dir_.Join("data"), "-p", std::to_string(port_),
-                                   "-k", dir_.path(), "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off",
-                                   "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c",
-                                   "shared_buffers=32MB", "-c", "max_connections=60", "-c", "lc_messages=C"};
+  std::vector<std::string> argv = {bin_dir_ + "/postgres", "-D", Join("data"), "-p", std::to_string(port_),
+                                   "-k", root_};
+  for (const std::string& setting : TestServerSettings()) argv.insert(argv.end(), {"-c", setting});
   for (const std::string& setting : settings_) argv.insert(argv.end(), {"-c", setting});
   auto process = ChildProcess::Start(argv, log, opts);
   if (!process.ok()) return process.status();
@@ -250,9 +254,20 @@ absl::Status PostgresServer::Launch(int port) {
   return port_taken ? absl::UnavailableError(why) : absl::InternalError(why);
 }
 
-PostgresServer::~PostgresServer() { Stop(); }
+PostgresServer::~PostgresServer() {
+  if (attached_) {
+    DropCreatedDatabases();
+  } else {
+    Stop();
+  }
+}
 
 void PostgresServer::Stop() {
+  if (attached_) {
+    ADD_FAILURE() << "a test stopped the server shared by the whole test run (" << root_
+                  << "): give its test binary a server of its own (tests/CMakeLists.txt, OWN_POSTGRES)";
+    return;
+  }
   if (process_ == nullptr) return;
   // SIGINT is PostgreSQL's fast shutdown: it does not wait for clients to
   // disconnect as SIGTERM (smart shutdown) would.
@@ -260,6 +275,7 @@ void PostgresServer::Stop() {
 }
 
 absl::Status PostgresServer::StartAgain() {
+  if (attached_) return absl::FailedPreconditionError("the shared server cannot be restarted by one test");
   Stop();
   process_.reset();
   return Launch(port_);
@@ -286,11 +302,12 @@ absl::Status PostgresServer::CreateDatabase(const std::string& name) {
     return absl::InternalError(absl::StrCat("createdb ", name, " failed (exit ", r->exit_code,
                                             "): ", r->output, "\nserver log:\n", LogTail()));
   }
+  if (attached_) created_.push_back(name);
   return absl::OkStatus();
 }
 
 std::string PostgresServer::LogTail(int max_lines) const {
-  return FileTail(dir_.Join("server.log"), max_lines);
+  return FileTail(Join("server.log"), max_lines);
 }
 
 absl::StatusOr<PostgresServer*> SharedPostgresServer() {
@@ -305,7 +322,8 @@ absl::StatusOr<PostgresServer*> SharedPostgresServer() {
         "the shared PostgreSQL server has stopped; the end of its log:\n", server->LogTail()));
   }
   if (server == nullptr) {
-    auto started = PostgresServer::Start();
+    const char* shared = std::getenv("PERFGATE_SHARED_POSTGRES");
+    auto started = shared != nullptr && *shared != '\0' ? PostgresServer::Attach(shared) : PostgresServer::Start();
     if (!started.ok()) {
       failure = started.status();
       return *failure;
@@ -321,10 +339,10 @@ void PostgresTest::SetUp() {
                            << server.status().message();
   server_ = *server;
   static std::atomic<int> databases{0};
-  const std::string name = absl::StrCat("test_", ++databases);
-  const absl::Status created = server_->CreateDatabase(name);
+  database_ = absl::StrCat("test_", getpid(), "_", ++databases);
+  const absl::Status created = server_->CreateDatabase(database_);
   ASSERT_TRUE(created.ok()) << created.message();
-  conninfo_ = server_->ConnInfo(name);
+  conninfo_ = server_->ConnInfo(database_);
 }
 
 absl::StatusOr<std::string> PostgresTest::CreateReadOnlyRole() {

@@ -1,13 +1,16 @@
-// A private, throw-away PostgreSQL server for tests labelled `db` and `e2e`:
-// a copy of a cluster that initdb made once (kept in the temporary directory
-// as perfgate-pg-template-*, one per server build and OS user, and shared by
-// every test), the server on a free port of 127.0.0.1
-// with fsync off, trust authentication for the superuser "perfgate". Never
-// skipped: when the server binaries are missing the test fails and says to
-// install the postgresql package.
+// A throw-away PostgreSQL server for tests labelled `db` and `e2e`: a copy of
+// a cluster that initdb made once (kept in the temporary directory as
+// perfgate-pg-template-*, one per server build and OS user, and shared by
+// every test), the server on a free port of 127.0.0.1 with fsync off, trust
+// authentication for the superuser "perfgate". Under ctest, the binaries
+// that ask for it share one such server for the whole run (the fixture
+// shared_postgres), each test in a database of its own; the others start
+// one per test process. Never skipped: when the server binaries are missing
+// the test fails and says to install the postgresql package.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +45,19 @@ class PostgresServer {
   /// every WAL segment restore_command finds and takes writes.
   static absl::StatusOr<std::unique_ptr<PostgresServer>> Restore(const std::string& backup,
                                                                  const std::vector<std::string>& settings);
+  /// A server that outlives this process, for the ctest fixture
+  /// `shared_postgres` (tests/support/shared_postgres_main.cc): the template
+  /// copied into `dir` (a server an interrupted run left there is stopped and
+  /// its files removed first), started by pg_ctl on a free port, which is
+  /// written to dir/port last.
+  static absl::Status StartDetached(const std::string& dir);
+  /// Stops the server StartDetached left in `dir` and removes `dir`; OK when
+  /// there is none.
+  static absl::Status StopDetached(const std::string& dir);
+  /// The server StartDetached left running in `dir`, used and not owned: the
+  /// object neither stops it nor removes its files (Stop() and StartAgain()
+  /// fail the test), and drops the databases made through it when destroyed.
+  static absl::StatusOr<std::unique_ptr<PostgresServer>> Attach(const std::string& dir);
   PostgresServer(const PostgresServer&) = delete;
   PostgresServer& operator=(const PostgresServer&) = delete;
   /// Stops the server (fast shutdown) and removes its files.
@@ -54,7 +70,7 @@ class PostgresServer {
   /// The TCP port the server listens on.
   int port() const { return port_; }
   /// True while the server process is alive.
-  bool Running() { return process_ != nullptr && process_->Running(); }
+  bool Running();
   /// Stops the server with a fast shutdown (clients are disconnected). Safe to
   /// call twice; the data directory stays until destruction.
   void Stop();
@@ -75,18 +91,28 @@ class PostgresServer {
 
  private:
   PostgresServer(TempDir dir, std::string bin_dir)
-      : dir_(std::move(dir)), bin_dir_(std::move(bin_dir)) {}
+      : root_(dir.path()), owned_(std::move(dir)), bin_dir_(std::move(bin_dir)) {}
+  // A server in `root` that this object does not own (Attach, StartDetached).
+  PostgresServer(std::string root, std::string bin_dir, int port)
+      : root_(std::move(root)), bin_dir_(std::move(bin_dir)), port_(port), attached_(true) {}
+  static absl::StatusOr<std::unique_ptr<PostgresServer>> Detached(const std::string& dir, int port);
+  std::string Join(const std::string& name) const { return root_ + "/" + name; }
+  absl::Status LaunchDetached();
+  void DropCreatedDatabases();
   static absl::StatusOr<std::unique_ptr<PostgresServer>> Prepare();
   absl::StatusOr<std::string> Template() const;
   absl::Status RunTool(const std::vector<std::string>& argv) const;
   absl::Status Launch(int port = 0);
   absl::Status LaunchOnFreePort();
 
-  TempDir dir_;  // data directory, socket and log; destroyed after process_
+  std::string root_;             // data directory, socket and log
+  std::optional<TempDir> owned_;  // root_ when this object owns it; destroyed after process_
   std::string bin_dir_;
   std::string user_;  // the OS user the server runs as; empty: the current one
   std::vector<std::string> settings_;  // -c options beyond the test defaults
   int port_ = 0;
+  bool attached_ = false;
+  std::vector<std::string> created_;  // databases to drop when attached_
   std::unique_ptr<ChildProcess> process_;
 };
 
@@ -95,15 +121,22 @@ class PostgresServer {
 /// FAILED_PRECONDITION saying to install the postgresql package when none has them.
 absl::StatusOr<std::string> FindPostgresBinDir();
 
+/// The settings ("name=value") of every test server: loopback only, no
+/// fsync, small buffers, messages in English.
+std::vector<std::string> TestServerSettings();
+
 /// A temporary directory the server's OS user may write (postgres when
 /// called as root): for a WAL archive or a base backup.
 absl::StatusOr<TempDir> ServerWritableTempDir(const std::string& prefix);
 
-/// The server shared by every test of this process, started on first use and
-/// stopped when the process exits (ctest runs each test in its own process,
-/// so this is one server per test there). A failed start is remembered and
-/// returned to every caller. Call it from the main thread: the server is tied
-/// to the thread that starts it and dies with it.
+/// The server shared by every test of this process: where
+/// $PERFGATE_SHARED_POSTGRES names a directory, the server the ctest fixture
+/// `shared_postgres` started there for the whole test run (Attach; an error
+/// when none runs there); otherwise one started on first use and stopped
+/// when the process exits (ctest runs each test in its own process, so that
+/// is one server per test). A failed start is remembered and returned to
+/// every caller. Call it from the main thread: a server it starts is tied to
+/// the thread that starts it and dies with it.
 absl::StatusOr<PostgresServer*> SharedPostgresServer();
 
 /// GoogleTest fixture: a fresh, empty database on the process's shared server
@@ -115,6 +148,9 @@ class PostgresTest : public ::testing::Test {
 
   /// libpq connection string of this test's database.
   const std::string& ConnInfo() const { return conninfo_; }
+  /// The name of this test's database, unique on the server ("test_PID_N"):
+  /// the start of the name of any other database the test makes there.
+  const std::string& DatabaseName() const { return database_; }
   /// Creates the read-only role of docs/security.md (perfgate_read: SELECT on
   /// every table but credentials) in this test's database, whose schema must
   /// be migrated already; its connection string.
@@ -124,6 +160,7 @@ class PostgresTest : public ::testing::Test {
 
  private:
   PostgresServer* server_ = nullptr;
+  std::string database_;
   std::string conninfo_;
 };
 
