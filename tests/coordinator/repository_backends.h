@@ -1,11 +1,12 @@
 // The implementations a repository conformance suite runs against: the
-// PostgreSQL store on a private, migrated server, and the in-memory
+// PostgreSQL store on a migrated database of its own, and the in-memory
 // repositories the domain's tests use (coordinator/store/memory_*.h). A
 // suite derives from RepositoryConformance and is instantiated with
 // ConformanceBackends(), so each of its tests runs once per implementation.
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -88,11 +89,15 @@ class MemoryBackend final : public RepositoryBackend {
 
 class PostgresBackend final : public RepositoryBackend {
  public:
+  // A database of its own on the process's server (the test run's shared
+  // one under ctest).
   absl::Status Start() {
-    auto server = testing::PostgresServer::Start();
+    auto server = testing::SharedPostgresServer();
     if (!server.ok()) return server.status();
-    server_ = std::move(*server);
-    auto store = Store::Connect(server_->ConnInfo(), 2);
+    static int databases = 0;
+    const std::string name = "conformance_" + std::to_string(getpid()) + "_" + std::to_string(++databases);
+    if (absl::Status s = (*server)->CreateDatabase(name); !s.ok()) return s;
+    auto store = Store::Connect((*server)->ConnInfo(name), 2);
     if (!store.ok()) return store.status();
     store_ = std::move(*store);
     if (absl::Status s = store_->Migrate(); !s.ok()) return s;
@@ -124,7 +129,6 @@ class PostgresBackend final : public RepositoryBackend {
   }
 
  private:
-  std::unique_ptr<testing::PostgresServer> server_;
   std::unique_ptr<Store> store_;
   int runs_ = 0;
 };
