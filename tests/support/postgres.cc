@@ -265,7 +265,8 @@ PostgresServer::~PostgresServer() {
 void PostgresServer::Stop() {
   if (attached_) {
     ADD_FAILURE() << "a test stopped the server shared by the whole test run (" << root_
-                  << "): give its test binary a server of its own (tests/CMakeLists.txt, OWN_POSTGRES)";
+                  << "): give its test binary a server of its own (leave SHARED_POSTGRES off its "
+                     "perfgate_test in tests/CMakeLists.txt)";
     return;
   }
   if (process_ == nullptr) return;
@@ -346,6 +347,11 @@ void PostgresTest::SetUp() {
 }
 
 absl::StatusOr<std::string> PostgresTest::CreateReadOnlyRole() {
+  if (const char* shared = std::getenv("PERFGATE_SHARED_POSTGRES"); shared != nullptr && *shared != '\0') {
+    return absl::FailedPreconditionError(
+        "a role belongs to the server, not to a database: a test that makes one needs a server of its own "
+        "(leave SHARED_POSTGRES off its perfgate_test in tests/CMakeLists.txt)");
+  }
   try {
     pqxx::connection conn(conninfo_);
     pqxx::work txn(conn);

@@ -151,9 +151,9 @@ class PostgresTest : public ::testing::Test {
   /// The name of this test's database, unique on the server ("test_PID_N"):
   /// the start of the name of any other database the test makes there.
   const std::string& DatabaseName() const { return database_; }
-  /// Creates the read-only role of docs/security.md (perfgate_read: SELECT on
-  /// every table but credentials) in this test's database, whose schema must
-  /// be migrated already; its connection string.
+  /// Creates the read-only role of docs/security.md (perfgate_read: SELECT on every
+  /// table but credentials; a role is the server's: refused on the shared one) in
+  /// this test's migrated database; its connection string.
   absl::StatusOr<std::string> CreateReadOnlyRole();
   /// The server behind it.
   PostgresServer& server() { return *server_; }
