@@ -29,7 +29,6 @@
 namespace perfgate::coordinator {
 namespace {
 
-
 // With the charset named, cpp-httplib leaves answers uncompressed: its
 // on-the-fly brotli costs more time than it saves on loopback or a LAN
 // (a 50 kB series took 200 ms to compress on the CI machine).

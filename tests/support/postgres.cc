@@ -17,15 +17,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "tests/support/server_user.h"
 
 namespace perfgate::testing {
 namespace {
 
 constexpr auto kReadyTimeout = std::chrono::seconds(60);
 constexpr auto kShutdownGrace = std::chrono::seconds(30);
-// Another process may take the free port between FreeTcpPort() and the
-// server's bind.
-constexpr int kStartAttempts = 5;
 // A primary ends it "connections", a standby "read-only connections".
 constexpr const char* kReadyLine = "database system is ready to accept";
 constexpr const char* kInstallHint =
@@ -97,9 +95,8 @@ absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Prepare() {
   return server;
 }
 
-absl::StatusOr<TempDir> ServerWritableTempDir(const std::string& prefix) {
-  auto dir = TempDir::Create(prefix);
-  if (!dir.ok() || geteuid() != 0) return dir;
+absl::Status GiveToServerUser(const std::string& path) {
+  if (geteuid() != 0) return absl::OkStatus();
   const passwd* pw = getpwnam("postgres");
   if (pw == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -107,9 +104,16 @@ absl::StatusOr<TempDir> ServerWritableTempDir(const std::string& prefix) {
         "refuses to run as root); ",
         kInstallHint, ", or run the tests as a non-root user"));
   }
-  if (chown(dir->path().c_str(), pw->pw_uid, pw->pw_gid) != 0) {
-    return absl::InternalError(absl::StrCat("cannot chown ", dir->path(), " to postgres"));
+  if (chown(path.c_str(), pw->pw_uid, pw->pw_gid) != 0) {
+    return absl::InternalError(absl::StrCat("cannot chown ", path, " to postgres"));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TempDir> ServerWritableTempDir(const std::string& prefix) {
+  auto dir = TempDir::Create(prefix);
+  if (!dir.ok()) return dir;
+  if (absl::Status s = GiveToServerUser(dir->path()); !s.ok()) return s;
   return dir;
 }
 
@@ -131,12 +135,7 @@ absl::Status PostgresServer::RunTool(const std::vector<std::string>& argv) const
 
 // Launches a prepared server, retrying when its free port was taken meanwhile.
 absl::Status PostgresServer::LaunchOnFreePort() {
-  absl::Status launched;
-  for (int attempt = 0; attempt < kStartAttempts; ++attempt) {
-    launched = Launch();
-    if (launched.ok() || !absl::IsUnavailable(launched)) break;
-  }
-  return launched;
+  return LaunchRetryingTakenPorts([this] { return Launch(); });
 }
 
 // The cluster every server of these binaries starts from: initdb's output,

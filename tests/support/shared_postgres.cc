@@ -3,7 +3,6 @@
 // fixture's process, and attached to by each test process, which makes and
 // drops its own databases there. Starting a server costs a test about
 // 0.6-1 s on a two-core machine; a database about 0.1 s.
-#include <pwd.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -16,12 +15,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "tests/support/postgres.h"
+#include "tests/support/server_user.h"
 
 namespace perfgate::testing {
 namespace {
 
-// Another process may take the free port between FreeTcpPort() and the bind.
-constexpr int kDetachedStartAttempts = 5;
 // Two tests at once, each with a coordinator's pool or two, and the clients
 // they start.
 constexpr const char* kSharedConnections = "max_connections=200";
@@ -42,16 +40,7 @@ absl::Status MakeServerDir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return absl::InternalError(absl::StrCat("cannot create ", dir, ": ", ec.message()));
-  if (geteuid() != 0) return absl::OkStatus();
-  const passwd* pw = getpwnam("postgres");
-  if (pw == nullptr) {
-    return absl::FailedPreconditionError(
-        "running as root, but there is no 'postgres' user to run the server as (PostgreSQL refuses to run as root)");
-  }
-  if (chown(dir.c_str(), pw->pw_uid, pw->pw_gid) != 0) {
-    return absl::InternalError(absl::StrCat("cannot chown ", dir, " to postgres"));
-  }
-  return absl::OkStatus();
+  return GiveToServerUser(dir);
 }
 
 }  // namespace
@@ -90,12 +79,7 @@ absl::Status PostgresServer::StartDetached(const std::string& dir) {
     }
     if (!conf) return absl::InternalError(absl::StrCat("cannot write ", dir, "/data/postgresql.conf"));
   }
-  absl::Status launched;
-  for (int attempt = 0; attempt < kDetachedStartAttempts; ++attempt) {
-    launched = (*server)->LaunchDetached();
-    if (launched.ok() || !absl::IsUnavailable(launched)) break;
-  }
-  if (!launched.ok()) return launched;
+  if (absl::Status s = LaunchRetryingTakenPorts([&] { return (*server)->LaunchDetached(); }); !s.ok()) return s;
   if (absl::Status s = (*server)->CreateDatabase(kDatabase); !s.ok()) return s;
   (*server)->created_.clear();  // stays with the server
   // Last, and whole: a test that finds the file finds a server ready.
