@@ -1,5 +1,7 @@
 #include "coordinator/store/history.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "coordinator/store/database.h"
@@ -14,13 +16,16 @@ SeriesPoint RowToPoint(const pqxx::row& row) {
   p.point.commit = row[1].as<std::string>();
   p.point.branch = row[2].as<std::string>();
   p.point.node = row[3].as<std::string>();
-  p.point.finished_at = FromMicros(row[4].as<int64_t>());
-  p.point.median = row[5].as<double>();
+  p.point.finished_at = FromMicros(ParseNumber<int64_t>(row[4]));
+  p.point.median = ParseNumber<double>(row[5]);
   p.p5 = NullableDouble(row[6]);
   p.p95 = NullableDouble(row[7]);
-  p.point.n = row[8].as<uint32_t>();
-  p.n_throttled = row[9].as<uint32_t>();
-  p.invalid_reasons = Json::parse(row[10].as<std::string>()).get<std::vector<std::string>>();
+  p.point.n = ParseNumber<uint32_t>(row[8]);
+  p.n_throttled = ParseNumber<uint32_t>(row[9]);
+  // NULL for a run valid for gating (nearly all): nothing to parse.
+  if (!row[10].is_null()) {
+    p.invalid_reasons = Json::parse(row[10].as<std::string>()).get<std::vector<std::string>>();
+  }
   return p;
 }
 
@@ -35,28 +40,42 @@ std::string Condition(bool set, const std::string& when_set, int param, const ch
   return absl::StrCat(" AND $", param, "::", type, " = ", unset_value);
 }
 
-// The newest `limit` points of one series within [from, to), oldest first.
-// The inner query walks one index of series_points in the series' order,
-// reads each point from the index alone and stops after `limit` rows, so
-// the cost follows the answer, not the series; only a run invalid for
-// gating has its reasons read from runs, by primary key.
+// The newest `limit` points of one series within [from, to), newest first.
+// The query walks one index of series_points in the series' order, reads
+// each point from the index alone and stops after `limit` rows, so the
+// cost follows the answer, not the series; only a run invalid for gating
+// has its reasons read from runs, by primary key. The rows come in the
+// index's order: the caller turns them oldest first (sorting them again
+// in PostgreSQL took a third of the query's time at 10 000 rows).
 pqxx::result NewestPoints(pqxx::transaction_base& txn, int64_t metric_id, const SeriesQuery& q,
                           int64_t limit) {
   const bool from = q.from.has_value(), to = q.to.has_value();
   const std::string sql = absl::StrCat(
       "SELECT p.run_id::text, p.commit, p.branch, p.node, ", MicrosFromTimestamp("p.finished_at"),
       ", p.median, p.p5, p.p95, p.n, p.n_throttled, CASE WHEN p.invalid THEN (SELECT "
-      "array_to_json(r.invalid_reasons)::text FROM runs r WHERE r.id = p.run_id) ELSE '[]' END "
-      "FROM (SELECT run_id, finished_at, commit, branch, node, median, p5, p95, n, n_throttled, invalid "
+      "array_to_json(r.invalid_reasons)::text FROM runs r WHERE r.id = p.run_id) END "
       "FROM series_points p WHERE p.metric_id = $1",
       Condition(!q.sku.empty(), "p.sku = $2", 2, "text", "''"),
       Condition(!q.branch.empty(), "p.branch = $3", 3, "text", "''"),
       Condition(!q.node.empty(), "p.node = $4", 4, "text", "''"),
       Condition(from, absl::StrCat("p.finished_at >= ", TimestampFromMicros(6)), 6, "bigint", "0"),
       Condition(to, absl::StrCat("p.finished_at < ", TimestampFromMicros(7)), 7, "bigint", "0"),
-      " ORDER BY p.finished_at DESC, p.run_id LIMIT $5) p ORDER BY p.finished_at, p.run_id");
+      " ORDER BY p.finished_at DESC, p.run_id LIMIT $5");
   return txn.exec_params(sql, metric_id, q.sku, q.branch, q.node, limit,
                          from ? ToMicros(*q.from) : int64_t{0}, to ? ToMicros(*q.to) : int64_t{0});
+}
+
+// Points read newest first and reversed are oldest first, but runs that
+// finished at the same instant come by run id descending: put those back
+// in run id order (the order of the series everywhere).
+void OldestFirst(std::vector<SeriesPoint>& points) {
+  for (auto from = points.begin(); from != points.end();) {
+    auto to = std::find_if(from, points.end(), [&](const SeriesPoint& p) {
+      return p.point.finished_at != from->point.finished_at;
+    });
+    std::reverse(from, to);
+    from = to;
+  }
 }
 
 }  // namespace
@@ -107,9 +126,10 @@ absl::StatusOr<Series> HistoryRepository::ReadSeries(const SeriesQuery& q, int64
     Series series;
     series.unit = m[0][1].as<std::string>();
     ParseDirection(m[0][2].as<std::string>(), &series.direction);
-    for (const auto& row : NewestPoints(txn, m[0][0].as<int64_t>(), q, limit)) {
-      series.points.push_back(RowToPoint(row));
-    }
+    const pqxx::result rows = NewestPoints(txn, m[0][0].as<int64_t>(), q, limit);
+    series.points.reserve(rows.size());
+    for (auto row = rows.rbegin(); row != rows.rend(); ++row) series.points.push_back(RowToPoint(*row));
+    OldestFirst(series.points);
     return series;
   });
 }

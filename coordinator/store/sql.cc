@@ -29,7 +29,7 @@ TimePoint FromMicros(int64_t us) {
 }
 
 double NullableDouble(const pqxx::field& f) {
-  return f.is_null() ? std::numeric_limits<double>::quiet_NaN() : f.as<double>();
+  return f.is_null() ? std::numeric_limits<double>::quiet_NaN() : ParseNumber<double>(f);
 }
 
 std::string FirstLine(absl::string_view text) {

@@ -101,6 +101,34 @@ TEST_F(HistoryStoreTest, BranchAndNodeFiltersKeepTheirOwnNewestPoints) {
   EXPECT_DOUBLE_EQ(h->points[0].median, 3);
 }
 
+// Runs that finished at the same instant come in run id order among the
+// older and newer ones; a limit that cuts through them keeps those of the
+// lowest run ids (the series index's order: newest first, then run id).
+TEST_F(HistoryStoreTest, RunsFinishedAtOneInstantComeInRunIdOrder) {
+  for (const char* commit : {"a", "b", "c", "d", "e"}) Close("main", commit, 10);
+  {
+    pqxx::connection c(server().ConnInfo(DatabaseName()));
+    pqxx::work txn(c);
+    txn.exec("UPDATE series_points SET finished_at = timestamptz '2026-01-01 00:00:00+00' "
+             "WHERE commit IN ('b', 'c', 'd')");
+    txn.exec("UPDATE series_points SET finished_at = timestamptz '2025-12-31 00:00:00+00' WHERE commit = 'a'");
+    txn.commit();
+  }
+  std::vector<std::string> tied;
+  {
+    pqxx::connection c(server().ConnInfo(DatabaseName()));
+    pqxx::read_transaction txn(c);
+    for (const auto& row : txn.exec("SELECT commit FROM series_points WHERE commit IN ('b', 'c', 'd') ORDER BY run_id")) {
+      tied.push_back(row[0].as<std::string>());
+    }
+  }
+  ASSERT_EQ(tied.size(), 3u);
+  store::SeriesQuery q{.benchmark = kKey, .metric = "algbw"};
+  EXPECT_THAT(Commits(store_->GetSeries(q)), ElementsAre("a", tied[0], tied[1], tied[2], "e"));
+  q.limit = 3;
+  EXPECT_THAT(Commits(store_->GetSeries(q)), ElementsAre(tied[0], tied[1], "e"));
+}
+
 // Runs closed before migration 0014 are points of their series after it:
 // complete runs with samples only, as CloseRun keeps them.
 TEST_F(HistoryStoreTest, Migration14KeepsThePointsOfRunsClosedBeforeIt) {
