@@ -46,18 +46,25 @@ class PostgresServer {
   static absl::StatusOr<std::unique_ptr<PostgresServer>> Restore(const std::string& backup,
                                                                  const std::vector<std::string>& settings);
   /// A server that outlives this process, for the ctest fixture
-  /// `shared_postgres` (tests/support/shared_postgres_main.cc): the template
-  /// copied into `dir` (a server an interrupted run left there is stopped and
-  /// its files removed first), started by pg_ctl on a free port, which is
-  /// written to dir/port last.
-  static absl::Status StartDetached(const std::string& dir);
-  /// Stops the server StartDetached left in `dir` and removes `dir`; OK when
-  /// there is none.
-  static absl::Status StopDetached(const std::string& dir);
-  /// The server StartDetached left running in `dir`, used and not owned: the
+  /// `shared_postgres` (tests/support/shared_postgres_main.cc), in a folder
+  /// of `base` of its own for the ctest run that started it (RunFolder):
+  /// the template copied there, started by pg_ctl on a free port, which is
+  /// written to its `port` file last. Servers that runs no longer alive left
+  /// in `base` (an interrupted run) are stopped and their folders removed
+  /// first; those of a run still going are left alone.
+  static absl::Status StartDetached(const std::string& base);
+  /// Stops the server StartDetached left for this ctest run in `base` and
+  /// removes its folder; OK when there is none.
+  static absl::Status StopDetached(const std::string& base);
+  /// The folder of `base` of the ctest run this process belongs to: named
+  /// by its parent's pid, which ctest is for the fixture and every test it
+  /// starts (and a shell for commands typed at it).
+  static std::string RunFolder(const std::string& base);
+  /// The server StartDetached left running for this ctest run in `base`,
+  /// used and not owned: the
   /// object neither stops it nor removes its files (Stop() and StartAgain()
   /// fail the test), and drops the databases made through it when destroyed.
-  static absl::StatusOr<std::unique_ptr<PostgresServer>> Attach(const std::string& dir);
+  static absl::StatusOr<std::unique_ptr<PostgresServer>> Attach(const std::string& base);
   PostgresServer(const PostgresServer&) = delete;
   PostgresServer& operator=(const PostgresServer&) = delete;
   /// Stops the server (fast shutdown) and removes its files.
@@ -98,6 +105,10 @@ class PostgresServer {
   static absl::StatusOr<std::unique_ptr<PostgresServer>> Detached(const std::string& dir, int port);
   std::string Join(const std::string& name) const { return root_ + "/" + name; }
   absl::Status LaunchDetached();
+  // Stops the server in `dir` (if one runs) and removes `dir`.
+  static absl::Status StopServerIn(const std::string& dir);
+  // StopServerIn for each run's folder in `base` whose ctest or server has ended.
+  static absl::Status StopServersOfEndedRuns(const std::string& base);
   void DropCreatedDatabases();
   static absl::StatusOr<std::unique_ptr<PostgresServer>> Prepare();
   absl::StatusOr<std::string> Template() const;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -19,6 +20,10 @@
 
 namespace perfgate::testing {
 namespace {
+
+// The folder of one ctest run's server in the fixture's folder: this prefix
+// and ctest's pid.
+constexpr const char* kRunPrefix = "ctest-";
 
 // Two tests at once, each with a coordinator's pool or two, and the clients
 // they start.
@@ -34,6 +39,17 @@ pid_t PostmasterPid(const std::string& data) {
 }
 
 bool Alive(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
+
+// Whether the ctest run of `pid` still goes: a process that ended but that
+// its parent has not yet waited for (a zombie, state Z) does not.
+bool RunGoesOn(pid_t pid) {
+  if (!Alive(pid)) return false;
+  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
+  std::string stat;
+  std::getline(in, stat);
+  const size_t name_end = stat.rfind(')');
+  return name_end == std::string::npos || name_end + 2 >= stat.size() || stat[name_end + 2] != 'Z';
+}
 
 // `dir` created (and its parents), owned by the server's OS user.
 absl::Status MakeServerDir(const std::string& dir) {
@@ -58,8 +74,14 @@ bool PostgresServer::Running() {
   return process_ != nullptr && process_->Running();
 }
 
-absl::Status PostgresServer::StartDetached(const std::string& dir) {
-  if (absl::Status s = StopDetached(dir); !s.ok()) return s;
+std::string PostgresServer::RunFolder(const std::string& base) {
+  return absl::StrCat(base, "/", kRunPrefix, getppid());
+}
+
+absl::Status PostgresServer::StartDetached(const std::string& base) {
+  if (absl::Status s = StopServersOfEndedRuns(base); !s.ok()) return s;
+  const std::string dir = RunFolder(base);
+  if (absl::Status s = StopServerIn(dir); !s.ok()) return s;
   if (absl::Status s = MakeServerDir(dir); !s.ok()) return s;
   auto server = Detached(dir, 0);
   if (!server.ok()) return server.status();
@@ -107,7 +129,29 @@ absl::Status PostgresServer::LaunchDetached() {
   return port_taken ? absl::UnavailableError(why) : absl::InternalError(why);
 }
 
-absl::Status PostgresServer::StopDetached(const std::string& dir) {
+absl::Status PostgresServer::StopDetached(const std::string& base) {
+  if (absl::Status s = StopServerIn(RunFolder(base)); !s.ok()) return s;
+  std::error_code ec;
+  std::filesystem::remove(base, ec);  // the last run's: an empty folder goes too
+  return absl::OkStatus();
+}
+
+absl::Status PostgresServer::StopServersOfEndedRuns(const std::string& base) {
+  std::error_code ec;
+  std::vector<std::string> ended;
+  for (const auto& entry : std::filesystem::directory_iterator(base, ec)) {
+    const std::string name = entry.path().filename().string();
+    int run = 0;
+    if (!absl::StartsWith(name, kRunPrefix) || !absl::SimpleAtoi(name.substr(strlen(kRunPrefix)), &run)) continue;
+    if (!RunGoesOn(run) || !Alive(PostmasterPid(entry.path().string() + "/data"))) ended.push_back(entry.path().string());
+  }
+  for (const std::string& dir : ended) {
+    if (absl::Status s = StopServerIn(dir); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PostgresServer::StopServerIn(const std::string& dir) {
   std::error_code ec;
   if (!std::filesystem::exists(dir, ec)) return absl::OkStatus();
   if (Alive(PostmasterPid(dir + "/data"))) {
@@ -122,14 +166,15 @@ absl::Status PostgresServer::StopDetached(const std::string& dir) {
   return RemoveTree(dir);
 }
 
-absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Attach(const std::string& dir) {
+absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Attach(const std::string& base) {
+  const std::string dir = RunFolder(base);
   const auto text = ReadFile(dir + "/port");
   int port = 0;
   if (!text.ok() || !absl::SimpleAtoi(absl::StripAsciiWhitespace(*text), &port) || port <= 0 ||
       !Alive(PostmasterPid(dir + "/data"))) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "PERFGATE_SHARED_POSTGRES=", dir,
-        " names no running server: ctest starts it (the fixture shared_postgres, test SharedPostgres.Start); "
+        "PERFGATE_SHARED_POSTGRES=", base, " holds no running server for this run (", dir,
+        "): ctest starts it (the fixture shared_postgres, test SharedPostgres.Start); "
         "run this test through ctest, or unset the variable to give the test a server of its own"));
   }
   return Detached(dir, port);

@@ -1,8 +1,9 @@
 // The ctest fixture `shared_postgres` (tests/CMakeLists.txt): one PostgreSQL
 // server for the whole test run, in which each test of the binaries that ask
 // for it makes its own database (PostgresTest).
-//   perfgate_test_postgres start DIR   starts it (stopping one an interrupted run left)
-//   perfgate_test_postgres stop DIR    stops it and removes DIR
+//   perfgate_test_postgres start DIR   starts it in DIR/ctest-<ctest pid> (stopping those runs that
+//                                      ended left there)
+//   perfgate_test_postgres stop DIR    stops this run's and removes its folder
 #include <iostream>
 #include <string>
 
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
     std::cerr << "perfgate_test_postgres " << verb << " " << dir << ": " << done.message() << "\n";
     return 1;
   }
-  std::cout << (verb == "start" ? "the shared PostgreSQL server runs in " : "stopped and removed ") << dir << "\n";
+  std::cout << (verb == "start" ? "the shared PostgreSQL server runs in " : "stopped and removed ")
+            << perfgate::testing::PostgresServer::RunFolder(dir) << "\n";
   return 0;
 }
