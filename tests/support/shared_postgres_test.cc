@@ -19,10 +19,12 @@ namespace perfgate::testing {
 namespace {
 
 // Runs `what` in a child process, whose parent (this process) is then the
-// "ctest" its folder is named by; true when it exited 0.
-bool InChild(const std::function<bool()>& what) {
+// "ctest" its folder is named by; true when it exited 0. `pid`, when given,
+// gets the child's pid.
+bool InChild(const std::function<bool()>& what, pid_t* pid = nullptr) {
   const pid_t child = fork();
   if (child == 0) _exit(what() ? 0 : 1);
+  if (pid != nullptr) *pid = child;
   int status = 0;
   return child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
@@ -65,16 +67,7 @@ TEST(SharedPostgres, EachRunKeepsItsServerAndAStartStopsTheServersOfEndedRuns) {
   // A run that ended: its ctest (a child that started it through a
   // grandchild) is gone. The next start stops its server and removes it.
   pid_t ended = 0;
-  int pipe_fds[2];
-  ASSERT_EQ(pipe(pipe_fds), 0);
-  ASSERT_TRUE(InChild([&] {
-    const pid_t me = getpid();
-    (void)!write(pipe_fds[1], &me, sizeof me);
-    return InChild([&] { return Started(base); });
-  }));
-  ASSERT_EQ(read(pipe_fds[0], &ended, sizeof ended), static_cast<ssize_t>(sizeof ended));
-  close(pipe_fds[0]);
-  close(pipe_fds[1]);
+  ASSERT_TRUE(InChild([&] { return InChild([&] { return Started(base); }); }, &ended));
   const std::string gone = base + "/ctest-" + std::to_string(ended);
   ASSERT_TRUE(fs::exists(gone + "/port"));
   ASSERT_TRUE(InChild([&] { return Started(base); }));
