@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
 #include "agent/ab_evidence.h"
 #include "common/process.h"
@@ -30,6 +31,25 @@ std::vector<AbRole> BlockOrder(unsigned round, uint64_t seed) {
     return {AbRole::kBaseline, AbRole::kCandidate};
   }
   return {AbRole::kCandidate, AbRole::kBaseline};
+}
+
+std::vector<int> RoundCpus(unsigned round, unsigned count, const std::vector<int>& allowed) {
+  if (count == 0 || count >= allowed.size()) return {};
+  std::vector<int> cpus;
+  const size_t first = (static_cast<size_t>(round) * count) % allowed.size();
+  for (size_t i = 0; i < count; ++i) cpus.push_back(allowed[(first + i) % allowed.size()]);
+  std::sort(cpus.begin(), cpus.end());
+  return cpus;
+}
+
+unsigned PinCountFor(const BenchmarkId& id, int pin) {
+  if (pin >= 0) return static_cast<unsigned>(pin);
+  const auto backend = id.params.find("backend");
+  if (backend != id.params.end() && backend->second != "host") return 0;
+  const auto threads = id.params.find("threads");
+  unsigned n = 0;
+  if (threads == id.params.end() || !absl::SimpleAtoi(threads->second, &n)) return 0;
+  return n;
 }
 
 uint64_t OrderSeed(uint64_t order_seed) {
@@ -321,7 +341,10 @@ MeasuredCases MeasureRounds(std::vector<CasePair> pairs, BlockSource& source, co
     first_round = std::min(first_round, p.rounds);
   }
   if (first_round == std::numeric_limits<unsigned>::max()) first_round = 0;
+  const std::vector<int> allowed = AllowedCpus();
+  const unsigned pin = options.pin_cpus > 0 ? static_cast<unsigned>(options.pin_cpus) : 0;
   for (unsigned round = first_round;; ++round) {
+    const ScopedCpuPin on(RoundCpus(round, pin, allowed));
     for (AbRole role : BlockOrder(round, order)) {
       if (std::all_of(out.pairs.begin(), out.pairs.end(), Failed)) return FinishRounds(std::move(out), began);
       out.error = source.Block(role, round, &out.pairs);
@@ -339,11 +362,13 @@ MeasuredCases MeasureRounds(std::vector<CasePair> pairs, BlockSource& source, co
 CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbOptions& options,
                      double budget_s, const DecidedFn& decided, double most_s, const CasePair* resume) {
   const std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
+  AbOptions placed = options;
+  placed.pin_cpus = static_cast<int>(PinCountFor(c.id, options.pin_cpus));
   unsigned samples = options.fixed_block_samples;
   if (resume != nullptr && !resume->baseline_blocks.empty()) {
     // Measured on: the blocks keep the size the first measurement had.
     CaseBlocks blocks(baseline, candidate, resume->baseline_blocks.front());
-    return std::move(MeasureRounds({*resume}, blocks, options, budget_s, decided, most_s, began).pairs.front());
+    return std::move(MeasureRounds({*resume}, blocks, placed, budget_s, decided, most_s, began).pairs.front());
   }
   if (samples == 0) {
     // A pilot block sizes the blocks by time; it also warms the node.
@@ -355,7 +380,7 @@ CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbO
   CaseBlocks blocks(baseline, candidate, samples);
   std::vector<CasePair> pairs;
   pairs.push_back(StartPair(c));
-  return std::move(MeasureRounds(std::move(pairs), blocks, options, budget_s, decided, most_s, began).pairs.front());
+  return std::move(MeasureRounds(std::move(pairs), blocks, placed, budget_s, decided, most_s, began).pairs.front());
 }
 
 namespace {

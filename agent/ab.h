@@ -104,7 +104,27 @@ struct AbOptions {
   /// The seed of every case's block order (BlockOrder); 0: drawn afresh for
   /// each measurement of a case. Set it to repeat an order exactly.
   uint64_t order_seed = 0;
+  /// CPUs both blocks of a round run on (RoundCpus): -1 as many as a
+  /// perfgate host case's threads= says (PinCountFor), 0 none, N every case.
+  int pin_cpus = -1;
 };
+
+/// The CPUs of round `round` (0-based) when both of its blocks run on
+/// `count` of `allowed`: a window that moves on by `count` each round, so
+/// that the rounds visit every CPU alike and each round's two blocks share
+/// one CPU's speed. Both sides alike is the point: left to the scheduler,
+/// on a 2-vCPU VM successive processes alternate CPUs, so the two blocks of
+/// a round ran on different ones, and with one vCPU 25 % slower (a host
+/// neighbour) every round's difference carried that 25 % with a sign the
+/// coin chose. Empty (no pin) when `count` is 0 or not fewer than the CPUs
+/// allowed.
+std::vector<int> RoundCpus(unsigned round, unsigned count, const std::vector<int>& allowed);
+
+/// The CPUs per round for case `id` under --pin-cpus `pin` (AbOptions::pin_cpus):
+/// `pin` itself when set; for auto, the case's threads= when it has one and
+/// runs on the host (no backend, or backend=host), else 0 (a GPU case, a
+/// case whose threads are not known).
+unsigned PinCountFor(const BenchmarkId& id, int pin);
 
 /// A pilot block: options.min_block_samples samples of one case, timed, to
 /// size the blocks that follow so that each lasts about

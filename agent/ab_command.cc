@@ -48,6 +48,7 @@ AbOptions AbOptionsOf(const AgentConfig& config) {
   options.case_budget_s = config.ab_case_budget_s;
   options.auto_budget = config.ab_case_budget_auto;
   options.confirm = config.ab_confirm;
+  options.pin_cpus = config.ab_pin_cpus;
   if (config.time_budget_s) options.job_budget_s = *config.time_budget_s;
   return options;
 }
@@ -62,7 +63,10 @@ void PrintHeader(const ProbeResult& probe, const std::string& cases, const AbOpt
             << " of "
             << (options.fixed_block_samples > 0 ? absl::StrCat(options.fixed_block_samples, " samples")
                                                 : absl::StrCat(options.block_seconds, " s"))
-            << " per block, confirm " << (options.confirm ? "on" : "off") << "\n"
+            << " per block, confirm " << (options.confirm ? "on" : "off") << ", CPUs per round "
+            << (options.pin_cpus < 0 ? std::string("auto") : options.pin_cpus == 0 ? std::string("off")
+                                                                                    : std::to_string(options.pin_cpus))
+            << "\n"
             << std::flush;
 }
 

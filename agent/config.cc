@@ -188,6 +188,23 @@ void AddAbMeasurement(CLI::App* ab, AgentConfig& c) {
   AddTimeout(ab, c, "Per-block time limit in seconds");
   ab->add_flag("--confirm,!--no-confirm", c.ab_confirm,
                "Measure a suspected regression again before failing it (default on)");
+  ab->add_option_function<std::string>(
+        "--pin-cpus",
+        [&c](const std::string& v) {
+          int n = 0;
+          c.ab_pin_cpus = v == "auto" ? -1 : v == "off" ? 0 : (absl::SimpleAtoi(v, &n) ? n : -1);
+        },
+        "Both blocks of a round run on the same CPUs, the next set each round, so that a slower CPU "
+        "falls on both sides alike: auto (perfgate's own host cases, as many CPUs as their threads=), "
+        "off, or a count for every case, a program's included")
+      ->default_str("auto")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            int n = 0;
+            if (v == "auto" || v == "off" || (absl::SimpleAtoi(v, &n) && n > 0 && n <= 4096)) return "";
+            return "--pin-cpus takes auto, off or a count of CPUs (1 or more), not '" + v + "'";
+          },
+          "auto|off|N"));
 }
 
 CLI::App* AddAb(CLI::App& app, AgentConfig& c) {

@@ -87,6 +87,7 @@ struct AgentConfig {
   double ab_case_budget_s = 60;   // one case, confirmation included
   bool ab_case_budget_auto = false;  // --case-budget auto: sized from the first round's pace
   bool ab_confirm = true;
+  int ab_pin_cpus = -1;  // --pin-cpus: -1 auto, 0 off, N CPUs per round
   // `calibrate`: A/A processes per case and the seconds of samples each takes.
   unsigned calibrate_processes = 10;
   double calibrate_block_seconds = 0.5;

@@ -118,6 +118,12 @@ CLI::App* AddSimulate(CLI::App& app, Config& c) {
   simulate->add_option("--burst-processes", c.sim_burst_process_pct,
                        "Percent of processes slowed 20-60 % for a stretch")
       ->check(CLI::Range(0.0, 100.0))->capture_default_str();
+  simulate->add_option("--slow-cpu", c.sim_slow_cpu_pct,
+                       "A/B: percent by which one of two CPUs is slower (a host neighbour on one vCPU)")
+      ->check(CLI::Range(0.0, 1000.0))->capture_default_str();
+  simulate->add_flag("--no-pin{false}", c.sim.pin_cpus,
+                     "A/B with --slow-cpu: blocks where the scheduler alternates them, not both blocks of a "
+                     "round on one CPU (ab --pin-cpus off)");
   simulate->add_flag("--no-confirm{false}", c.sim.confirm,
                      "Decide on the first measurement: no second A/B measurement of a suspected "
                      "case, no second candidate run of an unconfirmed history case");
@@ -300,6 +306,7 @@ absl::Status ValidateSimulate(Config& c) {
   for (double pct : c.sim_noise_pct) c.sim.noise_levels.push_back(pct / 100);
   c.sim.burst_sample = c.sim_burst_sample_pct / 100;
   c.sim.burst_process = c.sim_burst_process_pct / 100;
+  c.sim.slow_cpu = c.sim_slow_cpu_pct / 100;
   return absl::OkStatus();
 }
 

@@ -67,6 +67,7 @@ struct Config {
   std::vector<std::string> sim_modes = {"single", "history", "ab", "ab-fixed", "files"};
   std::vector<double> sim_noise_pct = {0.5, 1, 2, 5};
   double sim_burst_sample_pct = 5, sim_burst_process_pct = 10;
+  double sim_slow_cpu_pct = 0;
   std::string sim_out;
   // simulate --tail: the heavy-tailed serving model instead (gate/simulate_tail.h)
   bool sim_tail = false;

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -152,6 +153,55 @@ TempDir::~TempDir() {
   if (path_.empty()) return;
   std::error_code ignored;
   std::filesystem::remove_all(path_, ignored);
+}
+
+namespace {
+
+std::vector<int> CpusOf(const cpu_set_t& set) {
+  std::vector<int> out;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &set)) out.push_back(c);
+  }
+  return out;
+}
+
+// sched_setaffinity on the calling thread (pid 0 names the thread).
+bool PinThread(const std::vector<int>& cpus) {
+  if (cpus.empty()) return false;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cpus) {
+    if (c < 0 || c >= CPU_SETSIZE) return false;
+    CPU_SET(c, &set);
+  }
+  return sched_setaffinity(0, sizeof set, &set) == 0;
+}
+
+std::vector<int> ThreadCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return {};
+  return CpusOf(set);
+}
+
+}  // namespace
+
+std::vector<int> AllowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(getpid(), sizeof set, &set) != 0) return {};
+  return CpusOf(set);
+}
+
+ScopedCpuPin::ScopedCpuPin(const std::vector<int>& cpus) {
+  if (cpus.empty()) return;
+  before_ = ThreadCpus();
+  if (before_.empty()) return;
+  pinned_ = PinThread(cpus);
+}
+
+ScopedCpuPin::~ScopedCpuPin() {
+  if (pinned_) PinThread(before_);
 }
 
 std::string Git(const std::vector<std::string>& args) {

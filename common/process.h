@@ -61,6 +61,28 @@ class TempDir {
   std::string path_;
 };
 
+/// The CPUs this process may run on (sched_getaffinity), ascending; empty
+/// when the kernel does not say.
+std::vector<int> AllowedCpus();
+
+/// While it lives, the calling thread runs on `cpus` alone, and so does
+/// every process it starts meanwhile (a child inherits its parent thread's
+/// affinity); the thread's own set comes back when it goes. An empty
+/// `cpus`, or a set the kernel refuses, changes nothing (ok() says which).
+class ScopedCpuPin {
+ public:
+  explicit ScopedCpuPin(const std::vector<int>& cpus);
+  ScopedCpuPin(const ScopedCpuPin&) = delete;
+  ScopedCpuPin& operator=(const ScopedCpuPin&) = delete;
+  ~ScopedCpuPin();
+  /// Whether the thread now runs on the set asked for.
+  bool ok() const { return pinned_; }
+
+ private:
+  bool pinned_ = false;
+  std::vector<int> before_;
+};
+
 /// `git ARGS...` in the current directory, its stdout without the trailing
 /// newline; empty when git is missing or fails.
 std::string Git(const std::vector<std::string>& args);

@@ -19,6 +19,7 @@
 // can tell from a change; ranks keep such a gate from failing on it.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -47,19 +48,54 @@ double RobustSpread(const std::vector<double>& deviations) {
 // the interval, and the stop rule adds rounds).
 constexpr size_t kMinRoundsToSetAside = 8;
 
+// The smallest of `v` over the rounds not flagged.
+double FastestUnflagged(const std::vector<double>& v, const std::vector<bool>& flagged) {
+  double fastest = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!flagged[i]) fastest = std::min(fastest, v[i]);
+  }
+  return fastest;
+}
+
 // The rounds whose difference is not set aside as a burst in either block.
-std::vector<double> SetAsideBurstRounds(const std::vector<double>& d, unsigned* set_aside) {
+// A round stands apart either because one block was slowed or because the
+// other was faster than its side's blocks usually are; interference can do
+// only the first. So a round is set aside only when the block it does not
+// blame is not faster than every block of that side in the rounds that do
+// not stand apart (by more than half the limit: one of them is the fastest
+// by a hair as often as not). Where the blocks of a round ran on CPUs of different
+// speeds (a 2-vCPU VM whose scheduler alternates processes between them,
+// one vCPU 25 % slower while a host neighbour runs), every round stands
+// apart by the gap with a sign the order's coin chose: with 9 of 12 rounds
+// slow on one side, the 3 others would be set aside as bursts and the 9
+// left would agree on a change of 25 % that is not there. In those 3 the
+// side's block is faster than all its 9 others: a state, not a burst.
+// `slow_base` and `slow_cand` are the blocks' log values signed so that
+// more is slower (a throughput's negated).
+std::vector<double> SetAsideBurstRounds(const std::vector<double>& slow_base, const std::vector<double>& slow_cand,
+                                        unsigned* set_aside) {
+  std::vector<double> d(slow_base.size());
+  for (size_t i = 0; i < d.size(); ++i) d[i] = slow_cand[i] - slow_base[i];
   if (d.size() < kMinRoundsToSetAside) return d;
   const double m = stats::Median(d);
   std::vector<double> dev;
   for (double x : d) dev.push_back(x - m);
   const double limit = kBurstSpreads * RobustSpread(dev);
+  std::vector<bool> flagged(d.size());
+  for (size_t i = 0; i < d.size(); ++i) flagged[i] = std::fabs(d[i] - m) > limit;
+  const double fastest_base = FastestUnflagged(slow_base, flagged);
+  const double fastest_cand = FastestUnflagged(slow_cand, flagged);
   std::vector<double> kept;
-  for (double x : d) {
-    if (std::fabs(x - m) > limit) {
+  for (size_t i = 0; i < d.size(); ++i) {
+    // Above the usual difference the candidate's block is blamed (slowed),
+    // so the baseline's is the one that may have been fast; below, the
+    // other way round.
+    const bool fast_other =
+        d[i] > m ? slow_base[i] < fastest_base - limit / 2 : slow_cand[i] < fastest_cand - limit / 2;
+    if (flagged[i] && !fast_other) {
       ++*set_aside;
     } else {
-      kept.push_back(x);
+      kept.push_back(d[i]);
     }
   }
   return kept;
@@ -72,9 +108,17 @@ bool TestBlocks(Entry& e, const std::vector<double>& log_base, const std::vector
   const bool paired = e.baseline.size() == 1 && e.baseline.front()->rounds && e.candidate->rounds &&
                       log_base.size() == log_cand.size();
   if (paired && log_base.size() >= kMinBlocks) {
-    std::vector<double> d(log_base.size());
-    for (size_t i = 0; i < d.size(); ++i) d[i] = log_cand[i] - log_base[i];
-    SetShift(out, gate::PairedTShift(SetAsideBurstRounds(d, &e.set_aside), e.confidence));
+    // The test is on log candidate minus log baseline whatever the
+    // direction; the bursts are found on the values signed to slow up.
+    const double up = out.direction == Direction::kHigherIsBetter ? -1 : 1;
+    std::vector<double> slow_base, slow_cand;
+    for (size_t i = 0; i < log_base.size(); ++i) {
+      slow_base.push_back(up * log_base[i]);
+      slow_cand.push_back(up * log_cand[i]);
+    }
+    std::vector<double> kept = SetAsideBurstRounds(slow_base, slow_cand, &e.set_aside);
+    for (double& x : kept) x *= up;
+    SetShift(out, gate::PairedTShift(kept, e.confidence));
     out.method = Method::kBlocks;
     e.paired = true;
     return true;

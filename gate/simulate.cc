@@ -171,7 +171,25 @@ struct Row {
   unsigned history_runs;
   Machine machine;
   unsigned cases;
+  unsigned last_cpu = 0;  // A/B: the CPU the last block ran on
 };
+
+// How often a 2-vCPU VM's scheduler put a process on the CPU its
+// predecessor did not use: 3 in 4 of 64 successive A/B blocks.
+constexpr double kCpuAlternation = 0.75;
+
+// How much slower than the fast CPU the block of round `round` runs: both
+// blocks of a round on one CPU when pinned, else where the scheduler
+// alternates them.
+double CpuFactor(Row& row, unsigned round) {
+  if (row.o.slow_cpu <= 0) return 1;
+  unsigned cpu = round % 2;
+  if (!row.o.pin_cpus) {
+    if (row.machine.Uniform() < kCpuAlternation) row.last_cpu ^= 1;
+    cpu = row.last_cpu;
+  }
+  return cpu == 1 ? 1 + row.o.slow_cpu : 1;
+}
 
 // single, history and files: whole runs, each case of a run measured by one
 // process of `run_samples` samples. The baseline's processes run first, one
@@ -277,7 +295,8 @@ Pair MeasureCase(Row& row, unsigned c, double mu, double budget_s, bool fixed, d
     const bool base_first = row.machine.Uniform() < 0.5;
     for (int b = 0; b < 2; ++b) {
       const bool is_base = (b == 0) == base_first;
-      const std::vector<double> s = row.machine.Process(is_base ? 1.0 : mu, o.block_samples, *clock);
+      const double level = (is_base ? 1.0 : mu) * CpuFactor(row, round);
+      const std::vector<double> s = row.machine.Process(level, o.block_samples, *clock);
       *clock += o.block_wall_s;
       std::vector<double>& side = is_base ? pair.base : pair.cand;
       side.insert(side.end(), s.begin(), s.end());
@@ -541,7 +560,12 @@ std::string RenderSimulation(const SimulationOptions& o, const Policy& policy,
       o.metrics, o.reciprocal ? " (time and throughput of each case, sharing samples)" : "",
       policy.tolerance * 100, policy.fdr * 100, o.drift_ratio, o.burst_sample * 100,
       o.burst_process * 100, o.run_samples, o.files, o.block_samples, o.block_wall_s,
-      o.min_rounds, o.max_rounds, o.case_budget_s, o.confirm ? ", confirmation on (A/B and history)" : "",
+      o.min_rounds, o.max_rounds, o.case_budget_s,
+      absl::StrCat(o.confirm ? ", confirmation on (A/B and history)" : "",
+                   o.slow_cpu > 0 ? absl::StrFormat("; one of two CPUs %g %% slower, %s", o.slow_cpu * 100,
+                                                    o.pin_cpus ? "both blocks of a round on one CPU"
+                                                               : "blocks where the scheduler alternates them")
+                                  : ""),
       o.aa_trials, o.power_trials, static_cast<unsigned long long>(o.seed));
   out += "| mode | σ | τ | A/A failed | A/A failed before confirmation | A/A inconclusive |";
   for (double s : o.slowdowns) absl::StrAppend(&out, absl::StrFormat(" caught %g %% |", s * 100));

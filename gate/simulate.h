@@ -102,6 +102,14 @@ struct SimulationOptions {
   double case_budget_s = 60;
   double drift_period_s = 60;   // A/B: one swing per case budget; runs and files: one over the gate
   bool confirm = true;          // A/B and history: measure suspects again before failing
+  /// A/B: one of the node's two CPUs is this much slower (0.25: 25 %, a host
+  /// neighbour on one vCPU); 0: both alike.
+  double slow_cpu = 0;
+  /// A/B: both blocks of a round on one CPU, the other one the next round
+  /// (ab's --pin-cpus); false: each block where the scheduler puts it, on
+  /// the CPU the previous process did not use three times in four (as
+  /// measured on a 2-vCPU VM).
+  bool pin_cpus = true;
   uint64_t seed = 0x5eed;
   unsigned threads = 0;         // rows run in parallel; 0: one thread per core
 };

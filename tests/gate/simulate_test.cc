@@ -164,6 +164,23 @@ TEST(Simulate, HistoryGatesConfirmBeforeTheyFail) {
   EXPECT_GE(alone.inconclusive, alone.first_false_alarm);
 }
 
+TEST(Simulate, ASlowerCpuFailsNoUnchangedGateWhenBothBlocksOfARoundShareIt) {
+  // One of two CPUs 25 % slower. Pinned (both blocks of a round on one CPU,
+  // as ab --pin-cpus does), the gate is as on a machine of one speed; left
+  // to a scheduler that alternates processes between the CPUs, the first
+  // measurement calls unchanged cases changed in many gates, which only the
+  // confirmation and the burst rule's check for fast blocks hold back.
+  SimulationOptions o = OneRow(SimMode::kAb, 60, 0);
+  o.slow_cpu = 0.25;
+  const SimulationRow pinned = Simulate(o, Policy{})[0];
+  EXPECT_EQ(pinned.false_alarm, 0.0);
+  EXPECT_LE(pinned.first_false_alarm, 0.05);
+  o.pin_cpus = false;
+  const SimulationRow alternating = Simulate(o, Policy{})[0];
+  EXPECT_GT(alternating.first_false_alarm, 0.2);
+  EXPECT_GT(alternating.inconclusive, 0.5);
+}
+
 TEST(Simulate, SameSeedSameTable) {
   SimulationOptions o = OneRow(SimMode::kAb, 10, 5);
   o.modes = {SimMode::kSingle, SimMode::kHistory, SimMode::kAb, SimMode::kFiles};
