@@ -42,8 +42,10 @@ std::vector<int> RoundCpus(unsigned round, unsigned count, const std::vector<int
   return cpus;
 }
 
-unsigned PinCountFor(const BenchmarkId& id, int pin) {
+unsigned PinCountFor(const AbCase& c, int pin) {
   if (pin >= 0) return static_cast<unsigned>(pin);
+  if (c.host_cpus > 0) return c.host_cpus;
+  const BenchmarkId& id = c.id;
   const auto backend = id.params.find("backend");
   if (backend != id.params.end() && backend->second != "host") return 0;
   const auto threads = id.params.find("threads");
@@ -363,7 +365,7 @@ CasePair MeasurePair(const AbCase& c, Side& baseline, Side& candidate, const AbO
                      double budget_s, const DecidedFn& decided, double most_s, const CasePair* resume) {
   const std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
   AbOptions placed = options;
-  placed.pin_cpus = static_cast<int>(PinCountFor(c.id, options.pin_cpus));
+  placed.pin_cpus = static_cast<int>(PinCountFor(c, options.pin_cpus));
   unsigned samples = options.fixed_block_samples;
   if (resume != nullptr && !resume->baseline_blocks.empty()) {
     // Measured on: the blocks keep the size the first measurement had.

@@ -105,7 +105,7 @@ struct AbOptions {
   /// each measurement of a case. Set it to repeat an order exactly.
   uint64_t order_seed = 0;
   /// CPUs both blocks of a round run on (RoundCpus): -1 as many as a
-  /// perfgate host case's threads= says (PinCountFor), 0 none, N every case.
+  /// perfgate host case keeps busy (PinCountFor), 0 none, N every case.
   int pin_cpus = -1;
 };
 
@@ -119,12 +119,6 @@ struct AbOptions {
 /// coin chose. Empty (no pin) when `count` is 0 or not fewer than the CPUs
 /// allowed.
 std::vector<int> RoundCpus(unsigned round, unsigned count, const std::vector<int>& allowed);
-
-/// The CPUs per round for case `id` under --pin-cpus `pin` (AbOptions::pin_cpus):
-/// `pin` itself when set; for auto, the case's threads= when it has one and
-/// runs on the host (no backend, or backend=host), else 0 (a GPU case, a
-/// case whose threads are not known).
-unsigned PinCountFor(const BenchmarkId& id, int pin);
 
 /// A pilot block: options.min_block_samples samples of one case, timed, to
 /// size the blocks that follow so that each lasts about
@@ -149,7 +143,17 @@ unsigned BlockSamplesFor(double seconds_per_sample, const AbOptions& options);
 struct AbCase {
   BenchmarkId id;
   std::vector<MetricSpec> metrics;
+  /// CPUs one process of the case keeps busy, as its suite registers it
+  /// (suites::CaseSpec::host_cpus); 0: not said (PinCountFor then reads the
+  /// case's threads=).
+  unsigned host_cpus = 0;
 };
+
+/// The CPUs per round for case `c` under --pin-cpus `pin` (AbOptions::pin_cpus):
+/// `pin` itself when set; for auto, the CPUs its suite says it keeps busy,
+/// else its threads= when it has one and runs on the host (no backend, or
+/// backend=host), else 0 (a GPU case, a case whose threads are not known).
+unsigned PinCountFor(const AbCase& c, int pin);
 
 /// One case measured on both sides: each side's blocks pooled into one
 /// result, with the sample count of each block. When a block of either side

@@ -157,6 +157,7 @@ std::vector<AbCase> RunnableCases(const std::vector<suites::CaseInstance>& selec
     }
     AbCase ab_case{c.id, {}};
     for (suites::MetricKind k : c.metrics) ab_case.metrics.push_back(suites::SpecOf(k));
+    if (c.spec->host_cpus) ab_case.host_cpus = c.spec->host_cpus(c.id);
     cases.push_back(std::move(ab_case));
   }
   return cases;

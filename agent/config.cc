@@ -195,7 +195,7 @@ void AddAbMeasurement(CLI::App* ab, AgentConfig& c) {
           c.ab_pin_cpus = v == "auto" ? -1 : v == "off" ? 0 : (absl::SimpleAtoi(v, &n) ? n : -1);
         },
         "Both blocks of a round run on the same CPUs, the next set each round, so that a slower CPU "
-        "falls on both sides alike: auto (perfgate's own host cases, as many CPUs as their threads=), "
+        "falls on both sides alike: auto (perfgate's own host cases, as many CPUs as a process keeps busy), "
         "off, or a count for every case, a program's included")
       ->default_str("auto")
       ->check(CLI::Validator(

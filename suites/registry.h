@@ -36,6 +36,13 @@ struct CaseSpec {
   std::map<std::string, std::string> options;
   std::vector<MetricKind> metrics;  // what each sample reports, in order
   std::function<void(State&)> body;
+  // How many CPUs one process of this point keeps busy, where it runs on
+  // the host alone: perfgate-agent ab --pin-cpus auto runs both blocks of a
+  // round on that many CPUs. Unset: the point's threads= where it has one
+  // and runs on the host (no backend, or backend=host); else none (a GPU
+  // case, ranks of a collective), and its blocks run where the scheduler
+  // puts them.
+  std::function<unsigned(const BenchmarkId&)> host_cpus;
   // Selected only when its suite is named: multi-rank suites need their
   // ranks started together, so a plain `run` leaves them out.
   bool only_when_named = false;

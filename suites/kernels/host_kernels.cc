@@ -189,19 +189,24 @@ void FillRandom(double* data, size_t n, unsigned seed) {
   for (size_t i = 0; i < n; ++i) data[i] = dist(rng);
 }
 
+// The copy and the triad stream on the calling thread alone.
+unsigned OneCpu(const BenchmarkId&) { return 1; }
+
 void RegisterHost(Registry& registry) {
   registry.Add({.suite = "kernels",
                 .name = "copy",
                 .description = "host memcpy bandwidth, bytes read + written",
                 .axes = {{"bytes", {kDefaultBytes}}},
                 .metrics = {MetricKind::kTime, MetricKind::kBandwidth},
-                .body = Copy});
+                .body = Copy,
+                .host_cpus = OneCpu});
   registry.Add({.suite = "kernels",
                 .name = "triad",
                 .description = "STREAM triad a = b + s*c on doubles, bytes read + written",
                 .axes = {{"bytes", {kDefaultBytes}}},
                 .metrics = {MetricKind::kTime, MetricKind::kBandwidth},
-                .body = Triad});
+                .body = Triad,
+                .host_cpus = OneCpu});
   registry.Add({.suite = "kernels",
                 .name = "sgemm",
                 .description = "fp32 GEMM C = A*B through OpenBLAS, 2*M*N*K flops; --set clock=cpu times the "

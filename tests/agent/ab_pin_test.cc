@@ -5,6 +5,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "agent/ab.h"
+#include "agent/command_support.h"
+#include "suites/builtin.h"
 #include "common/process.h"
 #include "tests/agent/ab_sides.h"
 
@@ -63,26 +66,40 @@ TEST(RoundCpus, AWindowThatMovesOnEachRoundAndNoPinThatWouldCoverEveryCpu) {
   EXPECT_TRUE(RoundCpus(0, 1, {}).empty());
 }
 
-TEST(PinCountFor, AutoPinsHostCasesByTheirThreadsAndLeavesTheRestToTheScheduler) {
-  BenchmarkId host;
-  host.suite = "inference";
-  host.name = "decode";
-  host.params = {{"backend", "host"}, {"threads", "2"}};
+TEST(PinCountFor, AutoPinsHostCasesByWhatTheirSuiteSaysOrTheirThreadsAndLeavesTheRest) {
+  AbCase host;
+  host.id.suite = "inference";
+  host.id.name = "decode";
+  host.id.params = {{"backend", "host"}, {"threads", "2"}};
   EXPECT_EQ(PinCountFor(host, -1), 2u);
-  BenchmarkId kernel = host;
-  kernel.params = {{"threads", "1"}, {"k", "1024"}};
+  AbCase kernel = host;
+  kernel.id.params = {{"threads", "1"}, {"k", "1024"}};
   EXPECT_EQ(PinCountFor(kernel, -1), 1u);
-  BenchmarkId gpu = host;
-  gpu.params["backend"] = "cuda";
+  AbCase gpu = host;
+  gpu.id.params["backend"] = "cuda";
   EXPECT_EQ(PinCountFor(gpu, -1), 0u);
-  BenchmarkId unknown = host;
-  unknown.params = {{"bytes", "268435456"}};
+  AbCase unknown = host;
+  unknown.id.params = {{"bytes", "268435456"}};
   EXPECT_EQ(PinCountFor(unknown, -1), 0u);
-  unknown.params = {{"threads", "many"}};
+  unknown.id.params = {{"threads", "many"}};
   EXPECT_EQ(PinCountFor(unknown, -1), 0u);
+  // What the suite registers wins over a parameter.
+  AbCase streaming = unknown;
+  streaming.id.params = {{"bytes", "268435456"}};
+  streaming.host_cpus = 1;
+  EXPECT_EQ(PinCountFor(streaming, -1), 1u);
   // Said outright, it holds for every case; off is off.
   EXPECT_EQ(PinCountFor(gpu, 3), 3u);
   EXPECT_EQ(PinCountFor(host, 0), 0u);
+}
+
+TEST(RunnableCases, TheHostCopyAndTriadKeepOneCpuBusyAndTheSgemmSaysItByItsThreads) {
+  auto selected = suites::BuiltinRegistry().Select({"kernels"}, {"copy*", "triad*", "sgemm*"}, {});
+  ASSERT_TRUE(selected.ok()) << selected.status();
+  std::ostringstream log;
+  const std::vector<AbCase> cases = RunnableCases(*selected, log);
+  ASSERT_GE(cases.size(), 3u) << log.str();
+  for (const AbCase& c : cases) EXPECT_EQ(PinCountFor(c, -1), 1u) << c.id.Key();
 }
 
 TEST(ScopedCpuPin, AChildStartedMeanwhileRunsOnThePinnedCpuAndTheThreadGetsItsSetBack) {
