@@ -13,6 +13,11 @@
 # another clone's objects are reused only with -DPERFGATE_UNITY=OFF. A
 # machine without a cache compiles everything.
 #
+# Generates for Ninja when it is installed (scripts/install-deps.sh installs
+# it): it schedules the whole build's compiles as one graph, where Make
+# walks target by target and runs CMake's dependency scanner in each
+# (docs/building.md). A build folder keeps the generator it was made with.
+#
 # perfgate_configure ROOT BUILD_DIR [CMAKE_ARGUMENTS...]
 perfgate_configure() {
   local root=$1 dir=$2
@@ -23,6 +28,10 @@ perfgate_configure() {
     launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
               -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
   fi
-  cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
+  local generator=()
+  if command -v ninja >/dev/null && [ ! -f "$dir/CMakeCache.txt" ]; then
+    generator=(-G Ninja)
+  fi
+  cmake -S "$root" -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
     "${launcher[@]}" "$@"
 }

@@ -18,7 +18,7 @@
 #include "common/command_line.h"
 #include "tests/support/processes.h"
 
-namespace perfgate::agent {
+namespace perfgate::agent::program_recipes_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -115,4 +115,4 @@ TEST_F(RunnableRecipes, ThePytestBenchmarkCommandMakesOneSampleARoundAndNoMore) 
 }
 
 }  // namespace
-}  // namespace perfgate::agent
+}  // namespace perfgate::agent::program_recipes_test

@@ -16,7 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "tests/support/processes.h"
 
-namespace perfgate {
+namespace perfgate::slurm_test {
 namespace {
 
 using testing::Bin;
@@ -125,4 +125,4 @@ TEST_F(SlurmTest, BatchJobTrainsDataParallelOverTcpRendezvous) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfgate::slurm_test

@@ -23,7 +23,7 @@
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
 
-namespace perfgate {
+namespace perfgate::dashboard_browser_test {
 namespace {
 
 constexpr char kChromium[] = "/usr/bin/chromium";
@@ -244,4 +244,4 @@ TEST_F(DashboardInBrowser, DISABLED_PageLoadWithAMillionSamples) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfgate::dashboard_browser_test

@@ -9,7 +9,7 @@
 #include "tests/support/processes.h"
 #include "wire/convert.h"
 
-namespace perfgate::client {
+namespace perfgate::client::spool_test {
 namespace {
 
 RunMeta Meta() {
@@ -120,4 +120,4 @@ TEST_F(SpoolTest, RemoveLeavesNothingAndAMissingSpoolListsEmpty) {
 }
 
 }  // namespace
-}  // namespace perfgate::client
+}  // namespace perfgate::client::spool_test

@@ -26,7 +26,7 @@
 #include "tests/support/processes.h"
 #include "wire/validate.h"
 
-namespace perfgate::client {
+namespace perfgate::client::upload_test {
 namespace {
 
 RunMeta Meta() {
@@ -413,4 +413,4 @@ TEST_F(UploadTest, ACredentialRevokedMidRunStopsStoringAndReplayWithANewOneCompl
 }
 
 }  // namespace
-}  // namespace perfgate::client
+}  // namespace perfgate::client::upload_test

@@ -12,7 +12,7 @@
 #include "tests/support/processes.h"
 #include "tests/support/tls.h"
 
-namespace perfgate {
+namespace perfgate::tls_files_test {
 namespace {
 
 class TlsFilesTest : public ::testing::Test {
@@ -83,4 +83,4 @@ TEST_F(TlsFilesTest, ContextTakesAMatchingChainAndRefusesAForeignKey) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfgate::tls_files_test

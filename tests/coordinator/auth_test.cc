@@ -7,7 +7,7 @@
 #include "absl/strings/escaping.h"
 #include "coordinator/domain/credentials.h"
 
-namespace perfgate::coordinator {
+namespace perfgate::coordinator::auth_test {
 namespace {
 
 const std::string kKey = "0123456789abcdef";
@@ -104,4 +104,4 @@ TEST(EvaluationLimiter, BoundsEvaluationsStartedPerMinute) {
 }
 
 }  // namespace
-}  // namespace perfgate::coordinator
+}  // namespace perfgate::coordinator::auth_test

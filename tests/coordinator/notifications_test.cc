@@ -25,7 +25,7 @@
 #include "tests/support/tls.h"
 #include "wire/api_json.h"
 
-namespace perfgate::coordinator {
+namespace perfgate::coordinator::notifications_test {
 namespace {
 
 using nlohmann::json;
@@ -393,4 +393,4 @@ TEST_F(NotificationsTest, AStaleClaimCannotOverwriteANewerOne) {
 }
 
 }  // namespace
-}  // namespace perfgate::coordinator
+}  // namespace perfgate::coordinator::notifications_test

@@ -13,7 +13,7 @@
 #include "tests/support/gate_reports.h"
 #include "tests/support/processes.h"
 
-namespace perfgate {
+namespace perfgate::ab_e2e_test {
 namespace {
 
 using testing::CommandResult;
@@ -118,4 +118,4 @@ TEST_F(AbEndToEnd, PassesTwoIdenticalSides) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfgate::ab_e2e_test

@@ -14,7 +14,7 @@
 
 #include "tests/e2e/bisect_fixture.h"
 
-namespace perfgate {
+namespace perfgate::bisect_e2e_test {
 namespace {
 
 TEST_F(BisectEndToEnd, InterruptedBisectionOfARegressionResumesAndWritesTheCulpritIntoItsTriageRecord) {
@@ -142,4 +142,4 @@ TEST_F(BisectEndToEnd, ACommitAddingTwoPercentWorkIsNamedFromInstructionCounts) 
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfgate::bisect_e2e_test

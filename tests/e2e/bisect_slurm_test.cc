@@ -7,7 +7,7 @@
 #include "tests/e2e/bisect_fixture.h"
 #include "tests/support/slurm.h"
 
-namespace perfgate {
+namespace perfgate::bisect_slurm_test {
 namespace {
 
 TEST_F(BisectEndToEnd, EachRoundRunsAsAnSbatchArrayOnTheSlurmCluster) {
@@ -31,4 +31,4 @@ TEST_F(BisectEndToEnd, EachRoundRunsAsAnSbatchArrayOnTheSlurmCluster) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfgate::bisect_slurm_test

@@ -17,7 +17,7 @@
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
 
-namespace perfgate {
+namespace perfgate::calibration_e2e_test {
 namespace {
 
 using testing::Bin;
@@ -135,4 +135,4 @@ TEST_F(CalibrationEndToEnd, ACalibratedNodeJudgesOneRunAgainstOneAndCatchesAnInj
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfgate::calibration_e2e_test

@@ -19,7 +19,7 @@
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
 
-namespace perfgate {
+namespace perfgate::chaos_test {
 namespace {
 
 using testing::Bin;
@@ -196,4 +196,4 @@ TEST_F(ChaosTest, SigtermMidRunWritesWhatWasMeasured) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfgate::chaos_test

@@ -18,7 +18,7 @@
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
 
-namespace perfgate {
+namespace perfgate::ci_e2e_test {
 namespace {
 
 using nlohmann::json;
@@ -161,4 +161,4 @@ TEST(CiFiles, WorkflowAndGitLabJobParseAndRunTheScripts) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfgate::ci_e2e_test

@@ -24,7 +24,7 @@
 #include "tests/support/processes.h"
 #include "tests/support/raw_http.h"
 
-namespace perfgate {
+namespace perfgate::front_door_e2e_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -202,4 +202,4 @@ TEST_F(FrontDoorEndToEnd, TokensInClearBeyondLoopbackAreRefusedUnlessAllowed) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfgate::front_door_e2e_test

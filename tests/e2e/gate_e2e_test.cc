@@ -19,7 +19,7 @@
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
 
-namespace perfgate {
+namespace perfgate::gate_e2e_test {
 namespace {
 
 using testing::ChildProcess;
@@ -438,4 +438,4 @@ TEST_F(GateEndToEnd, AbJobStreamsBothSidesAndTheCoordinatorGatesThePair) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfgate::gate_e2e_test

@@ -31,7 +31,7 @@
 #include "perfgate/v1/query.pb.h"
 #include "wire/api_json.h"
 
-namespace perfgate {
+namespace perfgate::http_security_e2e_test {
 namespace {
 
 using Json = nlohmann::json;
@@ -495,4 +495,4 @@ TEST_F(HttpSecurityEndToEnd, SlowAndIdleClientsDoNotStopTheHttpPort) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfgate::http_security_e2e_test

@@ -22,7 +22,7 @@
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
 
-namespace perfgate {
+namespace perfgate::ingest_e2e_test {
 namespace {
 
 using testing::ChildProcess;
@@ -327,4 +327,4 @@ TEST_F(IngestEndToEnd, TwoFilesOfEachFormatAreComparedAndEachExportsAsBencherJso
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfgate::ingest_e2e_test

@@ -24,7 +24,7 @@
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
 
-namespace perfgate {
+namespace perfgate::program_ab_e2e_test {
 namespace {
 
 using testing::Bin;
@@ -480,4 +480,4 @@ TEST_F(ProgramAbEndToEnd, RefusesHardwareCountsOfAProgramSide) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfgate::program_ab_e2e_test

@@ -17,7 +17,7 @@
 #include "tests/support/processes.h"
 #include "wire/api_json.h"
 
-namespace perfgate {
+namespace perfgate::regressions_e2e_test {
 namespace {
 
 using Json = nlohmann::json;
@@ -237,4 +237,4 @@ TEST_F(RegressionsEndToEnd, TriageNeedsTheTokenAndKeepsWhoWhenAndWhy) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfgate::regressions_e2e_test

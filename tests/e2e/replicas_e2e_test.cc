@@ -24,7 +24,7 @@
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
 
-namespace perfgate {
+namespace perfgate::replicas_e2e_test {
 namespace {
 
 using testing::Bin;
@@ -263,4 +263,4 @@ TEST_F(ReplicasTest, AnAddressListNamingAHostIsRefusedWithTheWayToWriteIt) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfgate::replicas_e2e_test

@@ -28,7 +28,7 @@
 #include "tests/support/processes.h"
 #include "tests/support/tls.h"
 
-namespace perfgate {
+namespace perfgate::security_e2e_test {
 namespace {
 
 using testing::Bin;
@@ -580,4 +580,4 @@ TEST_F(SecurityEndToEnd, WebhooksAreAddedListedWithoutTheirSecretAndRemovedAndBa
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfgate::security_e2e_test

@@ -34,7 +34,7 @@
 #include "suites/transformer/transformer.h"
 #include "tests/support/processes.h"
 
-namespace perfgate {
+namespace perfgate::serve_gate_e2e_test {
 namespace {
 
 using agent::AbCase;
@@ -304,4 +304,4 @@ TEST(ServeGate, CatchesAPlantedChangeThatTriplesP99TpotAndLeavesTheMedian) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfgate::serve_gate_e2e_test

@@ -55,7 +55,7 @@
 #include "common/stats.h"
 #include "suites/builtin.h"
 
-namespace perfgate::suites {
+namespace perfgate::suites::serve_knee_e2e_test {
 namespace {
 
 constexpr char kFull[] = "64";
@@ -248,4 +248,4 @@ TEST(ServeKnee, HalvingTheKvBudgetMovesTheKneeDownAndRaisesP99TtftOnTheRealModel
 }
 
 }  // namespace
-}  // namespace perfgate::suites
+}  // namespace perfgate::suites::serve_knee_e2e_test

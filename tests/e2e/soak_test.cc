@@ -42,7 +42,7 @@
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
 
-namespace perfgate {
+namespace perfgate::soak_test {
 namespace {
 
 using testing::Bin;
@@ -275,4 +275,4 @@ TEST_F(SoakTest, AgentsStreamIntoTwoReplicasThroughKillsARestartAndAPromotion) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfgate::soak_test

@@ -24,7 +24,7 @@
 #include "perfgate/v1/query.pb.h"
 #include "wire/api_json.h"
 
-namespace perfgate {
+namespace perfgate::standby_e2e_test {
 namespace {
 
 using testing::Bin;
@@ -200,4 +200,4 @@ TEST_F(StandbyTest, AStandbyPromotedMidStreamStoresEverySampleOfTheAgentExactlyO
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfgate::standby_e2e_test

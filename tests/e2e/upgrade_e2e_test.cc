@@ -24,7 +24,7 @@
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
 
-namespace perfgate {
+namespace perfgate::upgrade_e2e_test {
 namespace {
 
 using testing::Bin;
@@ -203,4 +203,4 @@ TEST_F(UpgradeTest, ACoordinatorOlderThanTheSchemaRefusesToStartAndTouchesNothin
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfgate::upgrade_e2e_test

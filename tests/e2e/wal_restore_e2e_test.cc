@@ -21,7 +21,7 @@
 #include "tests/support/postgres.h"
 #include "tests/support/processes.h"
 
-namespace perfgate {
+namespace perfgate::wal_restore_e2e_test {
 namespace {
 
 using testing::Bin;
@@ -128,4 +128,4 @@ TEST_F(WalRestoreTest, ABaseBackupPlusArchivedWalRestoresEveryRunAndSample) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfgate::wal_restore_e2e_test

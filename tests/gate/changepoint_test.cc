@@ -172,7 +172,7 @@ TEST(EDivisive, TheBestSplitIndexIsWhereTheLevelChanges) {
 }
 
 // A history of these run medians, one run each.
-HistorySeries History(const std::vector<double>& medians) {
+HistorySeries SeriesOf(const std::vector<double>& medians) {
   HistorySeries h;
   for (size_t i = 0; i < medians.size(); ++i) {
     h.points.push_back({"run-" + std::to_string(i), "c" + std::to_string(i), "main", "n1", {}, medians[i], 10});
@@ -185,7 +185,7 @@ TEST(FindHistoryChanges, ALongSeriesIsSearchedCoarseToFineAndEachChangeLandsOnIt
   // medians of groups of runs, each change then placed at its run, not at a
   // group's edge.
   const std::vector<double> medians = Levels({{3217, 100.0}, {4444, 104.0}, {2339, 101.0}}, 1.0, 91);
-  const std::vector<HistoryChange> found = FindHistoryChanges(History(medians));
+  const std::vector<HistoryChange> found = FindHistoryChanges(SeriesOf(medians));
   ASSERT_EQ(found.size(), 2u);
   EXPECT_EQ(found[0].index, 3217u);
   EXPECT_EQ(found[1].index, 3217u + 4444u);
@@ -198,7 +198,7 @@ TEST(FindHistoryChanges, AtTheLengthSearchedRunByRunTheAnswerIsEDivisives) {
   const std::vector<double> medians =
       Levels({{kChangeSearchPoints * 3 / 5, 100.0}, {kChangeSearchPoints * 2 / 5, 103.0}}, 1.0, 5);
   ASSERT_EQ(medians.size(), kChangeSearchPoints);
-  const std::vector<HistoryChange> found = FindHistoryChanges(History(medians));
+  const std::vector<HistoryChange> found = FindHistoryChanges(SeriesOf(medians));
   const std::vector<ChangePoint> direct = EDivisive(medians, 0.05, 199, kChangePointMinSize);
   ASSERT_EQ(found.size(), direct.size());
   for (size_t i = 0; i < found.size(); ++i) EXPECT_EQ(found[i].index, direct[i].index);

@@ -16,7 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "tests/support/processes.h"
 
-namespace perfgate::testing {
+namespace perfgate::testing::agent_start_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -139,4 +139,4 @@ TEST(AgentStart, LeavesWhatAnAgentInheritsFromOneStartedThroughItAsItIs) {
 }
 
 }  // namespace
-}  // namespace perfgate::testing
+}  // namespace perfgate::testing::agent_start_test

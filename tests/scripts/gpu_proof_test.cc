@@ -16,7 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "tests/support/processes.h"
 
-namespace perfgate::testing {
+namespace perfgate::testing::gpu_proof_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -168,4 +168,4 @@ TEST(GpuProof, RecordsWhereEachLibraryWasFoundAndPutsAWheelsFolderOnTheLibraryPa
 }
 
 }  // namespace
-}  // namespace perfgate::testing
+}  // namespace perfgate::testing::gpu_proof_test

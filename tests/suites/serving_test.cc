@@ -24,7 +24,7 @@
 #include "suites/transformer/transformer.h"
 #include "tests/support/fake_clock.h"
 
-namespace perfgate::suites {
+namespace perfgate::suites::serving_test {
 namespace {
 
 using inference::ServeOptions;
@@ -540,4 +540,4 @@ TEST(ServeCase, AKneeAboveTheSweptRatesIsSkippedWithNoValueAndSaysAtLeastTheTopR
 }
 
 }  // namespace
-}  // namespace perfgate::suites
+}  // namespace perfgate::suites::serving_test
