@@ -19,7 +19,7 @@ namespace {
 
 // machine_info and commit_info, flattened ("machine_info.cpu.brand_raw");
 // the host, branch and commit also under the keys ingest and compare read.
-void ReadContext(const json& root, ResultSet* set) {
+void ReadMachineAndCommit(const json& root, ResultSet* set) {
   for (const char* section : {"machine_info", "commit_info"}) {
     const json* s = OptionalField(root, "", section);
     if (s == nullptr || s->is_null()) continue;
@@ -90,7 +90,7 @@ double Seconds(const json& v, const std::string& path) {
 
 ResultSet ReadPytestBenchmark(const json& root) {
   ResultSet set;
-  ReadContext(root, &set);
+  ReadMachineAndCommit(root, &set);
   const json& benchmarks = ResultList(root, "benchmarks");
   std::set<std::string> keys;
   size_t summary_only = 0;

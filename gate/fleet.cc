@@ -71,7 +71,7 @@ std::vector<FieldDifference> Differences(const FleetRun& run,
   return out;
 }
 
-struct Entry {
+struct RunMetric {
   const FleetRun* run;
   const MetricSummary* summary;
 };
@@ -92,7 +92,7 @@ FleetReport FindFleetOutliers(const std::vector<FleetRun>& runs, const FleetOpti
   report.k = options.k;
   const std::map<std::string, std::string> majority = MajorityFields(nodes);
 
-  std::map<std::pair<std::string, std::string>, std::vector<Entry>> by_metric;
+  std::map<std::pair<std::string, std::string>, std::vector<RunMetric>> by_metric;
   for (const FleetRun* r : nodes) {
     for (const MetricSummary& s : r->summaries) {
       if (s.n == 0 || !std::isfinite(s.median)) continue;
@@ -108,11 +108,11 @@ FleetReport FindFleetOutliers(const std::vector<FleetRun>& runs, const FleetOpti
   for (const auto& [key, entries] : by_metric) {
     if (entries.size() < kMinFleetNodes) continue;
     std::vector<double> medians;
-    for (const Entry& e : entries) medians.push_back(e.summary->median);
+    for (const RunMetric& e : entries) medians.push_back(e.summary->median);
     const double fleet_median = stats::Median(medians);
     const double mad = std::max(stats::Mad(medians), kFleetMadFloor * std::abs(fleet_median));
     if (!(mad > 0)) continue;  // every node measured exactly 0: nothing to tell apart
-    for (const Entry& e : entries) {
+    for (const RunMetric& e : entries) {
       const MetricSummary& s = *e.summary;
       const double sign = s.direction == Direction::kLowerIsBetter ? 1.0 : -1.0;
       const double deviation = sign * (s.median - fleet_median) / mad;

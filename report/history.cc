@@ -6,12 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "report/report_text.h"
 
 namespace perfgate::report {
 namespace {
-
-// Commits are shown short, as git does; the full one is in the JSON.
-constexpr size_t kShortCommit = 12;
 
 // Whole seconds since the epoch; 0 (never set) prints as "-".
 std::string Time(TimePoint t, const char* format) {

@@ -11,9 +11,6 @@
 namespace perfgate::report {
 namespace {
 
-// Commits are shown short, as git does; the full one is in the JSON.
-constexpr size_t kShortCommit = 12;
-
 // The worst failing metric in a few words, for the verdict line.
 std::string Worst(const MetricVerdict& v) {
   std::string text = absl::StrCat(v.benchmark, " ", v.metric, " ");

@@ -17,6 +17,10 @@ namespace perfgate::report {
 using gate::MetricVerdict;
 using gate::Verdict;
 
+/// The characters of a commit a report shows, as git does; the full hash
+/// is in the JSON.
+inline constexpr size_t kShortCommit = 12;
+
 /// One row of a table: a cell per column of kColumns.
 using Row = std::vector<std::string>;
 

@@ -13,7 +13,7 @@ namespace perfgate::coordinator::store {
 namespace {
 
 // The columns RowToBisection reads, in its order.
-const std::string& Columns() {
+const std::string& BisectionColumns() {
   static const std::string columns = absl::StrCat(
       "id, COALESCE(regression_id, 0), good_commit, bad_commit, benchmark, metric, commits::text, "
       "settings::text, state, regression_size, culprit, change, change_ci_low, change_ci_high, range_good, "
@@ -103,7 +103,7 @@ absl::StatusOr<Bisection> BisectionRepository::CreateBisection(const Bisection& 
         absl::StrCat("INSERT INTO bisections (regression_id, good_commit, bad_commit, benchmark, metric, "
                      "commits, settings, created_by) VALUES (NULLIF($1, 0), $2, $3, $4, $5, $6::jsonb, "
                      "$7::jsonb, $8) RETURNING ",
-                     Columns()),
+                     BisectionColumns()),
         b.regression_id, b.good_commit, b.bad_commit, b.benchmark, b.metric, b.commits_json,
         b.settings_json, b.created_by);
     out = RowToBisection(row[0]);
@@ -119,7 +119,7 @@ absl::StatusOr<Bisection> BisectionRepository::GetBisection(int64_t id) {
   absl::Status s = db_.Run("reading a bisection", [&](pqxx::connection& c) {
     pqxx::read_transaction txn(c);
     const pqxx::result row =
-        txn.exec_params(absl::StrCat("SELECT ", Columns(), " FROM bisections WHERE id = $1"), id);
+        txn.exec_params(absl::StrCat("SELECT ", BisectionColumns(), " FROM bisections WHERE id = $1"), id);
     if (row.empty()) return absl::NotFoundError(absl::StrCat("bisection ", id, " does not exist"));
     b = RowToBisection(row[0]);
     ReadProbes(txn, b);
@@ -135,7 +135,7 @@ absl::StatusOr<std::vector<Bisection>> BisectionRepository::ListBisections(int64
   absl::Status s = db_.Run("listing bisections", [&](pqxx::connection& c) {
     pqxx::read_transaction txn(c);
     for (const auto& row : txn.exec_params(
-             absl::StrCat("SELECT ", Columns(),
+             absl::StrCat("SELECT ", BisectionColumns(),
                           " FROM bisections WHERE ($1 = 0 OR regression_id = $1) ORDER BY id DESC LIMIT $2"),
              regression_id, static_cast<int64_t>(ClampRows(kBisectionRows, limit)))) {
       out.push_back(RowToBisection(row));

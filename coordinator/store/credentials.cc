@@ -8,7 +8,7 @@ namespace perfgate::coordinator::store {
 namespace {
 
 // The columns RowToCredential reads, in its order.
-const std::string& Columns() {
+const std::string& CredentialColumns() {
   static const std::string columns = absl::StrCat("id, key_id, name, role, ", MicrosFromTimestamp("created_at"), ", ",
                                                   MicrosFromTimestamp("revoked_at"));
   return columns;
@@ -36,7 +36,7 @@ absl::StatusOr<CredentialRow> PgCredentialRepository::InsertCredential(const std
     const pqxx::binarystring hash(secret_sha256);
     pqxx::row row = txn.exec_params1(
         absl::StrCat("INSERT INTO credentials (key_id, name, role, secret_sha256) VALUES ($1, $2, $3, $4) "
-                     "RETURNING ", Columns()),
+                     "RETURNING ", CredentialColumns()),
         key_id, name, role, hash);
     CredentialRow out = RowToCredential(row);
     txn.commit();
@@ -60,7 +60,7 @@ absl::StatusOr<std::vector<CredentialRow>> PgCredentialRepository::ListCredentia
   return db_.Run("listing credentials", [&](pqxx::connection& c) -> absl::StatusOr<std::vector<CredentialRow>> {
     pqxx::read_transaction txn(c);
     std::vector<CredentialRow> out;
-    for (const pqxx::row& row : txn.exec(absl::StrCat("SELECT ", Columns(), " FROM credentials ORDER BY id"))) {
+    for (const pqxx::row& row : txn.exec(absl::StrCat("SELECT ", CredentialColumns(), " FROM credentials ORDER BY id"))) {
       out.push_back(RowToCredential(row));
     }
     return out;
@@ -72,7 +72,7 @@ absl::StatusOr<std::optional<CredentialRow>> PgCredentialRepository::FindCredent
                  [&](pqxx::connection& c) -> absl::StatusOr<std::optional<CredentialRow>> {
                    pqxx::nontransaction txn(c);
                    pqxx::result r = txn.exec_params(
-                       absl::StrCat("SELECT ", Columns(), ", secret_sha256 FROM credentials "
+                       absl::StrCat("SELECT ", CredentialColumns(), ", secret_sha256 FROM credentials "
                                     "WHERE key_id = $1 AND revoked_at IS NULL"),
                        key_id);
                    if (r.empty()) return std::optional<CredentialRow>();

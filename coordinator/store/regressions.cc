@@ -14,7 +14,7 @@ namespace perfgate::coordinator::store {
 namespace {
 
 // The columns RowToRegression reads, in its order.
-const std::string& Columns() {
+const std::string& RegressionColumns() {
   static const std::string columns = absl::StrCat(
       "id, benchmark, metric, sku, branch, unit, direction, good_commit, bad_commit, "
       "first_bad_run_id::text, median_before, median_after, change, p_value, state, fixed_by_commit, ",
@@ -101,7 +101,7 @@ absl::StatusOr<std::optional<Regression>> PgRegressionRepository::SaveDetectedRe
                      "good_commit, bad_commit, first_bad_run_id, median_before, median_after, change, "
                      "p_value) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::uuid, $10, $11, $12, $13) "
                      "ON CONFLICT DO NOTHING RETURNING ",
-                     Columns()),
+                     RegressionColumns()),
         r.benchmark, r.metric, r.sku, r.branch, r.unit,
         std::string(ToString(r.direction)), r.good_commit, r.bad_commit, r.first_bad_run_id,
         r.median_before, r.median_after, r.change, r.p_value);
@@ -126,7 +126,7 @@ absl::StatusOr<std::vector<Regression>> PgRegressionRepository::FindRegressions(
   absl::Status s = db_.Run("listing regressions", [&](pqxx::connection& c) {
     pqxx::read_transaction txn(c);
     for (const auto& row : txn.exec_params(
-             absl::StrCat("SELECT ", Columns(),
+             absl::StrCat("SELECT ", RegressionColumns(),
                           " FROM regressions WHERE ($1 = '' OR state = $1) AND ($2 = '' OR branch = $2) "
                           "AND ($3 = '' OR sku = $3) AND ($4 = '' OR benchmark = $4) "
                           "ORDER BY detected_at DESC, id DESC LIMIT $5"),
@@ -145,7 +145,7 @@ absl::StatusOr<Regression> PgRegressionRepository::GetRegression(int64_t id) {
   absl::Status s = db_.Run("reading a regression", [&](pqxx::connection& c) {
     pqxx::read_transaction txn(c);
     pqxx::result row =
-        txn.exec_params(absl::StrCat("SELECT ", Columns(), " FROM regressions WHERE id = $1"), id);
+        txn.exec_params(absl::StrCat("SELECT ", RegressionColumns(), " FROM regressions WHERE id = $1"), id);
     if (row.empty()) return absl::NotFoundError(absl::StrCat("regression ", id, " does not exist"));
     r = RowToRegression(row[0]);
     ReadEvents(txn, r);
@@ -169,7 +169,7 @@ absl::StatusOr<Regression> PgRegressionRepository::ApplyTriage(const TriageChang
     pqxx::result row = txn.exec_params(
         absl::StrCat("UPDATE regressions SET state = $2, updated_at = now(), fixed_by_commit = $3 "
                      "WHERE id = $1 RETURNING ",
-                     Columns()),
+                     RegressionColumns()),
         change.id, to, change.commit);
     txn.exec_params(
         "INSERT INTO regression_events (regression_id, from_state, to_state, actor, note, commit) "
