@@ -60,7 +60,8 @@ absl::StatusOr<std::vector<CredentialRow>> PgCredentialRepository::ListCredentia
   return db_.Run("listing credentials", [&](pqxx::connection& c) -> absl::StatusOr<std::vector<CredentialRow>> {
     pqxx::read_transaction txn(c);
     std::vector<CredentialRow> out;
-    for (const pqxx::row& row : txn.exec(absl::StrCat("SELECT ", CredentialColumns(), " FROM credentials ORDER BY id"))) {
+    for (const pqxx::row& row :
+         txn.exec(absl::StrCat("SELECT ", CredentialColumns(), " FROM credentials ORDER BY id"))) {
       out.push_back(RowToCredential(row));
     }
     return out;
