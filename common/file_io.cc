@@ -1,6 +1,7 @@
 // Whole-file reads and atomic writes over POSIX calls, so that a write can
 // be synced (fsync) before its rename.
 #include "common/file_io.h"
+#include "common/huge_pages.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -58,6 +59,7 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path, size_t spare)
   std::error_code size_unknown;  // a pipe: the text grows as it comes
   const auto size = std::filesystem::file_size(path, size_unknown);
   text.reserve((size_unknown ? 0 : size) + spare);
+  AdviseHugePages(text.data(), text.capacity());  // a result file runs to tens of megabytes
   char chunk[1 << 16];
   while (in.read(chunk, sizeof chunk) || in.gcount() > 0) text.append(chunk, static_cast<size_t>(in.gcount()));
   if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": read failed"));

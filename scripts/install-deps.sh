@@ -7,7 +7,7 @@ packages=(
   g++ cmake make ninja-build pkg-config git ca-certificates ccache
   libgtest-dev libgmock-dev libbenchmark-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libpqxx-dev libssl-dev libopenblas-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
+  libpqxx-dev libpq-dev libssl-dev libopenblas-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   libboost-math-dev libgloo-dev
   postgresql postgresql-contrib slurm-wlm munge
   openssl

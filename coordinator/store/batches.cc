@@ -1,9 +1,8 @@
 #include "coordinator/store/batches.h"
 
-#include <pqxx/tablewriter>
-
-#include <charconv>
 #include <cmath>
+#include <future>
+#include <optional>
 #include <limits>
 #include <map>
 #include <set>
@@ -13,6 +12,8 @@
 #include "common/status_macros.h"
 #include "coordinator/store/ingest_checks.h"
 #include "coordinator/store/database.h"
+#include "coordinator/store/sample_copy.h"
+#include "coordinator/store/summary_rows.h"
 #include "coordinator/store/sql.h"
 
 namespace perfgate::coordinator::store {
@@ -63,9 +64,6 @@ absl::Status ValidateCase(const CaseResult& c, size_t case_index) {
   return absl::OkStatus();
 }
 
-
-// The benchmark and metric ids of one case, in the case's metric order.
-using CaseIds = std::pair<int64_t, std::vector<int64_t>>;
 
 // A batch's sample count, or why it is refused before anything is read.
 absl::StatusOr<uint64_t> CheckBatch(uint64_t sequence, const std::vector<CaseResult>& cases) {
@@ -214,54 +212,29 @@ absl::StatusOr<std::vector<CaseIds>> StoreCases(pqxx::work& txn, const std::stri
   return ids;
 }
 
-// Bytes of COPY text CopySamples hands to libpq at a time.
-constexpr size_t kCopyChunk = 1 << 18;
+// Sample values of a batch from which its digest and its metrics' summaries
+// are made on a thread of their own, while PostgreSQL takes the COPY; a
+// smaller batch is done in well under a millisecond, after it.
+constexpr uint64_t kAsideFrom = 16384;
 
-// Appends the text of an integer or of the shortest double that reads back
-// exactly (as DoubleText) to a line of COPY text.
-template <typename T>
-void AppendNumber(std::string* line, T v) {
-  char buf[32];
-  const auto res = std::to_chars(buf, buf + sizeof buf, v);
-  line->append(buf, res.ptr);
-}
-
-// The batch's samples, one row per sample and metric, through COPY. The
-// rows are written as COPY text in chunks of kCopyChunk bytes: libpqxx 6's
-// stream_to converts, escapes and joins every field of every row, which
-// cost more than PostgreSQL's parsing of them, and no field here needs
-// escaping (a UUID, integers, finite doubles, t or f).
-void CopySamples(pqxx::work& txn, const std::string& run_id, const std::vector<CaseResult>& cases,
-                 const std::vector<CaseIds>& ids) {
-  const std::vector<std::string> columns = {"run_id", "benchmark_id", "metric_id", "idx", "value", "throttled"};
-  // tablewriter is the class of libpqxx 6 that writes raw COPY text
-  // (stream_to keeps that private); deprecated there in favour of stream_to.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-  pqxx::tablewriter copy(txn, "samples", columns.begin(), columns.end());
-#pragma GCC diagnostic pop
-  std::string chunk;
-  chunk.reserve(kCopyChunk + 256);
-  for (size_t ci = 0; ci < cases.size(); ++ci) {
-    const auto& [bench_id, metric_ids] = ids[ci];
-    std::vector<std::string> prefixes;  // "run\tbenchmark\tmetric\t" of each metric
-    for (const int64_t metric_id : metric_ids) prefixes.push_back(absl::StrCat(run_id, "\t", bench_id, "\t", metric_id, "\t"));
-    for (const Sample& s : cases[ci].samples) {
-      for (size_t mi = 0; mi < metric_ids.size(); ++mi) {
-        chunk += prefixes[mi];
-        AppendNumber(&chunk, s.index);
-        chunk += '\t';
-        AppendNumber(&chunk, s.values[mi]);
-        chunk += s.throttled ? "\tt\n" : "\tf\n";
-      }
-      if (chunk.size() >= kCopyChunk) {
-        copy.write_raw_line(chunk);  // one final newline is taken off here and put back by libpqxx
-        chunk.clear();
-      }
-    }
+// The batch's samples (COPY), its digest (the row of batch_insert has none
+// until here: no other transaction sees it before the commit) and the
+// summary of each metric it brings, kept for CloseRun (migration 0016):
+// used there when no other batch of the run brings samples of the metric.
+void StoreContent(pqxx::work& txn, const std::string& run_id, int64_t sequence,
+                  const std::vector<CaseResult>& cases, const std::vector<CaseIds>& ids, uint64_t sample_count) {
+  auto made = [&] { return std::make_pair(ingest::BatchDigest(cases), BatchSummaryRows(cases, ids).dump()); };
+  std::pair<std::string, std::string> digest_and_rows;
+  if (sample_count >= kAsideFrom) {
+    auto aside = std::async(std::launch::async, made);
+    CopySamples(txn, run_id, cases, ids);
+    digest_and_rows = aside.get();
+  } else {
+    if (sample_count > 0) CopySamples(txn, run_id, cases, ids);
+    digest_and_rows = made();
   }
-  if (!chunk.empty()) copy.write_raw_line(chunk);
-  copy.complete();
+  Prepared(txn, "batch_digest", run_id, sequence, digest_and_rows.first);
+  if (sample_count > 0) Prepared(txn, "batch_summaries", run_id, digest_and_rows.second);
 }
 
 }  // namespace
@@ -272,7 +245,12 @@ absl::StatusOr<BatchOutcome> BatchRepository::StoreBatch(const std::string& raw_
   auto checked = CheckBatch(sequence, cases);
   PERFGATE_RETURN_IF_ERROR(checked);
   const uint64_t sample_count = *checked;
-  const std::string digest = ingest::BatchDigest(cases);
+  // Made once, where a resend is compared with what is stored.
+  std::optional<std::string> digest;
+  auto digest_of_batch = [&]() -> const std::string& {
+    if (!digest) digest = ingest::BatchDigest(cases);
+    return *digest;
+  };
 
   return db_.Run("storing a batch", [&](pqxx::connection& c) -> absl::StatusOr<BatchOutcome> {
     pqxx::work txn(c);
@@ -291,24 +269,23 @@ absl::StatusOr<BatchOutcome> BatchRepository::StoreBatch(const std::string& raw_
       // A resend of a batch stored before the run closed is still a duplicate.
       if (!txn.exec_params("SELECT 1 FROM batches WHERE run_id = $1 AND sequence = $2", *run_id, seq)
                .empty()) {
-        PERFGATE_RETURN_IF_ERROR(ingest::CheckResentBatch(txn, *run_id, seq, digest));
+        PERFGATE_RETURN_IF_ERROR(ingest::CheckResentBatch(txn, *run_id, seq, digest_of_batch()));
         outcome.duplicate = true;
         return outcome;
       }
       return absl::FailedPreconditionError(absl::StrCat(
           "run ", *run_id, " is ", ToString(status), "; results are accepted only while a run is running"));
     }
-    if (Prepared(txn, "batch_insert", *run_id, seq, static_cast<int64_t>(sample_count), digest,
-                 ingest::IndexRanges(cases))
+    if (Prepared(txn, "batch_insert", *run_id, seq, static_cast<int64_t>(sample_count), ingest::IndexRanges(cases))
             .empty()) {
-      PERFGATE_RETURN_IF_ERROR(ingest::CheckResentBatch(txn, *run_id, seq, digest));
+      PERFGATE_RETURN_IF_ERROR(ingest::CheckResentBatch(txn, *run_id, seq, digest_of_batch()));
       outcome.duplicate = true;
       txn.commit();
       return outcome;
     }
     auto ids = StoreCases(txn, *run_id, seq, cases);
     PERFGATE_RETURN_IF_ERROR(ids);
-    if (sample_count > 0) CopySamples(txn, *run_id, cases, *ids);
+    StoreContent(txn, *run_id, seq, cases, *ids, sample_count);
     txn.commit();
     outcome.samples_stored = static_cast<uint32_t>(sample_count);
     return outcome;

@@ -18,7 +18,8 @@ constexpr auto kAcquireTimeout = std::chrono::seconds(30);
 void PrepareBatchStatements(pqxx::connection& c) {
   c.prepare("run_for_share", "SELECT status FROM runs WHERE id = $1 FOR SHARE");
   c.prepare("batch_insert",
-            "INSERT INTO batches (run_id, sequence, sample_count, digest, ranges) VALUES ($1, $2, $3, $4, $5::jsonb) "
+            "INSERT INTO batches (run_id, sequence, sample_count, digest, ranges, summarized) "
+            "VALUES ($1, $2, $3, '', $4::jsonb, true) "
             "ON CONFLICT (run_id, sequence) DO NOTHING RETURNING 1");
   c.prepare("benchmark_ids",
             "SELECT key, id FROM benchmarks WHERE key IN (SELECT jsonb_array_elements_text($1::jsonb))");
@@ -48,6 +49,16 @@ void PrepareBatchStatements(pqxx::connection& c) {
             "INSERT INTO summaries (run_id, metric_id) "
             "SELECT $1::uuid, m::bigint FROM jsonb_array_elements_text($2::jsonb) m "
             "ON CONFLICT (run_id, metric_id) DO NOTHING");
+  // The batch's digest, made while its samples were copied (batch_insert
+  // leaves it empty within the transaction).
+  c.prepare("batch_digest", "UPDATE batches SET digest = $3 WHERE run_id = $1 AND sequence = $2");
+  // The batch's metrics counted, and each one's summary kept while it is
+  // the only batch with samples of it (migration 0016).
+  c.prepare("batch_summaries",
+            "UPDATE summaries s SET sample_batches = s.sample_batches + 1, "
+            "batch_summary = CASE WHEN s.sample_batches = 0 THEN x.r END "
+            "FROM jsonb_array_elements($2::jsonb) x(r) "
+            "WHERE s.run_id = $1::uuid AND s.metric_id = (x.r->>'metric_id')::bigint");
 }
 
 // The statements CloseRun runs.
@@ -66,14 +77,22 @@ void PrepareCloseStatements(pqxx::connection& c) {
             "SELECT metric_id, array_agg(idx), array_agg(value) FROM samples "
             "WHERE run_id = $1 AND received_at >= $2::timestamptz AND received_at <= $3::timestamptz "
             "AND NOT throttled GROUP BY metric_id");
-  // Per metric of a run: throttled samples counted, the others' values in
+  // Whether every batch of the run kept its metrics' summaries (migration
+  // 0016); true for a run without batches.
+  c.prepare("batches_summarized",
+            "SELECT coalesce(bool_and(summarized), true) FROM batches WHERE run_id = $1");
+  // The run's metrics, with what StoreBatch kept of each (migration 0016).
+  c.prepare("close_metrics",
+            "SELECT s.metric_id, b.key, s.sample_batches, s.batch_summary::text FROM summaries s "
+            "JOIN metrics m ON m.id = s.metric_id JOIN benchmarks b ON b.id = m.benchmark_id WHERE s.run_id = $1");
+  // Per metric of a run among $4: throttled samples counted, the others' values in
   // their binary form (float8send, 8 bytes each) joined into one bytea:
   // cheaper to print and to read back than a float8[] in text.
   c.prepare("close_values",
             "SELECT metric_id, count(*) FILTER (WHERE throttled), "
             "coalesce(string_agg(float8send(value), '') FILTER (WHERE NOT throttled), ''::bytea) FROM samples "
             "WHERE run_id = $1 AND received_at >= $2::timestamptz AND received_at <= $3::timestamptz "
-            "GROUP BY metric_id");
+            "AND metric_id = ANY($4::bigint[]) GROUP BY metric_id");
   // The same with the values' sample indexes (int4send), in the values'
   // order, for a run whose processes' medians are computed at close.
   c.prepare("close_values_indexed",
@@ -98,7 +117,7 @@ void PrepareCloseStatements(pqxx::connection& c) {
             "stdev = excluded.stdev, min = excluded.min, max = excluded.max, noise = excluded.noise, "
             "mad = excluded.mad, p5 = excluded.p5, p95 = excluded.p95, "
             "median_ci_low = excluded.median_ci_low, median_ci_high = excluded.median_ci_high, "
-            "process_medians = excluded.process_medians");
+            "process_medians = excluded.process_medians, batch_summary = NULL");
 }
 
 

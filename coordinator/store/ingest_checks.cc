@@ -81,14 +81,16 @@ absl::Status CheckNewIndices(pqxx::work& txn, const std::string& run_id, int64_t
   for (size_t i = 0; i < cases.size(); ++i) {
     const CaseResult& c = cases[i];
     if (c.samples.empty() || first_metric_ids[i] == 0) continue;
-    std::set<uint32_t> mine;
-    for (const Sample& s : c.samples) mine.insert(s.index);
-    const int64_t lo = *mine.begin(), hi = *mine.rbegin();
+    const auto [low, high] = std::minmax_element(c.samples.begin(), c.samples.end(),
+                                                 [](const Sample& a, const Sample& b) { return a.index < b.index; });
+    const int64_t lo = low->index, hi = high->index;
     const auto [first, last] = stored.equal_range(c.benchmark.Key());
     const bool overlaps = std::any_of(first, last, [&](const auto& r) {
       return r.second.first <= hi && lo <= r.second.second;
     });
     if (!overlaps) continue;
+    std::set<uint32_t> mine;
+    for (const Sample& s : c.samples) mine.insert(s.index);
     for (const auto& row : txn.exec_params(
              "SELECT idx FROM samples WHERE run_id = $1 AND metric_id = $2 AND idx BETWEEN $3 AND $4 ORDER BY idx",
              run_id, first_metric_ids[i], lo, hi)) {

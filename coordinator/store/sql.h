@@ -26,6 +26,10 @@ namespace perfgate::coordinator::store {
 
 using Json = nlohmann::json;
 
+/// The ids a batch's case is stored under: its benchmark's, and its metrics'
+/// in the case's metric order.
+using CaseIds = std::pair<int64_t, std::vector<int64_t>>;
+
 /// SQL expression turning microseconds since the epoch (bigint parameter
 /// number `param`) into a timestamptz without going through floating point.
 std::string TimestampFromMicros(int param);

@@ -7,13 +7,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "common/json_number.h"
+#include "absl/strings/str_join.h"
 #include "common/stats.h"
 #include "common/status_macros.h"
 #include "coordinator/process_medians.h"
 #include "coordinator/store/ingest_checks.h"
 #include "coordinator/store/database.h"
 #include "coordinator/store/sql.h"
+#include "coordinator/store/summary_rows.h"
 
 namespace perfgate::coordinator::store {
 
@@ -49,15 +50,6 @@ absl::Status CheckBatchesArrived(pqxx::transaction_base& txn, const std::string&
 }
 
 
-// One metric of a run being closed: its case, its unthrottled values (in
-// sample order where the run has process blocks), and how many throttled
-// ones were left out.
-struct MetricValues {
-  std::string benchmark;
-  std::vector<double> values;
-  uint32_t throttled = 0;
-};
-
 // What CloseRun reads of a running run in one snapshot: its batches (to
 // tell later whether any arrived meanwhile), its details and its samples.
 struct CloseRead {
@@ -65,17 +57,19 @@ struct CloseRead {
   std::string batches;                         // count, sum and max of the run's batches
   RunDetails details;
   bool blocked = false;  // several processes took the samples: their medians are stored too
-  std::map<int64_t, MetricValues> metrics;     // by metric id
+  std::map<int64_t, MetricValues> metrics;     // by metric id: those summarized here
+  Json kept = Json::array();                   // the rows StoreBatch kept, of metrics of one batch
 };
 
-// Reads the run's unthrottled values per metric into out.metrics, one row
-// per metric, its values one bytea: 400 rows to take apart rather than
-// 400k. For a run with process blocks, in sample order (the order
-// GetSamples gives the gate).
+// Reads the unthrottled values of the metrics of out.metrics that have
+// samples (`read`) into it, one row per metric, its values one bytea: 400
+// rows to take apart rather than 400k. For a run with process blocks, every
+// metric's, in sample order (the order GetSamples gives the gate).
 void ReadCloseValues(pqxx::transaction_base& txn, const std::string& run_id, const std::string& from,
-                     const std::string& to, CloseRead& out) {
+                     const std::string& to, const std::vector<int64_t>& read, CloseRead& out) {
   if (!out.blocked) {
-    for (const auto& row : Prepared(txn, "close_values", run_id, from, to)) {
+    if (read.empty()) return;
+    for (const auto& row : Prepared(txn, "close_values", run_id, from, to, absl::StrCat("{", absl::StrJoin(read, ","), "}"))) {
       MetricValues& m = out.metrics[ParseNumber<int64_t>(row[0])];
       m.throttled = ParseNumber<uint32_t>(row[1]);
       m.values = ParseBinaryNumbers<double>(row[2]);
@@ -122,13 +116,22 @@ absl::StatusOr<CloseRead> ReadForClose(pqxx::transaction_base& txn, const std::s
   out.batches = Prepared(txn, "batch_print", run_id).at(0)[0].as<std::string>();
   out.details = ParseDetails(run[0][3].as<std::string>());
   out.blocked = HasProcessBlocks(out.details);
-  for (const auto& row : txn.exec_params(
-           "SELECT s.metric_id, b.key FROM summaries s JOIN metrics m ON m.id = s.metric_id "
-           "JOIN benchmarks b ON b.id = m.benchmark_id WHERE s.run_id = $1",
-           run_id)) {
-    out.metrics[row[0].as<int64_t>()].benchmark = row[1].as<std::string>();
+  // What StoreBatch kept is used when every batch kept it and no process
+  // blocks need the samples in order; a metric with samples in one batch
+  // then needs no reading, nor one without samples.
+  const bool use_kept = !out.blocked && Prepared(txn, "batches_summarized", run_id).at(0)[0].as<bool>();
+  std::vector<int64_t> read;
+  for (const auto& row : Prepared(txn, "close_metrics", run_id)) {
+    const auto metric_id = row[0].as<int64_t>();
+    const auto sample_batches = row[2].as<int64_t>();
+    if (use_kept && sample_batches == 1 && !row[3].is_null()) {
+      out.kept.push_back(Json::parse(row[3].c_str()));
+      continue;
+    }
+    out.metrics[metric_id].benchmark = row[1].as<std::string>();
+    if (!use_kept || sample_batches > 0) read.push_back(metric_id);
   }
-  ReadCloseValues(txn, run_id, run[0][1].as<std::string>(), run[0][2].as<std::string>(), out);
+  ReadCloseValues(txn, run_id, run[0][1].as<std::string>(), run[0][2].as<std::string>(), read, out);
   return out;
 }
 
@@ -143,25 +146,9 @@ Json ProcessMediansRow(const CloseRead& read, const MetricValues& v, const stats
 // The summary row (JSON) of one metric, over its unthrottled samples, with
 // how many throttled ones were left out and, for a run of several
 // processes, the processes' medians.
-Json SummaryRow(const CloseRead& read, int64_t metric_id, const MetricValues& v) {
+Json CloseSummaryRow(const CloseRead& read, int64_t metric_id, const MetricValues& v) {
   const stats::Summary s = stats::Summarize(v.values);
-  // JSON has no NaN: statistics of an empty set are stored as NULL.
-  auto num = [&](double x) { return s.n > 0 ? NumberOrNull(x) : Json(nullptr); };
-  return {{"metric_id", metric_id},
-          {"n", s.n},
-          {"n_throttled", v.throttled},
-          {"process_medians", read.blocked ? ProcessMediansRow(read, v, s) : Json(nullptr)},
-          {"median", num(s.median)},
-          {"mean", num(s.mean)},
-          {"stdev", num(s.stdev)},
-          {"min", num(s.min)},
-          {"max", num(s.max)},
-          {"noise", num(s.noise)},
-          {"mad", num(s.mad)},
-          {"p5", num(s.p5)},
-          {"p95", num(s.p95)},
-          {"median_ci_low", num(s.median_ci_low)},
-          {"median_ci_high", num(s.median_ci_high)}};
+  return SummaryRow(metric_id, s, v.throttled, read.blocked ? ProcessMediansRow(read, v, s) : Json(nullptr));
 }
 
 // The summary rows of every metric of the run, a large run's on two
@@ -171,15 +158,20 @@ Json SummaryRows(const CloseRead& read) {
   for (const auto& [id, v] : read.metrics) metrics.emplace_back(id, &v);
   auto rows_of = [&](size_t from, size_t to) {
     Json rows = Json::array();
-    for (size_t i = from; i < to; ++i) rows.push_back(SummaryRow(read, metrics[i].first, *metrics[i].second));
+    for (size_t i = from; i < to; ++i) rows.push_back(CloseSummaryRow(read, metrics[i].first, *metrics[i].second));
     return rows;
   };
   constexpr size_t kParallelFrom = 64;  // metrics; fewer are summarized in well under a millisecond
-  if (metrics.size() < kParallelFrom) return rows_of(0, metrics.size());
-  const size_t half = metrics.size() / 2;
-  auto second = std::async(std::launch::async, rows_of, half, metrics.size());
-  Json rows = rows_of(0, half);
-  for (Json& row : second.get()) rows.push_back(std::move(row));
+  Json rows;
+  if (metrics.size() < kParallelFrom) {
+    rows = rows_of(0, metrics.size());
+  } else {
+    const size_t half = metrics.size() / 2;
+    auto second = std::async(std::launch::async, rows_of, half, metrics.size());
+    rows = rows_of(0, half);
+    for (Json& row : second.get()) rows.push_back(std::move(row));
+  }
+  for (const Json& row : read.kept) rows.push_back(row);
   return rows;
 }
 
