@@ -193,6 +193,17 @@ class CoordinatorClient::Impl {
     return FromGrpc(s, policy);
   }
 
+  // Opens the run's stream when there is none, waiting up to wait_s for a
+  // connection; false when none came.
+  bool OpenStream(double wait_s) {
+    if (stream_) return true;
+    if (!channel_->WaitForConnected(Deadline(wait_s))) return false;
+    stream_ctx_ = std::make_unique<grpc::ClientContext>();
+    Prepare(stream_ctx_.get(), Deadline(options_.stream_timeout_s));
+    stream_ = ingest_->StreamResults(stream_ctx_.get());
+    return true;
+  }
+
   void ResetStream() {
     if (stream_) {
       stream_ctx_->TryCancel();
@@ -245,18 +256,13 @@ absl::StatusOr<Ack> CoordinatorClient::SendBatch(const v1::ResultBatch& batch, s
   const ClientOptions& o = impl_->options_;
   grpc::Status last;
   for (int attempt = 1; attempt <= o.attempts; ++attempt) {
-    if (!impl_->stream_) {
-      // Wait a bounded time for the coordinator (it may be restarting); the
-      // stream itself lives as long as the run.
-      const double wait_s = std::min(connect_wait_s.value_or(o.timeout_s), o.timeout_s);
-      if (!impl_->channel_->WaitForConnected(Deadline(wait_s))) {
-        last = grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                            absl::StrCat("coordinator at ", o.address, " unreachable for ", wait_s, " s"));
-        break;  // it already had the whole timeout to come back
-      }
-      impl_->stream_ctx_ = std::make_unique<grpc::ClientContext>();
-      impl_->Prepare(impl_->stream_ctx_.get(), Deadline(o.stream_timeout_s));
-      impl_->stream_ = impl_->ingest_->StreamResults(impl_->stream_ctx_.get());
+    // Wait a bounded time for the coordinator (it may be restarting); the
+    // stream itself lives as long as the run.
+    const double wait_s = std::min(connect_wait_s.value_or(o.timeout_s), o.timeout_s);
+    if (!impl_->OpenStream(wait_s)) {
+      last = grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                          absl::StrCat("coordinator at ", o.address, " unreachable for ", wait_s, " s"));
+      break;  // it already had the whole timeout to come back
     }
     v1::BatchAck ack;
     if (impl_->stream_->Write(batch) && impl_->stream_->Read(&ack)) {
@@ -283,6 +289,21 @@ absl::StatusOr<Ack> CoordinatorClient::SendBatch(const v1::ResultBatch& batch, s
   return FromGrpc(
       last.ok() ? grpc::Status(grpc::StatusCode::UNAVAILABLE, "stream closed without an acknowledgement") : last,
       IngestCall(call.c_str()));
+}
+
+absl::Status CoordinatorClient::WriteBatch(const v1::ResultBatch& batch) {
+  if (impl_->OpenStream(impl_->options_.timeout_s) && impl_->stream_->Write(batch)) return absl::OkStatus();
+  impl_->ResetStream();
+  return absl::UnavailableError(absl::StrCat("StreamResults (batch ", batch.sequence(), "): not written"));
+}
+
+absl::StatusOr<Ack> CoordinatorClient::AwaitAck(uint64_t sequence) {
+  v1::BatchAck ack;
+  if (impl_->stream_ && impl_->stream_->Read(&ack) && ack.sequence() == sequence) {
+    return Ack{ack.sequence(), ack.duplicate(), ack.samples_stored()};
+  }
+  impl_->ResetStream();
+  return absl::UnavailableError(absl::StrCat("StreamResults (batch ", sequence, "): not acknowledged"));
 }
 
 absl::StatusOr<uint64_t> CoordinatorClient::CloseRun(const v1::CloseRunRequest& req) {

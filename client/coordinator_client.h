@@ -105,6 +105,18 @@ class CoordinatorClient {
   /// a broken stream is reopened and the batch resent, waiting for a
   /// connection up to `connect_wait_s` (nullopt: the call timeout).
   absl::StatusOr<Ack> SendBatch(const v1::ResultBatch& batch, std::optional<double> connect_wait_s = std::nullopt);
+  /// Writes a batch on the run's stream without waiting for its
+  /// acknowledgement, so that it travels while the coordinator stores the
+  /// one before (it stores a stream's batches in order); AwaitAck takes the
+  /// acknowledgements in the order the batches were written. Either call
+  /// failing ends the stream, whatever the cause (UNAVAILABLE): the batches
+  /// not acknowledged go again with SendBatch, which reports the
+  /// coordinator's own answer (a batch it stored already is acknowledged
+  /// as a duplicate).
+  absl::Status WriteBatch(const v1::ResultBatch& batch);
+  /// The acknowledgement of the oldest batch written and not yet
+  /// acknowledged, which must be batch `sequence`.
+  absl::StatusOr<Ack> AwaitAck(uint64_t sequence);
   /// Ends the stream and closes the run; returns the samples the coordinator stored.
   absl::StatusOr<uint64_t> CloseRun(const v1::CloseRunRequest& request);
   /// Stores a node's calibration; returns the entries the coordinator wrote

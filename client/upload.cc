@@ -184,6 +184,35 @@ absl::Status RunUpload::SendBatch(v1::ResultBatch batch) {
   return s;
 }
 
+absl::Status RunUpload::SendAhead(v1::ResultBatch batch) {
+  batch.set_run_id(open_.run_id());
+  batch.set_sequence(++sequence_);
+  if (absl::Status s = wire::ValidateBatch(batch); !s.ok()) {
+    return Refused(absl::InvalidArgumentError(absl::StrCat("batch ", sequence_, ": ", s.message())));
+  }
+  if (!ahead_broken_) ahead_broken_ = !client_->WriteBatch(batch).ok();
+  ahead_.push_back(std::move(batch));
+  return AwaitAhead(kBatchesInFlight - 1);
+}
+
+absl::Status RunUpload::AwaitAhead(size_t keep) {
+  while (ahead_.size() > keep) {
+    const v1::ResultBatch& oldest = ahead_.front();
+    absl::StatusOr<Ack> ack = absl::UnavailableError("the stream failed");
+    if (!ahead_broken_) ack = client_->AwaitAck(oldest.sequence());
+    if (!ack.ok()) {
+      // The coordinator's answer (a refusal, or the batch stored already:
+      // a duplicate) comes on a stream of its own, with SendBatch's retries.
+      ahead_broken_ = true;
+      ack = client_->SendBatch(oldest, ConnectWait());
+      if (!ack.ok()) return Refused(ack.status());
+    }
+    acknowledged_ = std::max(acknowledged_, ack->sequence);
+    ahead_.pop_front();
+  }
+  return absl::OkStatus();
+}
+
 void RunUpload::Abandon(const absl::Status& why) {
   if (ended_) return;
   ended_ = true;
@@ -258,13 +287,19 @@ absl::StatusOr<uint64_t> RunUpload::SendWhole(const std::vector<CaseResult>& cas
   // Cases go together until a batch holds kBatchValues sample values or
   // the most cases a batch may carry: one round trip and one transaction
   // for many cases. A case larger than that travels alone.
+  // Without a spool, a batch is converted and written while the coordinator
+  // stores the one before; a spooled one is kept before it is sent.
+  auto send = [&](v1::ResultBatch b) { return spool_ ? SendBatch(std::move(b)) : SendAhead(std::move(b)); };
   v1::ResultBatch batch;
   size_t values = 0;
   for (const CaseResult& c : cases) {
     const size_t n = c.samples.size() * std::max<size_t>(c.metrics.size(), 1);
+    // Without a spool the first batch is a quarter of the others: the
+    // coordinator stores it while the next one is converted and sent.
+    const size_t limit = sequence_ == 0 && !spool_ ? kBatchValues / 4 : kBatchValues;
     if (batch.cases_size() > 0 &&
-        (values + n > kBatchValues || static_cast<size_t>(batch.cases_size()) >= wire::kMaxCasesPerBatch)) {
-      PERFGATE_RETURN_IF_ERROR(SendBatch(std::move(batch)));
+        (values + n > limit || static_cast<size_t>(batch.cases_size()) >= wire::kMaxCasesPerBatch)) {
+      PERFGATE_RETURN_IF_ERROR(send(std::move(batch)));
       batch = v1::ResultBatch();
       values = 0;
     }
@@ -272,8 +307,9 @@ absl::StatusOr<uint64_t> RunUpload::SendWhole(const std::vector<CaseResult>& cas
     values += n;
   }
   if (batch.cases_size() > 0) {
-    PERFGATE_RETURN_IF_ERROR(SendBatch(std::move(batch)));
+    PERFGATE_RETURN_IF_ERROR(send(std::move(batch)));
   }
+  PERFGATE_RETURN_IF_ERROR(AwaitAhead(0));
   auto stored = Close({});
   PERFGATE_RETURN_IF_ERROR(stored);
   if (!stored->has_value()) {

@@ -26,6 +26,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <optional>
 #include <string>
@@ -54,6 +55,10 @@ class RunUpload {
   /// costs the coordinator a transaction and a dozen statements besides
   /// its COPY.
   static constexpr size_t kBatchValues = 262144;
+  /// Batches SendWhole without a spool has written and not yet seen
+  /// acknowledged at most: the one the coordinator stores and the next,
+  /// which travels meanwhile.
+  static constexpr size_t kBatchesInFlight = 2;
   /// How long a spooled upload waits for a connection before each call
   /// while the coordinator is away.
   static constexpr double kProbeSeconds = 1.0;
@@ -127,6 +132,13 @@ class RunUpload {
       : client_(&client), open_(std::move(open)), spool_(std::move(spool)) {}
   // Numbers, spools and sends one batch of cases.
   absl::Status SendBatch(v1::ResultBatch batch);
+  // Without a spool: numbers and checks one batch and writes it without
+  // waiting for the one before to be acknowledged (kBatchesInFlight).
+  absl::Status SendAhead(v1::ResultBatch batch);
+  // Takes acknowledgements until at most `keep` batches written ahead are
+  // unacknowledged. Once the stream failed, those left are sent one at a
+  // time with their retries, as SendBatch sends them.
+  absl::Status AwaitAhead(size_t keep);
   // True when `s` takes the upload offline: it may pass and there is a
   // spool to measure on into.
   bool WentOffline(const absl::Status& s);
@@ -159,6 +171,8 @@ class RunUpload {
   bool ended_ = false;
   uint64_t sequence_ = 0;       // the last batch numbered
   uint64_t acknowledged_ = 0;   // the last batch the coordinator acknowledged
+  std::deque<v1::ResultBatch> ahead_;  // written by SendAhead, not yet acknowledged
+  bool ahead_broken_ = false;          // the stream SendAhead wrote on failed
   v1::CloseRunRequest close_;   // set by Close
 };
 

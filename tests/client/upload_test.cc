@@ -128,20 +128,39 @@ TEST_F(UploadTest, ARunSentWholeIsStoredComplete) {
 TEST_F(UploadTest, ARunSentWholePutsManyCasesInABatchAndSplitsAtTheValueLimit) {
   ASSERT_NO_FATAL_FAILURE(StartServer());
   const RunMeta meta = Meta();
-  // 40 small cases, then two each holding 3/5 of a batch's values: the
-  // small ones and the first large one fit one batch, the second its own.
-  const size_t big = RunUpload::kBatchValues * 3 / 5;
+  // 40 small cases, then three holding 3/5, 1/5 and 3/5 of a batch's
+  // values. The first batch (a quarter of the others, without a spool)
+  // takes the small ones; the second the first large one and the 1/5,
+  // the third the last one.
+  const size_t big = RunUpload::kBatchValues * 3 / 5, fifth = RunUpload::kBatchValues / 5;
   std::vector<CaseResult> cases;
   for (int i = 0; i < 40; ++i) cases.push_back(Case(std::to_string(i), {1.0, 1.1}));
   cases.push_back(Case("big1", std::vector<double>(big, 2.0)));
+  cases.push_back(Case("fifth", std::vector<double>(fifth, 2.5)));
   cases.push_back(Case("big2", std::vector<double>(big, 3.0)));
   auto stored = SendWhole(meta, cases);
   ASSERT_TRUE(stored.ok()) << stored.status();
-  EXPECT_EQ(*stored, 80 + 2 * big);
-  EXPECT_EQ(BatchSampleCounts(meta.run_id), (std::vector<size_t>{80 + big, big}));
+  EXPECT_EQ(*stored, 80 + 2 * big + fifth);
+  EXPECT_EQ(BatchSampleCounts(meta.run_id), (std::vector<size_t>{80, big + fifth, big}));
   auto samples = store_->GetSamples(meta.run_id);
   ASSERT_TRUE(samples.ok()) << samples.status();
-  EXPECT_EQ(samples->size(), 42u);
+  EXPECT_EQ(samples->size(), 43u);
+}
+
+TEST_F(UploadTest, ABatchRefusedWhileTheNextWasWrittenAheadEndsTheUploadWithTheCoordinatorsAnswer) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const RunMeta meta = Meta();
+  // Batch 1: case "x". Batch 2: "y" and "x" again, its indexes stored
+  // already, which the coordinator refuses. Batch 3, "z", is written
+  // while batch 2 is being refused, and never stored.
+  const size_t quarter = RunUpload::kBatchValues / 4;
+  std::vector<CaseResult> cases = {Case("x", std::vector<double>(quarter + 1, 1.0)),
+                                   Case("y", std::vector<double>(quarter * 3, 2.0)), Case("x", {1.0, 1.0}),
+                                   Case("z", std::vector<double>(quarter, 3.0))};
+  auto stored = SendWhole(meta, cases);
+  EXPECT_EQ(stored.status().code(), absl::StatusCode::kInvalidArgument) << stored.status();
+  EXPECT_THAT(std::string(stored.status().message()), ::testing::HasSubstr("sample index 0 is stored"));
+  EXPECT_EQ(BatchSampleCounts(meta.run_id), (std::vector<size_t>{quarter + 1}));
 }
 
 TEST_F(UploadTest, ARunSentWholeOfManySmallCasesSplitsAtTheCaseLimitOfABatch) {
