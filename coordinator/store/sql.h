@@ -82,8 +82,8 @@ int64_t LookupOrInsert(pqxx::work& txn, const std::string& select, const std::st
 /// The id of an environment, stored once per content hash.
 int64_t EnvironmentId(pqxx::work& txn, const Environment& environment);
 
-/// The shortest text that reads back as v (std::to_chars): libpqxx 6 would
-/// print a double through a stream at 17 digits, the costliest part of COPY.
+/// The shortest text that reads back as v (std::to_chars), for a double in
+/// a statement's JSON: libpqxx 6 would print it through a stream at 17 digits.
 std::string DoubleText(double v);
 
 /// The definition a series of metric `name` of benchmark `key` follows:

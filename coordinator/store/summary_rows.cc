@@ -1,5 +1,7 @@
 #include "coordinator/store/summary_rows.h"
 
+#include <map>
+
 #include "common/json_number.h"
 
 namespace perfgate::coordinator::store {
@@ -24,6 +26,9 @@ Json SummaryRow(int64_t metric_id, const stats::Summary& s, uint32_t throttled, 
           {"median_ci_high", num(s.median_ci_high)}};
 }
 
+namespace {
+
+// The values of every metric whose samples `cases` carry, by metric id.
 std::map<int64_t, MetricValues> BatchValues(const std::vector<CaseResult>& cases, const std::vector<CaseIds>& ids) {
   std::map<int64_t, MetricValues> out;
   for (size_t ci = 0; ci < cases.size(); ++ci) {
@@ -43,6 +48,8 @@ std::map<int64_t, MetricValues> BatchValues(const std::vector<CaseResult>& cases
   }
   return out;
 }
+
+}  // namespace
 
 Json BatchSummaryRows(const std::vector<CaseResult>& cases, const std::vector<CaseIds>& ids) {
   Json rows = Json::array();

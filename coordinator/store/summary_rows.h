@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <vector>
 
 #include "common/run_types.h"
@@ -28,11 +27,9 @@ struct MetricValues {
 /// were left out, and the processes' medians when given.
 Json SummaryRow(int64_t metric_id, const stats::Summary& s, uint32_t throttled, Json process_medians = nullptr);
 
-/// The values of every metric whose samples `cases` carry, by metric id (the
-/// parts of one case in a batch are one metric), in the batch's order.
-std::map<int64_t, MetricValues> BatchValues(const std::vector<CaseResult>& cases, const std::vector<CaseIds>& ids);
-
-/// The summary rows of BatchValues(cases, ids), as a JSON array.
+/// The summary rows of every metric whose samples `cases` carry (the parts
+/// of one case in a batch are one metric, its values in the batch's order),
+/// as a JSON array.
 Json BatchSummaryRows(const std::vector<CaseResult>& cases, const std::vector<CaseIds>& ids);
 
 }  // namespace perfgate::coordinator::store
